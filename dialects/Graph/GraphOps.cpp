@@ -1,0 +1,133 @@
+//===- GraphOps.cpp - graph dialect verifiers and folders -----------------===//
+#include "zeroc/Dialect/Graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace zeroc::graph;
+
+//===----------------------------------------------------------------------===//
+// Parameters and constants
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  auto type = llvm::dyn_cast<RankedTensorType>(getInitialValue().getType());
+  if (!type || !type.hasStaticShape())
+    return emitOpError("initial value must be a statically shaped tensor");
+  if (getTrainable() && !llvm::isa<FloatType>(type.getElementType()))
+    return emitOpError("trainable parameter must have a floating-point type, got ")
+           << type.getElementType();
+  return success();
+}
+
+LogicalResult
+LoadParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getParamAttr());
+  if (!param)
+    return emitOpError("'") << getParam() << "' does not name a graph.param";
+  if (param.getType() != getType())
+    return emitOpError("result type ")
+           << getType() << " does not match parameter type " << param.getType();
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getType().getShape())
+    return emitOpError("result shape must equal input shape");
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (ratio < 0.0 || ratio >= 1.0)
+    return emitOpError("ratio must be in [0, 1), got ")
+           << getRatio().convertToDouble();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto type = getInput().getType();
+  if (failed(verifyAxis(*this, getAxis(), type.getRank())))
+    return failure();
+  ArrayRef<int64_t> normalized = type.getShape().drop_front(getAxis());
+  auto check = [&](Value v, StringRef what) -> LogicalResult {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    if (t.getShape() != normalized)
+      return emitOpError(what) << " shape must equal the normalized dims";
+    if (t.getElementType() != type.getElementType())
+      return emitOpError(what) << " element type must match the input";
+    return success();
+  };
+  if (failed(check(getScale(), "scale")))
+    return failure();
+  if (getBias() && failed(check(getBias(), "bias")))
+    return failure();
+  if (getEpsilon().convertToDouble() <= 0.0)
+    return emitOpError("epsilon must be positive");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  if (getInput().getType().getNumElements() != getType().getNumElements())
+    return emitOpError("element count changes from ")
+           << getInput().getType().getNumElements() << " to "
+           << getType().getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto elements = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    return elements.reshape(getType());
+  return {};
+}
+
+LogicalResult ExpandOp::verify() {
+  auto in = getInput().getType();
+  FailureOr<SmallVector<int64_t>> b =
+      broadcastShapes(in.getShape(), getType().getShape());
+  if (failed(b) || ArrayRef<int64_t>(*b) != getType().getShape())
+    return emitOpError("input shape does not broadcast to the result shape");
+  return success();
+}
+
+LogicalResult TriluOp::verify() {
+  if (getType().getRank() < 2)
+    return emitOpError("input must have rank >= 2");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "zeroc/Dialect/Graph/GraphOps.cpp.inc"

@@ -1,0 +1,33 @@
+//===- GraphOps.h - graph dialect ops ---------------------------*- C++ -*-===//
+#ifndef ZEROC_DIALECT_GRAPH_GRAPHOPS_H
+#define ZEROC_DIALECT_GRAPH_GRAPHOPS_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "zeroc/Dialect/Graph/GraphDialect.h"
+
+#include "zeroc/Dialect/Graph/GraphInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "zeroc/Dialect/Graph/GraphOps.h.inc"
+
+namespace zeroc::graph {
+
+/// Name of the unit attribute that marks the loss among @forward's results.
+inline constexpr llvm::StringLiteral kLossAttrName = "graph.loss";
+/// Names of the argument/result attributes carrying ONNX value names.
+inline constexpr llvm::StringLiteral kInputAttrName = "graph.input";
+inline constexpr llvm::StringLiteral kOutputAttrName = "graph.output";
+
+/// Computes the numpy broadcast of two static shapes; fails when a dim pair
+/// is neither equal nor 1.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+} // namespace zeroc::graph
+
+#endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_H

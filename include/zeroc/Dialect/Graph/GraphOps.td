@@ -1,0 +1,507 @@
+//===- GraphOps.td - graph dialect ops ---------------------*- tablegen -*-===//
+//
+// The graph dialect holds the forward graph of an imported ONNX model: tensor
+// ops with value semantics over statically shaped tensors, trainable
+// parameters as symbols, and a scalar loss returned from @forward.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_DIALECT_GRAPH_GRAPHOPS_TD
+#define ZEROC_DIALECT_GRAPH_GRAPHOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "zeroc/Dialect/Graph/GraphInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Dialect
+//===----------------------------------------------------------------------===//
+
+def Graph_Dialect : Dialect {
+  let name = "graph";
+  let cppNamespace = "::zeroc::graph";
+  let summary = "forward tensor graph of an imported model";
+  let description = [{
+    The `graph` dialect is the first IR of zeroc. The ONNX importer produces
+    one `func.func @forward` whose arguments are the model's data inputs and
+    whose results are the model's outputs, one of them marked `graph.loss`
+    (a floating-point scalar). Every value is a ranked tensor with a static
+    shape: the importer folds the shape arithmetic that exporters emit.
+
+    Float initializers become `graph.param` symbols marked `trainable`; the
+    forward function reads them with `graph.load_param`. A parameter used in
+    two places (tied embeddings) is loaded once and has two uses, so its
+    gradients accumulate.
+
+    ```mlir
+    graph.param trainable @"fc.weight" = dense<0.5> : tensor<3x4xf32>
+    func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"})
+        -> (tensor<f32> {graph.output = "loss", graph.loss}) {
+      %w = graph.load_param @"fc.weight" : tensor<3x4xf32>
+      %y = graph.gemm %x, %w {transB = true} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+      %l = graph.reduce_mean %y {axes = [0, 1], keepdims = false} : tensor<2x3xf32> -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let usePropertiesForAttributes = 0;
+  let hasConstantMaterializer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Graph_ElementType : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
+def Graph_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
+def Graph_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def Graph_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def Graph_BoolTensor : StaticShapeTensorOf<[I1]>;
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic, traits>;
+
+// A compute op of the forward graph: pure and differentiable.
+class Graph_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits,
+          [Pure, DeclareOpInterfaceMethods<Graph_DifferentiableOpInterface>])>;
+
+class Graph_UnaryFloatOp<string mnemonic, string what>
+    : Graph_ComputeOp<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "elementwise " # what;
+  let description = [{
+    Applies }] # what # [{ to every element; shape and type are unchanged.
+
+    ```mlir
+    %y = graph.}] # mnemonic # [{ %x : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+class Graph_BroadcastBinaryOp<string mnemonic, string what,
+                              Type resultType = Graph_Tensor>
+    : Graph_ComputeOp<mnemonic, [AllElementTypesMatch<["lhs", "rhs"]>,
+          DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "elementwise " # what # " with numpy broadcasting";
+  let description = [{
+    Computes }] # what # [{ of `lhs` and `rhs` elementwise after broadcasting
+    both to a common shape (ONNX multidirectional broadcasting). Both operands
+    have the same element type.
+
+    ```mlir
+    %z = graph.}] # mnemonic # [{ %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
+  let results = (outs resultType:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+class Graph_ReduceOp<string mnemonic, string what>
+    : Graph_ComputeOp<mnemonic, [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = what # " over a set of axes";
+  let description = [{
+    Reduces `input` with }] # what # [{ over `axes` (non-negative, strictly
+    increasing). With `keepdims` the reduced axes stay as size 1.
+
+    ```mlir
+    %s = graph.}] # mnemonic # [{ %x {axes = [1], keepdims = true} : tensor<2x3xf32> -> tensor<2x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64ArrayAttr:$axes,
+                   BoolAttr:$keepdims);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters and constants
+//===----------------------------------------------------------------------===//
+
+def Graph_ParamOp : Graph_Op<"param", [Symbol]> {
+  let summary = "a model parameter with its initial value";
+  let description = [{
+    Declares a parameter of the model, named after the ONNX initializer. A
+    `trainable` parameter has a floating-point type and receives a gradient;
+    the ZeRO passes partition trainable parameters across ranks.
+
+    ```mlir
+    graph.param trainable @"wte.weight" = dense<0.0> : tensor<61x32xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, ElementsAttr:$initial_value,
+                   UnitAttr:$trainable);
+  let assemblyFormat = [{
+    (`trainable` $trainable^)? $sym_name `=` $initial_value attr-dict
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getInitialValue().getType());
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_LoadParamOp : Graph_Op<"load_param",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "reads a parameter's current value";
+  let description = [{
+    Produces the current value of the `graph.param` named by `param`. The
+    result type equals the parameter's type.
+
+    ```mlir
+    %w = graph.load_param @"fc.weight" : tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def Graph_ConstantOp : Graph_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    A constant that is not a parameter: ONNX `Constant` nodes, integer
+    initializers, and the results of folded shape arithmetic.
+
+    ```mlir
+    %c = graph.constant dense<[2, 3]> : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+def Graph_NegOp : Graph_UnaryFloatOp<"neg", "negation">;
+def Graph_SqrtOp : Graph_UnaryFloatOp<"sqrt", "the square root">;
+def Graph_ReciprocalOp : Graph_UnaryFloatOp<"reciprocal", "1/x">;
+def Graph_ReluOp : Graph_UnaryFloatOp<"relu", "max(x, 0)">;
+def Graph_TanhOp : Graph_UnaryFloatOp<"tanh", "the hyperbolic tangent">;
+def Graph_SigmoidOp : Graph_UnaryFloatOp<"sigmoid", "the logistic sigmoid">;
+def Graph_ErfOp : Graph_UnaryFloatOp<"erf", "the error function">;
+def Graph_ExpOp : Graph_UnaryFloatOp<"exp", "the exponential">;
+def Graph_LogOp : Graph_UnaryFloatOp<"log", "the natural logarithm">;
+
+def Graph_AddOp : Graph_BroadcastBinaryOp<"add", "the sum">;
+def Graph_SubOp : Graph_BroadcastBinaryOp<"sub", "the difference">;
+def Graph_MulOp : Graph_BroadcastBinaryOp<"mul", "the product">;
+def Graph_DivOp : Graph_BroadcastBinaryOp<"div", "the quotient">;
+def Graph_PowOp : Graph_BroadcastBinaryOp<"pow", "lhs raised to rhs">;
+def Graph_EqualOp : Graph_BroadcastBinaryOp<"equal", "equality (an i1 tensor)",
+                                            Graph_BoolTensor>;
+
+def Graph_CastOp : Graph_ComputeOp<"cast"> {
+  let summary = "elementwise element type conversion";
+  let description = [{
+    Converts every element to the result's element type; the shape is kept.
+
+    ```mlir
+    %y = graph.cast %x : tensor<4xi64> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_WhereOp : Graph_ComputeOp<"where",
+    [AllElementTypesMatch<["on_true", "on_false", "result"]>,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "elementwise select with broadcasting";
+  let description = [{
+    Picks `on_true` where `condition` holds, else `on_false`, after
+    broadcasting all three operands to a common shape.
+
+    ```mlir
+    %r = graph.where %m, %x, %y : tensor<4x4xi1>, tensor<2x4x4xf32>, tensor<f32> -> tensor<2x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$on_true,
+                   Graph_Tensor:$on_false);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` type($condition) `,`
+    type($on_true) `,` type($on_false) `->` type($result)
+  }];
+}
+
+def Graph_DropoutOp : Graph_ComputeOp<"dropout", [SameOperandsAndResultType]> {
+  let summary = "inverted dropout";
+  let description = [{
+    In training mode zeroes each element with probability `ratio` and scales
+    the kept ones by 1/(1-ratio); otherwise the identity. The mask output of
+    ONNX Dropout is not modelled: the importer rejects models that read it.
+
+    ```mlir
+    %y = graph.dropout %x {ratio = 1.0e-01 : f64, training = true} : tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                   F64Attr:$ratio,
+                   BoolAttr:$training);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions and normalizations
+//===----------------------------------------------------------------------===//
+
+def Graph_MatMulOp : Graph_ComputeOp<"matmul",
+    [AllElementTypesMatch<["lhs", "rhs", "result"]>,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "numpy-style matrix product";
+  let description = [{
+    Matrix product over the last two dims with broadcasting batch dims; a
+    rank-1 operand is promoted to a matrix and the promoted dim removed from
+    the result (numpy.matmul).
+
+    ```mlir
+    %y = graph.matmul %x, %w : tensor<2x8x32xf32>, tensor<32x64xf32> -> tensor<2x8x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def Graph_GemmOp : Graph_ComputeOp<"gemm",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "alpha * op(A) * op(B) + beta * C";
+  let description = [{
+    ONNX Gemm: rank-2 `a` and `b`, optionally transposed, and an optional `c`
+    broadcastable to the (M, N) result.
+
+    ```mlir
+    %y = graph.gemm %x, %w, %b {transB = true} : (tensor<8x10xf32>, tensor<7x10xf32>, tensor<7xf32>) -> tensor<8x7xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$a, Graph_FloatTensor:$b,
+                   Optional<Graph_FloatTensor>:$c,
+                   DefaultValuedAttr<F64Attr, "1.0">:$alpha,
+                   DefaultValuedAttr<F64Attr, "1.0">:$beta,
+                   DefaultValuedAttr<BoolAttr, "false">:$transA,
+                   DefaultValuedAttr<BoolAttr, "false">:$transB);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_SoftmaxOp : Graph_ComputeOp<"softmax", [SameOperandsAndResultType]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    ```mlir
+    %p = graph.softmax %x {axis = 1 : i64} : tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_LogSoftmaxOp : Graph_ComputeOp<"log_softmax",
+    [SameOperandsAndResultType]> {
+  let summary = "log of softmax along one axis";
+  let description = [{
+    ```mlir
+    %p = graph.log_softmax %x {axis = 1 : i64} : tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_LayerNormOp : Graph_ComputeOp<"layer_norm",
+    [AllElementTypesMatch<["input", "result"]>,
+     AllTypesMatch<["input", "result"]>]> {
+  let summary = "layer normalization over the trailing axes";
+  let description = [{
+    Normalizes over axes `[axis, rank)` and applies `scale` and the optional
+    `bias`, both shaped like the normalized trailing dims.
+
+    ```mlir
+    %y = graph.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<2x8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                   Optional<Graph_FloatTensor>:$bias, I64Attr:$axis,
+                   F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_SoftmaxCrossEntropyLossOp : Graph_ComputeOp<"softmax_cross_entropy_loss",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "cross entropy of softmax(scores) against integer labels";
+  let description = [{
+    ONNX SoftmaxCrossEntropyLoss without class weights. `scores` is (N, C) or
+    (N, C, d1, ...), `labels` is (N) or (N, d1, ...). Labels equal to
+    `ignore_index` contribute nothing and are excluded from the mean.
+    `reduction` is `mean` or `sum` (scalar result) or `none`.
+
+    ```mlir
+    %l = graph.softmax_cross_entropy_loss %s, %t {reduction = "mean"} : tensor<16x61xf32>, tensor<16xi64> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$scores, Graph_IndexTensor:$labels,
+                   StrAttr:$reduction, OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $scores `,` $labels attr-dict `:` type($scores) `,` type($labels) `->` type($result)
+  }];
+}
+
+def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", "the sum">;
+def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", "the mean">;
+def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", "the maximum">;
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Graph_GatherOp : Graph_ComputeOp<"gather",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "gathers slices of data along an axis (embedding lookup)";
+  let description = [{
+    The result shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
+    Negative indices count from the end of the axis.
+
+    ```mlir
+    %e = graph.gather %wte, %idx {axis = 0 : i64} : tensor<61x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)
+  }];
+}
+
+def Graph_ReshapeOp : Graph_ComputeOp<"reshape",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "reinterprets the shape, keeping the element count";
+  let description = [{
+    The target shape is the static result type; ONNX Reshape, Squeeze,
+    Unsqueeze and Flatten all import as this op.
+
+    ```mlir
+    %y = graph.reshape %x : tensor<2x8x32xf32> -> tensor<16x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Graph_TransposeOp : Graph_ComputeOp<"transpose",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "permutes the dims";
+  let description = [{
+    Result dim `i` is input dim `perm[i]`.
+
+    ```mlir
+    %y = graph.transpose %x {perm = [0, 2, 1, 3]} : tensor<2x8x2x16xf32> -> tensor<2x2x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64ArrayAttr:$perm);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Graph_ExpandOp : Graph_ComputeOp<"expand",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "broadcasts to the static result shape";
+  let description = [{
+    ```mlir
+    %y = graph.expand %x : tensor<1x8xf32> -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_SliceOp : Graph_ComputeOp<"slice",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "strided slice with one normalized triple per dim";
+  let description = [{
+    `starts`, `ends` and `steps` have one entry per dim, already clamped by
+    the importer. For a positive step `0 <= start <= end <= dim`; for a
+    negative step `-1 <= end <= start < dim`. Dim `i` of the result has
+    `ceil((end - start) / step)` elements. ONNX Split imports as slices.
+
+    ```mlir
+    %q = graph.slice %x {starts = [0, 0], ends = [2, 32], steps = [1, 1]} : tensor<2x96xf32> -> tensor<2x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64ArrayAttr:$starts,
+                   I64ArrayAttr:$ends, I64ArrayAttr:$steps);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Graph_ConcatOp : Graph_ComputeOp<"concat",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "concatenates tensors along an axis";
+  let description = [{
+    ```mlir
+    %y = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+}
+
+def Graph_TriluOp : Graph_ComputeOp<"trilu", [SameOperandsAndResultType]> {
+  let summary = "keeps the upper or lower triangle of the last two dims";
+  let description = [{
+    With `upper`, keeps elements with `col - row >= k`; otherwise those with
+    `col - row <= k`. Others become zero.
+
+    ```mlir
+    %m = graph.trilu %x {upper = false, k = 0 : i64} : tensor<8x8xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, BoolAttr:$upper, I64Attr:$k);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+#endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_TD

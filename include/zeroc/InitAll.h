@@ -1,0 +1,23 @@
+//===- InitAll.h - register every zeroc dialect and pass --------*- C++ -*-===//
+#ifndef ZEROC_INITALL_H
+#define ZEROC_INITALL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "zeroc/Dialect/Graph/GraphDialect.h"
+
+namespace zeroc {
+
+inline void registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::func::FuncDialect, graph::GraphDialect>();
+}
+
+inline void registerAllPasses() {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+}
+
+} // namespace zeroc
+
+#endif // ZEROC_INITALL_H
