@@ -6,16 +6,20 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "zeroc/Dialect/Graph/GraphDialect.h"
+#include "zeroc/Passes/Passes.h"
+#include "zeroc/Dialect/Zero/ZeroDialect.h"
 
 namespace zeroc {
 
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<mlir::func::FuncDialect, graph::GraphDialect>();
+  registry.insert<mlir::func::FuncDialect, graph::GraphDialect,
+                  zero::ZeroDialect>();
 }
 
 inline void registerAllPasses() {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  zeroc::registerZerocPasses();
 }
 
 } // namespace zeroc

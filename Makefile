@@ -1,0 +1,31 @@
+# zeroc: thin wrapper over scripts/ and CMake. Two commands matter:
+#   make demo   install deps, build, import the example model and show its IR
+#   make test   install deps, build, run every test suite
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+
+.PHONY: all deps configure build test demo clean
+
+all: build
+
+deps:
+	scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) \
+	  $(shell command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cmake --build $(BUILD) --target check-zeroc -j $(JOBS)
+
+demo: build
+	scripts/demo.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,345 @@
+//===- ZeroOps.cpp - zero dialect op verifiers ----------------------------===//
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace zeroc::zero;
+
+#define GET_OP_CLASSES
+#include "zeroc/Dialect/Zero/ZeroOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared verification helpers
+//===----------------------------------------------------------------------===//
+
+/// The end of the element range `[begin, begin + numel)`, saturated so that
+/// absurd offsets in the input cannot overflow. `begin` and `numel` are
+/// non-negative.
+static int64_t rangeEnd(int64_t begin, int64_t numel) {
+  if (begin > std::numeric_limits<int64_t>::max() - numel)
+    return std::numeric_limits<int64_t>::max();
+  return begin + numel;
+}
+
+/// Checks that `shard` is one rank's slice of `flat`: same kind and element
+/// type, and `world` shards make up the flat buffer.
+static LogicalResult verifyShardOfFlat(Operation *op, ShardType shard,
+                                       FlatType flat) {
+  if (shard.getKind() != flat.getKind())
+    return op->emitOpError("shard kind '")
+           << stringifyBufferKind(shard.getKind())
+           << "' does not match flat buffer kind '"
+           << stringifyBufferKind(flat.getKind()) << "'";
+  if (shard.getElementType() != flat.getElementType())
+    return op->emitOpError("shard element type ")
+           << shard.getElementType()
+           << " does not match flat buffer element type "
+           << flat.getElementType();
+  if (shard.getSize() != flat.getShardSize())
+    return op->emitOpError("shard size ")
+           << shard.getSize() << " is not the flat buffer size "
+           << flat.getSize() << " divided by the world size "
+           << flat.getWorld();
+  return success();
+}
+
+/// Checks that `shard`, playing `role` in `op`, lives in `space`.
+static LogicalResult verifySpace(Operation *op, ShardType shard,
+                                 MemorySpace space, StringRef role) {
+  if (shard.getSpace() != space)
+    return op->emitOpError(role)
+           << " shard must be in " << stringifyMemorySpace(space)
+           << " memory";
+  return success();
+}
+
+/// Checks a reduction over values of `elementType` with an optional extra
+/// `scale` factor.
+static LogicalResult verifyReduction(Operation *op, ReduceKind reduction,
+                                     Type elementType,
+                                     std::optional<APFloat> scale) {
+  if (scale) {
+    double value = scale->convertToDouble();
+    if (!std::isfinite(value) || value <= 0.0)
+      return op->emitOpError("scale must be a positive finite number, got ")
+             << value;
+    if (reduction == ReduceKind::Max)
+      return op->emitOpError("scale requires a sum or avg reduction");
+  }
+  if (elementType.isInteger(1) && reduction != ReduceKind::Max)
+    return op->emitOpError("i1 values must be reduced with max");
+  if (reduction == ReduceKind::Avg && !llvm::isa<FloatType>(elementType))
+    return op->emitOpError(
+               "avg reduction requires a floating-point element type, got ")
+           << elementType;
+  return success();
+}
+
+/// Type rules of zero.all_gather and zero.all_gather_start.
+static LogicalResult verifyGatherTypes(Operation *op, ShardType shard,
+                                       FlatType flat) {
+  if (failed(verifySpace(op, shard, MemorySpace::Device, "gathered")))
+    return failure();
+  return verifyShardOfFlat(op, shard, flat);
+}
+
+/// Type and attribute rules of zero.reduce_scatter and its start form.
+static LogicalResult verifyScatterTypes(Operation *op, FlatType flat,
+                                        ShardType shard, ReduceKind reduction,
+                                        std::optional<APFloat> scale) {
+  if (reduction == ReduceKind::Max)
+    return op->emitOpError("reduce_scatter supports sum and avg");
+  if (failed(verifyReduction(op, reduction, flat.getElementType(), scale)) ||
+      failed(verifySpace(op, shard, MemorySpace::Device, "scattered")))
+    return failure();
+  return verifyShardOfFlat(op, shard, flat);
+}
+
+/// Type and attribute rules of zero.all_reduce and its start form. The ODS
+/// constraints already restrict `type` to a flat buffer or a static tensor.
+static LogicalResult verifyAllReduceTypes(Operation *op, Type type,
+                                          ReduceKind reduction,
+                                          std::optional<APFloat> scale) {
+  Type elementType;
+  if (auto flat = llvm::dyn_cast<FlatType>(type))
+    elementType = flat.getElementType();
+  else
+    elementType = llvm::cast<ShapedType>(type).getElementType();
+  return verifyReduction(op, reduction, elementType, scale);
+}
+
+/// Checks that the token produced by a start op has exactly one use, a
+/// zero.wait.
+static LogicalResult verifyWaitedOnce(Operation *op, Value token) {
+  if (!token.hasOneUse() || !llvm::isa<WaitOp>(*token.getUsers().begin()))
+    return op->emitOpError("token must be waited exactly once");
+  return success();
+}
+
+/// Checks a host/device copy of a shard from `from` to `to` memory.
+static LogicalResult verifyTransfer(Operation *op, ShardType source,
+                                    ShardType result, MemorySpace from,
+                                    MemorySpace to) {
+  if (failed(verifySpace(op, source, from, "operand")) ||
+      failed(verifySpace(op, result, to, "result")))
+    return failure();
+  if (source.getKind() != result.getKind() ||
+      source.getElementType() != result.getElementType() ||
+      source.getSize() != result.getSize())
+    return op->emitOpError(
+        "result shard must have the operand's kind, element type and size");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Packing and partitioning
+//===----------------------------------------------------------------------===//
+
+LogicalResult PackOp::verify() {
+  ArrayAttr offsets = getOffsets();
+  if (offsets.size() != getInputs().size())
+    return emitOpError("expected ")
+           << getInputs().size() << " offsets, one per input, got "
+           << offsets.size();
+
+  FlatType flat = getResult().getType();
+  struct Range {
+    int64_t begin, end;
+    unsigned input;
+  };
+  SmallVector<Range> ranges;
+  for (auto [index, input, offsetAttr] :
+       llvm::enumerate(getInputs(), offsets)) {
+    auto type = llvm::cast<RankedTensorType>(input.getType());
+    int64_t begin = llvm::cast<IntegerAttr>(offsetAttr).getInt();
+    if (begin < 0)
+      return emitOpError("input #")
+             << index << " offset must be non-negative, got " << begin;
+    int64_t end = rangeEnd(begin, type.getNumElements());
+    if (type.getElementType() != flat.getElementType())
+      return emitOpError("input #")
+             << index << " element type " << type.getElementType()
+             << " does not match buffer element type "
+             << flat.getElementType();
+    if (end > flat.getSize())
+      return emitOpError("input #")
+             << index << " range [" << begin << ", " << end
+             << ") exceeds buffer size " << flat.getSize();
+    ranges.push_back({begin, end, static_cast<unsigned>(index)});
+  }
+
+  llvm::sort(ranges, [](const Range &a, const Range &b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+  });
+  for (auto [prev, next] : llvm::zip(ranges, llvm::drop_begin(ranges))) {
+    // Empty ranges hold nothing and cannot overlap.
+    if (prev.begin == prev.end || next.begin == next.end ||
+        next.begin >= prev.end)
+      continue;
+    const Range &first = prev.input < next.input ? prev : next;
+    const Range &second = prev.input < next.input ? next : prev;
+    return emitOpError("input #")
+           << first.input << " range [" << first.begin << ", " << first.end
+           << ") overlaps input #" << second.input << " range ["
+           << second.begin << ", " << second.end << ")";
+  }
+  return success();
+}
+
+LogicalResult ViewOp::verify() {
+  FlatType flat = getBuffer().getType();
+  RankedTensorType type = getResult().getType();
+  if (type.getElementType() != flat.getElementType())
+    return emitOpError("result element type ")
+           << type.getElementType() << " does not match buffer element type "
+           << flat.getElementType();
+  int64_t begin = getOffset();
+  int64_t end = rangeEnd(begin, type.getNumElements());
+  if (end > flat.getSize())
+    return emitOpError("range [")
+           << begin << ", " << end << ") exceeds buffer size "
+           << flat.getSize();
+  return success();
+}
+
+LogicalResult PartitionOp::verify() {
+  ShardType shard = getResult().getType();
+  if (failed(verifySpace(*this, shard, MemorySpace::Device, "result")))
+    return failure();
+  return verifyShardOfFlat(*this, shard, getBuffer().getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronous collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllGatherOp::verify() {
+  return verifyGatherTypes(*this, getShard().getType(), getResult().getType());
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyScatterTypes(*this, getBuffer().getType(),
+                            getResult().getType(), getReduction(),
+                            getScale());
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyAllReduceTypes(*this, getInput().getType(), getReduction(),
+                              getScale());
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllGatherStartOp::verify() {
+  auto flat = llvm::cast<FlatType>(getToken().getType().getPayload());
+  if (failed(verifyGatherTypes(*this, getShard().getType(), flat)))
+    return failure();
+  return verifyWaitedOnce(*this, getToken());
+}
+
+LogicalResult ReduceScatterStartOp::verify() {
+  auto shard = llvm::cast<ShardType>(getToken().getType().getPayload());
+  if (failed(verifyScatterTypes(*this, getBuffer().getType(), shard,
+                                getReduction(), getScale())))
+    return failure();
+  return verifyWaitedOnce(*this, getToken());
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  Type payload = getToken().getType().getPayload();
+  if (payload != getInput().getType())
+    return emitOpError("token payload type ")
+           << payload << " does not match input type "
+           << getInput().getType();
+  if (failed(verifyAllReduceTypes(*this, payload, getReduction(), getScale())))
+    return failure();
+  return verifyWaitedOnce(*this, getToken());
+}
+
+LogicalResult WaitOp::verify() {
+  Type payload = getToken().getType().getPayload();
+  if (getResult().getType() != payload)
+    return emitOpError("result type ")
+           << getResult().getType() << " does not match token payload type "
+           << payload;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer lifetime and offload
+//===----------------------------------------------------------------------===//
+
+/// Whether `value` is the result of a zero.all_gather, directly or through
+/// the zero.wait of a zero.all_gather_start.
+static bool isGathered(Value value) {
+  if (value.getDefiningOp<AllGatherOp>())
+    return true;
+  auto wait = value.getDefiningOp<WaitOp>();
+  return wait && wait.getToken().getDefiningOp<AllGatherStartOp>();
+}
+
+LogicalResult ReleaseOp::verify() {
+  Value buffer = getBuffer();
+  if (!isGathered(buffer))
+    return emitOpError("released buffer must come from zero.all_gather");
+  BufferKind kind = llvm::cast<FlatType>(buffer.getType()).getKind();
+  if (kind != BufferKind::Params)
+    return emitOpError("released buffer must hold params, got '")
+           << stringifyBufferKind(kind) << "'";
+
+  Block *block = (*this)->getBlock();
+  for (Operation *user : buffer.getUsers()) {
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    if (!ancestor || ancestor == getOperation() ||
+        !getOperation()->isBeforeInBlock(ancestor))
+      continue;
+    InFlightDiagnostic diag =
+        emitOpError("released buffer is used after the release");
+    diag.attachNote(user->getLoc()) << "used here";
+    return diag;
+  }
+  return success();
+}
+
+LogicalResult OffloadOp::verify() {
+  return verifyTransfer(*this, getShard().getType(), getResult().getType(),
+                        MemorySpace::Device, MemorySpace::Host);
+}
+
+LogicalResult FetchOp::verify() {
+  return verifyTransfer(*this, getShard().getType(), getResult().getType(),
+                        MemorySpace::Host, MemorySpace::Device);
+}
+
+//===----------------------------------------------------------------------===//
+// Loss scaling
+//===----------------------------------------------------------------------===//
+
+LogicalResult UnscaleOp::verify() {
+  ShardType grads = getGrads().getType();
+  if (grads.getKind() != BufferKind::Grads)
+    return emitOpError("operand must be a grads shard, got '")
+           << stringifyBufferKind(grads.getKind()) << "'";
+  if (!llvm::isa<FloatType>(grads.getElementType()))
+    return emitOpError("gradient element type must be floating-point, got ")
+           << grads.getElementType();
+  return success();
+}
+
+LogicalResult UpdateScaleOp::verify() {
+  double minScale = getMinScale().convertToDouble();
+  if (!(minScale > 0.0))
+    return emitOpError("min_scale must be positive, got ") << minScale;
+  double factor = getScaleFactor().convertToDouble();
+  if (!(factor > 1.0))
+    return emitOpError("scale_factor must be greater than 1, got ") << factor;
+  return success();
+}

@@ -1,0 +1,33 @@
+//===- ZeroOps.h - zero dialect ops -----------------------------*- C++ -*-===//
+#ifndef ZEROC_DIALECT_ZERO_ZEROOPS_H
+#define ZEROC_DIALECT_ZERO_ZEROOPS_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "zeroc/Dialect/Zero/ZeroDialect.h"
+#include "zeroc/Dialect/Zero/ZeroTypes.h"
+
+namespace zeroc::zero {
+
+/// The sequence of collective calls. Every rank issues its collectives in the
+/// same order, so ops that touch this resource keep their relative order and
+/// are never merged or deleted by generic passes.
+struct CommResource
+    : public mlir::SideEffects::Resource::Base<CommResource> {
+  llvm::StringRef getName() final { return "zero.comm"; }
+};
+
+/// The host/device copy queue used by zero.offload and zero.fetch.
+struct TransferResource
+    : public mlir::SideEffects::Resource::Base<TransferResource> {
+  llvm::StringRef getName() final { return "zero.transfer"; }
+};
+
+} // namespace zeroc::zero
+
+#define GET_OP_CLASSES
+#include "zeroc/Dialect/Zero/ZeroOps.h.inc"
+
+#endif // ZEROC_DIALECT_ZERO_ZEROOPS_H

@@ -1,0 +1,36 @@
+//===- Pipeline.h - zeroc's phases and IR dumps -----------------*- C++ -*-===//
+#ifndef ZEROC_DRIVER_PIPELINE_H
+#define ZEROC_DRIVER_PIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace zeroc {
+
+/// A named phase: a pass pipeline whose result can be dumped.
+struct Phase {
+  std::string name;
+  std::function<void(mlir::OpPassManager &)> build;
+};
+
+/// The phases that follow ONNX import in `zeroc import`.
+std::vector<Phase> importPhases();
+
+/// Runs `phases` on `module`. With a non-empty `dumpDir`, writes
+/// DIR/NN-<phase>.mlir after import (NN = 00) and after each phase; files
+/// are written only once every phase has succeeded, so a failed run leaves
+/// none behind. Returns false and sets `error` on failure.
+bool runPhases(mlir::ModuleOp module, const std::vector<Phase> &phases,
+               const std::string &dumpDir, std::string &error);
+
+/// Writes `text` to `path` atomically (temporary file + rename).
+bool writeFileAtomically(const std::string &path, const std::string &text,
+                         std::string &error);
+
+} // namespace zeroc
+
+#endif // ZEROC_DRIVER_PIPELINE_H

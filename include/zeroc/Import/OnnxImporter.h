@@ -1,0 +1,35 @@
+//===- OnnxImporter.h - ONNX model to graph dialect -------------*- C++ -*-===//
+#ifndef ZEROC_IMPORT_ONNXIMPORTER_H
+#define ZEROC_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace zeroc {
+
+struct OnnxImportOptions {
+  /// Static dims for graph inputs, from --input-shape NAME=D0,D1,...
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+};
+
+/// Imports the ONNX model at `path` into a module holding graph.param symbols
+/// and func.func @forward. The model is untrusted: on any problem this returns
+/// null and sets `error` to one line naming the file and the ONNX node, input
+/// or initializer at fault.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
+                                                  const std::string &path,
+                                                  const OnnxImportOptions &options,
+                                                  std::string &error);
+
+/// Parses "NAME=D0,D1,..." into `shapes`; returns false with `error` set.
+bool parseInputShapeFlag(const std::string &flag,
+                         std::map<std::string, std::vector<int64_t>> &shapes,
+                         std::string &error);
+
+} // namespace zeroc
+
+#endif // ZEROC_IMPORT_ONNXIMPORTER_H

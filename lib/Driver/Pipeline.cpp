@@ -1,0 +1,114 @@
+//===- Pipeline.cpp - zeroc's phases and IR dumps -------------------------===//
+#include "zeroc/Driver/Pipeline.h"
+
+#include "zeroc/Passes/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <cstdio>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace zeroc {
+
+std::vector<Phase> importPhases() {
+  return {
+      {"canonicalize",
+       [](OpPassManager &pm) {
+         pm.addPass(createCanonicalizerPass());
+         pm.addPass(createCSEPass());
+       }},
+      {"verify-imported-graph",
+       [](OpPassManager &pm) { pm.addPass(createVerifyImportedGraph()); }},
+  };
+}
+
+static std::string printModule(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, OpPrintingFlags().enableDebugInfo(true, /*pretty=*/false));
+  return text;
+}
+
+bool runPhases(ModuleOp module, const std::vector<Phase> &phases,
+               const std::string &dumpDir, std::string &error) {
+  std::vector<std::pair<std::string, std::string>> dumps;
+  auto record = [&](int index, const std::string &name) {
+    if (dumpDir.empty())
+      return;
+    char prefix[8];
+    std::snprintf(prefix, sizeof(prefix), "%02d-", index);
+    dumps.emplace_back(prefix + name + ".mlir", printModule(module));
+  };
+  record(0, "import");
+
+  std::string diag;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() != DiagnosticSeverity::Error || !diag.empty())
+      return success();
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    d.getLocation().print(os);
+    diag = d.str() + " at " + os.str();
+    return success();
+  });
+  for (size_t i = 0; i < phases.size(); ++i) {
+    PassManager pm(module.getContext());
+    phases[i].build(pm);
+    if (failed(pm.run(module))) {
+      error = "phase '" + phases[i].name + "' failed: " +
+              (diag.empty() ? std::string("unknown error") : diag);
+      return false;
+    }
+    record(static_cast<int>(i) + 1, phases[i].name);
+  }
+
+  if (dumpDir.empty())
+    return true;
+  if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir)) {
+    error = "cannot create --dump-ir directory '" + dumpDir + "': " + ec.message();
+    return false;
+  }
+  for (const auto &[file, text] : dumps) {
+    llvm::SmallString<256> path(dumpDir);
+    llvm::sys::path::append(path, file);
+    if (!writeFileAtomically(std::string(path), text, error))
+      return false;
+  }
+  return true;
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &text,
+                         std::string &error) {
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec) {
+      error = "cannot write '" + path + "': " + ec.message();
+      return false;
+    }
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      error = "cannot write '" + path + "': " + os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    error = "cannot write '" + path + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+} // namespace zeroc

@@ -1,0 +1,354 @@
+//===- GraphBuilder.cpp - ONNX graph to func.func @forward ----------------===//
+#include "GraphBuilder.h"
+#include "OnnxModelLoader.h"
+
+#include "zeroc/Dialect/Graph/GraphOps.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace zeroc::onnximport {
+
+namespace {
+
+int64_t byteWidth(int32_t dtype) {
+  using TP = onnx::TensorProto;
+  switch (dtype) {
+  case TP::FLOAT: case TP::INT32: return 4;
+  case TP::DOUBLE: case TP::INT64: return 8;
+  case TP::FLOAT16: case TP::BFLOAT16: return 2;
+  case TP::BOOL: case TP::INT8: return 1;
+  default: return 0;
+  }
+}
+
+/// The tensor's elements as packed little-endian bytes, whichever field of
+/// the proto holds them; throws when the count does not match the dims.
+std::string packedBytes(const onnx::TensorProto &t, int64_t count) {
+  using TP = onnx::TensorProto;
+  int64_t width = byteWidth(t.data_type());
+  if (width == 0)
+    throw ImportError("tensor '" + t.name() + "' has an unsupported element type");
+  auto mismatch = [&](int64_t have) {
+    return ImportError("tensor '" + t.name() + "' holds " + std::to_string(have) +
+                       " elements but its dims need " + std::to_string(count));
+  };
+  if (t.data_location() == TP::EXTERNAL)
+    throw ImportError("tensor '" + t.name() + "' still refers to external data");
+  if (t.has_raw_data()) {
+    if (static_cast<int64_t>(t.raw_data().size()) != count * width)
+      throw mismatch(static_cast<int64_t>(t.raw_data().size()) / width);
+    return t.raw_data();
+  }
+  std::string out(static_cast<size_t>(count * width), '\0');
+  auto fill = [&](const auto &field, auto convert) {
+    if (field.size() != count)
+      throw mismatch(field.size());
+    for (int64_t i = 0; i < count; ++i) {
+      auto v = convert(field.Get(i));
+      std::memcpy(&out[i * width], &v, width);
+    }
+  };
+  switch (t.data_type()) {
+  case TP::FLOAT: fill(t.float_data(), [](float v) { return v; }); break;
+  case TP::DOUBLE: fill(t.double_data(), [](double v) { return v; }); break;
+  case TP::INT64: fill(t.int64_data(), [](int64_t v) { return v; }); break;
+  case TP::INT32: fill(t.int32_data(), [](int32_t v) { return v; }); break;
+  case TP::INT8: fill(t.int32_data(), [](int32_t v) { return int8_t(v); }); break;
+  case TP::BOOL: fill(t.int32_data(), [](int32_t v) { return uint8_t(v != 0); }); break;
+  case TP::FLOAT16:
+  case TP::BFLOAT16: fill(t.int32_data(), [](int32_t v) { return uint16_t(v); }); break;
+  default: throw ImportError("tensor '" + t.name() + "' has an unsupported element type");
+  }
+  return out;
+}
+
+std::vector<int64_t> dimsOf(const onnx::TensorProto &t) {
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  checkedNumElements(dims);
+  return dims;
+}
+
+} // namespace
+
+GraphBuilder::GraphBuilder(MLIRContext &ctx, const onnx::ModelProto &model,
+                           const std::string &path)
+    : ctx(ctx), model(model), path(path), b(&ctx) {}
+
+Type GraphBuilder::elementType(int32_t dtype) const {
+  using TP = onnx::TensorProto;
+  MLIRContext *c = &ctx;
+  switch (dtype) {
+  case TP::FLOAT: return Float32Type::get(c);
+  case TP::DOUBLE: return Float64Type::get(c);
+  case TP::FLOAT16: return Float16Type::get(c);
+  case TP::BFLOAT16: return BFloat16Type::get(c);
+  case TP::INT64: return IntegerType::get(c, 64);
+  case TP::INT32: return IntegerType::get(c, 32);
+  case TP::INT8: return IntegerType::get(c, 8);
+  case TP::BOOL: return IntegerType::get(c, 1);
+  default:
+    throw ImportError("unsupported element type " +
+                      (onnx::TensorProto::DataType_IsValid(dtype)
+                           ? onnx::TensorProto::DataType_Name(
+                                 static_cast<onnx::TensorProto::DataType>(dtype))
+                           : "#" + std::to_string(dtype)));
+  }
+}
+
+int32_t GraphBuilder::dtypeOf(Type t) const {
+  using TP = onnx::TensorProto;
+  if (t.isF32()) return TP::FLOAT;
+  if (t.isF64()) return TP::DOUBLE;
+  if (t.isF16()) return TP::FLOAT16;
+  if (t.isBF16()) return TP::BFLOAT16;
+  if (t.isInteger(64)) return TP::INT64;
+  if (t.isInteger(32)) return TP::INT32;
+  if (t.isInteger(8)) return TP::INT8;
+  if (t.isInteger(1)) return TP::BOOL;
+  throw ImportError("internal: no ONNX dtype for an MLIR element type");
+}
+
+RankedTensorType GraphBuilder::tensorType(const std::vector<int64_t> &dims,
+                                          int32_t dtype) const {
+  checkedNumElements(dims);
+  return RankedTensorType::get(dims, elementType(dtype));
+}
+
+DenseElementsAttr GraphBuilder::toAttr(const onnx::TensorProto &t) const {
+  std::vector<int64_t> dims = dimsOf(t);
+  RankedTensorType type = tensorType(dims, t.data_type());
+  std::string bytes = packedBytes(t, type.getNumElements());
+  if (t.data_type() == onnx::TensorProto::BOOL) {
+    SmallVector<bool> bits(bytes.begin(), bytes.end());
+    return DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(bytes.data(), bytes.size()));
+}
+
+HostTensor GraphBuilder::toHost(const onnx::TensorProto &t) const {
+  using TP = onnx::TensorProto;
+  HostTensor h;
+  h.dtype = t.data_type();
+  h.dims = dimsOf(t);
+  int64_t n = checkedNumElements(h.dims);
+  std::string bytes = packedBytes(t, n);
+  h.resize(n);
+  const char *p = bytes.data();
+  for (int64_t i = 0; i < n; ++i) {
+    switch (h.dtype) {
+    case TP::FLOAT: { float v; std::memcpy(&v, p + 4 * i, 4); h.floats[i] = v; break; }
+    case TP::DOUBLE: { double v; std::memcpy(&v, p + 8 * i, 8); h.floats[i] = v; break; }
+    case TP::INT64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); h.ints[i] = v; break; }
+    case TP::INT32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); h.ints[i] = v; break; }
+    case TP::INT8: h.ints[i] = static_cast<int8_t>(p[i]); break;
+    case TP::BOOL: h.ints[i] = p[i] != 0; break;
+    case TP::FLOAT16:
+    case TP::BFLOAT16: {
+      uint16_t bits;
+      std::memcpy(&bits, p + 2 * i, 2);
+      APFloat f(h.dtype == TP::FLOAT16 ? APFloat::IEEEhalf() : APFloat::BFloat(),
+                APInt(16, bits));
+      h.floats[i] = f.convertToDouble();
+      break;
+    }
+    default: throw ImportError("tensor '" + t.name() + "' has an unsupported element type");
+    }
+  }
+  return h;
+}
+
+void GraphBuilder::declareParams(OpBuilder &mb) {
+  for (const auto &init : model.graph().initializer()) {
+    if (values.count(init.name()) || params.count(init.name()))
+      throw ImportError("initializer '" + init.name() + "' is defined twice");
+    Location loc = NameLoc::get(StringAttr::get(&ctx, init.name()),
+                                FileLineColLoc::get(&ctx, path, 0, 0));
+    if (isFloatDType(init.data_type())) {
+      DenseElementsAttr value = toAttr(init);
+      mb.create<graph::ParamOp>(loc, StringAttr::get(&ctx, init.name()), value,
+                                mb.getUnitAttr());
+      params[init.name()] = llvm::cast<RankedTensorType>(value.getType());
+      continue;
+    }
+    Entry e;
+    e.type = tensorType(dimsOf(init), init.data_type());
+    if (e.type.getNumElements() <= kMaxFoldElements)
+      e.constant = std::make_shared<HostTensor>(toHost(init));
+    else
+      e.attr = toAttr(init);
+    values[init.name()] = e;
+  }
+}
+
+Entry &GraphBuilder::lookup(const std::string &name) {
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  auto um = unmodeled.find(name);
+  if (um != unmodeled.end())
+    throw ImportError("input '" + name + "' " + um->second);
+  auto param = params.find(name);
+  if (param == params.end())
+    throw ImportError("input '" + name + "' is not defined");
+  OpBuilder::InsertionGuard guard(b);
+  if (lastParamLoad)
+    b.setInsertionPointAfter(lastParamLoad);
+  else
+    b.setInsertionPointToStart(entryBlock);
+  Location loc = NameLoc::get(StringAttr::get(&ctx, name),
+                              FileLineColLoc::get(&ctx, path, 0, 0));
+  Entry e;
+  e.type = param->second;
+  lastParamLoad = b.create<graph::LoadParamOp>(loc, e.type, name);
+  e.value = lastParamLoad->getResult(0);
+  return values[name] = e;
+}
+
+Value GraphBuilder::materialize(Entry &e, Location loc) {
+  if (e.value)
+    return e.value;
+  DenseElementsAttr attr = e.attr ? e.attr : e.constant->toAttr(e.type);
+  e.value = b.create<graph::ConstantOp>(loc, attr);
+  return e.value;
+}
+
+void GraphBuilder::checkAgainstShapeInference(const std::string &name,
+                                              const Entry &e) {
+  auto it = inferred.find(name);
+  if (it == inferred.end() || !it->second->has_tensor_type())
+    return;
+  const auto &tt = it->second->tensor_type();
+  if (tt.elem_type() != 0 && tt.elem_type() != dtypeOf(e.type.getElementType()))
+    throw ImportError("value '" + name + "': element type differs from ONNX "
+                      "shape inference");
+  if (!tt.has_shape())
+    return;
+  if (tt.shape().dim_size() != e.type.getRank())
+    throw ImportError("value '" + name + "': rank " +
+                      std::to_string(e.type.getRank()) +
+                      " differs from ONNX shape inference's " +
+                      std::to_string(tt.shape().dim_size()));
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto &d = tt.shape().dim(i);
+    if (d.has_dim_value() && d.dim_value() != e.type.getDimSize(i))
+      throw ImportError("value '" + name + "': dim " + std::to_string(i) +
+                        " is " + std::to_string(e.type.getDimSize(i)) +
+                        " but ONNX shape inference says " +
+                        std::to_string(d.dim_value()));
+  }
+}
+
+func::FuncOp GraphBuilder::buildForward() {
+  const onnx::GraphProto &g = model.graph();
+  Location fileLoc = FileLineColLoc::get(&ctx, path, 0, 0);
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  for (const auto &in : g.input()) {
+    if (params.count(in.name()) || values.count(in.name()))
+      continue; // an initializer listed as an input (older exporters)
+    std::vector<int64_t> dims;
+    for (const auto &d : in.type().tensor_type().shape().dim())
+      dims.push_back(d.dim_value());
+    argTypes.push_back(tensorType(dims, in.type().tensor_type().elem_type()));
+    args.push_back(&in);
+  }
+
+  // Converting the body determines the result types; build a placeholder
+  // function type and fix it up once the outputs are known.
+  auto fn = func::FuncOp::create(fileLoc, "forward",
+                                 b.getFunctionType(argTypes, {}));
+  Block *entry = fn.addEntryBlock();
+  entryBlock = entry;
+  b.setInsertionPointToStart(entry);
+  for (size_t i = 0; i < args.size(); ++i) {
+    fn.setArgAttr(i, graph::kInputAttrName, b.getStringAttr(args[i]->name()));
+    Entry e;
+    e.value = entry->getArgument(i);
+    e.type = llvm::cast<RankedTensorType>(argTypes[i]);
+    values[args[i]->name()] = e;
+  }
+
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto &node = g.node(i);
+    try {
+      convertNode(*this, node, i);
+      for (const auto &out : node.output())
+        if (!out.empty() && values.count(out))
+          checkAgainstShapeInference(out, values[out]);
+    } catch (const ImportError &e) {
+      throw ImportError(describeNode(node, i) + ": " + e.what());
+    }
+  }
+
+  // Results: every graph output; the first scalar float one is the loss.
+  SmallVector<Value> results;
+  int lossIndex = -1;
+  std::string outputsSeen;
+  for (const auto &out : g.output()) {
+    auto it = values.find(out.name());
+    if (it == values.end()) {
+      auto um = unmodeled.find(out.name());
+      throw ImportError("graph output '" + out.name() + "' " +
+                        (um != unmodeled.end() ? um->second
+                                               : "is produced by no node"));
+    }
+    Entry &e = it->second;
+    materialize(e, fileLoc);
+    if (lossIndex < 0 && e.type.getRank() == 0 &&
+        llvm::isa<FloatType>(e.type.getElementType()))
+      lossIndex = results.size();
+    std::string typeStr;
+    llvm::raw_string_ostream os(typeStr);
+    os << e.type;
+    outputsSeen += (outputsSeen.empty() ? "'" : ", '") + out.name() + "' (" +
+                   os.str() + ")";
+    results.push_back(e.value);
+  }
+  if (lossIndex < 0)
+    throw ImportError("the model has no scalar floating-point output to train "
+                      "on (outputs: " + outputsSeen +
+                      "); export a model whose forward returns the loss");
+  b.create<func::ReturnOp>(fileLoc, results);
+  fn.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (size_t i = 0; i < results.size(); ++i)
+    fn.setResultAttr(i, graph::kOutputAttrName,
+                     b.getStringAttr(g.output(i).name()));
+  fn.setResultAttr(lossIndex, graph::kLossAttrName, b.getUnitAttr());
+  return fn;
+}
+
+OwningOpRef<ModuleOp> GraphBuilder::build() {
+  OwningOpRef<ModuleOp> owned = ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
+  module = *owned;
+  module->setAttr("graph.source", b.getStringAttr(path));
+  for (const auto &op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx")
+      opset = op.version();
+  for (const auto &vi : model.graph().value_info())
+    inferred[vi.name()] = &vi.type();
+  for (const auto &vi : model.graph().output())
+    inferred[vi.name()] = &vi.type();
+
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error && lastDiagnostic.empty())
+      lastDiagnostic = diag.str();
+    return success();
+  });
+  OpBuilder mb(&ctx);
+  mb.setInsertionPointToEnd(module.getBody());
+  declareParams(mb);
+  func::FuncOp fn = buildForward();
+  module.getBody()->push_back(fn);
+  if (failed(verify(module)))
+    throw ImportError("internal: the imported IR does not verify: " + lastDiagnostic);
+  return owned;
+}
+
+} // namespace zeroc::onnximport

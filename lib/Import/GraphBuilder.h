@@ -1,0 +1,93 @@
+//===- GraphBuilder.h - state of one ONNX graph import ----------*- C++ -*-===//
+//
+// GraphBuilder walks the (validated) ONNX graph in order and keeps, for every
+// ONNX value name, its SSA value and, when it is known at compile time, its
+// host value. Shape arithmetic folds on the host; everything else becomes a
+// graph-dialect op whose result type the op's own inference computes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_LIB_IMPORT_GRAPHBUILDER_H
+#define ZEROC_LIB_IMPORT_GRAPHBUILDER_H
+
+#include "HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "onnx/onnx_pb.h"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace zeroc::onnximport {
+
+struct Entry {
+  mlir::Value value;                          // null until materialized
+  std::shared_ptr<const HostTensor> constant; // set when known at compile time
+  mlir::DenseElementsAttr attr;               // large constants, made on use
+  mlir::RankedTensorType type;
+};
+
+class GraphBuilder {
+public:
+  GraphBuilder(mlir::MLIRContext &ctx, const onnx::ModelProto &model,
+               const std::string &path);
+  mlir::OwningOpRef<mlir::ModuleOp> build();
+
+  // Element types and tensors.
+  mlir::Type elementType(int32_t dtype) const;
+  int32_t dtypeOf(mlir::Type elementType) const;
+  mlir::RankedTensorType tensorType(const std::vector<int64_t> &dims,
+                                    int32_t dtype) const;
+  HostTensor toHost(const onnx::TensorProto &tensor) const;
+  mlir::DenseElementsAttr toAttr(const onnx::TensorProto &tensor) const;
+
+  /// The SSA value of ONNX value `name`: loads parameters and materializes
+  /// constants on first use.
+  Entry &lookup(const std::string &name);
+  mlir::Value materialize(Entry &e, mlir::Location loc);
+
+  mlir::MLIRContext &getContext() { return ctx; }
+  mlir::OpBuilder &builder() { return b; }
+  const std::string &getPath() const { return path; }
+  int64_t opsetVersion() const { return opset; }
+  std::unordered_map<std::string, Entry> &valueTable() { return values; }
+  /// Records that output `name` exists in ONNX but has no IR value.
+  void markUnmodeled(const std::string &name, const std::string &reason) {
+    unmodeled[name] = reason;
+  }
+  /// Takes the first error diagnostic emitted since the last call.
+  std::string takeDiagnostic() {
+    std::string d = lastDiagnostic.empty() ? "invalid operation" : lastDiagnostic;
+    lastDiagnostic.clear();
+    return d;
+  }
+
+private:
+  void declareParams(mlir::OpBuilder &moduleBuilder);
+  void checkAgainstShapeInference(const std::string &name, const Entry &e);
+  mlir::func::FuncOp buildForward();
+
+  mlir::MLIRContext &ctx;
+  const onnx::ModelProto &model;
+  std::string path;
+  mlir::ModuleOp module;
+  mlir::OpBuilder b;
+  std::unordered_map<std::string, Entry> values;
+  std::unordered_map<std::string, std::string> unmodeled; // name -> reason
+  std::unordered_map<std::string, mlir::RankedTensorType> params;
+  std::unordered_map<std::string, const onnx::TypeProto *> inferred;
+  std::string lastDiagnostic;
+  int64_t opset = 17;
+  mlir::Block *entryBlock = nullptr;
+  mlir::Operation *lastParamLoad = nullptr;
+};
+
+/// Converts one node; defined in NodeConverter.cpp.
+void convertNode(GraphBuilder &builder, const onnx::NodeProto &node, int index);
+
+} // namespace zeroc::onnximport
+
+#endif // ZEROC_LIB_IMPORT_GRAPHBUILDER_H

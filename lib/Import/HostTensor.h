@@ -1,0 +1,81 @@
+//===- HostTensor.h - small host tensors for import-time folding -*- C++ -*-===//
+//
+// The importer folds the shape arithmetic that exporters emit (Shape, Gather
+// on shapes, Concat, Reshape targets, masks built from constants) on the host.
+// A HostTensor holds such a value: integers and booleans as int64, floats as
+// double, with the ONNX element type it stands for.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_LIB_IMPORT_HOSTTENSOR_H
+#define ZEROC_LIB_IMPORT_HOSTTENSOR_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace zeroc::onnximport {
+
+/// Thrown inside the importer; caught at the API boundary and turned into the
+/// one-line error users see.
+struct ImportError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Largest tensor the importer folds on the host (elements).
+inline constexpr int64_t kMaxFoldElements = int64_t(1) << 22;
+/// Largest tensor the importer accepts at all (elements).
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 32;
+
+/// Product of dims; throws on negative dims or overflow past the import cap.
+int64_t checkedNumElements(const std::vector<int64_t> &dims);
+
+struct HostTensor {
+  int32_t dtype = 0; // onnx::TensorProto_DataType
+  std::vector<int64_t> dims;
+  std::vector<int64_t> ints;   // for integer and bool dtypes
+  std::vector<double> floats;  // for float dtypes
+
+  bool isFloat() const;
+  int64_t numElements() const;
+  double getAsDouble(int64_t i) const;
+  int64_t getAsInt(int64_t i) const;
+  void resize(int64_t n);
+  void set(int64_t i, double v);
+
+  /// Builds the MLIR attribute for this value, with `type` as its type.
+  mlir::DenseElementsAttr toAttr(mlir::RankedTensorType type) const;
+};
+
+bool isFloatDType(int32_t dtype);
+
+} // namespace zeroc::onnximport
+
+#endif // ZEROC_LIB_IMPORT_HOSTTENSOR_H
+
+namespace zeroc::onnximport {
+
+/// Elementwise map over inputs broadcast to `outDims` (numpy rules, already
+/// checked by the caller); `fn` sees the inputs as doubles.
+HostTensor foldElementwise(const std::vector<const HostTensor *> &ins,
+                           const std::vector<int64_t> &outDims,
+                           int32_t outDtype,
+                           const std::function<double(const double *)> &fn);
+
+/// Strided slice with one normalized (start, step) and output size per dim.
+HostTensor foldSlice(const HostTensor &in, const std::vector<int64_t> &starts,
+                     const std::vector<int64_t> &steps,
+                     const std::vector<int64_t> &outDims);
+
+HostTensor foldGather(const HostTensor &data, const HostTensor &indices,
+                      int64_t axis);
+HostTensor foldConcat(const std::vector<const HostTensor *> &ins, int64_t axis);
+HostTensor foldTranspose(const HostTensor &in, const std::vector<int64_t> &perm);
+HostTensor foldTrilu(const HostTensor &in, bool upper, int64_t k);
+
+} // namespace zeroc::onnximport

@@ -1,0 +1,91 @@
+// RUN: zeroc-opt %s | zeroc-opt | FileCheck %s
+// RUN: zeroc-opt %s --mlir-print-op-generic | zeroc-opt | FileCheck %s
+
+// Tests that every graph op round-trips through its custom assembly format.
+
+// CHECK: graph.param trainable @fc.weight = dense<5.000000e-01> : tensor<3x4xf32>
+graph.param trainable @"fc.weight" = dense<0.5> : tensor<3x4xf32>
+// CHECK: graph.param @attn.bias = dense<true> : tensor<4x4xi1>
+graph.param @"attn.bias" = dense<true> : tensor<4x4xi1>
+
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"},
+                   %idx: tensor<2x4xi64> {graph.input = "idx"},
+                   %m: tensor<4x4xi1>)
+    -> (tensor<f32> {graph.output = "loss", graph.loss}) {
+  // CHECK: graph.load_param @fc.weight : tensor<3x4xf32>
+  %w = graph.load_param @"fc.weight" : tensor<3x4xf32>
+  // CHECK: graph.constant dense<[2, 3]> : tensor<2xi64>
+  %c = graph.constant dense<[2, 3]> : tensor<2xi64>
+  // CHECK: graph.gemm %{{.*}}, %{{.*}} {transB = true} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+  %g = graph.gemm %x, %w {transB = true} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+  // CHECK: graph.matmul %{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %sq = graph.cast %m : tensor<4x4xi1> -> tensor<4x4xf32>
+  %mm = graph.matmul %x, %sq : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  // CHECK: graph.add
+  %a = graph.add %mm, %x : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // CHECK: graph.sub
+  %s = graph.sub %a, %x : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // CHECK: graph.mul
+  %mu = graph.mul %s, %x : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // CHECK: graph.div
+  %d = graph.div %mu, %x : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // CHECK: graph.pow
+  %p = graph.pow %d, %x : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // CHECK: graph.equal %{{.*}} : tensor<2x4xi64>, tensor<2x4xi64> -> tensor<2x4xi1>
+  %e = graph.equal %idx, %idx : tensor<2x4xi64>, tensor<2x4xi64> -> tensor<2x4xi1>
+  // CHECK: graph.where
+  %wh = graph.where %e, %p, %x : tensor<2x4xi1>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  // CHECK: graph.neg
+  %u0 = graph.neg %wh : tensor<2x4xf32>
+  // CHECK: graph.sqrt
+  %u1 = graph.sqrt %u0 : tensor<2x4xf32>
+  // CHECK: graph.reciprocal
+  %u2 = graph.reciprocal %u1 : tensor<2x4xf32>
+  // CHECK: graph.relu
+  %u3 = graph.relu %u2 : tensor<2x4xf32>
+  // CHECK: graph.tanh
+  %u4 = graph.tanh %u3 : tensor<2x4xf32>
+  // CHECK: graph.sigmoid
+  %u5 = graph.sigmoid %u4 : tensor<2x4xf32>
+  // CHECK: graph.erf
+  %u6 = graph.erf %u5 : tensor<2x4xf32>
+  // CHECK: graph.exp
+  %u7 = graph.exp %u6 : tensor<2x4xf32>
+  // CHECK: graph.log
+  %u8 = graph.log %u7 : tensor<2x4xf32>
+  // CHECK: graph.dropout %{{.*}} {ratio = 1.000000e-01 : f64, training = true} : tensor<2x4xf32>
+  %dr = graph.dropout %u8 {ratio = 0.1 : f64, training = true} : tensor<2x4xf32>
+  // CHECK: graph.softmax %{{.*}} {axis = 1 : i64} : tensor<2x4xf32>
+  %sm = graph.softmax %dr {axis = 1 : i64} : tensor<2x4xf32>
+  // CHECK: graph.log_softmax
+  %ls = graph.log_softmax %sm {axis = 1 : i64} : tensor<2x4xf32>
+  // CHECK: graph.layer_norm
+  %gam = graph.constant dense<1.0> : tensor<4xf32>
+  %ln = graph.layer_norm %ls, %gam, %gam {axis = 1 : i64, epsilon = 1.0e-05 : f64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  // CHECK: graph.reduce_sum %{{.*}} {axes = [1], keepdims = true} : tensor<2x4xf32> -> tensor<2x1xf32>
+  %rs = graph.reduce_sum %ln {axes = [1], keepdims = true} : tensor<2x4xf32> -> tensor<2x1xf32>
+  // CHECK: graph.reduce_max
+  %rx = graph.reduce_max %ln {axes = [0], keepdims = false} : tensor<2x4xf32> -> tensor<4xf32>
+  // CHECK: graph.gather %{{.*}} {axis = 0 : i64} : tensor<3x4xf32>, tensor<2x4xi64> -> tensor<2x4x4xf32>
+  %ga = graph.gather %w, %idx {axis = 0 : i64} : tensor<3x4xf32>, tensor<2x4xi64> -> tensor<2x4x4xf32>
+  // CHECK: graph.reshape %{{.*}} : tensor<2x4x4xf32> -> tensor<8x4xf32>
+  %rh = graph.reshape %ga : tensor<2x4x4xf32> -> tensor<8x4xf32>
+  // CHECK: graph.transpose %{{.*}} {perm = [1, 0]} : tensor<8x4xf32> -> tensor<4x8xf32>
+  %tr = graph.transpose %rh {perm = [1, 0]} : tensor<8x4xf32> -> tensor<4x8xf32>
+  // CHECK: graph.expand %{{.*}} : tensor<4xf32> -> tensor<3x4xf32>
+  %ex = graph.expand %rx : tensor<4xf32> -> tensor<3x4xf32>
+  // CHECK: graph.slice %{{.*}} {ends = [4, -1], starts = [0, 7], steps = [1, -2]} : tensor<4x8xf32> -> tensor<4x4xf32>
+  %sl = graph.slice %tr {starts = [0, 7], ends = [4, -1], steps = [1, -2]} : tensor<4x8xf32> -> tensor<4x4xf32>
+  // CHECK: graph.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<4x4xf32>, tensor<3x4xf32>) -> tensor<7x4xf32>
+  %cc = graph.concat %sl, %ex {axis = 0 : i64} : (tensor<4x4xf32>, tensor<3x4xf32>) -> tensor<7x4xf32>
+  // CHECK: graph.trilu %{{.*}} {k = 0 : i64, upper = false} : tensor<7x4xf32>
+  %tl = graph.trilu %cc {upper = false, k = 0 : i64} : tensor<7x4xf32>
+  // CHECK: graph.softmax_cross_entropy_loss %{{.*}} {ignore_index = -100 : i64, reduction = "mean"} : tensor<7x4xf32>, tensor<7xi64> -> tensor<f32>
+  %lab = graph.constant dense<1> : tensor<7xi64>
+  %loss = graph.softmax_cross_entropy_loss %tl, %lab {reduction = "mean", ignore_index = -100 : i64} : tensor<7x4xf32>, tensor<7xi64> -> tensor<f32>
+  // CHECK: graph.reduce_mean
+  %rm = graph.reduce_mean %rs {axes = [0, 1], keepdims = false} : tensor<2x1xf32> -> tensor<f32>
+  %t = graph.add %loss, %rm : tensor<f32>, tensor<f32> -> tensor<f32>
+  return %t : tensor<f32>
+}

@@ -1,0 +1,26 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "zeroc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "gen_models.py", "fuzz_import.py",
+                   "expect_exit.py", "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.zeroc_obj_root)
+
+llvm_config.use_default_substitutions()
+config.substitutions.append(("%models", config.zeroc_models_dir))
+config.substitutions.append(("%python", config.zeroc_python))
+config.substitutions.append(
+    ("%expect-exit", config.zeroc_python + " " +
+     os.path.join(config.test_source_root, "expect_exit.py")))
+
+tool_dirs = [config.zeroc_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["zeroc", "zeroc-opt"], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
