@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build test demo clean
+.PHONY: all deps configure build test demo docs clean
 
 all: build
 
@@ -26,6 +26,12 @@ test: build
 
 demo: build
 	scripts/demo.sh $(BUILD)
+
+# Regenerates the ODS reference docs committed in docs/generated/.
+docs: build
+	cmake --build $(BUILD) --target mlir-doc
+	cp $(BUILD)/docs/Dialects/GraphDialect.md $(BUILD)/docs/Dialects/ZeroDialect.md \
+	   $(BUILD)/docs/Passes/ZerocPasses.md docs/generated/
 
 clean:
 	rm -rf $(BUILD)
