@@ -1,0 +1,222 @@
+//===- comm.cc - Communicator C API and argument validation -----*- C++ -*-===//
+//
+// Backend-independent entry points: validate, skip empty transfers, catch
+// exceptions, dispatch to the backend.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm_internal.h"
+#include "status_internal.h"
+
+#include <cstdint>
+#include <limits>
+
+namespace zeroc_rt {
+namespace {
+
+bool isReducibleDtype(zeroc_rt_dtype_t dtype) {
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F32:
+  case ZEROC_RT_DTYPE_F64:
+  case ZEROC_RT_DTYPE_I64:
+  case ZEROC_RT_DTYPE_I32:
+  case ZEROC_RT_DTYPE_U8:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Half-open byte ranges [a, a + aBytes) and [b, b + bBytes) intersect.
+bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
+  auto aBegin = reinterpret_cast<uintptr_t>(a);
+  auto bBegin = reinterpret_cast<uintptr_t>(b);
+  return aBytes > 0 && bBytes > 0 && aBegin < bBegin + bBytes &&
+         bBegin < aBegin + aBytes;
+}
+
+zeroc_rt_status_t checkComm(const zeroc_rt_comm_t *comm, const char *what) {
+  if (!comm)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: comm is NULL", what);
+  return nullptr;
+}
+
+/// Checks dtype (and op when `reduces`), and computes `elements * dtype size *
+/// multiplier` into `bytes` without overflow (`multiplier` covers the
+/// size-times-larger buffers of all_gather and reduce_scatter).
+zeroc_rt_status_t checkTransfer(const char *what, zeroc_rt_dtype_t dtype,
+                                bool reduces, zeroc_rt_reduce_op_t op,
+                                size_t elements, size_t multiplier,
+                                size_t &blockBytes, size_t &totalBytes) {
+  size_t elementSize = zeroc_rt_dtype_size(dtype);
+  if (elementSize == 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: invalid dtype %d",
+                          what, static_cast<int>(dtype));
+  if (reduces && !isReducibleDtype(dtype))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: reductions do not support dtype %s (supported: "
+                          "f32, f64, i64, i32, u8)",
+                          what, zeroc_rt_dtype_name(dtype));
+  if (reduces && op != ZEROC_RT_REDUCE_SUM && op != ZEROC_RT_REDUCE_MAX)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: invalid reduce op %d",
+                          what, static_cast<int>(op));
+  constexpr size_t kMax = std::numeric_limits<size_t>::max();
+  if (elements > kMax / elementSize ||
+      elements * elementSize > kMax / multiplier)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: %zu elements of %s overflow the address space",
+                          what, elements, zeroc_rt_dtype_name(dtype));
+  blockBytes = elements * elementSize;
+  totalBytes = blockBytes * multiplier;
+  return nullptr;
+}
+
+zeroc_rt_status_t checkBuffers(const char *what, const void *send,
+                               const void *recv) {
+  if (!send || !recv)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: %s buffer is NULL",
+                          what, send ? "receive" : "send");
+  return nullptr;
+}
+
+zeroc_rt_status_t barrier(zeroc_rt_comm_t *comm) {
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, "barrier"));
+  return comm->barrier();
+}
+
+zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
+                            size_t count, zeroc_rt_dtype_t dtype,
+                            zeroc_rt_reduce_op_t op) {
+  const char *what = "all_reduce";
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
+  size_t bytes, unused;
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkTransfer(what, dtype, true, op, count, 1, bytes, unused));
+  if (count == 0)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
+  if (send != recv && overlaps(send, bytes, recv, bytes))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: send and receive buffers partially overlap "
+                          "(pass the same pointer for in-place)",
+                          what);
+  return comm->allReduce(send, recv, count, dtype, op);
+}
+
+zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
+                            size_t countPerRank, zeroc_rt_dtype_t dtype) {
+  const char *what = "all_gather";
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
+  size_t blockBytes, totalBytes;
+  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, false,
+                                         ZEROC_RT_REDUCE_SUM, countPerRank,
+                                         comm->size, blockBytes, totalBytes));
+  if (countPerRank == 0)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
+  const void *ownBlock =
+      static_cast<const char *>(recv) + blockBytes * comm->rank;
+  if (send != ownBlock && overlaps(send, blockBytes, recv, totalBytes))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: send buffer overlaps the receive buffer other "
+                          "than at this rank's block (in-place form)",
+                          what);
+  return comm->allGather(send, recv, countPerRank, dtype);
+}
+
+zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
+                                void *recv, size_t countPerRank,
+                                zeroc_rt_dtype_t dtype,
+                                zeroc_rt_reduce_op_t op) {
+  const char *what = "reduce_scatter";
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
+  size_t blockBytes, totalBytes;
+  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, true, op, countPerRank,
+                                         comm->size, blockBytes, totalBytes));
+  if (countPerRank == 0)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
+  if (overlaps(send, totalBytes, recv, blockBytes))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: send and receive buffers overlap", what);
+  return comm->reduceScatter(send, recv, countPerRank, dtype, op);
+}
+
+zeroc_rt_status_t broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
+                            zeroc_rt_dtype_t dtype, int root) {
+  const char *what = "broadcast";
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
+  size_t bytes, unused;
+  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(
+      what, dtype, false, ZEROC_RT_REDUCE_SUM, count, 1, bytes, unused));
+  if (root < 0 || root >= comm->size)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: root %d is outside [0, %d)", what, root,
+                          comm->size);
+  if (count == 0)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, buf, buf));
+  return comm->broadcast(buf, count, dtype, root);
+}
+
+} // namespace
+} // namespace zeroc_rt
+
+extern "C" {
+
+const char *zeroc_rt_comm_backend(const zeroc_rt_comm_t *comm) {
+  return comm ? comm->backendName() : "";
+}
+
+int zeroc_rt_comm_rank(const zeroc_rt_comm_t *comm) {
+  return comm ? comm->rank : -1;
+}
+
+int zeroc_rt_comm_size(const zeroc_rt_comm_t *comm) {
+  return comm ? comm->size : 0;
+}
+
+zeroc_rt_status_t zeroc_rt_comm_barrier(zeroc_rt_comm_t *comm) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::barrier(comm));
+}
+
+zeroc_rt_status_t zeroc_rt_comm_all_reduce(zeroc_rt_comm_t *comm,
+                                           const void *sendbuf, void *recvbuf,
+                                           size_t count, zeroc_rt_dtype_t dtype,
+                                           zeroc_rt_reduce_op_t op) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      zeroc_rt::allReduce(comm, sendbuf, recvbuf, count, dtype, op));
+}
+
+zeroc_rt_status_t zeroc_rt_comm_all_gather(zeroc_rt_comm_t *comm,
+                                           const void *sendbuf, void *recvbuf,
+                                           size_t count_per_rank,
+                                           zeroc_rt_dtype_t dtype) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      zeroc_rt::allGather(comm, sendbuf, recvbuf, count_per_rank, dtype));
+}
+
+zeroc_rt_status_t
+zeroc_rt_comm_reduce_scatter(zeroc_rt_comm_t *comm, const void *sendbuf,
+                             void *recvbuf, size_t count_per_rank,
+                             zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::reduceScatter(
+      comm, sendbuf, recvbuf, count_per_rank, dtype, op));
+}
+
+zeroc_rt_status_t zeroc_rt_comm_broadcast(zeroc_rt_comm_t *comm, void *buf,
+                                          size_t count, zeroc_rt_dtype_t dtype,
+                                          int root) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      zeroc_rt::broadcast(comm, buf, count, dtype, root));
+}
+
+zeroc_rt_status_t zeroc_rt_comm_finalize(zeroc_rt_comm_t *comm) {
+  if (!comm)
+    return nullptr;
+  zeroc_rt_status_t status = ZEROC_RT_GUARD_EXCEPTIONS(comm->finalize());
+  delete comm;
+  return status;
+}
+
+} // extern "C"

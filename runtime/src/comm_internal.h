@@ -1,0 +1,44 @@
+//===- comm_internal.h - Communicator backend interface ---------*- C++ -*-===//
+//
+// zeroc_rt_comm_t is a C++ object with one subclass per backend. The C entry
+// points in comm.cc validate all arguments (dtypes, ops, roots, NULL buffers,
+// overlap, overflow) and skip zero counts before dispatching, so backends may
+// assume well-formed calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_SRC_COMM_INTERNAL_H
+#define ZEROC_RT_SRC_COMM_INTERNAL_H
+
+#include "zeroc_rt/comm.h"
+
+struct zeroc_rt_comm {
+  zeroc_rt_comm(int rank, int size) : rank(rank), size(size) {}
+  virtual ~zeroc_rt_comm() = default;
+  zeroc_rt_comm(const zeroc_rt_comm &) = delete;
+  zeroc_rt_comm &operator=(const zeroc_rt_comm &) = delete;
+
+  virtual const char *backendName() const = 0;
+  virtual zeroc_rt_status_t barrier() = 0;
+  /// `recv == send` means in place.
+  virtual zeroc_rt_status_t allReduce(const void *send, void *recv,
+                                      size_t count, zeroc_rt_dtype_t dtype,
+                                      zeroc_rt_reduce_op_t op) = 0;
+  /// `send == recv + rank * countPerRank` means in place.
+  virtual zeroc_rt_status_t allGather(const void *send, void *recv,
+                                      size_t countPerRank,
+                                      zeroc_rt_dtype_t dtype) = 0;
+  virtual zeroc_rt_status_t reduceScatter(const void *send, void *recv,
+                                          size_t countPerRank,
+                                          zeroc_rt_dtype_t dtype,
+                                          zeroc_rt_reduce_op_t op) = 0;
+  virtual zeroc_rt_status_t broadcast(void *buf, size_t count,
+                                      zeroc_rt_dtype_t dtype, int root) = 0;
+  /// Releases backend resources; called exactly once, before destruction.
+  virtual zeroc_rt_status_t finalize() = 0;
+
+  const int rank;
+  const int size;
+};
+
+#endif // ZEROC_RT_SRC_COMM_INTERNAL_H

@@ -1,0 +1,237 @@
+//===- comm_mpi.cc - MPI communicator backend -------------------*- C++ -*-===//
+//
+// Each communicator owns a duplicate of MPI_COMM_WORLD whose error handler is
+// MPI_ERRORS_RETURN, so failures come back as codes and become statuses
+// instead of aborting the job. MPI is initialized on demand; if this backend
+// initialized it, MPI_Finalize runs when the last communicator is finalized.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm_internal.h"
+#include "status_internal.h"
+
+#include <climits>
+#include <mpi.h>
+#include <new>
+
+namespace zeroc_rt {
+namespace {
+
+/// Process-wide MPI lifetime bookkeeping. Not locked: communicators are
+/// created and finalized from the thread that initializes MPI.
+struct MpiLifetime {
+  bool initializedByUs = false;
+  int liveComms = 0;
+};
+MpiLifetime mpiLifetime;
+
+zeroc_rt_status_t mpiError(int code, const char *call, const char *file,
+                           int line) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    text[0] = '\0';
+  int errorClass = code;
+  MPI_Error_class(code, &errorClass);
+  return zeroc_rt_status_make(ZEROC_RT_COMM_ERROR, file, line,
+                              "%s failed: %s (MPI error class %d)", call, text,
+                              errorClass);
+}
+
+/// Evaluates an MPI call and returns a COMM_ERROR status if it fails.
+#define ZEROC_RT_MPI_CALL(call)                                                \
+  do {                                                                         \
+    int zeroc_rt_mpi_rc_ = (call);                                             \
+    if (zeroc_rt_mpi_rc_ != MPI_SUCCESS)                                       \
+      return mpiError(zeroc_rt_mpi_rc_, #call, __FILE__, __LINE__);            \
+  } while (0)
+
+/// MPI datatype and element count for a transfer. Types without an MPI
+/// equivalent (f16, bf16, bool) are moved as bytes; only non-reducing
+/// collectives see them (comm.cc validates).
+struct MpiBuffer {
+  MPI_Datatype type;
+  int count;
+};
+
+zeroc_rt_status_t toMpiBuffer(zeroc_rt_dtype_t dtype, size_t count,
+                              const char *what, MpiBuffer &out) {
+  out.type = MPI_DATATYPE_NULL;
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F32:
+    out.type = MPI_FLOAT;
+    break;
+  case ZEROC_RT_DTYPE_F64:
+    out.type = MPI_DOUBLE;
+    break;
+  case ZEROC_RT_DTYPE_I64:
+    out.type = MPI_INT64_T;
+    break;
+  case ZEROC_RT_DTYPE_I32:
+    out.type = MPI_INT32_T;
+    break;
+  case ZEROC_RT_DTYPE_U8:
+    out.type = MPI_UINT8_T;
+    break;
+  case ZEROC_RT_DTYPE_F16:
+  case ZEROC_RT_DTYPE_BF16:
+  case ZEROC_RT_DTYPE_BOOL:
+    out.type = MPI_BYTE;
+    count *= zeroc_rt_dtype_size(dtype);
+    break;
+  }
+  if (out.type == MPI_DATATYPE_NULL)
+    return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL, "%s: unmapped dtype %d", what,
+                          static_cast<int>(dtype));
+  if (count > static_cast<size_t>(INT_MAX))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: %zu MPI elements exceed the MPI int count "
+                          "limit of %d",
+                          what, count, INT_MAX);
+  out.count = static_cast<int>(count);
+  return nullptr;
+}
+
+MPI_Op toMpiOp(zeroc_rt_reduce_op_t op) {
+  return op == ZEROC_RT_REDUCE_MAX ? MPI_MAX : MPI_SUM;
+}
+
+class MpiComm final : public zeroc_rt_comm {
+public:
+  MpiComm(MPI_Comm comm, int rank, int size)
+      : zeroc_rt_comm(rank, size), comm(comm) {}
+
+  const char *backendName() const override { return "mpi"; }
+
+  zeroc_rt_status_t barrier() override {
+    ZEROC_RT_MPI_CALL(MPI_Barrier(comm));
+    return nullptr;
+  }
+
+  zeroc_rt_status_t allReduce(const void *send, void *recv, size_t count,
+                              zeroc_rt_dtype_t dtype,
+                              zeroc_rt_reduce_op_t op) override {
+    MpiBuffer buf;
+    ZEROC_RT_RETURN_IF_ERROR(toMpiBuffer(dtype, count, "all_reduce", buf));
+    const void *source = send == recv ? MPI_IN_PLACE : send;
+    ZEROC_RT_MPI_CALL(
+        MPI_Allreduce(source, recv, buf.count, buf.type, toMpiOp(op), comm));
+    return nullptr;
+  }
+
+  zeroc_rt_status_t allGather(const void *send, void *recv, size_t countPerRank,
+                              zeroc_rt_dtype_t dtype) override {
+    MpiBuffer buf;
+    ZEROC_RT_RETURN_IF_ERROR(
+        toMpiBuffer(dtype, countPerRank, "all_gather", buf));
+    const void *ownBlock = static_cast<const char *>(recv) +
+                           countPerRank * zeroc_rt_dtype_size(dtype) * rank;
+    if (send == ownBlock)
+      ZEROC_RT_MPI_CALL(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv,
+                                      buf.count, buf.type, comm));
+    else
+      ZEROC_RT_MPI_CALL(MPI_Allgather(send, buf.count, buf.type, recv,
+                                      buf.count, buf.type, comm));
+    return nullptr;
+  }
+
+  zeroc_rt_status_t reduceScatter(const void *send, void *recv,
+                                  size_t countPerRank, zeroc_rt_dtype_t dtype,
+                                  zeroc_rt_reduce_op_t op) override {
+    MpiBuffer buf;
+    ZEROC_RT_RETURN_IF_ERROR(
+        toMpiBuffer(dtype, countPerRank, "reduce_scatter", buf));
+    ZEROC_RT_MPI_CALL(MPI_Reduce_scatter_block(send, recv, buf.count, buf.type,
+                                               toMpiOp(op), comm));
+    return nullptr;
+  }
+
+  zeroc_rt_status_t broadcast(void *data, size_t count, zeroc_rt_dtype_t dtype,
+                              int root) override {
+    MpiBuffer buf;
+    ZEROC_RT_RETURN_IF_ERROR(toMpiBuffer(dtype, count, "broadcast", buf));
+    ZEROC_RT_MPI_CALL(MPI_Bcast(data, buf.count, buf.type, root, comm));
+    return nullptr;
+  }
+
+  zeroc_rt_status_t finalize() override {
+    int rc = MPI_Comm_free(&comm);
+    const char *failedCall = "MPI_Comm_free";
+    if (--mpiLifetime.liveComms == 0 && mpiLifetime.initializedByUs) {
+      mpiLifetime.initializedByUs = false;
+      int finalizeRc = MPI_Finalize();
+      if (rc == MPI_SUCCESS && finalizeRc != MPI_SUCCESS) {
+        rc = finalizeRc;
+        failedCall = "MPI_Finalize";
+      }
+    }
+    if (rc != MPI_SUCCESS)
+      return mpiError(rc, failedCall, __FILE__, __LINE__);
+    return nullptr;
+  }
+
+private:
+  MPI_Comm comm;
+};
+
+zeroc_rt_status_t ensureMpiInitialized(int *argc, char ***argv) {
+  int finalized = 0;
+  ZEROC_RT_MPI_CALL(MPI_Finalized(&finalized));
+  if (finalized)
+    return ZEROC_RT_ERROR(ZEROC_RT_COMM_ERROR,
+                          "comm_init_mpi: MPI is already finalized and cannot "
+                          "be initialized again");
+  int initialized = 0;
+  ZEROC_RT_MPI_CALL(MPI_Initialized(&initialized));
+  if (initialized)
+    return nullptr;
+  // Serialized lets a later communication thread issue calls; the runtime
+  // itself only calls MPI from one thread at a time.
+  int provided = 0;
+  ZEROC_RT_MPI_CALL(
+      MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
+  mpiLifetime.initializedByUs = true;
+  // Errors on MPI_COMM_WORLD itself (e.g. while duplicating it) must not
+  // abort either. Only done when we own MPI, to respect an embedding program.
+  ZEROC_RT_MPI_CALL(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  return nullptr;
+}
+
+zeroc_rt_status_t createMpiComm(int *argc, char ***argv,
+                                zeroc_rt_comm_t **out) {
+  ZEROC_RT_RETURN_IF_ERROR(ensureMpiInitialized(argc, argv));
+  MPI_Comm comm = MPI_COMM_NULL;
+  ZEROC_RT_MPI_CALL(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+  int rank = 0, size = 0;
+  int rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_rank(comm, &rank);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_size(comm, &size);
+  MpiComm *mpiComm = nullptr;
+  if (rc == MPI_SUCCESS)
+    mpiComm = new (std::nothrow) MpiComm(comm, rank, size);
+  if (!mpiComm) {
+    MPI_Comm_free(&comm);
+    if (rc != MPI_SUCCESS)
+      return mpiError(rc, "comm_init_mpi: querying the communicator", __FILE__,
+                      __LINE__);
+    return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
+                          "comm_init_mpi: cannot allocate the communicator");
+  }
+  ++mpiLifetime.liveComms;
+  *out = mpiComm;
+  return nullptr;
+}
+
+} // namespace
+} // namespace zeroc_rt
+
+extern "C" zeroc_rt_status_t zeroc_rt_comm_init_mpi(int *argc, char ***argv,
+                                                    zeroc_rt_comm_t **out) {
+  if (!out)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "comm_init_mpi: output pointer is NULL");
+  *out = nullptr;
+  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::createMpiComm(argc, argv, out));
+}
