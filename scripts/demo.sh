@@ -12,7 +12,8 @@ cp "$out/models/gpt2.onnx" "$out/gpt2.onnx"
 echo "== zeroc import $out/gpt2.onnx --dump-ir $out/ir"
 "$build/bin/zeroc" import "$out/gpt2.onnx" --dump-ir "$out/ir" --elide-constants \
   -o "$out/gpt2.mlir"
-sed -n '1,/func.func/p' "$out/gpt2.mlir" | head -40
+sed -n '/func.func/,+24p' "$out/gpt2.mlir"
+echo "  ..."
 grep -c '= graph\.' "$out/gpt2.mlir" | xargs echo "graph ops:"
 echo "== per-phase IR in $out/ir:"
 ls "$out/ir"
