@@ -21,6 +21,8 @@ bool isStaticTensor(Type t) {
 
 struct VerifyImportedGraphPass
     : zeroc::impl::VerifyImportedGraphBase<VerifyImportedGraphPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto forward = module.lookupSymbol<func::FuncOp>("forward");
@@ -50,7 +52,7 @@ struct VerifyImportedGraphPass
         return fn.emitOpError("loss result ")
                << i << " must be a floating-point scalar, got " << t;
     }
-    if (losses != 1)
+    if (losses != 1 && (requireLoss || losses > 1))
       return fn.emitOpError("must mark exactly one result with graph.loss, found ")
              << losses;
     WalkResult walk = fn.walk([&](Operation *op) {

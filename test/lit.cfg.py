@@ -16,7 +16,9 @@ config.test_exec_root = os.path.join(config.zeroc_obj_root)
 
 llvm_config.use_default_substitutions()
 config.substitutions.append(("%models", config.zeroc_models_dir))
-config.substitutions.append(("%python", config.zeroc_python))
+# Debian's interpreter, which has torch and onnx (lit's own %python is the
+# one running lit).
+config.substitutions.append(("%system-python", config.zeroc_python))
 config.substitutions.append(
     ("%expect-exit", config.zeroc_python + " " +
      os.path.join(config.test_source_root, "expect_exit.py")))

@@ -17,7 +17,7 @@ using namespace mlir;
 
 namespace zeroc {
 
-std::vector<Phase> importPhases() {
+std::vector<Phase> importPhases(bool requireLoss) {
   return {
       {"canonicalize",
        [](OpPassManager &pm) {
@@ -25,7 +25,11 @@ std::vector<Phase> importPhases() {
          pm.addPass(createCSEPass());
        }},
       {"verify-imported-graph",
-       [](OpPassManager &pm) { pm.addPass(createVerifyImportedGraph()); }},
+       [requireLoss](OpPassManager &pm) {
+         VerifyImportedGraphOptions options;
+         options.requireLoss = requireLoss;
+         pm.addPass(createVerifyImportedGraph(options));
+       }},
   };
 }
 

@@ -77,8 +77,8 @@ std::vector<int64_t> dimsOf(const onnx::TensorProto &t) {
 } // namespace
 
 GraphBuilder::GraphBuilder(MLIRContext &ctx, const onnx::ModelProto &model,
-                           const std::string &path)
-    : ctx(ctx), model(model), path(path), b(&ctx) {}
+                           const std::string &path, bool allowNoLoss)
+    : ctx(ctx), model(model), path(path), b(&ctx), allowNoLoss(allowNoLoss) {}
 
 Type GraphBuilder::elementType(int32_t dtype) const {
   using TP = onnx::TensorProto;
@@ -311,7 +311,7 @@ func::FuncOp GraphBuilder::buildForward() {
                    os.str() + ")";
     results.push_back(e.value);
   }
-  if (lossIndex < 0)
+  if (lossIndex < 0 && !allowNoLoss)
     throw ImportError("the model has no scalar floating-point output to train "
                       "on (outputs: " + outputsSeen +
                       "); export a model whose forward returns the loss");
@@ -320,7 +320,8 @@ func::FuncOp GraphBuilder::buildForward() {
   for (size_t i = 0; i < results.size(); ++i)
     fn.setResultAttr(i, graph::kOutputAttrName,
                      b.getStringAttr(g.output(i).name()));
-  fn.setResultAttr(lossIndex, graph::kLossAttrName, b.getUnitAttr());
+  if (lossIndex >= 0)
+    fn.setResultAttr(lossIndex, graph::kLossAttrName, b.getUnitAttr());
   return fn;
 }
 

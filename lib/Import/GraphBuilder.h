@@ -33,7 +33,7 @@ struct Entry {
 class GraphBuilder {
 public:
   GraphBuilder(mlir::MLIRContext &ctx, const onnx::ModelProto &model,
-               const std::string &path);
+               const std::string &path, bool allowNoLoss = false);
   mlir::OwningOpRef<mlir::ModuleOp> build();
 
   // Element types and tensors.
@@ -81,6 +81,7 @@ private:
   std::unordered_map<std::string, const onnx::TypeProto *> inferred;
   std::string lastDiagnostic;
   int64_t opset = 17;
+  bool allowNoLoss;
   mlir::Block *entryBlock = nullptr;
   mlir::Operation *lastParamLoad = nullptr;
 };

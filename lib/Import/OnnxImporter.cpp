@@ -11,7 +11,7 @@ importOnnxModel(mlir::MLIRContext &context, const std::string &path,
                 const OnnxImportOptions &options, std::string &error) {
   try {
     onnx::ModelProto model = onnximport::loadModel(path, options.inputShapes);
-    onnximport::GraphBuilder builder(context, model, path);
+    onnximport::GraphBuilder builder(context, model, path, options.allowNoLoss);
     return builder.build();
   } catch (const onnximport::ImportError &e) {
     error = path + ": " + e.what();

@@ -294,7 +294,7 @@ void bindInputShapes(
     }
     for (int d = 0; d < shape->dim_size(); ++d) {
       const auto &dim = shape->dim(d);
-      if (dim.has_dim_value() && dim.dim_value() > 0)
+      if (dim.has_dim_value() && dim.dim_value() >= 0)
         continue;
       std::string sym = dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unknown";
       throw ImportError("graph input '" + input.name() + "' dim " +

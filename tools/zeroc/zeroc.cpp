@@ -31,7 +31,9 @@ const char *kUsage =
     "  --input-shape NAME=D0,D1,...  bind the dims of a graph input (repeatable)\n"
     "  --dump-ir DIR                 write one .mlir file per phase into DIR\n"
     "  -o FILE                       write the IR to FILE instead of stdout\n"
-    "  --elide-constants             print large constants as __elided__\n";
+    "  --elide-constants             print large constants as __elided__\n"
+    "  --allow-no-loss               accept a model without a scalar loss output\n"
+    "                                (inference graphs, ONNX node tests)\n";
 
 int usageError(const std::string &msg) {
   llvm::errs() << "zeroc: error: " << msg << "\n" << kUsage;
@@ -80,6 +82,8 @@ int runImport(int argc, char **argv) {
       if (i + 1 >= argc)
         return usageError("-o needs a file name");
       args.output = argv[++i];
+    } else if (a == "--allow-no-loss") {
+      args.options.allowNoLoss = true;
     } else if (a == "--elide-constants") {
       args.elide = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -104,7 +108,8 @@ int runImport(int argc, char **argv) {
       zeroc::importOnnxModel(context, args.model, args.options, error);
   if (!module)
     return fail(error);
-  if (!zeroc::runPhases(*module, zeroc::importPhases(), args.dumpDir, error))
+  if (!zeroc::runPhases(*module, zeroc::importPhases(!args.options.allowNoLoss),
+                        args.dumpDir, error))
     return fail(args.model + ": " + error);
 
   std::string text;

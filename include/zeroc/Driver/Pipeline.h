@@ -18,7 +18,7 @@ struct Phase {
 };
 
 /// The phases that follow ONNX import in `zeroc import`.
-std::vector<Phase> importPhases();
+std::vector<Phase> importPhases(bool requireLoss = true);
 
 /// Runs `phases` on `module`. With a non-empty `dumpDir`, writes
 /// DIR/NN-<phase>.mlir after import (NN = 00) and after each phase; files

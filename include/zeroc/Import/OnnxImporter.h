@@ -14,6 +14,9 @@ namespace zeroc {
 struct OnnxImportOptions {
   /// Static dims for graph inputs, from --input-shape NAME=D0,D1,...
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Accept a model without a scalar float output (nothing is marked
+  /// graph.loss): for inspecting inference graphs and ONNX's node tests.
+  bool allowNoLoss = false;
 };
 
 /// Imports the ONNX model at `path` into a module holding graph.param symbols

@@ -27,6 +27,10 @@ def VerifyImportedGraph : Pass<"zero-verify-imported-graph", "::mlir::ModuleOp">
     ```
   }];
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
+  let options = [
+    Option<"requireLoss", "require-loss", "bool", /*default=*/"true",
+           "Require exactly one graph.loss result (off for inference graphs)">,
+  ];
 }
 
 #endif // ZEROC_PASSES_PASSES_TD
