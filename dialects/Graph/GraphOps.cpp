@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace zeroc::graph;
@@ -47,7 +48,7 @@ LogicalResult CastOp::verify() {
 
 LogicalResult DropoutOp::verify() {
   double ratio = getRatio().convertToDouble();
-  if (ratio < 0.0 || ratio >= 1.0)
+  if (!(ratio >= 0.0 && ratio < 1.0))
     return emitOpError("ratio must be in [0, 1), got ")
            << getRatio().convertToDouble();
   return success();
@@ -89,7 +90,7 @@ LogicalResult LayerNormOp::verify() {
     return failure();
   if (getBias() && failed(check(getBias(), "bias")))
     return failure();
-  if (getEpsilon().convertToDouble() <= 0.0)
+  if (!(getEpsilon().convertToDouble() > 0.0))
     return emitOpError("epsilon must be positive");
   return success();
 }
@@ -126,6 +127,64 @@ LogicalResult ExpandOp::verify() {
 LogicalResult TriluOp::verify() {
   if (getType().getRank() < 2)
     return emitOpError("input must have rank >= 2");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult UnaryGradOp::verify() {
+  static const llvm::StringSet<> kinds = {"neg",  "sqrt", "reciprocal",
+                                          "relu", "tanh", "sigmoid",
+                                          "erf",  "exp",  "log"};
+  if (!kinds.contains(getOp()))
+    return emitOpError("unknown unary op '") << getOp() << "'";
+  return success();
+}
+
+LogicalResult SumToOp::verify() {
+  ArrayRef<int64_t> in = getInput().getType().getShape();
+  FailureOr<SmallVector<int64_t>> b = broadcastShapes(getType().getShape(), in);
+  if (failed(b) || ArrayRef<int64_t>(*b) != in)
+    return emitOpError("result shape does not broadcast to the input shape");
+  return success();
+}
+
+OpFoldResult SumToOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult GatherGradOp::verify() {
+  auto data = getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= data.getRank())
+    return emitOpError("axis ") << axis << " is out of range for rank "
+                                << data.getRank();
+  SmallVector<int64_t> expected(data.getShape().take_front(axis));
+  llvm::append_range(expected, getIndices().getType().getShape());
+  llvm::append_range(expected, data.getShape().drop_front(axis + 1));
+  if (getGrad().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("grad shape does not match gathering the result type");
+  return success();
+}
+
+LogicalResult SliceGradOp::verify() {
+  SmallVector<Type> inferred;
+  NamedAttrList attrs;
+  attrs.set("starts", getStartsAttr());
+  attrs.set("ends", getEndsAttr());
+  attrs.set("steps", getStepsAttr());
+  if (failed(SliceOp::inferReturnTypes(getContext(), getLoc(), {getResult()},
+                                       attrs.getDictionary(getContext()),
+                                       nullptr, {}, inferred)))
+    return failure();
+  if (inferred[0] != getGrad().getType())
+    return emitOpError("grad type ")
+           << getGrad().getType() << " does not match slicing the result: "
+           << inferred[0];
   return success();
 }
 

@@ -53,6 +53,15 @@ LogicalResult inferBroadcast(std::optional<Location> loc, StringRef opName,
 
 } // namespace
 
+int64_t zeroc::graph::sliceSize(int64_t start, int64_t end, int64_t step) {
+  uint64_t span = step > 0 ? uint64_t(end) - uint64_t(start)
+                           : uint64_t(start) - uint64_t(end);
+  if ((step > 0 && end <= start) || (step < 0 && start <= end))
+    return 0;
+  uint64_t absStep = step > 0 ? uint64_t(step) : uint64_t(0) - uint64_t(step);
+  return static_cast<int64_t>(1 + (span - 1) / absStep);
+}
+
 FailureOr<SmallVector<int64_t>>
 zeroc::graph::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
   size_t rank = std::max(lhs.size(), rhs.size());
@@ -334,9 +343,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                       std::to_string(start) + ":" + std::to_string(end) + ":" +
                       std::to_string(step) + "] is not normalized for size " +
                       std::to_string(dim));
-    int64_t span = step > 0 ? end - start : start - end;
-    int64_t absStep = step > 0 ? step : -step;
-    shape.push_back((span + absStep - 1) / absStep);
+    shape.push_back(sliceSize(start, end, step));
   }
   results.push_back(RankedTensorType::get(shape, t.getElementType()));
   return success();

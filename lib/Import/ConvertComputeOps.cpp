@@ -189,7 +189,7 @@ void convertDropout(NodeConverter &c) {
       throw ImportError("training_mode must be a scalar");
     training = t.getAsDouble(0) != 0;
   }
-  if (ratio < 0 || ratio >= 1)
+  if (!(ratio >= 0 && ratio < 1))
     throw ImportError("ratio " + std::to_string(ratio) + " is outside [0, 1)");
   c.unmodeledOutputs(1, "Dropout's mask output");
   if (!training || ratio == 0) {

@@ -278,9 +278,7 @@ void emitSlice(NodeConverter &c, int out, const std::vector<int64_t> &starts,
                const std::vector<int64_t> &steps) {
   std::vector<int64_t> dims;
   for (size_t d = 0; d < starts.size(); ++d) {
-    int64_t span = steps[d] > 0 ? ends[d] - starts[d] : starts[d] - ends[d];
-    int64_t step = std::abs(steps[d]);
-    dims.push_back((span + step - 1) / step);
+    dims.push_back(graph::sliceSize(starts[d], ends[d], steps[d]));
   }
   if (c.isConst(0)) {
     c.setOutput(out, foldSlice(*c.input(0).constant, starts, steps, dims));
@@ -411,7 +409,7 @@ void convertTranspose(NodeConverter &c) {
 void convertExpand(NodeConverter &c) {
   std::vector<int64_t> in = shapeOf(c.type(0));
   std::vector<int64_t> out = broadcastOrThrow(in, c.constInts(1, "shape"));
-  if (c.isConst(0)) {
+  if (c.isConst(0) && checkedNumElements(out) <= kMaxFoldElements) {
     c.setOutput(0, foldElementwise({c.input(0).constant.get()}, out,
                                    c.input(0).constant->dtype,
                                    [](const double *a) { return a[0]; }));
@@ -437,7 +435,7 @@ void convertCast(NodeConverter &c) {
     h.resize(in.numElements());
     for (int64_t i = 0; i < in.numElements(); ++i) {
       if (!in.isFloat() && !h.isFloat())
-        h.ints[i] = h.dtype == TP::BOOL ? in.ints[i] != 0 : in.ints[i];
+        h.ints[i] = narrowInt(in.ints[i], h.dtype);
       else
         h.set(i, in.getAsDouble(i));
     }

@@ -1,5 +1,6 @@
 //===- GraphBuilder.cpp - ONNX graph to func.func @forward ----------------===//
 #include "GraphBuilder.h"
+#include "OnnxGraphChecks.h"
 #include "OnnxModelLoader.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
@@ -16,22 +17,11 @@ namespace zeroc::onnximport {
 
 namespace {
 
-int64_t byteWidth(int32_t dtype) {
-  using TP = onnx::TensorProto;
-  switch (dtype) {
-  case TP::FLOAT: case TP::INT32: return 4;
-  case TP::DOUBLE: case TP::INT64: return 8;
-  case TP::FLOAT16: case TP::BFLOAT16: return 2;
-  case TP::BOOL: case TP::INT8: return 1;
-  default: return 0;
-  }
-}
-
 /// The tensor's elements as packed little-endian bytes, whichever field of
 /// the proto holds them; throws when the count does not match the dims.
 std::string packedBytes(const onnx::TensorProto &t, int64_t count) {
   using TP = onnx::TensorProto;
-  int64_t width = byteWidth(t.data_type());
+  int64_t width = elementBytes(t.data_type());
   if (width == 0)
     throw ImportError("tensor '" + t.name() + "' has an unsupported element type");
   auto mismatch = [&](int64_t have) {
@@ -45,10 +35,11 @@ std::string packedBytes(const onnx::TensorProto &t, int64_t count) {
       throw mismatch(static_cast<int64_t>(t.raw_data().size()) / width);
     return t.raw_data();
   }
-  std::string out(static_cast<size_t>(count * width), '\0');
+  std::string out;
   auto fill = [&](const auto &field, auto convert) {
     if (field.size() != count)
       throw mismatch(field.size());
+    out.assign(static_cast<size_t>(count * width), '\0');
     for (int64_t i = 0; i < count; ++i) {
       auto v = convert(field.Get(i));
       std::memcpy(&out[i * width], &v, width);
@@ -166,8 +157,18 @@ HostTensor GraphBuilder::toHost(const onnx::TensorProto &t) const {
 
 void GraphBuilder::declareParams(OpBuilder &mb) {
   for (const auto &init : model.graph().initializer()) {
+    try {
+      declareParam(mb, init);
+    } catch (const ImportError &e) {
+      throw ImportError("initializer '" + init.name() + "': " + e.what());
+    }
+  }
+}
+
+void GraphBuilder::declareParam(OpBuilder &mb, const onnx::TensorProto &init) {
+  {
     if (values.count(init.name()) || params.count(init.name()))
-      throw ImportError("initializer '" + init.name() + "' is defined twice");
+      throw ImportError("defined twice");
     Location loc = NameLoc::get(StringAttr::get(&ctx, init.name()),
                                 FileLineColLoc::get(&ctx, path, 0, 0));
     if (isFloatDType(init.data_type())) {
@@ -175,7 +176,7 @@ void GraphBuilder::declareParams(OpBuilder &mb) {
       mb.create<graph::ParamOp>(loc, StringAttr::get(&ctx, init.name()), value,
                                 mb.getUnitAttr());
       params[init.name()] = llvm::cast<RankedTensorType>(value.getType());
-      continue;
+      return;
     }
     Entry e;
     e.type = tensorType(dimsOf(init), init.data_type());
@@ -256,7 +257,11 @@ func::FuncOp GraphBuilder::buildForward() {
     std::vector<int64_t> dims;
     for (const auto &d : in.type().tensor_type().shape().dim())
       dims.push_back(d.dim_value());
-    argTypes.push_back(tensorType(dims, in.type().tensor_type().elem_type()));
+    try {
+      argTypes.push_back(tensorType(dims, in.type().tensor_type().elem_type()));
+    } catch (const ImportError &e) {
+      throw ImportError("graph input '" + in.name() + "': " + e.what());
+    }
     args.push_back(&in);
   }
 
@@ -292,14 +297,16 @@ func::FuncOp GraphBuilder::buildForward() {
   int lossIndex = -1;
   std::string outputsSeen;
   for (const auto &out : g.output()) {
-    auto it = values.find(out.name());
-    if (it == values.end()) {
+    Entry *found;
+    try {
+      found = &lookup(out.name());
+    } catch (const ImportError &) {
       auto um = unmodeled.find(out.name());
       throw ImportError("graph output '" + out.name() + "' " +
                         (um != unmodeled.end() ? um->second
                                                : "is produced by no node"));
     }
-    Entry &e = it->second;
+    Entry &e = *found;
     materialize(e, fileLoc);
     if (lossIndex < 0 && e.type.getRank() == 0 &&
         llvm::isa<FloatType>(e.type.getElementType()))

@@ -67,6 +67,7 @@ public:
 
 private:
   void declareParams(mlir::OpBuilder &moduleBuilder);
+  void declareParam(mlir::OpBuilder &moduleBuilder, const onnx::TensorProto &init);
   void checkAgainstShapeInference(const std::string &name, const Entry &e);
   mlir::func::FuncOp buildForward();
 

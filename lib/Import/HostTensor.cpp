@@ -66,9 +66,19 @@ void HostTensor::set(int64_t i, double v) {
     ints[i] = v != 0.0;
     return;
   }
-  ints[i] = (!std::isfinite(v) || std::fabs(v) > 9.2e18)
-                ? 0
-                : static_cast<int64_t>(v);
+  ints[i] = narrowInt((!std::isfinite(v) || std::fabs(v) > 9.2e18)
+                           ? 0
+                           : static_cast<int64_t>(v),
+                       dtype);
+}
+
+int64_t narrowInt(int64_t v, int32_t dtype) {
+  switch (dtype) {
+  case onnx::TensorProto::INT32: return static_cast<int32_t>(static_cast<uint32_t>(v));
+  case onnx::TensorProto::INT8: return static_cast<int8_t>(static_cast<uint8_t>(v));
+  case onnx::TensorProto::BOOL: return v != 0;
+  default: return v;
+  }
 }
 
 DenseElementsAttr HostTensor::toAttr(RankedTensorType type) const {

@@ -54,6 +54,10 @@ struct HostTensor {
 
 bool isFloatDType(int32_t dtype);
 
+/// Wraps an integer to the width of an integer dtype (two's complement), as
+/// a cast to that type does.
+int64_t narrowInt(int64_t v, int32_t dtype);
+
 } // namespace zeroc::onnximport
 
 #endif // ZEROC_LIB_IMPORT_HOSTTENSOR_H

@@ -189,6 +189,10 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
   } else {
     state.addTypes(explicitTypes);
   }
+  for (Type t : state.types)
+    if (auto rt = llvm::dyn_cast<RankedTensorType>(t))
+      checkedNumElements(std::vector<int64_t>(rt.getShape().begin(),
+                                              rt.getShape().end()));
   Operation *op = gb.builder().create(state);
   if (failed(verify(op))) {
     std::string msg = gb.takeDiagnostic();

@@ -20,7 +20,7 @@
 namespace zeroc::onnximport {
 
 inline constexpr int64_t kMinOpset = 13;
-inline constexpr int64_t kMaxOpset = 18;
+inline constexpr int64_t kMaxOpset = 17; // the newest Debian's ONNX 1.12 has schemas for
 
 /// "node 'name' (OpType)" for messages; names the node by index if unnamed.
 std::string describeNode(const onnx::NodeProto &node, int index);

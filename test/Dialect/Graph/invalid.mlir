@@ -347,3 +347,48 @@ func.func @f(%x: tensor<2x3xf32>, %y: tensor<3x3xf32>) -> tensor<2x6xf32> {
   %0 = graph.concat %x, %y {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
   return %0 : tensor<2x6xf32>
 }
+
+// -----
+
+// Tests that unary_grad names a known unary op.
+func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{unknown unary op 'cosh'}}
+  %0 = graph.unary_grad %x, %x, %x {op = "cosh"} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that sum_to's result broadcasts to its input.
+func.func @f(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{result shape does not broadcast to the input shape}}
+  %0 = graph.sum_to %x : tensor<2x3xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that gather_grad's axis is within the data's rank.
+func.func @f(%g: tensor<4x3xf32>, %i: tensor<4xi64>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = graph.gather_grad %g, %i {axis = 2 : i64} : tensor<4x3xf32>, tensor<4xi64> -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+// Tests that gather_grad's gradient matches gathering from its result type.
+func.func @f(%g: tensor<4x2xf32>, %i: tensor<4xi64>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{grad shape does not match gathering the result type}}
+  %0 = graph.gather_grad %g, %i {axis = 0 : i64} : tensor<4x2xf32>, tensor<4xi64> -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+// Tests that slice_grad's gradient has the slice's type.
+func.func @f(%g: tensor<3xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{grad type 'tensor<3xf32>' does not match slicing the result: 'tensor<2xf32>'}}
+  %0 = graph.slice_grad %g {starts = [0], ends = [4], steps = [2]} : tensor<3xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -89,3 +89,24 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"},
   %t = graph.add %loss, %rm : tensor<f32>, tensor<f32> -> tensor<f32>
   return %t : tensor<f32>
 }
+
+// Tests that the gradient ops round-trip.
+// CHECK-LABEL: func.func @gradients
+func.func @gradients(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %i: tensor<2xi64>,
+                     %l: tensor<f32>) -> tensor<2x4xf32> {
+  // CHECK: graph.unary_grad %{{.*}}, %{{.*}}, %{{.*}} {op = "tanh"} : tensor<2x4xf32>
+  %0 = graph.unary_grad %x, %x, %x {op = "tanh"} : tensor<2x4xf32>
+  // CHECK: graph.sum_to %{{.*}} : tensor<2x4xf32> -> tensor<4xf32>
+  %1 = graph.sum_to %0 : tensor<2x4xf32> -> tensor<4xf32>
+  // CHECK: graph.softmax_grad %{{.*}}, %{{.*}} {axis = 1 : i64, log = true} : tensor<2x4xf32>
+  %2 = graph.softmax_grad %0, %x {axis = 1 : i64, log = true} : tensor<2x4xf32>
+  // CHECK: graph.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, epsilon = 1.000000e-05 : f64} : tensor<2x4xf32>, tensor<4xf32>
+  %3:3 = graph.layer_norm_grad %2, %s, %x {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<2x4xf32>, tensor<4xf32>
+  // CHECK: graph.gather_grad %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<2x4xf32>, tensor<2xi64> -> tensor<7x4xf32>
+  %4 = graph.gather_grad %3#0, %i {axis = 0 : i64} : tensor<2x4xf32>, tensor<2xi64> -> tensor<7x4xf32>
+  // CHECK: graph.slice_grad %{{.*}} {ends = [7, 4], starts = [1, 0], steps = [3, 1]} : tensor<2x4xf32> -> tensor<7x4xf32>
+  %5 = graph.slice_grad %3#0 {starts = [1, 0], ends = [7, 4], steps = [3, 1]} : tensor<2x4xf32> -> tensor<7x4xf32>
+  // CHECK: graph.softmax_cross_entropy_loss_grad %{{.*}}, %{{.*}}, %{{.*}} {reduction = "mean"} : tensor<2x4xf32>, tensor<2xi64>, tensor<f32>
+  %6 = graph.softmax_cross_entropy_loss_grad %x, %i, %l {reduction = "mean"} : tensor<2x4xf32>, tensor<2xi64>, tensor<f32>
+  return %6 : tensor<2x4xf32>
+}

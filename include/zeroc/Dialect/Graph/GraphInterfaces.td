@@ -18,7 +18,8 @@ def Graph_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
     floating-point type: integer and boolean paths (embedding indices, masks,
     labels) never carry a gradient. Ops override this where a float operand is
     not differentiated (e.g. the `ratio` of dropout is an attribute, so no op
-    needs that today).
+    needs that today). `buildGradients` is each op's reverse-mode rule;
+    the rules live in dialects/Graph/GraphGradients.cpp.
   }];
   let cppNamespace = "::zeroc::graph";
   let methods = [
@@ -31,6 +32,19 @@ def Graph_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
             $_op->getOperand(index).getType());
         return type && ::llvm::isa<::mlir::FloatType>(type.getElementType());
       }]>,
+    InterfaceMethod<
+      /*desc=*/[{
+        Builds the op's gradient rule at the builder's insertion point:
+        given one gradient per result (null where no gradient flows), fills
+        `operandGrads` with one value per operand, null where the operand is
+        not differentiable or `needed[i]` is false. Fails (with a
+        diagnostic) for ops that have no gradient.
+      }],
+      /*retTy=*/"::llvm::LogicalResult", /*methodName=*/"buildGradients",
+      /*args=*/(ins "::mlir::OpBuilder &":$builder,
+                   "::mlir::ValueRange":$resultGrads,
+                   "::llvm::ArrayRef<bool>":$needed,
+                   "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
   ];
 }
 

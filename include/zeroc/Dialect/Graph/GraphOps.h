@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -27,6 +28,10 @@ inline constexpr llvm::StringLiteral kOutputAttrName = "graph.output";
 /// is neither equal nor 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Number of elements of the normalized slice [start:end:step] (step != 0);
+/// safe for steps of any magnitude, including INT64_MIN.
+int64_t sliceSize(int64_t start, int64_t end, int64_t step);
 
 } // namespace zeroc::graph
 

@@ -251,6 +251,9 @@ def Graph_DropoutOp : Graph_ComputeOp<"dropout", [SameOperandsAndResultType]> {
     In training mode zeroes each element with probability `ratio` and scales
     the kept ones by 1/(1-ratio); otherwise the identity. The mask output of
     ONNX Dropout is not modelled: the importer rejects models that read it.
+    The mask is a function of `seed`, the training step and the element
+    index, so applying the same op (same seed) to the gradient is the
+    backward pass.
 
     ```mlir
     %y = graph.dropout %x {ratio = 1.0e-01 : f64, training = true} : tensor<2x8xf32>
@@ -258,7 +261,8 @@ def Graph_DropoutOp : Graph_ComputeOp<"dropout", [SameOperandsAndResultType]> {
   }];
   let arguments = (ins Graph_FloatTensor:$input,
                    F64Attr:$ratio,
-                   BoolAttr:$training);
+                   BoolAttr:$training,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -502,6 +506,138 @@ def Graph_TriluOp : Graph_ComputeOp<"trilu", [SameOperandsAndResultType]> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops (created by zero-autodiff)
+//===----------------------------------------------------------------------===//
+
+def Graph_UnaryGradOp : Graph_Op<"unary_grad",
+    [Pure, AllTypesMatch<["x", "y", "grad", "result"]>]> {
+  let summary = "gradient of an elementwise unary op";
+  let description = [{
+    `result = grad * f'(x)` for the unary op named by `op` (one of neg,
+    sqrt, reciprocal, relu, tanh, sigmoid, erf, exp, log), given the forward
+    input `x` and output `y`.
+
+    ```mlir
+    %gx = graph.unary_grad %x, %y, %gy {op = "tanh"} : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$x, Graph_FloatTensor:$y,
+                   Graph_FloatTensor:$grad, StrAttr:$op);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$x `,` $y `,` $grad attr-dict `:` type($x)";
+  let hasVerifier = 1;
+}
+
+def Graph_SumToOp : Graph_Op<"sum_to", [Pure,
+    AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "sums the broadcast dims away (adjoint of broadcasting)";
+  let description = [{
+    The result shape must broadcast to the input shape; the dims that
+    broadcasting expanded are summed.
+
+    ```mlir
+    %gb = graph.sum_to %g : tensor<2x3xf32> -> tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Graph_SoftmaxGradOp : Graph_Op<"softmax_grad",
+    [Pure, AllTypesMatch<["y", "grad", "result"]>]> {
+  let summary = "gradient of softmax or log_softmax from its output";
+  let description = [{
+    ```mlir
+    %gx = graph.softmax_grad %y, %gy {axis = 1 : i64, log = false} : tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$y, Graph_FloatTensor:$grad,
+                   I64Attr:$axis, BoolAttr:$log);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$y `,` $grad attr-dict `:` type($y)";
+}
+
+def Graph_LayerNormGradOp : Graph_Op<"layer_norm_grad", [Pure,
+    AllTypesMatch<["input", "grad", "grad_input"]>,
+    AllTypesMatch<["scale", "grad_scale", "grad_bias"]>]> {
+  let summary = "gradients of layer_norm w.r.t. input, scale and bias";
+  let description = [{
+    ```mlir
+    %gx, %gs, %gb = graph.layer_norm_grad %x, %s, %gy {axis = 1 : i64, epsilon = 1.0e-05 : f64}
+        : tensor<2x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                   Graph_FloatTensor:$grad, I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$grad_input,
+                 Graph_FloatTensor:$grad_scale, Graph_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $grad attr-dict `:` type($input) `,` type($scale)
+  }];
+}
+
+def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure,
+    AllElementTypesMatch<["grad", "result"]>]> {
+  let summary = "scatter-add of a gather's result gradient";
+  let description = [{
+    Zeroes a tensor of the gathered data's shape (the result type) and adds
+    `grad` at the gathered positions; repeated indices accumulate.
+
+    ```mlir
+    %gw = graph.gather_grad %g, %idx {axis = 0 : i64} : tensor<2x8x32xf32>, tensor<2x8xi64> -> tensor<61x32xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, Graph_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices attr-dict `:` type($grad) `,` type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_SliceGradOp : Graph_Op<"slice_grad", [Pure,
+    AllElementTypesMatch<["grad", "result"]>]> {
+  let summary = "places a slice's gradient into zeros of the input's shape";
+  let description = [{
+    The adjoint of `graph.slice` with the same `starts`, `ends` and `steps`;
+    the result type is the sliced input's type.
+
+    ```mlir
+    %gx = graph.slice_grad %g {starts = [0, 0], ends = [2, 32], steps = [1, 1]} : tensor<2x32xf32> -> tensor<2x96xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad, I64ArrayAttr:$starts,
+                   I64ArrayAttr:$ends, I64ArrayAttr:$steps);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Graph_SoftmaxCrossEntropyLossGradOp
+    : Graph_Op<"softmax_cross_entropy_loss_grad", [Pure,
+        AllTypesMatch<["scores", "result"]>]> {
+  let summary = "gradient of softmax_cross_entropy_loss w.r.t. the scores";
+  let description = [{
+    `grad` is the gradient of the loss result (a scalar for mean and sum).
+
+    ```mlir
+    %gs = graph.softmax_cross_entropy_loss_grad %s, %t, %g {reduction = "mean"} : tensor<16x61xf32>, tensor<16xi64>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$scores, Graph_IndexTensor:$labels,
+                   Graph_FloatTensor:$grad, StrAttr:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Graph_FloatTensor:$result);
+  let assemblyFormat = [{
+    $scores `,` $labels `,` $grad attr-dict `:` type($scores) `,` type($labels) `,` type($grad)
+  }];
 }
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_TD
