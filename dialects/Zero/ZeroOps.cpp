@@ -1,5 +1,6 @@
 //===- ZeroOps.cpp - zero dialect op verifiers ----------------------------===//
 #include "zeroc/Dialect/Zero/ZeroOps.h"
+#include "zeroc/Dialect/Graph/GraphOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -341,5 +342,68 @@ LogicalResult UpdateScaleOp::verify() {
   double factor = getScaleFactor().convertToDouble();
   if (!(factor > 1.0))
     return emitOpError("scale_factor must be greater than 1, got ") << factor;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Persistent training state
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The trainable graph.param named by `ref`, or null after a diagnostic.
+zeroc::graph::ParamOp lookupTrainable(Operation *op, FlatSymbolRefAttr ref,
+                                      SymbolTableCollection &symbols) {
+  auto param =
+      symbols.lookupNearestSymbolFrom<zeroc::graph::ParamOp>(op, ref);
+  if (!param) {
+    op->emitOpError("'") << ref.getValue() << "' does not name a graph.param";
+    return nullptr;
+  }
+  if (!param.getTrainable()) {
+    op->emitOpError("'") << ref.getValue() << "' is not trainable";
+    return nullptr;
+  }
+  return param;
+}
+} // namespace
+
+LogicalResult ParamReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto param = lookupTrainable(*this, getParamAttr(), symbols);
+  if (!param)
+    return failure();
+  if (param.getType() != getType())
+    return emitOpError("result type ")
+           << getType() << " does not match parameter type " << param.getType();
+  return success();
+}
+
+LogicalResult ParamShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto param = lookupTrainable(*this, getParamAttr(), symbols);
+  if (!param)
+    return failure();
+  ShardType shard = getType();
+  if (shard.getKind() != BufferKind::Params ||
+      shard.getElementType() != param.getType().getElementType())
+    return emitOpError("result must be a params shard of element type ")
+           << param.getType().getElementType();
+  return success();
+}
+
+LogicalResult
+GradAccumulateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto param = lookupTrainable(*this, getParamAttr(), symbols);
+  if (!param)
+    return failure();
+  Type t = getGrad().getType();
+  if (auto shard = llvm::dyn_cast<ShardType>(t)) {
+    if (shard.getKind() != BufferKind::Grads ||
+        shard.getElementType() != param.getType().getElementType())
+      return emitOpError("gradient shard must be a grads shard of element type ")
+             << param.getType().getElementType();
+    return success();
+  }
+  if (t != param.getType())
+    return emitOpError("gradient type ")
+           << t << " does not match parameter type " << param.getType();
   return success();
 }

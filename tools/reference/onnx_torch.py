@@ -78,7 +78,8 @@ SUPPORTED_OPS = (
     "Gemm", "MatMul", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal",
     "Neg", "Relu", "Tanh", "Sigmoid", "Erf", "Exp", "Log", "ReduceMean",
     "ReduceSum", "ReduceMax", "Softmax", "LogSoftmax", "LayerNormalization",
-    "Gather", "Reshape", "Transpose", "Unsqueeze", "Squeeze", "Split", "Concat",
+    "Gather", "Reshape", "Transpose", "Unsqueeze", "Squeeze", "Split",
+    "Concat",
     "Slice", "Trilu", "Equal", "Where", "Cast", "Constant", "ConstantOfShape",
     "Shape", "Expand", "Identity", "Dropout", "SoftmaxCrossEntropyLoss",
 )
@@ -90,7 +91,7 @@ class InputSpec(object):
     def __init__(self, name, elem, shape):
         self.name = name
         self.elem = elem            # TensorProto elem type
-        self.shape = shape          # list of int (static) or str/None (symbolic)
+        self.shape = shape   # list of int (static) or str/None (symbolic)
 
     @property
     def np_dtype(self):
@@ -420,7 +421,12 @@ def op_where(ctx, node, ins, attrs):
 
 
 def op_cast(ctx, node, ins, attrs):
-    return [ins[0].to(ctx.torch_dtype(attrs["to"], node))]
+    to = attrs["to"]
+    y = ins[0].to(ctx.torch_dtype(to, node))
+    if to == TensorProto.FLOAT16:
+        # round to half precision, keep the compute dtype
+        y = ins[0].to(torch.float16).to(ctx.dtype)
+    return [y]
 
 
 def op_constant(ctx, node, ins, attrs):
@@ -658,7 +664,8 @@ class OnnxTorchModel(object):
                     shape.append(int(d.dim_value))
                 else:
                     shape.append(d.dim_param or None)
-            if tt.elem_type not in FLOAT_ELEMS and tt.elem_type not in _INT_TORCH:
+            if (tt.elem_type not in FLOAT_ELEMS
+                    and tt.elem_type not in _INT_TORCH):
                 raise OnnxTorchError(
                     "graph input '%s' has unsupported element type %s"
                     % (vi.name, TensorProto.DataType.Name(tt.elem_type)))
@@ -702,7 +709,8 @@ class OnnxTorchModel(object):
         if arr.dtype == np.uint16 or arr.dtype.kind not in "biuf":
             raise OnnxTorchError("%s: unsupported element type %s"
                                  % (what, TensorProto.DataType.Name(elem)))
-        return torch.from_numpy(np.ascontiguousarray(arr)).to(dt)
+        # (not np.ascontiguousarray: it turns 0-d arrays into 1-d ones)
+        return torch.from_numpy(np.array(arr, order="C")).to(dt)
 
     def tensor_from_proto(self, t, node):
         if t.data_type not in FLOAT_ELEMS and t.data_type not in _INT_TORCH:

@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "zeroc/Dialect/Graph/GraphDialect.h"
+#include "zeroc/Dialect/Zero/ZeroDialect.h"
 
 namespace zeroc {
 

@@ -33,4 +33,83 @@ def VerifyImportedGraph : Pass<"zero-verify-imported-graph", "::mlir::ModuleOp">
   ];
 }
 
+def Autodiff : Pass<"zero-autodiff", "::mlir::ModuleOp"> {
+  let summary = "builds @forward_backward: the loss and every parameter's gradient";
+  let description = [{
+    Reverse-mode automatic differentiation of `@forward` through
+    `DifferentiableOpInterface`. The pass adds
+
+    ```mlir
+    func.func @forward_backward(<@forward's arguments>)
+        -> (tensor<f32> {graph.loss},
+            tensor<...> {graph.grad_of = @p0}, tensor<...> {graph.grad_of = @p1}, ...)
+    ```
+
+    with one gradient per trainable `graph.param`, in declaration order. Only
+    values that depend on a trainable parameter are differentiated, so
+    integer and boolean paths (indices, masks, labels) and constants carry no
+    gradient. A parameter loaded once and used several times (tied
+    embeddings) accumulates its gradients with `graph.add`. A parameter the
+    loss does not depend on gets a zero gradient. Dropout ops get distinct
+    seeds so the backward pass replays their masks.
+
+    Before: `%w = graph.load_param @w; %y = graph.mul %x, %w; ...`.
+    After, in @forward_backward: the same forward ops, then
+    `%gw = graph.sum_to (graph.mul %dy, %x)` and `return %loss, %gw`.
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
+  let summary = "turns @forward_backward into a ZeRO-sharded @train_micro_step";
+  let description = [{
+    Rewrites the parameter reads and gradient results of `@forward_backward`
+    for a ZeRO stage and world size W. Every trainable parameter is a flat
+    buffer of its elements zero-padded to a multiple of W; rank r owns the
+    contiguous slice [r*S, (r+1)*S) with S = padded/W.
+
+    * Stages 0-2: `graph.load_param` becomes `zero.param_replica`.
+    * Stage 3: before the first use in the forward pass, `zero.param_shard`
+      + `zero.all_gather` + `zero.view`; `zero.release` after the last
+      forward use; the same again around the backward uses.
+    * Stages 0-1: each gradient is added to its full accumulator with
+      `zero.grad_accumulate`.
+    * Stages 2-3: each gradient is packed into its padded flat buffer,
+      `zero.reduce_scatter`ed (sum) right after it is computed, and this
+      rank's shard accumulated.
+
+    The result is `func.func @train_micro_step(<inputs>) -> tensor<f32>`
+    returning the micro-batch loss; the module gets `zero.stage` and
+    `zero.world_size`. The per-step averaging (divide by W times the
+    accumulation steps), the stage-0/1 reduction and the optimizer belong to
+    the optimizer step that follows the micro-steps.
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect",
+                           "::zeroc::zero::ZeroDialect"];
+  let options = [
+    Option<"stage", "stage", "int", /*default=*/"0", "ZeRO stage (0-3)">,
+    Option<"worldSize", "world-size", "int", /*default=*/"1",
+           "Number of data-parallel ranks">,
+  ];
+}
+
+def VerifyPartition : Pass<"zero-verify-partition", "::mlir::ModuleOp"> {
+  let summary = "checks the ZeRO stage's invariants after zero-partition";
+  let description = [{
+    The phase-boundary verifier of the ZeRO passes:
+
+    * `@train_micro_step` exists, returns one float scalar, and contains no
+      `graph.load_param` of a trainable parameter;
+    * stages 0-2 read parameters only through `zero.param_replica`; stage 3
+      only through `zero.view` of a gathered buffer, and every gathered
+      buffer is released (`zero.release`'s verifier forbids later uses);
+    * every trainable parameter has exactly one `zero.grad_accumulate`:
+      of a full tensor in stages 0-1, of a reduce-scattered grads shard of
+      the right size in stages 2-3;
+    * every flat buffer has the module's world size and shard sizes match.
+  }];
+  let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+}
+
 #endif // ZEROC_PASSES_PASSES_TD

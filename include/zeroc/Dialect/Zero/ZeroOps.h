@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zeroc/Dialect/Zero/ZeroDialect.h"
 #include "zeroc/Dialect/Zero/ZeroTypes.h"
@@ -20,6 +21,11 @@ struct CommResource
 };
 
 /// The host/device copy queue used by zero.offload and zero.fetch.
+struct StateResource
+    : public mlir::SideEffects::Resource::Base<StateResource> {
+  llvm::StringRef getName() final { return "zero.state"; }
+};
+
 struct TransferResource
     : public mlir::SideEffects::Resource::Base<TransferResource> {
   llvm::StringRef getName() final { return "zero.transfer"; }

@@ -12,6 +12,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "zeroc/Dialect/Zero/ZeroDialect.td"
 include "zeroc/Dialect/Zero/ZeroAttrs.td"
 include "zeroc/Dialect/Zero/ZeroTypes.td"
@@ -27,6 +28,10 @@ def Zero_CommResource : Resource<"::zeroc::zero::CommResource">;
 
 // The host/device copy queue used by offload and fetch.
 def Zero_TransferResource : Resource<"::zeroc::zero::TransferResource">;
+
+// The persistent training state the runtime keeps between micro-steps:
+// parameter replicas or shards, and the gradient accumulators.
+def Zero_StateResource : Resource<"::zeroc::zero::StateResource">;
 
 // A collective: reads and writes the collective sequence.
 defvar Zero_CommEffects = MemoryEffects<[MemRead<Zero_CommResource>,
@@ -434,6 +439,71 @@ def Zero_UpdateScaleOp : Zero_Op<"update_scale", [Pure]> {
     `->` type($new_scale) `,` type($new_good_steps) `,` type($new_hysteresis)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Persistent training state
+//===----------------------------------------------------------------------===//
+
+def Zero_ParamReplicaOp : Zero_Op<"param_replica",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>]>]> {
+  let summary = "the full, replicated value of a parameter (stages 0-2)";
+  let description = [{
+    Reads this rank's replica of the trainable `graph.param` named by
+    `param`. Stages 0, 1 and 2 keep every parameter replicated; the
+    optimizer step updates the replicas (stage 0) or all-gathers them from
+    the updated shards (stages 1 and 2).
+
+    ```mlir
+    %w = zero.param_replica @fc.weight : tensor<7x10xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def Zero_ParamShardOp : Zero_Op<"param_shard",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>]>]> {
+  let summary = "this rank's slice of a partitioned parameter (stage 3)";
+  let description = [{
+    Reads this rank's contiguous slice of the parameter's flat buffer, which
+    is the parameter flattened and zero-padded to a multiple of the world
+    size. `zero.all_gather` rebuilds the whole buffer and `zero.view` the
+    tensor.
+
+    ```mlir
+    %s = zero.param_shard @fc.weight : !zero.shard<params, f32, 18, device>
+    %f = zero.all_gather %s : !zero.shard<params, f32, 18, device> -> !zero.flat<params, f32, 72, 4>
+    %w = zero.view %f {offset = 0} : !zero.flat<params, f32, 72, 4> -> tensor<7x10xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs Zero_ShardType:$result);
+  let assemblyFormat = "$param attr-dict `:` qualified(type($result))";
+}
+
+def Zero_GradAccumulateOp : Zero_Op<"grad_accumulate",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "adds a micro-batch gradient to the parameter's accumulator";
+  let description = [{
+    Stages 0 and 1 accumulate the full gradient tensor (the reduction happens
+    once per optimizer step); stages 2 and 3 accumulate this rank's
+    reduce-scattered shard of the gradient's flat buffer. The runtime zeroes
+    the accumulators at the start of each optimizer step and averages them
+    (divides by world size times accumulation steps) once at its end.
+
+    ```mlir
+    zero.grad_accumulate @fc.weight, %g : tensor<7x10xf32>
+    zero.grad_accumulate @fc.weight, %s : !zero.shard<grads, f32, 18, device>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param,
+                   AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>:$grad);
+  let assemblyFormat = "$param `,` $grad attr-dict `:` qualified(type($grad))";
 }
 
 #endif // ZEROC_DIALECT_ZERO_ZEROOPS_TD

@@ -1,0 +1,156 @@
+//===- Partition.cpp - ZeRO stage rewrite of @forward_backward ------------===//
+#include "zeroc/Passes/Passes.h"
+
+#include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_PARTITION
+#include "zeroc/Passes/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc;
+
+namespace {
+
+int64_t paddedSize(int64_t numel, int64_t world) {
+  return (numel + world - 1) / world * world;
+}
+
+struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (stage < 0 || stage > 3 || worldSize < 1) {
+      module.emitError("zero-partition needs stage in 0-3 and world-size >= 1, got stage ")
+          << stage << " and world-size " << worldSize;
+      return signalPassFailure();
+    }
+    auto fn = module.lookupSymbol<func::FuncOp>("forward_backward");
+    if (!fn) {
+      module.emitError("zero-partition needs @forward_backward (run zero-autodiff first)");
+      return signalPassFailure();
+    }
+    Block &body = fn.getBody().front();
+    auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+    Operation *lossDef = ret.getOperand(0).getDefiningOp();
+
+    llvm::StringMap<graph::ParamOp> trainable;
+    for (auto p : module.getOps<graph::ParamOp>())
+      if (p.getTrainable())
+        trainable[p.getSymName()] = p;
+
+    OpBuilder b(&getContext());
+    SmallVector<graph::LoadParamOp> loads;
+    fn.walk([&](graph::LoadParamOp ld) {
+      if (trainable.count(ld.getParam()))
+        loads.push_back(ld);
+    });
+    for (graph::LoadParamOp ld : loads) {
+      if (stage < 3) {
+        b.setInsertionPoint(ld);
+        Value r = b.create<zero::ParamReplicaOp>(ld.getLoc(), ld.getType(),
+                                                 ld.getParamAttr());
+        ld.replaceAllUsesWith(r);
+        ld.erase();
+        continue;
+      }
+      gatherAroundUses(b, ld, lossDef);
+    }
+
+    // Gradients: results 1.. are tagged graph.grad_of = @param.
+    for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+      auto ref = fn.getResultAttrOfType<FlatSymbolRefAttr>(i, "graph.grad_of");
+      if (!ref) {
+        fn.emitOpError("result ") << i << " has no graph.grad_of";
+        return signalPassFailure();
+      }
+      accumulateGrad(b, ret.getOperand(i), ref, ret);
+    }
+
+    b.setInsertionPoint(ret);
+    Value loss = ret.getOperand(0);
+    b.create<func::ReturnOp>(ret.getLoc(), loss);
+    ret.erase();
+    fn.setSymName("train_micro_step");
+    fn.setFunctionType(b.getFunctionType(fn.getArgumentTypes(), loss.getType()));
+    SmallVector<DictionaryAttr> resultAttrs{b.getDictionaryAttr(
+        {b.getNamedAttr(graph::kLossAttrName, b.getUnitAttr())})};
+    fn.setAllResultAttrs(resultAttrs);
+    module->setAttr("zero.stage", b.getI64IntegerAttr(stage));
+    module->setAttr("zero.world_size", b.getI64IntegerAttr(worldSize));
+  }
+
+  /// Stage 3: gathers the parameter before its first forward use and again
+  /// before its first backward use, releasing after the last use of each.
+  void gatherAroundUses(OpBuilder &b, graph::LoadParamOp ld, Operation *lossDef) {
+    SmallVector<OpOperand *> forwardUses, backwardUses;
+    for (OpOperand &use : ld->getUses()) {
+      Operation *user = use.getOwner();
+      bool isForward = lossDef && (user == lossDef || user->isBeforeInBlock(lossDef));
+      (isForward ? forwardUses : backwardUses).push_back(&use);
+    }
+    auto type = ld.getType();
+    int64_t padded = paddedSize(type.getNumElements(), worldSize);
+    auto shardType = zero::ShardType::get(&getContext(), zero::BufferKind::Params,
+                                          type.getElementType(), padded / worldSize,
+                                          zero::MemorySpace::Device);
+    auto flatType = zero::FlatType::get(&getContext(), zero::BufferKind::Params,
+                                        type.getElementType(), padded, worldSize);
+    for (auto *group : {&forwardUses, &backwardUses}) {
+      if (group->empty())
+        continue;
+      Operation *first = (*group)[0]->getOwner(), *last = first;
+      for (OpOperand *use : *group) {
+        if (use->getOwner()->isBeforeInBlock(first))
+          first = use->getOwner();
+        if (last->isBeforeInBlock(use->getOwner()))
+          last = use->getOwner();
+      }
+      b.setInsertionPoint(first);
+      Value shard = b.create<zero::ParamShardOp>(ld.getLoc(), shardType, ld.getParamAttr());
+      Value flat = b.create<zero::AllGatherOp>(ld.getLoc(), flatType, shard);
+      Value view = b.create<zero::ViewOp>(ld.getLoc(), type, flat,
+                                          b.getI64IntegerAttr(0));
+      for (OpOperand *use : *group)
+        use->set(view);
+      b.setInsertionPointAfter(last);
+      b.create<zero::ReleaseOp>(ld.getLoc(), flat);
+    }
+    ld.erase();
+  }
+
+  void accumulateGrad(OpBuilder &b, Value grad, FlatSymbolRefAttr param,
+                      Operation *ret) {
+    if (Operation *def = grad.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPoint(ret);
+    Location loc = ret->getLoc();
+    if (stage < 2) {
+      b.create<zero::GradAccumulateOp>(loc, param, grad);
+      return;
+    }
+    auto type = llvm::cast<RankedTensorType>(grad.getType());
+    int64_t padded = paddedSize(type.getNumElements(), worldSize);
+    auto flatType = zero::FlatType::get(&getContext(), zero::BufferKind::Grads,
+                                        type.getElementType(), padded, worldSize);
+    auto shardType = zero::ShardType::get(&getContext(), zero::BufferKind::Grads,
+                                          type.getElementType(), padded / worldSize,
+                                          zero::MemorySpace::Device);
+    Value flat = b.create<zero::PackOp>(loc, flatType, ValueRange{grad},
+                                        b.getI64ArrayAttr({0}));
+    Value shard = b.create<zero::ReduceScatterOp>(
+        loc, shardType, flat,
+        zero::ReduceKindAttr::get(&getContext(), zero::ReduceKind::Sum),
+        FloatAttr());
+    b.create<zero::GradAccumulateOp>(loc, param, shard);
+  }
+};
+
+} // namespace

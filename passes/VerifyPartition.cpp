@@ -1,0 +1,98 @@
+//===- VerifyPartition.cpp - the ZeRO stage's invariants ------------------===//
+#include "zeroc/Passes/Passes.h"
+
+#include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_VERIFYPARTITION
+#include "zeroc/Passes/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc;
+
+namespace {
+
+struct VerifyPartitionPass
+    : zeroc::impl::VerifyPartitionBase<VerifyPartitionPass> {
+  void runOnOperation() override {
+    if (failed(verify(getOperation())))
+      signalPassFailure();
+  }
+
+  LogicalResult verify(ModuleOp module) {
+    auto stageAttr = module->getAttrOfType<IntegerAttr>("zero.stage");
+    auto worldAttr = module->getAttrOfType<IntegerAttr>("zero.world_size");
+    if (!stageAttr || !worldAttr)
+      return module.emitError("module has no zero.stage and zero.world_size");
+    int64_t stage = stageAttr.getInt(), world = worldAttr.getInt();
+    auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step");
+    if (!fn || fn.isExternal())
+      return module.emitError("module has no func.func @train_micro_step");
+    if (fn.getNumResults() != 1 ||
+        llvm::cast<RankedTensorType>(fn.getResultTypes()[0]).getRank() != 0)
+      return fn.emitOpError("must return exactly the scalar micro-batch loss");
+
+    llvm::StringMap<graph::ParamOp> trainable;
+    for (auto p : module.getOps<graph::ParamOp>())
+      if (p.getTrainable())
+        trainable[p.getSymName()] = p;
+    llvm::StringMap<int> accumulated;
+
+    WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
+      if (auto ld = llvm::dyn_cast<graph::LoadParamOp>(op))
+        if (trainable.count(ld.getParam()))
+          return op->emitOpError("reads trainable parameter @")
+                 << ld.getParam() << " without the ZeRO state ops";
+      if (llvm::isa<zero::ParamReplicaOp>(op) && stage == 3)
+        return op->emitOpError("stage 3 keeps no parameter replicas");
+      if (llvm::isa<zero::ParamShardOp>(op) && stage != 3)
+        return op->emitOpError("only stage 3 partitions parameters");
+      SmallVector<Type> types(op->getOperandTypes());
+      llvm::append_range(types, op->getResultTypes());
+      for (Type t : types)
+        if (auto flat = llvm::dyn_cast<zero::FlatType>(t))
+          if (flat.getWorld() != world)
+            return op->emitOpError("flat buffer world size ")
+                   << flat.getWorld() << " differs from the module's " << world;
+      if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op)) {
+        ++accumulated[acc.getParam()];
+        bool isShard = llvm::isa<zero::ShardType>(acc.getGrad().getType());
+        if (isShard != (stage >= 2))
+          return op->emitOpError(stage >= 2 ? "stages 2-3 accumulate reduce-scattered shards"
+                                            : "stages 0-1 accumulate full gradients");
+        if (isShard) {
+          auto shard = llvm::cast<zero::ShardType>(acc.getGrad().getType());
+          int64_t numel = trainable.lookup(acc.getParam()).getType().getNumElements();
+          if (shard.getSize() * world < numel || shard.getSize() * world >= numel + world)
+            return op->emitOpError("gradient shard of ")
+                   << shard.getSize() << " elements does not partition "
+                   << numel << " elements over " << world << " ranks";
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    if (stage == 3) {
+      for (auto gather : fn.getOps<zero::AllGatherOp>()) {
+        bool isReleased = llvm::any_of(gather->getUsers(), [](Operation *u) {
+          return llvm::isa<zero::ReleaseOp>(u);
+        });
+        if (!isReleased)
+          return gather.emitOpError("gathered parameter buffer is never released");
+      }
+    }
+    for (auto &[name, param] : trainable)
+      if (accumulated.lookup(name) != 1)
+        return fn.emitOpError("parameter @")
+               << name << " has " << accumulated.lookup(name)
+               << " gradient accumulations, expected 1";
+    return success();
+  }
+};
+
+} // namespace
