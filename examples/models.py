@@ -190,3 +190,13 @@ class Llama(nn.Module):
                                targets.view(-1))
 
 
+
+
+def without_dropout(model):
+    """Sets every nn.Dropout of `model` to p=0, so a training-mode export
+    has Dropout nodes with ratio 0 (zeroc removes them) and training is
+    deterministic: the end-to-end tests compare zeroc with PyTorch."""
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+    return model

@@ -39,7 +39,7 @@ SUPPORTED_OPS = {
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "examples"))
 from models import (GPT, GPT_B, GPT_T, GPT_V, LL_B, LL_T, LL_V, MLP,  # noqa: E402
-                    MLPMSE, Llama)
+                    MLPMSE, Llama, without_dropout)
 
 
 def export(model, args, path, input_names, dynamic_axes=None):
@@ -93,6 +93,8 @@ def gen_real_models(out):
     idx = torch.randint(0, GPT_V, (GPT_B, GPT_T), dtype=torch.int64)
     tgt = torch.randint(0, GPT_V, (GPT_B, GPT_T), dtype=torch.int64)
     export(gpt, (idx, tgt), os.path.join(out, "gpt2.onnx"), ["idx", "targets"])
+    export(without_dropout(GPT()), (idx, tgt),
+           os.path.join(out, "gpt2_nodropout.onnx"), ["idx", "targets"])
     export(gpt, (idx, tgt), os.path.join(out, "gpt2_dynamic.onnx"),
            ["idx", "targets"],
            dynamic_axes={"idx": {0: "batch"}, "targets": {0: "batch"}})
@@ -103,7 +105,8 @@ def gen_real_models(out):
     export(llama, (idx, tgt), os.path.join(out, "llama.onnx"),
            ["idx", "targets"])
 
-    return ["mlp.onnx", "mlp_mse.onnx", "gpt2.onnx", "gpt2_dynamic.onnx",
+    return ["mlp.onnx", "mlp_mse.onnx", "gpt2.onnx", "gpt2_nodropout.onnx",
+            "gpt2_dynamic.onnx",
             "llama.onnx"]
 
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zeroc/Driver/Compile.h"
 #include "zeroc/Driver/Pipeline.h"
 #include "zeroc/Import/OnnxImporter.h"
 #include "zeroc/InitAll.h"
@@ -15,6 +16,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@ const char *kUsage =
     "\n"
     "commands:\n"
     "  import MODEL.onnx   print the graph-dialect IR of an ONNX model\n"
+    "  compile MODEL.onnx  build a ZeRO-sharded trainer: OUT/train (run it with\n"
+    "                      mpirun -np W OUT/train --data DIR --steps N)\n"
     "\n"
     "import options:\n"
     "  --input-shape NAME=D0,D1,...  bind the dims of a graph input (repeatable)\n"
@@ -33,7 +37,14 @@ const char *kUsage =
     "  -o FILE                       write the IR to FILE instead of stdout\n"
     "  --elide-constants             print large constants as __elided__\n"
     "  --allow-no-loss               accept a model without a scalar loss output\n"
-    "                                (inference graphs, ONNX node tests)\n";
+    "                                (inference graphs, ONNX node tests)\n"
+    "\n"
+    "compile options:\n"
+    "  -o DIR                        output directory (train, model.bin, plan.json)\n"
+    "  --stage N                     ZeRO stage 0-3 (overrides the config's)\n"
+    "  --world-size W                number of data-parallel ranks (default 1)\n"
+    "  --config FILE                 DeepSpeed config (ds_config.json)\n"
+    "  --input-shape, --dump-ir      as for import\n";
 
 int usageError(const std::string &msg) {
   llvm::errs() << "zeroc: error: " << msg << "\n" << kUsage;
@@ -127,6 +138,81 @@ int runImport(int argc, char **argv) {
   return 0;
 }
 
+bool parseInt(const char *text, int min, int max, int &out) {
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (!*text || *end || v < min || v > max)
+    return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
+  zeroc::CompileArgs args;
+  args.commandLine = commandLine;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      if (a.rfind(std::string(flag) + "=", 0) == 0)
+        return argv[i] + std::strlen(flag) + 1;
+      if (a == flag && i + 1 < argc)
+        return argv[++i];
+      return nullptr;
+    };
+    auto is = [&](const char *flag) {
+      return a == flag || a.rfind(std::string(flag) + "=", 0) == 0;
+    };
+    if (a == "-h" || a == "--help") {
+      llvm::outs() << kUsage;
+      return 0;
+    }
+    if (is("--input-shape")) {
+      const char *v = value("--input-shape");
+      std::string error;
+      if (!v)
+        return usageError("--input-shape needs NAME=D0,D1,...");
+      if (!zeroc::parseInputShapeFlag(v, args.import.inputShapes, error))
+        return usageError(error);
+    } else if (is("--dump-ir")) {
+      const char *v = value("--dump-ir");
+      if (!v)
+        return usageError("--dump-ir needs a directory");
+      args.dumpDir = v;
+    } else if (a == "-o" || is("--output")) {
+      const char *v = a == "-o" ? (i + 1 < argc ? argv[++i] : nullptr) : value("--output");
+      if (!v)
+        return usageError("-o needs a directory");
+      args.outDir = v;
+    } else if (is("--stage")) {
+      const char *v = value("--stage");
+      int stage;
+      if (!v || !parseInt(v, 0, 3, stage))
+        return usageError("--stage must be 0, 1, 2 or 3");
+      args.stage = stage;
+    } else if (is("--world-size")) {
+      const char *v = value("--world-size");
+      if (!v || !parseInt(v, 1, 1 << 20, args.worldSize))
+        return usageError("--world-size must be a positive integer");
+    } else if (is("--config")) {
+      const char *v = value("--config");
+      if (!v)
+        return usageError("--config needs a file");
+      args.configPath = v;
+    } else if (!a.empty() && a[0] == '-') {
+      return usageError("unknown option '" + a + "'");
+    } else if (args.model.empty()) {
+      args.model = a;
+    } else {
+      return usageError("more than one model given ('" + args.model + "', '" + a + "')");
+    }
+  }
+  if (args.model.empty())
+    return usageError("compile needs a model file");
+  if (args.outDir.empty())
+    return usageError("compile needs an output directory (-o DIR)");
+  return zeroc::runCompile(args);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -139,5 +225,11 @@ int main(int argc, char **argv) {
   }
   if (cmd == "import")
     return runImport(argc - 2, argv + 2);
+  if (cmd == "compile") {
+    std::string line = "zeroc";
+    for (int i = 1; i < argc; ++i)
+      line += std::string(" ") + argv[i];
+    return runCompileCommand(argc - 2, argv + 2, line);
+  }
   return usageError("unknown command '" + cmd + "'");
 }

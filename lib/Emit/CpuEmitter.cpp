@@ -1,0 +1,684 @@
+//===- CpuEmitter.cpp - @train_micro_step to C++ for the CPU runtime ------===//
+//
+// The emitter is the last, target-specific step: every decision (partition,
+// collectives, their order) was made in the zero dialect. It assigns each
+// tensor a static offset in one arena (first fit, reused after the tensor's
+// last use; reshapes and views alias their source), then prints one runtime
+// call per op. Constants and initial parameter values go to the blob file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zeroc/Emit/CpuEmitter.h"
+
+#include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+using namespace mlir;
+
+namespace zeroc {
+namespace {
+
+constexpr int64_t kAlign = 64;
+
+int64_t alignUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+/// Element type and shape of anything the emitter stores: ranked tensors
+/// and zero buffers (as rank-1 tensors of their size).
+struct Shape {
+  Type elem;
+  SmallVector<int64_t> dims;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= d;
+    return n;
+  }
+};
+
+std::optional<Shape> shapeOf(Type t) {
+  if (auto rt = llvm::dyn_cast<RankedTensorType>(t))
+    return Shape{rt.getElementType(), SmallVector<int64_t>(rt.getShape())};
+  if (auto f = llvm::dyn_cast<zero::FlatType>(t))
+    return Shape{f.getElementType(), {f.getSize()}};
+  if (auto s = llvm::dyn_cast<zero::ShardType>(t))
+    return Shape{s.getElementType(), {s.getSize()}};
+  return std::nullopt;
+}
+
+const char *dtypeName(Type t) {
+  if (t.isF32()) return "ZEROC_RT_DTYPE_F32";
+  if (t.isF64()) return "ZEROC_RT_DTYPE_F64";
+  if (t.isF16()) return "ZEROC_RT_DTYPE_F16";
+  if (t.isBF16()) return "ZEROC_RT_DTYPE_BF16";
+  if (t.isInteger(64)) return "ZEROC_RT_DTYPE_I64";
+  if (t.isInteger(32)) return "ZEROC_RT_DTYPE_I32";
+  if (t.isInteger(1)) return "ZEROC_RT_DTYPE_BOOL";
+  return nullptr;
+}
+
+int64_t byteWidth(Type t) {
+  if (t.isInteger(1))
+    return 1;
+  return (t.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+std::string cString(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += llvm::formatv("\\{0:o3}", static_cast<unsigned>(c)).str();
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string dimsInit(ArrayRef<int64_t> dims) {
+  std::string s = "{";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "}";
+}
+
+std::string i64Array(ArrayAttr a) {
+  SmallVector<int64_t> v;
+  for (Attribute x : a)
+    v.push_back(llvm::cast<IntegerAttr>(x).getInt());
+  return dimsInit(v);
+}
+
+/// Appends `attr`'s elements to `blob` in the runtime's layout.
+LogicalResult appendElements(Operation *where, ElementsAttr attr,
+                             std::string &blob) {
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return where->emitOpError("has a non-dense constant the emitter cannot store");
+  Type elem = dense.getElementType();
+  auto put = [&](const void *p, size_t n) {
+    blob.append(static_cast<const char *>(p), n);
+  };
+  if (elem.isF32()) {
+    for (float v : dense.getValues<float>()) put(&v, 4);
+  } else if (elem.isF64()) {
+    for (double v : dense.getValues<double>()) put(&v, 8);
+  } else if (elem.isInteger(64)) {
+    for (int64_t v : dense.getValues<int64_t>()) put(&v, 8);
+  } else if (elem.isInteger(32)) {
+    for (int32_t v : dense.getValues<int32_t>()) put(&v, 4);
+  } else if (elem.isInteger(1)) {
+    for (bool v : dense.getValues<bool>()) {
+      uint8_t b = v;
+      put(&b, 1);
+    }
+  } else if (elem.isF16() || elem.isBF16()) {
+    for (APFloat v : dense.getValues<APFloat>()) {
+      uint16_t bits = static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
+      put(&bits, 2);
+    }
+  } else {
+    return where->emitOpError("has a constant of element type ")
+           << elem << " the CPU target does not support";
+  }
+  return success();
+}
+
+class Emitter {
+public:
+  Emitter(ModuleOp module, const TrainConfig &config, const std::string &hint)
+      : module(module), config(config), hint(hint) {}
+
+  LogicalResult run(EmittedProgram &out);
+
+private:
+  LogicalResult collectParams();
+  void planArena(func::FuncOp fn);
+  LogicalResult emitOp(Operation *op);
+  LogicalResult emitGraphOp(Operation *op);
+  LogicalResult emitZeroOp(Operation *op);
+  std::string var(Value v);
+  std::string desc(Value v);
+  std::string descOf(const std::string &ptr, Type t);
+  void line(const Twine &text) { body += "  " + text.str() + "\n"; }
+  void call(const Twine &expr) { line("ZRT_TRY(" + expr + ");"); }
+  int64_t blobConstant(Operation *op, ElementsAttr value);
+
+  ModuleOp module;
+  const TrainConfig &config;
+  std::string hint;
+  std::string body, blob;
+  llvm::StringMap<int> paramIndex;
+  SmallVector<graph::ParamOp> params;
+  llvm::DenseMap<Value, std::string> names;
+  llvm::DenseMap<Value, int64_t> arenaOffset;
+  int64_t arenaBytes = 0;
+  int nextVar = 0;
+};
+
+LogicalResult Emitter::collectParams() {
+  for (auto p : module.getOps<graph::ParamOp>()) {
+    if (!p.getTrainable())
+      continue;
+    if (!dtypeName(p.getType().getElementType()))
+      return p.emitOpError("has an element type the CPU target does not support");
+    paramIndex[p.getSymName()] = params.size();
+    params.push_back(p);
+  }
+  // Initial values first, in parameter order, each 64-byte aligned.
+  for (auto p : params) {
+    blob.resize(alignUp(blob.size()), '\0');
+    if (failed(appendElements(p, p.getInitialValue(), blob)))
+      return failure();
+  }
+  return success();
+}
+
+int64_t Emitter::blobConstant(Operation *op, ElementsAttr value) {
+  blob.resize(alignUp(blob.size()), '\0');
+  int64_t offset = blob.size();
+  if (failed(appendElements(op, value, blob)))
+    return -1;
+  return offset;
+}
+
+/// The value whose storage `v` shares (reshape results and views alias).
+Value storageOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto r = llvm::dyn_cast<graph::ReshapeOp>(def))
+      v = r.getInput();
+    else if (auto view = llvm::dyn_cast<zero::ViewOp>(def))
+      v = view.getBuffer();
+    else
+      break;
+  }
+  return v;
+}
+
+bool needsArena(Operation *op) {
+  return !llvm::isa<graph::ReshapeOp, zero::ViewOp, graph::ConstantOp,
+                    graph::LoadParamOp, zero::ParamReplicaOp,
+                    zero::ParamShardOp>(op);
+}
+
+void Emitter::planArena(func::FuncOp fn) {
+  // Last use (op index) of every storage value.
+  llvm::DenseMap<Value, int> lastUse;
+  int index = 0;
+  SmallVector<Operation *> ops;
+  for (Operation &op : fn.getBody().front()) {
+    ops.push_back(&op);
+    for (Value v : op.getOperands())
+      lastUse[storageOf(v)] = index;
+    for (Value r : op.getResults())
+      lastUse.try_emplace(storageOf(r), index);
+    ++index;
+  }
+  // First-fit over free blocks; a block freed at op i is reusable from op
+  // i + 1 (an op never writes into storage it reads).
+  std::map<int64_t, int64_t> freeBlocks; // offset -> size
+  std::multimap<int, std::pair<int64_t, int64_t>> releases;
+  auto allocate = [&](int64_t size) {
+    for (auto it = freeBlocks.begin(); it != freeBlocks.end(); ++it) {
+      if (it->second < size)
+        continue;
+      int64_t off = it->first, rest = it->second - size;
+      freeBlocks.erase(it);
+      if (rest > 0)
+        freeBlocks[off + size] = rest;
+      return off;
+    }
+    int64_t off = arenaBytes;
+    arenaBytes += size;
+    return off;
+  };
+  for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
+    if (needsArena(ops[i]))
+      for (Value r : ops[i]->getResults()) {
+        std::optional<Shape> s = shapeOf(r.getType());
+        if (!s)
+          continue;
+        int64_t size = alignUp(std::max<int64_t>(1, s->numel() * byteWidth(s->elem)));
+        int64_t off = allocate(size);
+        arenaOffset[r] = off;
+        releases.insert({lastUse.lookup(r), {off, size}});
+      }
+    auto [begin, end] = releases.equal_range(i);
+    for (auto it = begin; it != end; ++it)
+      freeBlocks[it->second.first] = it->second.second;
+    // Coalesce neighbours.
+    for (auto it = freeBlocks.begin(); it != freeBlocks.end();) {
+      auto next = std::next(it);
+      if (next != freeBlocks.end() && it->first + it->second == next->first) {
+        it->second += next->second;
+        freeBlocks.erase(next);
+        continue;
+      }
+      it = next;
+    }
+  }
+}
+
+std::string Emitter::var(Value v) { return names.lookup(v); }
+
+std::string Emitter::descOf(const std::string &ptr, Type t) {
+  std::optional<Shape> s = shapeOf(t);
+  return llvm::formatv("T({0}, {1}, {2}, {3})", ptr, dtypeName(s->elem),
+                       s->dims.size(), dimsInit(s->dims))
+      .str();
+}
+
+std::string Emitter::desc(Value v) { return descOf(var(v), v.getType()); }
+
+LogicalResult Emitter::emitZeroOp(Operation *op) {
+  auto paramOf = [&](FlatSymbolRefAttr ref) {
+    return std::to_string(paramIndex.lookup(ref.getValue()));
+  };
+  std::string r = op->getNumResults() ? var(op->getResult(0)) : "";
+  if (auto rep = llvm::dyn_cast<zero::ParamReplicaOp>(op)) {
+    line("char *" + r + " = (char *)zeroc_rt_engine_param_replica(e, " +
+         paramOf(rep.getParamAttr()) + ");");
+    return success();
+  }
+  if (auto sh = llvm::dyn_cast<zero::ParamShardOp>(op)) {
+    line("char *" + r + " = (char *)zeroc_rt_engine_param_shard(e, " +
+         paramOf(sh.getParamAttr()) + ");");
+    return success();
+  }
+  if (auto view = llvm::dyn_cast<zero::ViewOp>(op)) {
+    int64_t bytes = view.getOffset() * byteWidth(view.getType().getElementType());
+    line("char *" + r + " = " + var(view.getBuffer()) + " + " +
+         std::to_string(bytes) + ";");
+    return success();
+  }
+  if (auto gather = llvm::dyn_cast<zero::AllGatherOp>(op)) {
+    auto shard = gather.getShard().getType();
+    call(llvm::formatv("zeroc_rt_comm_all_gather(comm, {0}, {1}, {2}, {3})",
+                       var(gather.getShard()), r, shard.getSize(),
+                       dtypeName(shard.getElementType())));
+    return success();
+  }
+  if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(op)) {
+    if (rs.getReduction() != zero::ReduceKind::Sum || rs.getScale())
+      return op->emitOpError("the CPU target emits only unscaled sum reduce-scatters");
+    auto shard = rs.getType();
+    call(llvm::formatv("zeroc_rt_comm_reduce_scatter(comm, {0}, {1}, {2}, {3}, "
+                       "ZEROC_RT_REDUCE_SUM)",
+                       var(rs.getBuffer()), r, shard.getSize(),
+                       dtypeName(shard.getElementType())));
+    return success();
+  }
+  if (auto pack = llvm::dyn_cast<zero::PackOp>(op)) {
+    call("zeroc_rt_k_zero(P(" + desc(pack.getResult()) + "))");
+    Type elem = pack.getType().getElementType();
+    for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets())) {
+      int64_t bytes = llvm::cast<IntegerAttr>(off).getInt() * byteWidth(elem);
+      std::string dst = descOf(r + " + " + std::to_string(bytes), in.getType());
+      call("zeroc_rt_k_copy(P(" + desc(in) + "), P(" + dst + "))");
+    }
+    return success();
+  }
+  if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op)) {
+    std::optional<Shape> s = shapeOf(acc.getGrad().getType());
+    call(llvm::formatv("zeroc_rt_engine_grad_accumulate(e, {0}, {1}, {2})",
+                       paramOf(acc.getParamAttr()), var(acc.getGrad()),
+                       s->numel()));
+    return success();
+  }
+  if (llvm::isa<zero::ReleaseOp>(op)) {
+    line("// " + var(op->getOperand(0)) + " released: its arena space is reused");
+    return success();
+  }
+  return op->emitOpError("is not supported by the CPU emitter yet");
+}
+
+LogicalResult Emitter::emitGraphOp(Operation *op) {
+  std::string r = op->getNumResults() ? var(op->getResult(0)) : "";
+  auto d = [&](Value v) { return "P(" + desc(v) + ")"; };
+  auto out = [&](unsigned i = 0) { return "P(" + desc(op->getResult(i)) + ")"; };
+  static const llvm::StringMap<const char *> unary = {
+      {"graph.neg", "NEG"},   {"graph.sqrt", "SQRT"},
+      {"graph.reciprocal", "RECIPROCAL"}, {"graph.relu", "RELU"},
+      {"graph.tanh", "TANH"}, {"graph.sigmoid", "SIGMOID"},
+      {"graph.erf", "ERF"},   {"graph.exp", "EXP"},
+      {"graph.log", "LOG"}};
+  static const llvm::StringMap<const char *> binary = {
+      {"graph.add", "ADD"}, {"graph.sub", "SUB"}, {"graph.mul", "MUL"},
+      {"graph.div", "DIV"}, {"graph.pow", "POW"}, {"graph.equal", "EQUAL"}};
+  StringRef name = op->getName().getStringRef();
+  if (auto it = unary.find(name); it != unary.end()) {
+    call(llvm::formatv("zeroc_rt_k_unary(ZEROC_RT_UNARY_{0}, {1}, {2})",
+                       it->second, d(op->getOperand(0)), out()));
+    return success();
+  }
+  if (auto it = binary.find(name); it != binary.end()) {
+    call(llvm::formatv("zeroc_rt_k_binary(ZEROC_RT_BINARY_{0}, {1}, {2}, {3})",
+                       it->second, d(op->getOperand(0)), d(op->getOperand(1)),
+                       out()));
+    return success();
+  }
+  if (auto c = llvm::dyn_cast<graph::ConstantOp>(op)) {
+    int64_t off = blobConstant(op, c.getValue());
+    if (off < 0)
+      return failure();
+    line("char *" + r + " = blob + " + std::to_string(off) + ";");
+    return success();
+  }
+  if (auto ld = llvm::dyn_cast<graph::LoadParamOp>(op)) {
+    auto p = module.lookupSymbol<graph::ParamOp>(ld.getParamAttr());
+    int64_t off = blobConstant(op, p.getInitialValue());
+    if (off < 0)
+      return failure();
+    line("char *" + r + " = blob + " + std::to_string(off) + "; // " +
+         ld.getParam().str());
+    return success();
+  }
+  if (auto rs = llvm::dyn_cast<graph::ReshapeOp>(op)) {
+    line("char *" + r + " = " + var(rs.getInput()) + ";");
+    return success();
+  }
+  if (auto ug = llvm::dyn_cast<graph::UnaryGradOp>(op)) {
+    std::string kind = ug.getOp().upper();
+    call(llvm::formatv("zeroc_rt_k_unary_grad(ZEROC_RT_UNARY_{0}, {1}, {2}, {3}, {4})",
+                       kind, d(ug.getX()), d(ug.getY()), d(ug.getGrad()), out()));
+    return success();
+  }
+  if (auto w = llvm::dyn_cast<graph::WhereOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_where({0}, {1}, {2}, {3})", d(w.getCondition()),
+                       d(w.getOnTrue()), d(w.getOnFalse()), out()));
+    return success();
+  }
+  if (llvm::isa<graph::CastOp>(op)) {
+    call("zeroc_rt_k_cast(" + d(op->getOperand(0)) + ", " + out() + ")");
+    return success();
+  }
+  if (llvm::isa<graph::ExpandOp>(op)) {
+    call("zeroc_rt_k_broadcast(" + d(op->getOperand(0)) + ", " + out() + ")");
+    return success();
+  }
+  if (llvm::isa<graph::SumToOp>(op)) {
+    call("zeroc_rt_k_sum_to(" + d(op->getOperand(0)) + ", " + out() + ")");
+    return success();
+  }
+  if (auto dr = llvm::dyn_cast<graph::DropoutOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_dropout({0}, {1}, {2}ull, "
+                       "zeroc_rt_engine_dropout_counter(e), {3})",
+                       d(dr.getInput()), dr.getRatio().convertToDouble(),
+                       dr.getSeed(), out()));
+    return success();
+  }
+  if (auto mm = llvm::dyn_cast<graph::MatMulOp>(op)) {
+    call("zeroc_rt_k_matmul(" + d(mm.getLhs()) + ", " + d(mm.getRhs()) + ", " +
+         out() + ")");
+    return success();
+  }
+  if (auto g = llvm::dyn_cast<graph::GemmOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_gemm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
+                       d(g.getA()), d(g.getB()), g.getC() ? d(g.getC()) : "nullptr",
+                       g.getAlpha().convertToDouble(), g.getBeta().convertToDouble(),
+                       int(g.getTransA()), int(g.getTransB()), out()));
+    return success();
+  }
+  auto reduce = [&](const char *kind, Value in, ArrayAttr axes) {
+    uint32_t mask = 0;
+    for (Attribute a : axes)
+      mask |= 1u << llvm::cast<IntegerAttr>(a).getInt();
+    call(llvm::formatv("zeroc_rt_k_reduce(ZEROC_RT_REDUCE_OP_{0}, {1}, {2}u, {3})",
+                       kind, d(in), mask, out()));
+    return success();
+  };
+  if (auto rs = llvm::dyn_cast<graph::ReduceSumOp>(op))
+    return reduce("SUM", rs.getInput(), rs.getAxes());
+  if (auto rm = llvm::dyn_cast<graph::ReduceMeanOp>(op))
+    return reduce("MEAN", rm.getInput(), rm.getAxes());
+  if (auto rx = llvm::dyn_cast<graph::ReduceMaxOp>(op))
+    return reduce("MAX", rx.getInput(), rx.getAxes());
+  if (auto sm = llvm::dyn_cast<graph::SoftmaxOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_softmax({0}, {1}, 0, {2})", d(sm.getInput()),
+                       sm.getAxis(), out()));
+    return success();
+  }
+  if (auto sm = llvm::dyn_cast<graph::LogSoftmaxOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_softmax({0}, {1}, 1, {2})", d(sm.getInput()),
+                       sm.getAxis(), out()));
+    return success();
+  }
+  if (auto sg = llvm::dyn_cast<graph::SoftmaxGradOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_softmax_grad({0}, {1}, {2}, {3}, {4})",
+                       d(sg.getY()), d(sg.getGrad()), sg.getAxis(),
+                       int(sg.getLog()), out()));
+    return success();
+  }
+  if (auto ln = llvm::dyn_cast<graph::LayerNormOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_layer_norm({0}, {1}, {2}, {3}, {4}, {5})",
+                       d(ln.getInput()), d(ln.getScale()),
+                       ln.getBias() ? d(ln.getBias()) : "nullptr", ln.getAxis(),
+                       ln.getEpsilon().convertToDouble(), out()));
+    return success();
+  }
+  if (auto lg = llvm::dyn_cast<graph::LayerNormGradOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_layer_norm_grad({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
+                       d(lg.getInput()), d(lg.getScale()), lg.getAxis(),
+                       lg.getEpsilon().convertToDouble(), d(lg.getGrad()), out(0),
+                       out(1), out(2)));
+    return success();
+  }
+  auto reduction = [](StringRef r) {
+    return r == "sum" ? "ZEROC_RT_LOSS_SUM"
+                      : (r == "none" ? "ZEROC_RT_LOSS_NONE" : "ZEROC_RT_LOSS_MEAN");
+  };
+  if (auto l = llvm::dyn_cast<graph::SoftmaxCrossEntropyLossOp>(op)) {
+    auto ignore = l.getIgnoreIndex();
+    call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy({0}, {1}, {2}, {3}, {4}ll, {5})",
+                       d(l.getScores()), d(l.getLabels()), reduction(l.getReduction()),
+                       int(ignore.has_value()), ignore.value_or(0), out()));
+    return success();
+  }
+  if (auto l = llvm::dyn_cast<graph::SoftmaxCrossEntropyLossGradOp>(op)) {
+    auto ignore = l.getIgnoreIndex();
+    call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy_grad({0}, {1}, {2}, {3}, "
+                       "{4}ll, {5}, {6})",
+                       d(l.getScores()), d(l.getLabels()), reduction(l.getReduction()),
+                       int(ignore.has_value()), ignore.value_or(0), d(l.getGrad()),
+                       out()));
+    return success();
+  }
+  if (auto g = llvm::dyn_cast<graph::GatherOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_gather({0}, {1}, {2}, {3})", d(g.getData()),
+                       d(g.getIndices()), g.getAxis(), out()));
+    return success();
+  }
+  if (auto g = llvm::dyn_cast<graph::GatherGradOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_gather_grad({0}, {1}, {2}, {3})", d(g.getGrad()),
+                       d(g.getIndices()), g.getAxis(), out()));
+    return success();
+  }
+  if (auto t = llvm::dyn_cast<graph::TransposeOp>(op)) {
+    line("{ static const int64_t perm[] = " + i64Array(t.getPerm()) + ";");
+    call("zeroc_rt_k_transpose(" + d(t.getInput()) + ", perm, " + out() + ")");
+    line("}");
+    return success();
+  }
+  if (auto s = llvm::dyn_cast<graph::SliceOp>(op)) {
+    line("{ static const int64_t starts[] = " + i64Array(s.getStarts()) +
+         ", steps[] = " + i64Array(s.getSteps()) + ";");
+    call("zeroc_rt_k_slice(" + d(s.getInput()) + ", starts, steps, " + out() + ")");
+    line("}");
+    return success();
+  }
+  if (auto s = llvm::dyn_cast<graph::SliceGradOp>(op)) {
+    line("{ static const int64_t starts[] = " + i64Array(s.getStarts()) +
+         ", steps[] = " + i64Array(s.getSteps()) + ";");
+    call("zeroc_rt_k_slice_grad(" + d(s.getGrad()) + ", starts, steps, " + out() + ")");
+    line("}");
+    return success();
+  }
+  if (auto c = llvm::dyn_cast<graph::ConcatOp>(op)) {
+    std::string list;
+    for (auto [i, in] : llvm::enumerate(c.getInputs())) {
+      line(llvm::formatv("zeroc_rt_tensor_t cat{0}_{1} = {2};", nextVar, i, desc(in)));
+      list += llvm::formatv("{0}&cat{1}_{2}", i ? ", " : "", nextVar, i).str();
+    }
+    line(llvm::formatv("{ const zeroc_rt_tensor_t *cats[] = {{{0}};", list));
+    call(llvm::formatv("zeroc_rt_k_concat(cats, {0}, {1}, {2})",
+                       c.getInputs().size(), c.getAxis(), out()));
+    line("}");
+    ++nextVar;
+    return success();
+  }
+  if (auto t = llvm::dyn_cast<graph::TriluOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_trilu({0}, {1}, {2}, {3})", d(t.getInput()),
+                       int(t.getUpper()), t.getK(), out()));
+    return success();
+  }
+  return op->emitOpError("is not supported by the CPU emitter yet");
+}
+
+LogicalResult Emitter::emitOp(Operation *op) {
+  // Name results; arena-backed ones get their pointer here.
+  for (Value r : op->getResults()) {
+    std::string n = "v" + std::to_string(nextVar++);
+    names[r] = n;
+    auto it = arenaOffset.find(r);
+    if (it != arenaOffset.end())
+      line("char *" + n + " = A + " + std::to_string(it->second) + ";");
+    if (!shapeOf(r.getType()) || !dtypeName(shapeOf(r.getType())->elem))
+      return op->emitOpError("produces a type the CPU target does not support: ")
+             << r.getType();
+  }
+  if (llvm::isa<zero::ZeroDialect>(op->getDialect()))
+    return emitZeroOp(op);
+  return emitGraphOp(op);
+}
+
+LogicalResult Emitter::run(EmittedProgram &out) {
+  auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step");
+  if (!fn)
+    return module.emitError("no @train_micro_step to emit (run zero-partition)");
+  if (failed(collectParams()))
+    return failure();
+  planArena(fn);
+  Block &block = fn.getBody().front();
+  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+    names[arg] = "in" + std::to_string(i);
+    line(llvm::formatv("char *in{0} = (char *)inputs[{0}];", i));
+    if (!shapeOf(arg.getType()) || !dtypeName(shapeOf(arg.getType())->elem))
+      return fn.emitOpError("input ") << i << " has a type the CPU target does not support";
+  }
+  for (Operation &op : block.without_terminator())
+    if (failed(emitOp(&op)))
+      return failure();
+  auto ret = llvm::cast<func::ReturnOp>(block.getTerminator());
+  Value loss = ret.getOperand(0);
+  Type lossElem = llvm::cast<RankedTensorType>(loss.getType()).getElementType();
+  if (!lossElem.isF32() && !lossElem.isF64())
+    return fn.emitOpError("the loss must be f32 or f64 on the CPU target");
+  line(llvm::formatv("*loss = (double)*({0} *){1};",
+                     lossElem.isF32() ? "float" : "double", var(loss)));
+
+  int64_t stage = module->getAttrOfType<IntegerAttr>("zero.stage").getInt();
+  int64_t world = module->getAttrOfType<IntegerAttr>("zero.world_size").getInt();
+  std::string src;
+  llvm::raw_string_ostream os(src);
+  os << "// Generated by zeroc: " << hint << "\n"
+     << "// ZeRO stage " << stage << ", world size " << world
+     << ". Do not edit; recompile the model instead.\n"
+     << "#include \"zeroc_rt/train.h\"\n\n#include <initializer_list>\n\n"
+     << "#define ZRT_TRY(expr)                                      \\\n"
+     << "  do {                                                     \\\n"
+     << "    zeroc_rt_status_t zrt_status_ = (expr);                \\\n"
+     << "    if (zrt_status_) return zrt_status_;                   \\\n"
+     << "  } while (0)\n\n"
+     << "namespace {\n\n"
+     << "inline zeroc_rt_tensor_t T(void *data, zeroc_rt_dtype_t dtype, int32_t rank,\n"
+     << "                           std::initializer_list<int64_t> dims) {\n"
+     << "  zeroc_rt_tensor_t t{};\n  t.data = data;\n  t.dtype = dtype;\n"
+     << "  t.rank = rank;\n  int i = 0;\n  for (int64_t d : dims) t.dims[i++] = d;\n"
+     << "  return t;\n}\n\n"
+     << "// The temporary lives until the end of the full expression (the call).\n"
+     << "inline const zeroc_rt_tensor_t *P(const zeroc_rt_tensor_t &t) { return &t; }\n\n"
+     << "const zeroc_rt_param_desc_t kParams[] = {\n";
+  for (auto [i, p] : llvm::enumerate(params)) {
+    auto t = p.getType();
+    os << "    {" << cString(p.getSymName()) << ", " << dtypeName(t.getElementType())
+       << ", " << t.getRank() << ", " << dimsInit(t.getShape()) << ", "
+       << t.getNumElements() << ", " << 0 << "},\n";
+  }
+  if (params.empty())
+    os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0},\n";
+  os << "};\n\nconst zeroc_rt_input_desc_t kInputs[] = {\n";
+  for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
+    auto t = llvm::cast<RankedTensorType>(arg.getType());
+    auto nameAttr = fn.getArgAttrOfType<StringAttr>(i, graph::kInputAttrName);
+    std::string name = nameAttr ? nameAttr.str() : "input" + std::to_string(i);
+    os << "    {" << cString(name) << ", " << dtypeName(t.getElementType()) << ", "
+       << t.getRank() << ", " << dimsInit(t.getShape()) << "},\n";
+  }
+  os << "};\n\n"
+     << "zeroc_rt_status_t microStep(zeroc_rt_engine_t *e, const void *const *inputs,\n"
+     << "                            double *loss) {\n"
+     << "  char *A = (char *)zeroc_rt_engine_arena(e);\n"
+     << "  char *blob = (char *)zeroc_rt_engine_blob(e);\n"
+     << "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n"
+     << "  (void)A; (void)blob; (void)comm;\n"
+     << body << "  return nullptr;\n}\n\n} // namespace\n\n";
+  // The blob offsets of the parameters, known once all constants are placed.
+  os << "int main(int argc, char **argv) {\n"
+     << "  static zeroc_rt_param_desc_t params[" << std::max<size_t>(1, params.size())
+     << "];\n";
+  int64_t offset = 0;
+  for (auto [i, p] : llvm::enumerate(params)) {
+    os << "  params[" << i << "] = kParams[" << i << "];\n"
+       << "  params[" << i << "].blob_offset = " << offset << ";\n";
+    offset = alignUp(offset + p.getType().getNumElements() *
+                                  byteWidth(p.getType().getElementType()));
+  }
+  bool adam = config.optimizer == TrainConfig::Optimizer::Adam;
+  os << "  static zeroc_rt_program_t program{};\n"
+     << "  program.abi_version = ZEROC_RT_PROGRAM_ABI_VERSION;\n"
+     << "  program.stage = " << stage << ";\n"
+     << "  program.world_size = " << world << ";\n"
+     << "  program.num_params = " << params.size() << ";\n"
+     << "  program.params = params;\n"
+     << "  program.num_inputs = " << block.getNumArguments() << ";\n"
+     << "  program.inputs = kInputs;\n"
+     << "  program.blob_file = \"model.bin\";\n"
+     << "  program.blob_bytes = " << blob.size() << ";\n"
+     << "  program.arena_bytes = " << arenaBytes << ";\n"
+     << "  program.micro_batch = " << config.microBatch << ";\n"
+     << "  program.grad_accum = " << config.gradAccum << ";\n"
+     << "  program.gradient_clipping = " << llvm::formatv("{0:e17}", config.gradientClipping).str() << ";\n"
+     << "  program.steps_per_print = " << config.stepsPerPrint << ";\n"
+     << "  program.optimizer.type = " << (adam ? "ZEROC_RT_OPTIMIZER_ADAM" : "ZEROC_RT_OPTIMIZER_SGD") << ";\n"
+     << "  program.optimizer.lr = " << llvm::formatv("{0:e17}", config.lr).str() << ";\n"
+     << "  program.optimizer.beta1 = " << llvm::formatv("{0:e17}", config.beta1).str() << ";\n"
+     << "  program.optimizer.beta2 = " << llvm::formatv("{0:e17}", config.beta2).str() << ";\n"
+     << "  program.optimizer.eps = " << llvm::formatv("{0:e17}", config.eps).str() << ";\n"
+     << "  program.optimizer.weight_decay = " << llvm::formatv("{0:e17}", config.weightDecay).str() << ";\n"
+     << "  program.optimizer.momentum = " << llvm::formatv("{0:e17}", config.momentum).str() << ";\n"
+     << "  program.optimizer.adam_w_mode = " << int(config.adamWMode) << ";\n"
+     << "  program.micro_step = microStep;\n"
+     << "  program.recompile_hint = " << cString(hint) << ";\n"
+     << "  return zeroc_rt_train_main(argc, argv, &program);\n}\n";
+  out.source = std::move(src);
+  out.blob = std::move(blob);
+  out.arenaBytes = arenaBytes;
+  return success();
+}
+
+} // namespace
+
+LogicalResult emitCpuProgram(ModuleOp module, const TrainConfig &config,
+                             const std::string &recompileHint,
+                             EmittedProgram &out) {
+  return Emitter(module, config, recompileHint).run(out);
+}
+
+} // namespace zeroc
