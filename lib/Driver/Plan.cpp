@@ -72,6 +72,8 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"dtype_bytes\": " << bytesPerElem << ",\n"
      << "  \"micro_batch\": " << config.microBatch << ",\n"
      << "  \"gradient_accumulation_steps\": " << config.gradAccum << ",\n"
+     << "  \"optimizer\": \"" << config.optimizerName << "\",\n"
+     << "  \"optimizer_state_bytes_per_parameter\": " << statePerElem * bytesPerElem << ",\n"
      << "  \"model_state_bytes\": {\"params\": " << params << ", \"grads\": "
      << grads << ", \"optimizer_state\": " << state << ", \"total\": "
      << params + grads + state << "},\n"

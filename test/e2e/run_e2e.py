@@ -52,8 +52,11 @@ def mpi_env():
 
 def check_plan(plan, psi, stage, w, nparams):
     b = plan["model_state_bytes"]
-    formulas = {0: 16 * psi, 1: 8 * psi + 8 * psi / w, 2: 4 * psi + 12 * psi / w,
-                3: 16 * psi / w}
+    # K bytes of optimizer state per parameter: 8 for Adam (the paper's
+    # formulas), 4 for SGD with momentum.
+    k = plan["optimizer_state_bytes_per_parameter"]
+    formulas = {0: (8 + k) * psi, 1: 8 * psi + k * psi / w,
+                2: 4 * psi + (4 + k) * psi / w, 3: (8 + k) * psi / w}
     slack = 16 * nparams * w  # each parameter pads by fewer than W elements
     if abs(b["total"] - formulas[stage]) > slack:
         return "plan.json total %d != ZeRO formula %.0f" % (b["total"], formulas[stage])
@@ -137,7 +140,7 @@ def main():
                                             "(rel %.2e)" % (a["step"], a["loss"],
                                                             b["loss"], rel))
                             break
-                    pworst = 0.0
+                    diff2 = ref2 = 0.0
                     for p in meta["params"]:
                         mine = [np.load(os.path.join(out, "params", "rank%d" % r,
                                                      p["name"] + ".npy"))
@@ -147,10 +150,15 @@ def main():
                                 problems.append("param %s differs between rank 0 "
                                                 "and rank %d" % (p["name"], r))
                         refp = np.load(os.path.join(ref + "_params", p["file"]))
-                        pworst = max(pworst, float(np.max(np.abs(
-                            mine[0].astype(np.float64) - refp))))
+                        diff2 += float(np.sum((mine[0].astype(np.float64) - refp) ** 2))
+                        ref2 += float(np.sum(refp ** 2))
+                    # Adam amplifies float32 rounding where gradients are
+                    # ~0 (the update is ~lr there whatever the sign), so the
+                    # final parameters are compared in norm, not elementwise.
+                    pworst = (diff2 / max(ref2, 1e-30)) ** 0.5
                     if pworst > 1e-3:
-                        problems.append("params differ from the reference by %.2e" % pworst)
+                        problems.append("params differ from the reference by "
+                                        "%.2e (relative norm)" % pworst)
                     plan_problem = check_plan(json.load(open(out + "/plan.json")),
                                               psi, stage, w, nparams)
                     if plan_problem:
@@ -158,7 +166,7 @@ def main():
                     if problems:
                         raise RuntimeError("; ".join(problems[:3]))
                     passed += 1
-                    print("PASS %s: max loss rel diff %.1e, max param diff %.1e "
+                    print("PASS %s: max loss rel diff %.1e, param rel diff %.1e "
                           "(compile %.1fs, train %.1fs)"
                           % (name, worst, pworst, t1 - t0, time.time() - t1))
                 except Exception as e:  # noqa: BLE001 - report and go on
