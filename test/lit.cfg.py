@@ -10,7 +10,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py",
                    "lit.site.cfg.py", "gen_models.py", "fuzz_import.py",
-                   "expect_exit.py", "unit", "reference"]
+                   "expect_exit.py", "unit", "reference", "configs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.zeroc_obj_root)
 

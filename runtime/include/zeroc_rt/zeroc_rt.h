@@ -16,6 +16,7 @@
 #include "zeroc_rt/common.h"
 #include "zeroc_rt/dtype.h"
 #include "zeroc_rt/gemm.h"
+#include "zeroc_rt/kernels.h"
 #include "zeroc_rt/npy.h"
 #include "zeroc_rt/status.h"
 

@@ -1,0 +1,327 @@
+//===- zeroc_rt/kernels.h - CPU kernels of graph ops and their grads -*- C -*-===//
+//
+// One kernel per graph-dialect op (docs/generated/GraphDialect.md) and per
+// gradient op the autodiff pass emits, over dense row-major tensors described
+// by zeroc_rt_tensor_t. Every kernel checks its descriptors (dtype, rank,
+// shapes consistent with the op's shape rule, non-NULL data) and returns a
+// status; none allocates except where noted, none calls exit().
+//
+// Float kernels support F32 and F64 (F64 exists for finite-difference gradient
+// checks and tight parity tests); index operands are I64 or I32; masks BOOL
+// (one byte per element). Pure data-movement kernels (copy, broadcast, where,
+// gather, transpose, slice(_grad), concat, trilu, zero) take any dtype.
+// Outputs never alias inputs unless a kernel says so; overlapping buffers are
+// rejected with ZEROC_RT_INVALID_ARGUMENT.
+//
+// Errors: ZEROC_RT_INVALID_ARGUMENT for NULL descriptors/data, bad dtypes,
+// enums, axes and attributes, out-of-range indices or labels;
+// ZEROC_RT_SHAPE_MISMATCH when a shape breaks the op's shape rule. Messages
+// start with the kernel's name and show the offending shapes ("f32[2,3]").
+// Descriptors need rank <= 8, dims >= 0 and a byte size that fits int64; data
+// must be aligned to the element size and may be NULL only for tensors
+// without elements.
+//
+// Determinism: no kernel uses threads (BLAS aside) and every sum runs in a
+// fixed order. Reductions, softmax sums, layer-norm statistics and losses
+// accumulate in double also for F32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_KERNELS_H
+#define ZEROC_RT_KERNELS_H
+
+#include "zeroc_rt/common.h"
+#include "zeroc_rt/dtype.h"
+#include "zeroc_rt/status.h"
+
+#include <stdint.h>
+
+ZEROC_RT_EXTERN_C_BEGIN
+
+#define ZEROC_RT_MAX_RANK 8
+
+/// A dense row-major tensor view. Rank 0 is a scalar (one element).
+typedef struct zeroc_rt_tensor {
+  void *data;
+  zeroc_rt_dtype_t dtype;
+  int32_t rank;
+  int64_t dims[ZEROC_RT_MAX_RANK];
+} zeroc_rt_tensor_t;
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+typedef ZEROC_RT_ENUM(zeroc_rt_unary_op){
+    ZEROC_RT_UNARY_NEG = 0, ZEROC_RT_UNARY_SQRT,    ZEROC_RT_UNARY_RECIPROCAL,
+    ZEROC_RT_UNARY_RELU,    ZEROC_RT_UNARY_TANH,    ZEROC_RT_UNARY_SIGMOID,
+    ZEROC_RT_UNARY_ERF,     ZEROC_RT_UNARY_EXP,     ZEROC_RT_UNARY_LOG,
+} zeroc_rt_unary_op_t;
+
+typedef ZEROC_RT_ENUM(zeroc_rt_binary_op){
+    ZEROC_RT_BINARY_ADD = 0, ZEROC_RT_BINARY_SUB, ZEROC_RT_BINARY_MUL,
+    ZEROC_RT_BINARY_DIV,     ZEROC_RT_BINARY_POW,
+    ZEROC_RT_BINARY_EQUAL, ///< out is BOOL; inputs any same dtype
+} zeroc_rt_binary_op_t;
+
+/// out = op(in); same shape and float dtype.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_unary(zeroc_rt_unary_op_t op, const zeroc_rt_tensor_t *in,
+                 const zeroc_rt_tensor_t *out);
+
+/// Gradient of a unary op: grad_in = grad_out * op'(x), given the forward
+/// input `x` and output `y` (each kernel uses whichever is cheaper; relu uses
+/// x > 0, tanh 1 - y^2, sigmoid y(1 - y), erf 2/sqrt(pi) exp(-x^2), exp y,
+/// log 1/x, sqrt 0.5/y, reciprocal -y^2, neg -1). The operand an op does not
+/// read may be NULL (x for tanh/sigmoid/exp/sqrt/reciprocal/neg, y for
+/// relu/erf/log/neg); a non-NULL one is still checked.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_unary_grad(
+    zeroc_rt_unary_op_t op, const zeroc_rt_tensor_t *x,
+    const zeroc_rt_tensor_t *y, const zeroc_rt_tensor_t *grad_out,
+    const zeroc_rt_tensor_t *grad_in);
+
+/// out = a op b with numpy broadcasting (out has the broadcast shape).
+/// a and b share a dtype: F32/F64/I64/I32/U8 for arithmetic (out the same
+/// dtype), any for EQUAL (F16/BF16 compare by value). Float math is IEEE in
+/// the operand type (POW is std::pow). Integer ADD/SUB/MUL wrap; integer DIV
+/// truncates toward zero (MIN / -1 wraps) and fails on division by zero;
+/// integer POW fails on negative exponents.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_binary(zeroc_rt_binary_op_t op, const zeroc_rt_tensor_t *a,
+                  const zeroc_rt_tensor_t *b, const zeroc_rt_tensor_t *out);
+
+/// out = cond ? a : b, all three broadcast to out's shape.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_where(
+    const zeroc_rt_tensor_t *cond, const zeroc_rt_tensor_t *a,
+    const zeroc_rt_tensor_t *b, const zeroc_rt_tensor_t *out);
+
+/// Elementwise dtype conversion (float<->float, int<->float, bool<->any;
+/// float to int truncates toward zero). Same shape. Conversions to F16/BF16
+/// round to nearest even; float to int maps NaN to 0 and saturates at the
+/// target's bounds; int to int wraps; anything to BOOL is `!= 0` (NaN is
+/// true); BOOL reads any non-zero byte as 1.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_cast(const zeroc_rt_tensor_t *in,
+                                                    const zeroc_rt_tensor_t *out);
+
+/// out = in broadcast to out's shape (expand); also used to materialize the
+/// gradient of a reduction. in's shape must broadcast to out's (numpy rules,
+/// one direction).
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_broadcast(const zeroc_rt_tensor_t *in, const zeroc_rt_tensor_t *out);
+
+/// out = sum of `in` over the dims that numpy broadcasting expanded from
+/// out's shape to in's shape (the adjoint of broadcast). F32/F64.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_sum_to(const zeroc_rt_tensor_t *in, const zeroc_rt_tensor_t *out);
+
+/// Inverted dropout with a counter-based mask: element i (flat row-major
+/// index) is kept iff hash(seed, counter, i) / 2^32 >= ratio, and kept values
+/// are scaled by 1/(1-ratio) (computed in double); dropped ones become 0.
+/// ratio must be in [0, 1] (0 copies, 1 zeroes everything). The same
+/// (seed, counter) gives the same mask, so the backward pass calls this
+/// kernel on the gradient with the forward's seed and counter. The hash is
+/// SplitMix64 (stable, part of the contract), with uint64 wrap-around:
+///   gamma    = 0x9E3779B97F4A7C15
+///   mix64(z) = z ^= z >> 30; z *= 0xBF58476D1CE4E5B9;
+///              z ^= z >> 27; z *= 0x94D049BB133111EB; z ^ (z >> 31)
+///   key      = mix64(seed ^ mix64(counter + gamma))
+///   hash(seed, counter, i) = (uint32_t)(mix64(key + (i + 1) * gamma) >> 32)
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_dropout(const zeroc_rt_tensor_t *in, double ratio, uint64_t seed,
+                   uint64_t counter, const zeroc_rt_tensor_t *out);
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+/// numpy.matmul: batch dims broadcast; rank-1 operands are promoted and the
+/// promoted dim removed (rank 0 is rejected). F32 uses cblas_sgemm, F64
+/// cblas_dgemm, one call per batch element (one call in total when b is
+/// shared by the whole batch). M, N and K must fit the 32-bit BLAS int.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_matmul(
+    const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
+    const zeroc_rt_tensor_t *out);
+
+/// ONNX Gemm: out = alpha * op(a) * op(b) + beta * c, c optional (NULL) and
+/// broadcast to out's (M, N). a and b have rank 2; op(x) is x^T when the
+/// trans flag is non-zero. With beta == 0, c is not read (BLAS semantics).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gemm(
+    const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
+    const zeroc_rt_tensor_t *c, double alpha, double beta, int trans_a,
+    int trans_b, const zeroc_rt_tensor_t *out);
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+typedef ZEROC_RT_ENUM(zeroc_rt_tensor_reduce_op){
+    ZEROC_RT_REDUCE_OP_SUM = 0,
+    ZEROC_RT_REDUCE_OP_MEAN,
+    ZEROC_RT_REDUCE_OP_MAX,
+} zeroc_rt_tensor_reduce_op_t;
+
+/// Reduces over the dims whose bit is set in `axes_mask` (bit i = dim i;
+/// bits >= rank are rejected; mask 0 reduces nothing, i.e. copies).
+/// `out` has either the kept dims only or size-1 reduced dims (keepdims);
+/// both have the same element count and layout, so either is accepted.
+/// F32/F64, sums in double. Over an empty set: SUM 0, MEAN NaN, MAX -inf.
+/// MAX propagates NaN.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_reduce(zeroc_rt_tensor_reduce_op_t op, const zeroc_rt_tensor_t *in,
+                  uint32_t axes_mask, const zeroc_rt_tensor_t *out);
+
+/// Softmax (log_softmax when `log` != 0) along `axis` (in [-rank, rank)),
+/// numerically stable: the max along the axis is subtracted and the sum of
+/// exponentials is accumulated in double.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_softmax(const zeroc_rt_tensor_t *in, int64_t axis, int log,
+                   const zeroc_rt_tensor_t *out);
+
+/// Gradient of (log_)softmax given its output y: softmax:
+/// gx = y * (gy - sum(gy * y)); log_softmax: gx = gy - exp(y) * sum(gy).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_softmax_grad(
+    const zeroc_rt_tensor_t *y, const zeroc_rt_tensor_t *grad_y, int64_t axis,
+    int log, const zeroc_rt_tensor_t *grad_x);
+
+/// ONNX LayerNormalization over dims [axis, rank) (axis in [-rank, rank));
+/// bias may be NULL. scale and bias have exactly the shape x.dims[axis:].
+/// y = (x - mean) / sqrt(var + epsilon) * scale + bias with the biased
+/// variance (divided by N), statistics in double.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_layer_norm(
+    const zeroc_rt_tensor_t *x, const zeroc_rt_tensor_t *scale,
+    const zeroc_rt_tensor_t *bias, int64_t axis, double epsilon,
+    const zeroc_rt_tensor_t *y);
+
+/// Gradients of layer_norm w.r.t. x, scale and bias (grad_bias may be NULL;
+/// grad_scale/grad_bias are overwritten, not accumulated). Allocates a
+/// scratch of 2 doubles per normalized element (the row sums of grad_scale
+/// and grad_bias), so it can fail with ZEROC_RT_OUT_OF_MEMORY.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_layer_norm_grad(
+    const zeroc_rt_tensor_t *x, const zeroc_rt_tensor_t *scale, int64_t axis,
+    double epsilon, const zeroc_rt_tensor_t *grad_y,
+    const zeroc_rt_tensor_t *grad_x, const zeroc_rt_tensor_t *grad_scale,
+    const zeroc_rt_tensor_t *grad_bias);
+
+typedef ZEROC_RT_ENUM(zeroc_rt_loss_reduction){
+    ZEROC_RT_LOSS_MEAN = 0,
+    ZEROC_RT_LOSS_SUM,
+    ZEROC_RT_LOSS_NONE,
+} zeroc_rt_loss_reduction_t;
+
+/// ONNX SoftmaxCrossEntropyLoss without weights: scores (N, C, d...),
+/// labels (N, d...); labels equal to ignore_index (when has_ignore) count
+/// neither in the sum nor in the mean's denominator; other labels outside
+/// [0, C) fail with ZEROC_RT_INVALID_ARGUMENT. A mean over zero labels is 0.
+/// out is a rank-0 scalar for mean/sum and has labels' shape for none (0 at
+/// ignored positions). Computed in double.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_softmax_cross_entropy(
+    const zeroc_rt_tensor_t *scores, const zeroc_rt_tensor_t *labels,
+    zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index,
+    const zeroc_rt_tensor_t *out);
+
+/// Gradient w.r.t. scores given the gradient of the loss output (scalar for
+/// mean/sum, shaped like labels for none).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_softmax_cross_entropy_grad(
+    const zeroc_rt_tensor_t *scores, const zeroc_rt_tensor_t *labels,
+    zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index,
+    const zeroc_rt_tensor_t *grad_out, const zeroc_rt_tensor_t *grad_scores);
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+/// Copies all elements (reshape is a copy between equal element counts and
+/// dtypes; in and out may be the same buffer).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_copy(const zeroc_rt_tensor_t *in,
+                                                    const zeroc_rt_tensor_t *out);
+
+/// out[..] = data[.., indices[...], ..] along `axis`; negative indices count
+/// from the end; out-of-range indices fail with ZEROC_RT_INVALID_ARGUMENT.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather(
+    const zeroc_rt_tensor_t *data, const zeroc_rt_tensor_t *indices,
+    int64_t axis, const zeroc_rt_tensor_t *out);
+
+/// Adjoint of gather: grad_data = 0, then grad_data[.., indices[...], ..] +=
+/// grad_out (repeated indices accumulate, in the buffer's dtype, in index
+/// order). F32/F64.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather_grad(
+    const zeroc_rt_tensor_t *grad_out, const zeroc_rt_tensor_t *indices,
+    int64_t axis, const zeroc_rt_tensor_t *grad_data);
+
+/// out[i...] = in[perm...]: result dim i is input dim perm[i]. perm has rank
+/// entries (may be NULL for rank 0).
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_transpose(const zeroc_rt_tensor_t *in, const int64_t *perm,
+                     const zeroc_rt_tensor_t *out);
+
+/// Strided slice: out[i] = in[starts + i * steps] per dim (normalized, as
+/// in graph.slice; steps may be negative, never 0). starts/steps have rank
+/// entries; out's dims are the element counts, and every addressed position
+/// must lie inside in (ZEROC_RT_SHAPE_MISMATCH otherwise).
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_slice(const zeroc_rt_tensor_t *in, const int64_t *starts,
+                 const int64_t *steps, const zeroc_rt_tensor_t *out);
+
+/// Adjoint of slice: grad_in = 0, then the strided positions get grad_out.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_slice_grad(
+    const zeroc_rt_tensor_t *grad_out, const int64_t *starts,
+    const int64_t *steps, const zeroc_rt_tensor_t *grad_in);
+
+/// Concatenates `n` >= 1 inputs along `axis`: same dtype and rank as out,
+/// equal dims off the axis, axis dims summing to out's.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_concat(const zeroc_rt_tensor_t *const *inputs, int32_t n,
+                  int64_t axis, const zeroc_rt_tensor_t *out);
+
+/// Keeps the upper (col - row >= k) or lower (col - row <= k) triangle of
+/// the last two dims (rank >= 2); zeroes the rest.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_trilu(const zeroc_rt_tensor_t *in,
+                                                     int upper, int64_t k,
+                                                     const zeroc_rt_tensor_t *out);
+
+/// out = 0 (any dtype).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_zero(const zeroc_rt_tensor_t *out);
+
+//===----------------------------------------------------------------------===//
+// Flat-buffer math for optimizers (n elements of dtype F32 or F64; buffers
+// may be NULL when n == 0 and must not overlap; scale, adam and sgd compute
+// per element in double and store back in the dtype)
+//===----------------------------------------------------------------------===//
+
+/// acc[i] += x[i] (F32 or F64 via dtype).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_accumulate(
+    zeroc_rt_dtype_t dtype, const void *x, void *acc, int64_t n);
+
+/// x[i] *= factor (in place).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_scale(zeroc_rt_dtype_t dtype,
+                                                     void *x, int64_t n,
+                                                     double factor);
+
+/// *out = sum of x[i]^2, accumulated in double.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sum_squares(
+    zeroc_rt_dtype_t dtype, const void *x, int64_t n, double *out);
+
+/// AdamW (adam_w_mode != 0: decoupled weight decay, p -= lr*wd*p before the
+/// Adam update; == 0: L2, g += wd*p) with torch's bias correction;
+/// `step` is the 1-based count of applied updates. p, g, m, v: n elements.
+/// Exactly torch.optim.Adam/AdamW:
+///   m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2
+///   denom = sqrt(v) / sqrt(1 - b2^step) + eps
+///   p -= lr / (1 - b1^step) * m / denom
+/// Requires finite lr, eps, weight_decay >= 0, 0 <= b1, b2 < 1, step >= 1.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_adam_step(
+    zeroc_rt_dtype_t dtype, void *param, const void *grad, void *exp_avg,
+    void *exp_avg_sq, int64_t n, double lr, double beta1, double beta2,
+    double eps, double weight_decay, int adam_w_mode, int64_t step);
+
+/// SGD with momentum as torch.optim.SGD (dampening 0, no nesterov):
+/// g += wd*p; buf = step == 1 ? g : momentum*buf + g; p -= lr*buf.
+/// With momentum == 0 this is p -= lr*g: momentum_buf is neither read nor
+/// written and may be NULL.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sgd_step(
+    zeroc_rt_dtype_t dtype, void *param, const void *grad, void *momentum_buf,
+    int64_t n, double lr, double momentum, double weight_decay, int64_t step);
+
+ZEROC_RT_EXTERN_C_END
+
+#endif // ZEROC_RT_KERNELS_H

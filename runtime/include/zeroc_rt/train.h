@@ -1,0 +1,145 @@
+//===- zeroc_rt/train.h - the training engine behind out/train ---*- C -*-===//
+//
+// `zeroc compile` emits a C++ file that defines one zeroc_rt_program_t and
+//   int main(int argc, char **argv) { return zeroc_rt_train_main(argc, argv, &kProgram); }
+// The engine owns everything outside one micro-step: MPI, the .npy data and
+// its per-rank micro-batches, the ZeRO state (parameter replicas or shards,
+// gradient accumulators, optimizer state), the optimizer step with the
+// stage's collectives, metrics and logging. The generated micro_step runs
+// forward and backward for one micro-batch and talks to the engine through
+// the zeroc_rt_engine_* calls below.
+//
+// Layout (per trainable parameter p with n elements, world size W): the flat
+// buffer of p is its n elements zero-padded to P = ceil(n / W) * W; rank r
+// owns the contiguous shard [r*S, (r+1)*S), S = P / W.
+//   stage 0: full replica (P), full grads (n), full optimizer state (n).
+//   stage 1: full replica, full grads; optimizer state and the update only
+//            for the shard; grads reduce-scattered and params all-gathered
+//            at each optimizer step.
+//   stage 2: full replica; grads accumulated per shard by the micro-step
+//            (it reduce-scatters them); optimizer on the shard; all-gather.
+//   stage 3: only the shard of params, grads and optimizer state; the
+//            micro-step all-gathers parameters around their uses.
+// Gradients are summed over micro-batches and ranks and divided once by
+// W * grad_accum at the optimizer step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_TRAIN_H
+#define ZEROC_RT_TRAIN_H
+
+#include "zeroc_rt/comm.h"
+#include "zeroc_rt/common.h"
+#include "zeroc_rt/dtype.h"
+#include "zeroc_rt/kernels.h"
+#include "zeroc_rt/status.h"
+
+#include <stdint.h>
+
+ZEROC_RT_EXTERN_C_BEGIN
+
+#define ZEROC_RT_PROGRAM_ABI_VERSION 1
+
+typedef struct zeroc_rt_param_desc {
+  const char *name;
+  zeroc_rt_dtype_t dtype;
+  int32_t rank;
+  int64_t dims[ZEROC_RT_MAX_RANK];
+  int64_t numel;
+  int64_t blob_offset; ///< byte offset of the initial value in the blob file
+} zeroc_rt_param_desc_t;
+
+/// A data input of the model; dims[0] is the micro-batch size. The file
+/// DATA/<name>.npy holds (S, dims[1], ...) samples of the same dtype.
+typedef struct zeroc_rt_input_desc {
+  const char *name;
+  zeroc_rt_dtype_t dtype;
+  int32_t rank;
+  int64_t dims[ZEROC_RT_MAX_RANK];
+} zeroc_rt_input_desc_t;
+
+typedef ZEROC_RT_ENUM(zeroc_rt_optimizer_type){
+    ZEROC_RT_OPTIMIZER_ADAM = 0, ///< Adam/AdamW (adam_w_mode picks which)
+    ZEROC_RT_OPTIMIZER_SGD = 1,
+} zeroc_rt_optimizer_type_t;
+
+typedef struct zeroc_rt_optimizer_config {
+  zeroc_rt_optimizer_type_t type;
+  double lr, beta1, beta2, eps, weight_decay, momentum;
+  int32_t adam_w_mode; ///< 1: decoupled weight decay (AdamW); 0: L2
+} zeroc_rt_optimizer_config_t;
+
+typedef struct zeroc_rt_engine zeroc_rt_engine_t;
+
+/// Runs forward and backward of one micro-batch. `inputs[i]` points at the
+/// micro-batch of input i (dims as in its descriptor); writes the
+/// micro-batch loss to *loss.
+typedef zeroc_rt_status_t (*zeroc_rt_micro_step_fn)(zeroc_rt_engine_t *engine,
+                                                     const void *const *inputs,
+                                                     double *loss);
+
+typedef struct zeroc_rt_program {
+  int32_t abi_version; ///< ZEROC_RT_PROGRAM_ABI_VERSION
+  int32_t stage;       ///< 0-3
+  int32_t world_size;
+  int32_t num_params;
+  const zeroc_rt_param_desc_t *params;
+  int32_t num_inputs;
+  const zeroc_rt_input_desc_t *inputs;
+  const char *blob_file; ///< initial values + constants, next to the executable
+  int64_t blob_bytes;
+  int64_t arena_bytes; ///< scratch memory of one micro-step
+  int32_t micro_batch;
+  int32_t grad_accum;
+  double gradient_clipping; ///< max global L2 norm; 0 disables clipping
+  int32_t steps_per_print;
+  zeroc_rt_optimizer_config_t optimizer;
+  zeroc_rt_micro_step_fn micro_step;
+  const char *recompile_hint; ///< the zeroc command line that made this program
+} zeroc_rt_program_t;
+
+/// The whole executable: parses
+///   --data DIR --steps N [--log-jsonl FILE] [--save-params DIR] [--quiet]
+/// runs the training loop and returns the process exit code (0 on success,
+/// 1 on any error, usage errors included, after printing one
+/// "train: error: ..." line to stderr, prefixed with "rank R: " when the
+/// world has more than one rank; --help prints the usage and returns 0).
+/// Never exits or aborts. Errors that every rank can see (data, blob, world
+/// size, NaN/inf loss, a rank that failed during setup or, in stages 0-1, in
+/// a micro-step) make all ranks fail together. A failure that may leave the
+/// ranks out of step in their collectives (a micro-step failure in stages
+/// 2-3, an error in the optimizer step's collectives) skips MPI_Finalize on
+/// that rank, so that the MPI launcher terminates the job instead of hanging.
+int zeroc_rt_train_main(int argc, char **argv, const zeroc_rt_program_t *program);
+
+// Calls available to the generated micro-step. With a NULL engine, an
+// out-of-range `param` or a buffer the stage does not have, the pointer
+// calls return NULL.
+
+/// arena_bytes of scratch memory, 64-byte aligned, zeroed once at start and
+/// kept across micro-steps (never NULL).
+void *zeroc_rt_engine_arena(zeroc_rt_engine_t *engine);
+/// The whole blob file, 64-byte aligned (never NULL, even when empty).
+const void *zeroc_rt_engine_blob(zeroc_rt_engine_t *engine);
+zeroc_rt_comm_t *zeroc_rt_engine_comm(zeroc_rt_engine_t *engine);
+/// Stages 0-2: the full current value of parameter `param` (numel elements;
+/// the buffer holds the zero-padded P elements). NULL in stage 3.
+void *zeroc_rt_engine_param_replica(zeroc_rt_engine_t *engine, int32_t param);
+/// Stage 3: this rank's shard of the parameter's padded flat buffer (S
+/// elements). NULL in stages 0-2.
+void *zeroc_rt_engine_param_shard(zeroc_rt_engine_t *engine, int32_t param);
+/// Adds `count` elements to the parameter's gradient accumulator: the full
+/// gradient (numel) in stages 0-1, this rank's shard (S) in stages 2-3.
+/// Another count (or a bad index) is ZEROC_RT_INVALID_ARGUMENT naming the
+/// parameter. The accumulators are zeroed at the start of each optimizer
+/// step.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_grad_accumulate(
+    zeroc_rt_engine_t *engine, int32_t param, const void *grad, int64_t count);
+/// A value unique to the current (optimizer step, micro-batch), for dropout:
+/// s * grad_accum * W + m for global micro-batch m = a * W + rank of
+/// optimizer step s (0-based) at accumulation step a.
+uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine);
+
+ZEROC_RT_EXTERN_C_END
+
+#endif // ZEROC_RT_TRAIN_H

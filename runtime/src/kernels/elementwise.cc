@@ -1,0 +1,506 @@
+//===- kernels/elementwise.cc - Unary, binary, where, cast ------*- C++ -*-===//
+
+#include "kernels/scalar_types.h"
+#include "kernels/tensor_check.h"
+
+#include <cmath>
+#include <type_traits>
+
+namespace zeroc_rt::kernels {
+namespace {
+
+const char *unaryName(zeroc_rt_unary_op_t op) {
+  switch (op) {
+  case ZEROC_RT_UNARY_NEG:
+    return "neg";
+  case ZEROC_RT_UNARY_SQRT:
+    return "sqrt";
+  case ZEROC_RT_UNARY_RECIPROCAL:
+    return "reciprocal";
+  case ZEROC_RT_UNARY_RELU:
+    return "relu";
+  case ZEROC_RT_UNARY_TANH:
+    return "tanh";
+  case ZEROC_RT_UNARY_SIGMOID:
+    return "sigmoid";
+  case ZEROC_RT_UNARY_ERF:
+    return "erf";
+  case ZEROC_RT_UNARY_EXP:
+    return "exp";
+  case ZEROC_RT_UNARY_LOG:
+    return "log";
+  }
+  return nullptr;
+}
+
+template <typename T, typename F>
+void map1(const void *in, void *out, int64_t n, F f) {
+  const T *x = static_cast<const T *>(in);
+  T *y = static_cast<T *>(out);
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = f(x[i]);
+}
+
+template <typename T>
+void unary(zeroc_rt_unary_op_t op, const void *in, void *out, int64_t n) {
+  switch (op) {
+  case ZEROC_RT_UNARY_NEG:
+    return map1<T>(in, out, n, [](T x) { return -x; });
+  case ZEROC_RT_UNARY_SQRT:
+    return map1<T>(in, out, n, [](T x) { return std::sqrt(x); });
+  case ZEROC_RT_UNARY_RECIPROCAL:
+    return map1<T>(in, out, n, [](T x) { return T(1) / x; });
+  case ZEROC_RT_UNARY_RELU: // NaN propagates, as in torch.relu
+    return map1<T>(in, out, n,
+                   [](T x) { return x > T(0) || std::isnan(x) ? x : T(0); });
+  case ZEROC_RT_UNARY_TANH:
+    return map1<T>(in, out, n, [](T x) { return std::tanh(x); });
+  case ZEROC_RT_UNARY_SIGMOID:
+    return map1<T>(in, out, n,
+                   [](T x) { return T(1) / (T(1) + std::exp(-x)); });
+  case ZEROC_RT_UNARY_ERF:
+    return map1<T>(in, out, n, [](T x) { return std::erf(x); });
+  case ZEROC_RT_UNARY_EXP:
+    return map1<T>(in, out, n, [](T x) { return std::exp(x); });
+  case ZEROC_RT_UNARY_LOG:
+    return map1<T>(in, out, n, [](T x) { return std::log(x); });
+  }
+}
+
+/// grad_in[i] = f(grad_out[i], v[i]) where v is x or y (or unused).
+template <typename T, typename F>
+void map2(const void *g, const void *v, void *out, int64_t n, F f) {
+  const T *gy = static_cast<const T *>(g);
+  const T *a = static_cast<const T *>(v);
+  T *gx = static_cast<T *>(out);
+  for (int64_t i = 0; i < n; ++i)
+    gx[i] = f(gy[i], a ? a[i] : T(0));
+}
+
+template <typename T>
+void unaryGrad(zeroc_rt_unary_op_t op, const void *x, const void *y,
+               const void *gy, void *gx, int64_t n) {
+  switch (op) {
+  case ZEROC_RT_UNARY_NEG:
+    return map2<T>(gy, nullptr, gx, n, [](T g, T) { return -g; });
+  case ZEROC_RT_UNARY_SQRT:
+    return map2<T>(gy, y, gx, n, [](T g, T v) { return g / (T(2) * v); });
+  case ZEROC_RT_UNARY_RECIPROCAL:
+    return map2<T>(gy, y, gx, n, [](T g, T v) { return -g * (v * v); });
+  case ZEROC_RT_UNARY_RELU:
+    return map2<T>(gy, x, gx, n, [](T g, T v) { return v > T(0) ? g : T(0); });
+  case ZEROC_RT_UNARY_TANH:
+    return map2<T>(gy, y, gx, n, [](T g, T v) { return g * (T(1) - v * v); });
+  case ZEROC_RT_UNARY_SIGMOID:
+    return map2<T>(gy, y, gx, n, [](T g, T v) { return g * (T(1) - v) * v; });
+  case ZEROC_RT_UNARY_ERF: {
+    const T twoOverSqrtPi = static_cast<T>(1.12837916709551257389615890312);
+    return map2<T>(gy, x, gx, n, [twoOverSqrtPi](T g, T v) {
+      return g * twoOverSqrtPi * std::exp(-v * v);
+    });
+  }
+  case ZEROC_RT_UNARY_EXP:
+    return map2<T>(gy, y, gx, n, [](T g, T v) { return g * v; });
+  case ZEROC_RT_UNARY_LOG:
+    return map2<T>(gy, x, gx, n, [](T g, T v) { return g / v; });
+  }
+}
+
+/// Which forward value the gradient of `op` reads: 'x', 'y' or 0 (none).
+char gradOperand(zeroc_rt_unary_op_t op) {
+  switch (op) {
+  case ZEROC_RT_UNARY_RELU:
+  case ZEROC_RT_UNARY_ERF:
+  case ZEROC_RT_UNARY_LOG:
+    return 'x';
+  case ZEROC_RT_UNARY_NEG:
+    return 0;
+  default:
+    return 'y';
+  }
+}
+
+zeroc_rt_status_t kUnary(zeroc_rt_unary_op_t op, const zeroc_rt_tensor_t *in,
+                         const zeroc_rt_tensor_t *out) {
+  const char *k = "zeroc_rt_k_unary";
+  if (!unaryName(op))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: invalid unary op %d",
+                          k, static_cast<int>(op));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "in", in, kFloatDtypes));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "in", *in));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "out", *out, "in", *in));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "in", *in));
+  int64_t n = numElements(*in);
+  dispatchFloat(in->dtype, [&](auto tag) {
+    unary<decltype(tag)>(op, in->data, out->data, n);
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t kUnaryGrad(zeroc_rt_unary_op_t op,
+                             const zeroc_rt_tensor_t *x,
+                             const zeroc_rt_tensor_t *y,
+                             const zeroc_rt_tensor_t *gradOut,
+                             const zeroc_rt_tensor_t *gradIn) {
+  const char *k = "zeroc_rt_k_unary_grad";
+  const char *name = unaryName(op);
+  if (!name)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: invalid unary op %d",
+                          k, static_cast<int>(op));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", gradOut, kFloatDtypes));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_in", gradIn));
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkSameDtype(k, "grad_in", *gradIn, "grad_out", *gradOut));
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkSameShape(k, "grad_in", *gradIn, "grad_out", *gradOut));
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkNoOverlap(k, "grad_in", *gradIn, "grad_out", *gradOut));
+  char needed = gradOperand(op);
+  const zeroc_rt_tensor_t *forward[2] = {x, y};
+  const char *forwardNames[2] = {"x", "y"};
+  for (int i = 0; i < 2; ++i) {
+    const zeroc_rt_tensor_t *t = forward[i];
+    bool isNeeded = needed == forwardNames[i][0];
+    if (!t && !isNeeded)
+      continue; // the operand this op does not read may be NULL
+    if (!t)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "%s: %s is NULL but the gradient of %s reads it",
+                            k, forwardNames[i], name);
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, forwardNames[i], t));
+    ZEROC_RT_RETURN_IF_ERROR(
+        checkSameDtype(k, forwardNames[i], *t, "grad_out", *gradOut));
+    ZEROC_RT_RETURN_IF_ERROR(
+        checkSameShape(k, forwardNames[i], *t, "grad_out", *gradOut));
+    ZEROC_RT_RETURN_IF_ERROR(
+        checkNoOverlap(k, "grad_in", *gradIn, forwardNames[i], *t));
+  }
+  int64_t n = numElements(*gradOut);
+  dispatchFloat(gradOut->dtype, [&](auto tag) {
+    unaryGrad<decltype(tag)>(op, x ? x->data : nullptr,
+                             y ? y->data : nullptr, gradOut->data,
+                             gradIn->data, n);
+  });
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary
+//===----------------------------------------------------------------------===//
+
+const char *binaryName(zeroc_rt_binary_op_t op) {
+  switch (op) {
+  case ZEROC_RT_BINARY_ADD:
+    return "add";
+  case ZEROC_RT_BINARY_SUB:
+    return "sub";
+  case ZEROC_RT_BINARY_MUL:
+    return "mul";
+  case ZEROC_RT_BINARY_DIV:
+    return "div";
+  case ZEROC_RT_BINARY_POW:
+    return "pow";
+  case ZEROC_RT_BINARY_EQUAL:
+    return "equal";
+  }
+  return nullptr;
+}
+
+template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
+
+/// Integer arithmetic wraps modulo 2^bits (no signed-overflow UB).
+template <typename T> T wrapAdd(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <typename T> T wrapSub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+}
+template <typename T> T wrapMul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  // uint8/16 promote to int: multiply as uint64 to stay unsigned.
+  return static_cast<T>(static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) *
+                                       static_cast<uint64_t>(static_cast<U>(b))));
+}
+/// Truncating division; b != 0 was checked. MIN / -1 wraps to MIN.
+template <typename T> T intDiv(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1)
+      return wrapSub(T(0), a);
+  }
+  return static_cast<T>(a / b);
+}
+/// a^b by squaring for b >= 0 (checked), wrapping.
+template <typename T> T intPow(T a, T b) {
+  T result = 1;
+  uint64_t e = static_cast<uint64_t>(b);
+  while (e) {
+    if (e & 1u)
+      result = wrapMul(result, a);
+    a = wrapMul(a, a);
+    e >>= 1;
+  }
+  return result;
+}
+
+template <typename T> bool equalValues(T a, T b) { return a == b; }
+inline bool equalValues(F16 a, F16 b) {
+  return decodeF16(a.bits) == decodeF16(b.bits);
+}
+inline bool equalValues(BF16 a, BF16 b) {
+  return decodeBF16(a.bits) == decodeBF16(b.bits);
+}
+inline bool equalValues(Bool8 a, Bool8 b) {
+  return (a.byte != 0) == (b.byte != 0);
+}
+
+template <typename Out, typename In, typename F>
+void broadcastMap(const Loop<3> &loop, void *out, const void *a, const void *b,
+                  F f) {
+  Out *o = static_cast<Out *>(out);
+  const In *x = static_cast<const In *>(a);
+  const In *y = static_cast<const In *>(b);
+  forEach(loop, {0, 0, 0}, [&](const std::array<int64_t, 3> &off) {
+    o[off[0]] = f(x[off[1]], y[off[2]]);
+  });
+}
+
+template <typename T>
+void arithmetic(zeroc_rt_binary_op_t op, const Loop<3> &loop, void *out,
+                const void *a, const void *b) {
+  switch (op) {
+  case ZEROC_RT_BINARY_ADD:
+    if constexpr (kIsFloat<T>)
+      return broadcastMap<T, T>(loop, out, a, b, [](T x, T y) { return x + y; });
+    else
+      return broadcastMap<T, T>(loop, out, a, b, wrapAdd<T>);
+  case ZEROC_RT_BINARY_SUB:
+    if constexpr (kIsFloat<T>)
+      return broadcastMap<T, T>(loop, out, a, b, [](T x, T y) { return x - y; });
+    else
+      return broadcastMap<T, T>(loop, out, a, b, wrapSub<T>);
+  case ZEROC_RT_BINARY_MUL:
+    if constexpr (kIsFloat<T>)
+      return broadcastMap<T, T>(loop, out, a, b, [](T x, T y) { return x * y; });
+    else
+      return broadcastMap<T, T>(loop, out, a, b, wrapMul<T>);
+  case ZEROC_RT_BINARY_DIV:
+    if constexpr (kIsFloat<T>)
+      return broadcastMap<T, T>(loop, out, a, b, [](T x, T y) { return x / y; });
+    else
+      return broadcastMap<T, T>(loop, out, a, b, intDiv<T>);
+  case ZEROC_RT_BINARY_POW:
+    if constexpr (kIsFloat<T>)
+      return broadcastMap<T, T>(loop, out, a, b,
+                                [](T x, T y) { return std::pow(x, y); });
+    else
+      return broadcastMap<T, T>(loop, out, a, b, intPow<T>);
+  case ZEROC_RT_BINARY_EQUAL:
+    break;
+  }
+}
+
+constexpr unsigned kArithmeticDtypes =
+    kFloatDtypes | kIndexDtypes | dtypeBit(ZEROC_RT_DTYPE_U8);
+
+/// Integer DIV and POW need every element of b checked first (b's elements
+/// are all read when out is non-empty).
+zeroc_rt_status_t checkIntegerDivisor(const char *k, zeroc_rt_binary_op_t op,
+                                      const zeroc_rt_tensor_t &b) {
+  int64_t n = numElements(b);
+  return dispatchAny(b.dtype, [&](auto tag) -> zeroc_rt_status_t {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const T *v = static_cast<const T *>(b.data);
+      for (int64_t i = 0; i < n; ++i) {
+        if (op == ZEROC_RT_BINARY_DIV && v[i] == 0)
+          return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                                "%s: integer division by zero (b element "
+                                "%lld of %s)",
+                                k, static_cast<long long>(i),
+                                describe(b).c_str());
+        if (op == ZEROC_RT_BINARY_POW && v[i] < 0)
+          return ZEROC_RT_ERROR(
+              ZEROC_RT_INVALID_ARGUMENT,
+              "%s: integer pow with negative exponent %lld (b element %lld "
+              "of %s)",
+              k, static_cast<long long>(v[i]), static_cast<long long>(i),
+              describe(b).c_str());
+      }
+    }
+    return nullptr;
+  });
+}
+
+zeroc_rt_status_t kBinary(zeroc_rt_binary_op_t op, const zeroc_rt_tensor_t *a,
+                          const zeroc_rt_tensor_t *b,
+                          const zeroc_rt_tensor_t *out) {
+  const char *k = "zeroc_rt_k_binary";
+  const char *name = binaryName(op);
+  if (!name)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: invalid binary op %d", k, static_cast<int>(op));
+  bool isEqual = op == ZEROC_RT_BINARY_EQUAL;
+  unsigned inputDtypes = isEqual ? kAnyDtype : kArithmeticDtypes;
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a, inputDtypes));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
+  if (isEqual) {
+    ZEROC_RT_RETURN_IF_ERROR(
+        checkTensor(k, "out", out, dtypeBit(ZEROC_RT_DTYPE_BOOL)));
+  } else {
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+    ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
+  }
+  const zeroc_rt_tensor_t *operands[2] = {a, b};
+  const char *names[2] = {"a", "b"};
+  int rank = 0;
+  int64_t dims[kMaxRank];
+  ZEROC_RT_RETURN_IF_ERROR(broadcastShapes(k, 2, operands, names, &rank, dims));
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkShape(k, "out", *out, rank, dims, "the broadcast of a and b"));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "b", *b));
+  if (numElements(*out) == 0)
+    return nullptr;
+  if (op == ZEROC_RT_BINARY_DIV || op == ZEROC_RT_BINARY_POW)
+    ZEROC_RT_RETURN_IF_ERROR(checkIntegerDivisor(k, op, *b));
+
+  Loop<3> loop;
+  loop.rank = rank;
+  for (int d = 0; d < rank; ++d)
+    loop.dims[d] = dims[d];
+  contiguousStrides(dims, rank, loop.strides[0]);
+  broadcastStrides(*a, rank, dims, loop.strides[1]);
+  broadcastStrides(*b, rank, dims, loop.strides[2]);
+  loop.coalesce();
+
+  if (isEqual) {
+    dispatchAny(a->dtype, [&](auto tag) {
+      using T = decltype(tag);
+      broadcastMap<Bool8, T>(loop, out->data, a->data, b->data, [](T x, T y) {
+        return Bool8{static_cast<uint8_t>(equalValues(x, y))};
+      });
+    });
+    return nullptr;
+  }
+  dispatchAny(a->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_arithmetic_v<T>)
+      arithmetic<T>(op, loop, out->data, a->data, b->data);
+  });
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Where, cast
+//===----------------------------------------------------------------------===//
+
+zeroc_rt_status_t kWhere(const zeroc_rt_tensor_t *cond,
+                         const zeroc_rt_tensor_t *a,
+                         const zeroc_rt_tensor_t *b,
+                         const zeroc_rt_tensor_t *out) {
+  const char *k = "zeroc_rt_k_where";
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkTensor(k, "cond", cond, dtypeBit(ZEROC_RT_DTYPE_BOOL)));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
+  const zeroc_rt_tensor_t *operands[3] = {cond, a, b};
+  const char *names[3] = {"cond", "a", "b"};
+  int rank = 0;
+  int64_t dims[kMaxRank];
+  ZEROC_RT_RETURN_IF_ERROR(broadcastShapes(k, 3, operands, names, &rank, dims));
+  ZEROC_RT_RETURN_IF_ERROR(checkShape(k, "out", *out, rank, dims,
+                                      "the broadcast of cond, a and b"));
+  for (int i = 0; i < 3; ++i)
+    ZEROC_RT_RETURN_IF_ERROR(
+        checkNoOverlap(k, "out", *out, names[i], *operands[i]));
+
+  Loop<4> loop;
+  loop.rank = rank;
+  for (int d = 0; d < rank; ++d)
+    loop.dims[d] = dims[d];
+  contiguousStrides(dims, rank, loop.strides[0]);
+  for (int i = 0; i < 3; ++i)
+    broadcastStrides(*operands[i], rank, dims, loop.strides[i + 1]);
+  loop.coalesce();
+  const uint8_t *c = static_cast<const uint8_t *>(cond->data);
+  dispatchBySize(zeroc_rt_dtype_size(out->dtype), [&](auto tag) {
+    using U = decltype(tag);
+    U *o = static_cast<U *>(out->data);
+    const U *x = static_cast<const U *>(a->data);
+    const U *y = static_cast<const U *>(b->data);
+    forEach(loop, {0, 0, 0, 0}, [&](const std::array<int64_t, 4> &off) {
+      o[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
+    });
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t kCast(const zeroc_rt_tensor_t *in,
+                        const zeroc_rt_tensor_t *out) {
+  const char *k = "zeroc_rt_k_cast";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "in", in));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "out", *out, "in", *in));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "in", *in));
+  int64_t n = numElements(*in);
+  dispatchAny(in->dtype, [&](auto srcTag) {
+    using S = decltype(srcTag);
+    dispatchAny(out->dtype, [&](auto dstTag) {
+      using D = decltype(dstTag);
+      const S *src = static_cast<const S *>(in->data);
+      D *dst = static_cast<D *>(out->data);
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] = narrow<D>(widen(src[i]));
+    });
+  });
+  return nullptr;
+}
+
+} // namespace
+} // namespace zeroc_rt::kernels
+
+using namespace zeroc_rt::kernels;
+
+extern "C" {
+
+zeroc_rt_status_t zeroc_rt_k_unary(zeroc_rt_unary_op_t op,
+                                   const zeroc_rt_tensor_t *in,
+                                   const zeroc_rt_tensor_t *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kUnary(op, in, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_unary_grad(zeroc_rt_unary_op_t op,
+                                        const zeroc_rt_tensor_t *x,
+                                        const zeroc_rt_tensor_t *y,
+                                        const zeroc_rt_tensor_t *grad_out,
+                                        const zeroc_rt_tensor_t *grad_in) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kUnaryGrad(op, x, y, grad_out, grad_in));
+}
+
+zeroc_rt_status_t zeroc_rt_k_binary(zeroc_rt_binary_op_t op,
+                                    const zeroc_rt_tensor_t *a,
+                                    const zeroc_rt_tensor_t *b,
+                                    const zeroc_rt_tensor_t *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kBinary(op, a, b, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_where(const zeroc_rt_tensor_t *cond,
+                                   const zeroc_rt_tensor_t *a,
+                                   const zeroc_rt_tensor_t *b,
+                                   const zeroc_rt_tensor_t *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kWhere(cond, a, b, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_cast(const zeroc_rt_tensor_t *in,
+                                  const zeroc_rt_tensor_t *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kCast(in, out));
+}
+
+} // extern "C"

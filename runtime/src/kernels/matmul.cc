@@ -1,0 +1,223 @@
+//===- kernels/matmul.cc - numpy.matmul and ONNX Gemm over cblas -*- C++ -*-===//
+
+#include "kernels/tensor_check.h"
+
+#include <algorithm>
+#include <cblas.h>
+#include <climits>
+
+namespace zeroc_rt::kernels {
+namespace {
+
+/// Row-major C[m x n] = alpha * op(A) * op(B) + beta * C with lda/ldb/ldc the
+/// dense row lengths. beta == 0 overwrites C. k == 0 is handled here.
+template <typename T>
+void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
+              const T *a, const T *b, T beta, T *c) {
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m * n; ++i)
+      c[i] = beta == T(0) ? T(0) : beta * c[i];
+    return;
+  }
+  int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
+  auto transA = ta ? CblasTrans : CblasNoTrans;
+  auto transB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, transA, transB, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), alpha, a, lda, b, ldb,
+                beta, c, static_cast<int>(n));
+  else
+    cblas_dgemm(CblasRowMajor, transA, transB, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), alpha, a, lda, b, ldb,
+                beta, c, static_cast<int>(n));
+}
+
+zeroc_rt_status_t checkBlasDims(const char *k, int64_t m, int64_t n,
+                                int64_t kk) {
+  if (m > INT_MAX || n > INT_MAX || kk > INT_MAX)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: m=%lld n=%lld k=%lld exceed the 32-bit BLAS "
+                          "limit",
+                          k, static_cast<long long>(m),
+                          static_cast<long long>(n), static_cast<long long>(kk));
+  return nullptr;
+}
+
+zeroc_rt_status_t kMatmul(const zeroc_rt_tensor_t *a,
+                          const zeroc_rt_tensor_t *b,
+                          const zeroc_rt_tensor_t *out) {
+  const char *k = "zeroc_rt_k_matmul";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a, kFloatDtypes));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
+  if (a->rank < 1 || b->rank < 1)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: operands must have rank >= 1 (a %s, b %s)", k,
+                          describe(*a).c_str(), describe(*b).c_str());
+  // Promote rank-1 operands: a (K) -> (1, K), b (K) -> (K, 1).
+  bool aVector = a->rank == 1, bVector = b->rank == 1;
+  int64_t m = aVector ? 1 : a->dims[a->rank - 2];
+  int64_t kk = a->dims[a->rank - 1];
+  int64_t kb = bVector ? b->dims[0] : b->dims[b->rank - 2];
+  int64_t n = bVector ? 1 : b->dims[b->rank - 1];
+  if (kk != kb)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "%s: contraction dims differ: a %s has K=%lld, b %s "
+                          "has K=%lld",
+                          k, describe(*a).c_str(), static_cast<long long>(kk),
+                          describe(*b).c_str(), static_cast<long long>(kb));
+  // Batch dims: numpy broadcast of a.dims[:-2] and b.dims[:-2].
+  zeroc_rt_tensor_t aBatch = *a, bBatch = *b;
+  aBatch.rank = aVector ? 0 : a->rank - 2;
+  bBatch.rank = bVector ? 0 : b->rank - 2;
+  const zeroc_rt_tensor_t *batchOps[2] = {&aBatch, &bBatch};
+  const char *batchNames[2] = {"a's batch dims", "b's batch dims"};
+  int batchRank = 0;
+  int64_t dims[kMaxRank + 2];
+  ZEROC_RT_RETURN_IF_ERROR(
+      broadcastShapes(k, 2, batchOps, batchNames, &batchRank, dims));
+  int rank = batchRank;
+  if (!aVector)
+    dims[rank++] = m;
+  if (!bVector)
+    dims[rank++] = n;
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkShape(k, "out", *out, rank, dims, "numpy.matmul of a and b"));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "b", *b));
+  ZEROC_RT_RETURN_IF_ERROR(checkBlasDims(k, m, n, kk));
+  if (numElements(*out) == 0)
+    return nullptr;
+
+  // Loop over the batch: offsets of out, a and b in elements.
+  Loop<3> loop;
+  loop.rank = batchRank;
+  std::copy(dims, dims + batchRank, loop.dims);
+  contiguousStrides(dims, batchRank, loop.strides[0]);
+  broadcastStrides(aBatch, batchRank, dims, loop.strides[1]);
+  broadcastStrides(bBatch, batchRank, dims, loop.strides[2]);
+  for (int d = 0; d < batchRank; ++d) {
+    loop.strides[0][d] *= m * n;
+    loop.strides[1][d] *= m * kk;
+    loop.strides[2][d] *= kk * n;
+  }
+  loop.coalesce();
+  // b shared by the whole batch and a not broadcast: one GEMM with the batch
+  // folded into M (a and out are then contiguous stacks of rows).
+  bool bShared = true, aDense = true;
+  for (int d = 0; d < loop.rank; ++d) {
+    bShared = bShared && loop.strides[2][d] == 0;
+    aDense = aDense && loop.strides[1][d] != 0;
+  }
+  int64_t batch = product(dims, 0, batchRank);
+  if (bShared && aDense && loop.rank <= 1 && batch * m <= INT_MAX) {
+    m *= batch;
+    loop.rank = 0;
+  }
+  dispatchFloat(a->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *pa = static_cast<const T *>(a->data);
+    const T *pb = static_cast<const T *>(b->data);
+    T *po = static_cast<T *>(out->data);
+    forEach(loop, {0, 0, 0}, [&](const std::array<int64_t, 3> &off) {
+      blasGemm<T>(false, false, m, n, kk, T(1), pa + off[1], pb + off[2], T(0),
+                  po + off[0]);
+    });
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t kGemm(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
+                        const zeroc_rt_tensor_t *c, double alpha, double beta,
+                        int transA, int transB, const zeroc_rt_tensor_t *out) {
+  const char *k = "zeroc_rt_k_gemm";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a, kFloatDtypes));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
+  if (a->rank != 2 || b->rank != 2)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: a %s and b %s must have rank 2", k,
+                          describe(*a).c_str(), describe(*b).c_str());
+  bool ta = flag(transA), tb = flag(transB);
+  int64_t m = ta ? a->dims[1] : a->dims[0];
+  int64_t kk = ta ? a->dims[0] : a->dims[1];
+  int64_t kb = tb ? b->dims[1] : b->dims[0];
+  int64_t n = tb ? b->dims[0] : b->dims[1];
+  if (kk != kb)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "%s: contraction dims differ: op(a) of %s has "
+                          "K=%lld, op(b) of %s has K=%lld (trans_a=%d, "
+                          "trans_b=%d)",
+                          k, describe(*a).c_str(), static_cast<long long>(kk),
+                          describe(*b).c_str(), static_cast<long long>(kb),
+                          ta ? 1 : 0, tb ? 1 : 0);
+  int64_t dims[2] = {m, n};
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkShape(k, "out", *out, 2, dims, "(M, N) of op(a) * op(b)"));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "b", *b));
+  if (c) {
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "c", c));
+    ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "c", *c, "a", *a));
+    bool ok = c->rank <= 2;
+    for (int d = 0; ok && d < c->rank; ++d)
+      ok = c->dims[d] == 1 || c->dims[d] == dims[d + 2 - c->rank];
+    if (!ok)
+      return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                            "%s: c %s does not broadcast to out %s", k,
+                            describe(*c).c_str(), describe(*out).c_str());
+    ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "c", *c));
+  }
+  ZEROC_RT_RETURN_IF_ERROR(checkBlasDims(k, m, n, kk));
+  if (m == 0 || n == 0)
+    return nullptr;
+  dispatchFloat(a->dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *po = static_cast<T *>(out->data);
+    T betaT = static_cast<T>(beta);
+    // beta == 0 ignores c (BLAS semantics: NaNs in c do not propagate).
+    bool useC = c && beta != 0.0;
+    if (useC) {
+      int64_t strides[2];
+      broadcastStrides(*c, 2, dims, strides);
+      const T *pc = static_cast<const T *>(c->data);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          po[i * n + j] = betaT * pc[i * strides[0] + j * strides[1]];
+    }
+    blasGemm<T>(ta, tb, m, n, kk, static_cast<T>(alpha),
+                static_cast<const T *>(a->data),
+                static_cast<const T *>(b->data), useC ? T(1) : T(0), po);
+  });
+  return nullptr;
+}
+
+} // namespace
+} // namespace zeroc_rt::kernels
+
+using namespace zeroc_rt::kernels;
+
+extern "C" {
+
+zeroc_rt_status_t zeroc_rt_k_matmul(const zeroc_rt_tensor_t *a,
+                                    const zeroc_rt_tensor_t *b,
+                                    const zeroc_rt_tensor_t *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kMatmul(a, b, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_gemm(const zeroc_rt_tensor_t *a,
+                                  const zeroc_rt_tensor_t *b,
+                                  const zeroc_rt_tensor_t *c, double alpha,
+                                  double beta, int trans_a, int trans_b,
+                                  const zeroc_rt_tensor_t *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      kGemm(a, b, c, alpha, beta, trans_a, trans_b, out));
+}
+
+} // extern "C"

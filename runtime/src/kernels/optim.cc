@@ -1,0 +1,242 @@
+//===- kernels/optim.cc - Flat-buffer math and optimizer steps --*- C++ -*-===//
+//
+// Optimizer updates are computed per element in double (for F32 buffers too)
+// and stored back in the buffer's dtype, in a fixed order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/tensor_check.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace zeroc_rt::kernels {
+namespace {
+
+struct FlatBuffer {
+  const char *name;
+  const void *data;
+};
+
+/// dtype F32/F64, n >= 0 with n * size bytes in int64, buffers non-NULL and
+/// element-aligned when n > 0, and pairwise disjoint.
+zeroc_rt_status_t checkFlat(const char *k, zeroc_rt_dtype_t dtype, int64_t n,
+                            std::initializer_list<FlatBuffer> buffers) {
+  if (dtype != ZEROC_RT_DTYPE_F32 && dtype != ZEROC_RT_DTYPE_F64)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: dtype %s (%d); expected f32 or f64", k,
+                          zeroc_rt_dtype_name(dtype), static_cast<int>(dtype));
+  size_t size = zeroc_rt_dtype_size(dtype);
+  if (n < 0 || n > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(size))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: element count %lld is negative or too large", k,
+                          static_cast<long long>(n));
+  if (n == 0)
+    return nullptr;
+  for (const FlatBuffer &b : buffers) {
+    if (!b.data)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "%s: %s is NULL for %lld elements", k, b.name,
+                            static_cast<long long>(n));
+    ZEROC_RT_RETURN_IF_ERROR(checkAlignment(k, b.name, b.data, dtype));
+  }
+  size_t bytes = static_cast<size_t>(n) * size;
+  for (auto i = buffers.begin(); i != buffers.end(); ++i)
+    for (auto j = buffers.begin(); j != i; ++j)
+      ZEROC_RT_RETURN_IF_ERROR(
+          checkNoOverlap(k, i->name, i->data, bytes, j->name, j->data, bytes));
+  return nullptr;
+}
+
+/// A hyperparameter that must be finite and inside [lo, hi) (or [lo, hi]).
+zeroc_rt_status_t checkRange(const char *k, const char *name, double value,
+                             double lo, double hi, bool hiOpen) {
+  bool ok = std::isfinite(value) && value >= lo &&
+            (hiOpen ? value < hi : value <= hi);
+  if (!ok)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: %s = %g must be finite and in [%g, %g%c", k,
+                          name, value, lo, hi, hiOpen ? ')' : ']');
+  return nullptr;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+zeroc_rt_status_t kAccumulate(zeroc_rt_dtype_t dtype, const void *x, void *acc,
+                              int64_t n) {
+  const char *k = "zeroc_rt_k_accumulate";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, n, {{"acc", acc}, {"x", x}}));
+  dispatchFloat(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *px = static_cast<const T *>(x);
+    T *pa = static_cast<T *>(acc);
+    for (int64_t i = 0; i < n; ++i)
+      pa[i] += px[i];
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t kScale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
+                         double factor) {
+  const char *k = "zeroc_rt_k_scale";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, n, {{"x", x}}));
+  dispatchFloat(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *px = static_cast<T *>(x);
+    for (int64_t i = 0; i < n; ++i)
+      px[i] = static_cast<T>(static_cast<double>(px[i]) * factor);
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t kSumSquares(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
+                              double *out) {
+  const char *k = "zeroc_rt_k_sum_squares";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, n, {{"x", x}}));
+  if (!out)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: out is NULL", k);
+  *out = dispatchFloat(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T *px = static_cast<const T *>(x);
+    double acc = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      double v = px[i];
+      acc += v * v;
+    }
+    return acc;
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t kAdam(zeroc_rt_dtype_t dtype, void *param, const void *grad,
+                        void *expAvg, void *expAvgSq, int64_t n, double lr,
+                        double beta1, double beta2, double eps,
+                        double weightDecay, int adamWMode, int64_t step) {
+  const char *k = "zeroc_rt_k_adam_step";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, n,
+                                     {{"param", param},
+                                      {"grad", grad},
+                                      {"exp_avg", expAvg},
+                                      {"exp_avg_sq", expAvgSq}}));
+  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "lr", lr, 0.0, kInf, true));
+  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "beta1", beta1, 0.0, 1.0, true));
+  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "beta2", beta2, 0.0, 1.0, true));
+  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "eps", eps, 0.0, kInf, true));
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkRange(k, "weight_decay", weightDecay, 0.0, kInf, true));
+  if (step < 1)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: step %lld must be >= 1 (1-based)", k,
+                          static_cast<long long>(step));
+  const bool decoupled = flag(adamWMode);
+  const double stepD = static_cast<double>(step);
+  const double biasCorrection1 = 1.0 - std::pow(beta1, stepD);
+  const double biasCorrection2Sqrt = std::sqrt(1.0 - std::pow(beta2, stepD));
+  const double stepSize = lr / biasCorrection1;
+  const double decay = 1.0 - lr * weightDecay;
+  dispatchFloat(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *p = static_cast<T *>(param);
+    const T *g = static_cast<const T *>(grad);
+    T *m = static_cast<T *>(expAvg);
+    T *v = static_cast<T *>(expAvgSq);
+    for (int64_t i = 0; i < n; ++i) {
+      double pi = p[i], gi = g[i];
+      if (decoupled)
+        pi *= decay;
+      else
+        gi += weightDecay * pi;
+      double mi = beta1 * static_cast<double>(m[i]) + (1.0 - beta1) * gi;
+      double vi = beta2 * static_cast<double>(v[i]) + (1.0 - beta2) * gi * gi;
+      double denom = std::sqrt(vi) / biasCorrection2Sqrt + eps;
+      pi -= stepSize * (mi / denom);
+      m[i] = static_cast<T>(mi);
+      v[i] = static_cast<T>(vi);
+      p[i] = static_cast<T>(pi);
+    }
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t kSgd(zeroc_rt_dtype_t dtype, void *param, const void *grad,
+                       void *momentumBuf, int64_t n, double lr,
+                       double momentum, double weightDecay, int64_t step) {
+  const char *k = "zeroc_rt_k_sgd_step";
+  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "lr", lr, 0.0, kInf, true));
+  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "momentum", momentum, 0.0, kInf, true));
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkRange(k, "weight_decay", weightDecay, 0.0, kInf, true));
+  if (step < 1)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: step %lld must be >= 1 (1-based)", k,
+                          static_cast<long long>(step));
+  const bool useMomentum = momentum != 0.0;
+  if (useMomentum)
+    ZEROC_RT_RETURN_IF_ERROR(checkFlat(
+        k, dtype, n,
+        {{"param", param}, {"grad", grad}, {"momentum_buf", momentumBuf}}));
+  else
+    ZEROC_RT_RETURN_IF_ERROR(
+        checkFlat(k, dtype, n, {{"param", param}, {"grad", grad}}));
+  dispatchFloat(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T *p = static_cast<T *>(param);
+    const T *g = static_cast<const T *>(grad);
+    T *buf = static_cast<T *>(momentumBuf);
+    for (int64_t i = 0; i < n; ++i) {
+      double pi = p[i];
+      double d = static_cast<double>(g[i]) + weightDecay * pi;
+      if (useMomentum) {
+        double b = step == 1 ? d : momentum * static_cast<double>(buf[i]) + d;
+        buf[i] = static_cast<T>(b);
+        d = b;
+      }
+      p[i] = static_cast<T>(pi - lr * d);
+    }
+  });
+  return nullptr;
+}
+
+} // namespace
+} // namespace zeroc_rt::kernels
+
+using namespace zeroc_rt::kernels;
+
+extern "C" {
+
+zeroc_rt_status_t zeroc_rt_k_accumulate(zeroc_rt_dtype_t dtype, const void *x,
+                                        void *acc, int64_t n) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kAccumulate(dtype, x, acc, n));
+}
+
+zeroc_rt_status_t zeroc_rt_k_scale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
+                                   double factor) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kScale(dtype, x, n, factor));
+}
+
+zeroc_rt_status_t zeroc_rt_k_sum_squares(zeroc_rt_dtype_t dtype, const void *x,
+                                         int64_t n, double *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kSumSquares(dtype, x, n, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_adam_step(zeroc_rt_dtype_t dtype, void *param,
+                                       const void *grad, void *exp_avg,
+                                       void *exp_avg_sq, int64_t n, double lr,
+                                       double beta1, double beta2, double eps,
+                                       double weight_decay, int adam_w_mode,
+                                       int64_t step) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kAdam(dtype, param, grad, exp_avg,
+                                         exp_avg_sq, n, lr, beta1, beta2, eps,
+                                         weight_decay, adam_w_mode, step));
+}
+
+zeroc_rt_status_t zeroc_rt_k_sgd_step(zeroc_rt_dtype_t dtype, void *param,
+                                      const void *grad, void *momentum_buf,
+                                      int64_t n, double lr, double momentum,
+                                      double weight_decay, int64_t step) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kSgd(dtype, param, grad, momentum_buf, n, lr,
+                                        momentum, weight_decay, step));
+}
+
+} // extern "C"

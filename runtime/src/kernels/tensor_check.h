@@ -1,0 +1,220 @@
+//===- kernels/tensor_check.h - Descriptor checks and loops -----*- C++ -*-===//
+//
+// Internal to the kernels: validation of zeroc_rt_tensor_t descriptors with
+// messages that name the kernel and the offending dims, numpy broadcasting,
+// and a strided multi-operand loop (an odometer over up to ZEROC_RT_MAX_RANK
+// dims whose innermost dim is a plain counted loop).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_SRC_KERNELS_TENSOR_CHECK_H
+#define ZEROC_RT_SRC_KERNELS_TENSOR_CHECK_H
+
+#include "zeroc_rt/kernels.h"
+
+#include "status_internal.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace zeroc_rt::kernels {
+
+constexpr int kMaxRank = ZEROC_RT_MAX_RANK;
+
+/// Bit sets of dtypes accepted by a kernel operand.
+constexpr unsigned dtypeBit(zeroc_rt_dtype_t dtype) { return 1u << dtype; }
+constexpr unsigned kFloatDtypes =
+    dtypeBit(ZEROC_RT_DTYPE_F32) | dtypeBit(ZEROC_RT_DTYPE_F64);
+constexpr unsigned kIndexDtypes =
+    dtypeBit(ZEROC_RT_DTYPE_I64) | dtypeBit(ZEROC_RT_DTYPE_I32);
+constexpr unsigned kAnyDtype = (1u << ZEROC_RT_DTYPE_COUNT) - 1;
+
+/// "[2,3]" for the first `rank` entries of `dims`.
+std::string dimsString(const int64_t *dims, int rank);
+/// "f32[2,3]". Only for descriptors that passed checkTensor.
+std::string describe(const zeroc_rt_tensor_t &t);
+
+/// Product of dims[begin, end) (1 for an empty range). No overflow check:
+/// use on descriptors that passed checkTensor.
+int64_t product(const int64_t *dims, int begin, int end);
+inline int64_t numElements(const zeroc_rt_tensor_t &t) {
+  return product(t.dims, 0, t.rank);
+}
+inline size_t numBytes(const zeroc_rt_tensor_t &t) {
+  return static_cast<size_t>(numElements(t)) * zeroc_rt_dtype_size(t.dtype);
+}
+
+/// Checks one descriptor: non-NULL, valid dtype, 0 <= rank <= 8, dims >= 0,
+/// a byte size that fits int64, non-NULL data unless it has no elements, and
+/// data aligned to the element size.
+zeroc_rt_status_t checkTensor(const char *kernel, const char *name,
+                              const zeroc_rt_tensor_t *t);
+
+/// Element-size alignment of `data` (NULL passes): kernels access elements
+/// through typed pointers.
+zeroc_rt_status_t checkAlignment(const char *kernel, const char *name,
+                                 const void *data, zeroc_rt_dtype_t dtype);
+
+/// checkTensor plus the dtype in `allowed`.
+zeroc_rt_status_t checkTensor(const char *kernel, const char *name,
+                              const zeroc_rt_tensor_t *t, unsigned allowed);
+
+/// `t` has the dtype of `ref` (INVALID_ARGUMENT otherwise).
+zeroc_rt_status_t checkSameDtype(const char *kernel, const char *name,
+                                 const zeroc_rt_tensor_t &t,
+                                 const char *refName,
+                                 const zeroc_rt_tensor_t &ref);
+
+/// `t` has the shape of `ref` (SHAPE_MISMATCH otherwise).
+zeroc_rt_status_t checkSameShape(const char *kernel, const char *name,
+                                 const zeroc_rt_tensor_t &t,
+                                 const char *refName,
+                                 const zeroc_rt_tensor_t &ref);
+
+/// `t` has exactly the shape (rank, dims) that `rule` describes.
+zeroc_rt_status_t checkShape(const char *kernel, const char *name,
+                             const zeroc_rt_tensor_t &t, int rank,
+                             const int64_t *dims, const char *rule);
+
+/// Fails when two byte ranges overlap (empty ranges never do).
+zeroc_rt_status_t checkNoOverlap(const char *kernel, const char *nameA,
+                                 const void *a, size_t bytesA,
+                                 const char *nameB, const void *b,
+                                 size_t bytesB);
+inline zeroc_rt_status_t checkNoOverlap(const char *kernel, const char *nameA,
+                                        const zeroc_rt_tensor_t &a,
+                                        const char *nameB,
+                                        const zeroc_rt_tensor_t &b) {
+  return checkNoOverlap(kernel, nameA, a.data, numBytes(a), nameB, b.data,
+                        numBytes(b));
+}
+
+/// Maps axis in [-rank, rank) to [0, rank).
+zeroc_rt_status_t normalizeAxis(const char *kernel, int64_t axis, int rank,
+                                int *out);
+
+/// numpy broadcast of `n` operand shapes into (*rank, dims); SHAPE_MISMATCH
+/// naming the operands when two non-1 dims differ.
+zeroc_rt_status_t broadcastShapes(const char *kernel, int n,
+                                  const zeroc_rt_tensor_t *const *operands,
+                                  const char *const *names, int *rank,
+                                  int64_t *dims);
+
+/// Element strides of `t` read as broadcast to (outRank, outDims): 0 for
+/// missing leading dims and for size-1 dims. `t` must broadcast to out.
+void broadcastStrides(const zeroc_rt_tensor_t &t, int outRank,
+                      const int64_t *outDims, int64_t *strides);
+
+/// Row-major element strides.
+void contiguousStrides(const int64_t *dims, int rank, int64_t *strides);
+
+/// A loop nest over `rank` dims, advancing N offsets by their own strides.
+template <size_t N> struct Loop {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[N][kMaxRank] = {};
+
+  bool empty() const {
+    for (int d = 0; d < rank; ++d)
+      if (dims[d] == 0)
+        return true;
+    return false;
+  }
+
+  /// Drops size-1 dims and merges dims that are contiguous for every
+  /// operand. The visiting order of the offsets is unchanged.
+  void coalesce() {
+    int r = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (dims[d] == 1)
+        continue;
+      if (r > 0) {
+        bool mergeable = true;
+        for (size_t k = 0; k < N; ++k)
+          if (strides[k][r - 1] != strides[k][d] * dims[d])
+            mergeable = false;
+        if (mergeable) {
+          dims[r - 1] *= dims[d];
+          for (size_t k = 0; k < N; ++k)
+            strides[k][r - 1] = strides[k][d];
+          continue;
+        }
+      }
+      dims[r] = dims[d];
+      for (size_t k = 0; k < N; ++k)
+        strides[k][r] = strides[k][d];
+      ++r;
+    }
+    rank = r;
+  }
+};
+
+using Offsets1 = std::array<int64_t, 1>;
+
+/// Calls fn(offsets) for every index of the nest in row-major order, starting
+/// from `base`. Offsets are in whatever unit the strides use.
+template <size_t N, typename Fn>
+void forEach(const Loop<N> &loop, std::array<int64_t, N> base, Fn &&fn) {
+  if (loop.empty())
+    return;
+  if (loop.rank == 0) {
+    fn(base);
+    return;
+  }
+  const int last = loop.rank - 1;
+  const int64_t inner = loop.dims[last];
+  int64_t index[kMaxRank] = {};
+  for (;;) {
+    std::array<int64_t, N> off = base;
+    for (int64_t j = 0; j < inner; ++j) {
+      fn(off);
+      for (size_t k = 0; k < N; ++k)
+        off[k] += loop.strides[k][last];
+    }
+    int d = last - 1;
+    for (; d >= 0; --d) {
+      for (size_t k = 0; k < N; ++k)
+        base[k] += loop.strides[k][d];
+      if (++index[d] < loop.dims[d])
+        break;
+      for (size_t k = 0; k < N; ++k)
+        base[k] -= loop.strides[k][d] * loop.dims[d];
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
+
+/// Splits `in` (shape dims/rank, contiguous) into the kept dims (bit clear in
+/// `reducedMask`) and the reduced ones: `outer` visits kept indices in
+/// row-major order (stride 0: in, stride 1 unused), `inner` the reduced ones.
+/// Both are coalesced. Returns the number of reduced elements.
+int64_t splitReduction(const int64_t *dims, int rank, uint32_t reducedMask,
+                       Loop<1> *outer, Loop<1> *inner);
+
+/// Calls fn(T{}) with T = float or double for F32 / F64.
+template <typename Fn> decltype(auto) dispatchFloat(zeroc_rt_dtype_t dtype, Fn &&fn) {
+  if (dtype == ZEROC_RT_DTYPE_F64)
+    return fn(double());
+  return fn(float());
+}
+
+/// Reads index element `i` of an I64 or I32 buffer.
+inline int64_t loadIndex(const zeroc_rt_tensor_t &t, int64_t i) {
+  if (t.dtype == ZEROC_RT_DTYPE_I64)
+    return static_cast<const int64_t *>(t.data)[i];
+  return static_cast<const int32_t *>(t.data)[i];
+}
+
+/// Copies element-size-aware blocks: a memcpy of `count` elements of `size`.
+void copyElements(void *dst, const void *src, int64_t count, size_t size);
+
+/// true when the C int flag is set (any non-zero value).
+inline bool flag(int value) { return value != 0; }
+
+} // namespace zeroc_rt::kernels
+
+#endif // ZEROC_RT_SRC_KERNELS_TENSOR_CHECK_H

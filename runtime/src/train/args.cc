@@ -1,0 +1,109 @@
+//===- args.cc - Command line of the training executable --------*- C++ -*-===//
+//
+//   train --data DIR --steps N [--log-jsonl FILE] [--save-params DIR] [--quiet]
+//
+// Flags take their value as the next argument or after '='. A repeated flag
+// keeps its last value. Every error is one line that ends with the usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace zeroc_rt::train {
+namespace {
+
+const char *baseName(const char *path) {
+  if (!path || !*path)
+    return "train";
+  const char *slash = std::strrchr(path, '/');
+  return slash && slash[1] ? slash + 1 : path;
+}
+
+bool parseSteps(const std::string &text, int64_t &out) {
+  if (text.empty() || text.size() > 18)
+    return false;
+  int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + (c - '0');
+  }
+  out = value;
+  return true;
+}
+
+} // namespace
+
+std::string usageText(const char *argv0) {
+  return format("usage: %s --data DIR --steps N [--log-jsonl FILE] "
+                "[--save-params DIR] [--quiet]",
+                baseName(argv0));
+}
+
+zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
+  const char *argv0 = argc > 0 && argv ? argv[0] : nullptr;
+  std::string usage = usageText(argv0);
+  auto fail = [&](const std::string &what) {
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s; %s", what.c_str(),
+                          usage.c_str());
+  };
+  bool haveData = false, haveSteps = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i] ? argv[i] : "";
+    if (arg == "--help" || arg == "-h") {
+      args.help = true;
+      return nullptr;
+    }
+    if (arg == "--quiet" || arg == "-q") {
+      args.quiet = true;
+      continue;
+    }
+    std::string flag = arg, value;
+    bool inlineValue = false;
+    size_t eq = arg.find('=');
+    if (arg.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inlineValue = true;
+    }
+    if (flag != "--data" && flag != "--steps" && flag != "--log-jsonl" &&
+        flag != "--save-params") {
+      if (flag == "--quiet")
+        return fail("--quiet takes no value");
+      return fail(format("unknown argument '%s'", arg.c_str()));
+    }
+    if (!inlineValue) {
+      if (i + 1 >= argc || !argv[i + 1])
+        return fail(format("%s needs a value", flag.c_str()));
+      value = argv[++i];
+    }
+    if (value.empty())
+      return fail(format("%s needs a non-empty value", flag.c_str()));
+    if (flag == "--data") {
+      args.data = value;
+      haveData = true;
+    } else if (flag == "--steps") {
+      if (!parseSteps(value, args.steps))
+        return fail(format("--steps must be a non-negative integer, got '%s'",
+                           value.c_str()));
+      haveSteps = true;
+    } else if (flag == "--log-jsonl") {
+      args.logJsonl = value;
+    } else {
+      args.saveParams = value;
+    }
+  }
+  if (!haveData)
+    return fail("missing --data DIR (the directory with one <input>.npy per "
+                "model input)");
+  if (!haveSteps)
+    return fail("missing --steps N (the number of optimizer steps)");
+  return nullptr;
+}
+
+} // namespace zeroc_rt::train

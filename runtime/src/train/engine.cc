@@ -1,0 +1,92 @@
+//===- engine.cc - zeroc_rt_engine_* calls of the micro-step -----*- C++ -*-===//
+//
+// The generated micro-step reaches the engine's state only through these
+// calls. Accessors return NULL for a NULL engine, an out-of-range parameter
+// or a buffer the stage does not have (param_replica in stage 3,
+// param_shard in stages 0-2).
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+
+namespace {
+
+zeroc_rt::train::ParamState *paramOf(zeroc_rt_engine_t *engine, int32_t param) {
+  if (!engine || param < 0 ||
+      static_cast<size_t>(param) >= engine->state.params.size())
+    return nullptr;
+  return &engine->state.params[static_cast<size_t>(param)];
+}
+
+zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
+                                 const void *grad, int64_t count) {
+  if (!engine)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "zeroc_rt_engine_grad_accumulate: engine is NULL");
+  zeroc_rt::train::ParamState *p = paramOf(engine, param);
+  if (!p)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "zeroc_rt_engine_grad_accumulate: parameter index %d "
+                          "is outside [0, %zu)",
+                          param, engine->state.params.size());
+  if (count != p->accumulateCount) {
+    const int stage = engine->state.stage;
+    return ZEROC_RT_ERROR(
+        ZEROC_RT_INVALID_ARGUMENT,
+        "zeroc_rt_engine_grad_accumulate: parameter '%s' (%lld elements) "
+        "got %lld gradient elements but stage %d accumulates %s: %lld",
+        p->desc->name, static_cast<long long>(p->numel),
+        static_cast<long long>(count), stage,
+        stage <= 1 ? "the full gradient" : "this rank's shard",
+        static_cast<long long>(p->accumulateCount));
+  }
+  zeroc_rt_status_t status =
+      zeroc_rt_k_accumulate(p->dtype, grad, p->grad, count);
+  if (status)
+    return ZEROC_RT_TRAIN_WRAP(
+        status, zeroc_rt::train::format(
+                    "zeroc_rt_engine_grad_accumulate: parameter '%s': ",
+                    p->desc->name));
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+void *zeroc_rt_engine_arena(zeroc_rt_engine_t *engine) {
+  return engine ? engine->arena.data() : nullptr;
+}
+
+const void *zeroc_rt_engine_blob(zeroc_rt_engine_t *engine) {
+  return engine ? engine->blob.data() : nullptr;
+}
+
+zeroc_rt_comm_t *zeroc_rt_engine_comm(zeroc_rt_engine_t *engine) {
+  return engine ? engine->comm : nullptr;
+}
+
+void *zeroc_rt_engine_param_replica(zeroc_rt_engine_t *engine, int32_t param) {
+  zeroc_rt::train::ParamState *p = paramOf(engine, param);
+  return p ? p->replica : nullptr;
+}
+
+void *zeroc_rt_engine_param_shard(zeroc_rt_engine_t *engine, int32_t param) {
+  zeroc_rt::train::ParamState *p = paramOf(engine, param);
+  return p ? p->shardParam : nullptr;
+}
+
+zeroc_rt_status_t zeroc_rt_engine_grad_accumulate(zeroc_rt_engine_t *engine,
+                                                  int32_t param,
+                                                  const void *grad,
+                                                  int64_t count) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(gradAccumulate(engine, param, grad, count));
+}
+
+uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine) {
+  return engine ? engine->dropoutCounter : 0;
+}
+
+} // extern "C"

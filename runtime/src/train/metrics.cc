@@ -1,0 +1,91 @@
+//===- metrics.cc - JSONL step log and console lines ------------*- C++ -*-===//
+//
+// Rank 0 only. --log-jsonl FILE is truncated at start and gets one object per
+// optimizer step, flushed per line:
+//   {"step": 1, "loss": 0.51234567890123456, "lr": 0.001, "grad_norm": 0.25,
+//    "time_ms": 1.234, "samples_per_s": 6482.1}
+// loss, lr and grad_norm use 17 significant digits (exact doubles); a
+// non-finite grad norm is logged as -1 (as DeepSpeed and the reference do),
+// any other non-finite number as null.
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+namespace zeroc_rt::train {
+namespace {
+
+std::string jsonNumber(double v, const char *fmt) {
+  return std::isfinite(v) ? format(fmt, v) : std::string("null");
+}
+
+} // namespace
+
+JsonlLog::~JsonlLog() {
+  if (file)
+    std::fclose(file);
+}
+
+zeroc_rt_status_t JsonlLog::open(const std::string &p) {
+  path = p;
+  file = std::fopen(path.c_str(), "w");
+  if (!file)
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "--log-jsonl: '%s': cannot create: %s",
+                          path.c_str(), std::strerror(errno));
+  return nullptr;
+}
+
+zeroc_rt_status_t JsonlLog::write(const StepRecord &r) {
+  if (!file)
+    return nullptr;
+  double perSecond = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds
+                                   : std::nan("");
+  std::string line = format(
+      "{\"step\": %lld, \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, "
+      "\"time_ms\": %s, \"samples_per_s\": %s}\n",
+      static_cast<long long>(r.step), jsonNumber(r.loss, "%.17g").c_str(),
+      jsonNumber(r.lr, "%.17g").c_str(),
+      jsonNumber(std::isfinite(r.gradNorm) ? r.gradNorm : -1.0, "%.17g").c_str(),
+      jsonNumber(r.seconds * 1e3, "%.3f").c_str(),
+      jsonNumber(perSecond, "%.1f").c_str());
+  if (std::fputs(line.c_str(), file) < 0 || std::fflush(file) != 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "--log-jsonl: '%s': write failed: %s",
+                          path.c_str(), std::strerror(errno));
+  return nullptr;
+}
+
+zeroc_rt_status_t JsonlLog::close() {
+  if (!file)
+    return nullptr;
+  int rc = std::fclose(file);
+  file = nullptr;
+  if (rc != 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "--log-jsonl: '%s': close failed: %s",
+                          path.c_str(), std::strerror(errno));
+  return nullptr;
+}
+
+std::string headerLine(const zeroc_rt_program_t &p, int64_t psi,
+                       int64_t samples) {
+  return format("zeroc train: stage %d, world size %d, %d parameters (%lld "
+                "elements), micro batch %d, grad accum %d, %lld samples",
+                p.stage, p.world_size, p.num_params, static_cast<long long>(psi),
+                p.micro_batch, p.grad_accum, static_cast<long long>(samples));
+}
+
+std::string consoleLine(const StepRecord &r) {
+  double perSecond =
+      r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
+  return format("step %lld/%lld | loss %.6f | lr %.3e | grad_norm %.4f | "
+                "%.1f ms | %.0f samples/s",
+                static_cast<long long>(r.step), static_cast<long long>(r.steps),
+                r.loss, r.lr, r.gradNorm, r.seconds * 1e3, perSecond);
+}
+
+} // namespace zeroc_rt::train

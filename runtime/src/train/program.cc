@@ -1,0 +1,238 @@
+//===- program.cc - Program validation and the parameter blob ---*- C++ -*-===//
+//
+// The program descriptor is written by zeroc; validating it up front turns a
+// compiler bug into one clear error instead of a crash in the middle of
+// training. The blob file holds the initial parameter values (and constants)
+// and lives next to the executable.
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <sys/stat.h>
+
+namespace zeroc_rt::train {
+namespace {
+
+#define INVALID_PROGRAM(...)                                                   \
+  ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,                                    \
+                 "invalid program (recompile it with this runtime): "          \
+                 __VA_ARGS__)
+
+bool finiteAtLeast(double v, double lo) { return std::isfinite(v) && v >= lo; }
+
+zeroc_rt_status_t validateOptimizer(const zeroc_rt_optimizer_config_t &opt) {
+  if (opt.type != ZEROC_RT_OPTIMIZER_ADAM && opt.type != ZEROC_RT_OPTIMIZER_SGD)
+    return INVALID_PROGRAM("unknown optimizer type %d",
+                           static_cast<int>(opt.type));
+  if (!finiteAtLeast(opt.lr, 0.0))
+    return INVALID_PROGRAM("optimizer lr %g must be finite and >= 0", opt.lr);
+  if (!finiteAtLeast(opt.weight_decay, 0.0))
+    return INVALID_PROGRAM("optimizer weight_decay %g must be finite and >= 0",
+                           opt.weight_decay);
+  if (opt.type == ZEROC_RT_OPTIMIZER_ADAM) {
+    if (!finiteAtLeast(opt.beta1, 0.0) || opt.beta1 >= 1.0 ||
+        !finiteAtLeast(opt.beta2, 0.0) || opt.beta2 >= 1.0)
+      return INVALID_PROGRAM("Adam betas (%g, %g) must be in [0, 1)",
+                             opt.beta1, opt.beta2);
+    if (!finiteAtLeast(opt.eps, 0.0))
+      return INVALID_PROGRAM("Adam eps %g must be finite and >= 0", opt.eps);
+  } else if (!finiteAtLeast(opt.momentum, 0.0)) {
+    return INVALID_PROGRAM("SGD momentum %g must be finite and >= 0",
+                           opt.momentum);
+  }
+  return nullptr;
+}
+
+zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
+  if (p.num_params < 0 || (p.num_params > 0 && !p.params))
+    return INVALID_PROGRAM("num_params %d with params %p", p.num_params,
+                           static_cast<const void *>(p.params));
+  std::set<std::string> names, files;
+  for (int32_t i = 0; i < p.num_params; ++i) {
+    const zeroc_rt_param_desc_t &d = p.params[i];
+    if (!d.name || !*d.name)
+      return INVALID_PROGRAM("parameter %d has no name", i);
+    if (!names.insert(d.name).second)
+      return INVALID_PROGRAM("two parameters are named '%s'", d.name);
+    if (!files.insert(paramFileName(d.name)).second)
+      return INVALID_PROGRAM("parameter '%s' saves to the same file name as "
+                             "another parameter",
+                             d.name);
+    if (d.dtype != ZEROC_RT_DTYPE_F32 && d.dtype != ZEROC_RT_DTYPE_F64)
+      return INVALID_PROGRAM("parameter '%s' has dtype %s; the engine trains "
+                             "f32 and f64 parameters",
+                             d.name, zeroc_rt_dtype_name(d.dtype));
+    if (d.rank < 0 || d.rank > ZEROC_RT_MAX_RANK)
+      return INVALID_PROGRAM("parameter '%s' has rank %d", d.name, d.rank);
+    int64_t n = elementCount(d.rank, d.dims);
+    // Headroom for P = ceil(n / W) * W bytes of f64 without overflow.
+    if (n < 0 || n > (INT64_MAX / 16))
+      return INVALID_PROGRAM("parameter '%s' has shape %s", d.name,
+                             shapeString(d.rank, d.dims).c_str());
+    if (n != d.numel)
+      return INVALID_PROGRAM("parameter '%s' of shape %s has numel %lld",
+                             d.name, shapeString(d.rank, d.dims).c_str(),
+                             static_cast<long long>(d.numel));
+    int64_t bytes = n * static_cast<int64_t>(zeroc_rt_dtype_size(d.dtype));
+    if (d.blob_offset < 0 || d.blob_offset > p.blob_bytes ||
+        bytes > p.blob_bytes - d.blob_offset)
+      return INVALID_PROGRAM("parameter '%s' (%lld bytes at offset %lld) lies "
+                             "outside the %lld-byte blob",
+                             d.name, static_cast<long long>(bytes),
+                             static_cast<long long>(d.blob_offset),
+                             static_cast<long long>(p.blob_bytes));
+  }
+  return nullptr;
+}
+
+zeroc_rt_status_t validateInputs(const zeroc_rt_program_t &p) {
+  if (p.num_inputs < 0 || (p.num_inputs > 0 && !p.inputs))
+    return INVALID_PROGRAM("num_inputs %d with inputs %p", p.num_inputs,
+                           static_cast<const void *>(p.inputs));
+  std::set<std::string> names;
+  for (int32_t i = 0; i < p.num_inputs; ++i) {
+    const zeroc_rt_input_desc_t &d = p.inputs[i];
+    if (!d.name || !*d.name)
+      return INVALID_PROGRAM("input %d has no name", i);
+    if (!names.insert(d.name).second)
+      return INVALID_PROGRAM("two inputs are named '%s'", d.name);
+    if (zeroc_rt_dtype_size(d.dtype) == 0 || d.dtype == ZEROC_RT_DTYPE_BF16)
+      return INVALID_PROGRAM("input '%s' has dtype %s, which .npy cannot hold",
+                             d.name, zeroc_rt_dtype_name(d.dtype));
+    if (d.rank < 1 || d.rank > ZEROC_RT_MAX_RANK)
+      return INVALID_PROGRAM("input '%s' has rank %d; inputs need a batch dim",
+                             d.name, d.rank);
+    if (elementCount(d.rank, d.dims) < 0)
+      return INVALID_PROGRAM("input '%s' has shape %s", d.name,
+                             shapeString(d.rank, d.dims).c_str());
+    if (d.dims[0] != p.micro_batch)
+      return INVALID_PROGRAM("input '%s' has batch dim %lld but the micro "
+                             "batch is %d",
+                             d.name, static_cast<long long>(d.dims[0]),
+                             p.micro_batch);
+  }
+  return nullptr;
+}
+
+} // namespace
+
+zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
+  if (!program)
+    return INVALID_PROGRAM("the program is NULL");
+  const zeroc_rt_program_t &p = *program;
+  if (p.abi_version != ZEROC_RT_PROGRAM_ABI_VERSION)
+    return INVALID_PROGRAM("program ABI version %d, this runtime implements %d",
+                           p.abi_version, ZEROC_RT_PROGRAM_ABI_VERSION);
+  if (p.stage < 0 || p.stage > 3)
+    return INVALID_PROGRAM("ZeRO stage %d is not 0-3", p.stage);
+  if (p.world_size < 1)
+    return INVALID_PROGRAM("world size %d", p.world_size);
+  if (p.micro_batch < 1 || p.grad_accum < 1)
+    return INVALID_PROGRAM("micro batch %d and grad accum %d must be >= 1",
+                           p.micro_batch, p.grad_accum);
+  if (p.blob_bytes < 0 || p.arena_bytes < 0)
+    return INVALID_PROGRAM("blob_bytes %lld and arena_bytes %lld must be >= 0",
+                           static_cast<long long>(p.blob_bytes),
+                           static_cast<long long>(p.arena_bytes));
+  if ((!p.blob_file || !*p.blob_file) && p.blob_bytes != 0)
+    return INVALID_PROGRAM("a %lld-byte blob without a blob_file",
+                           static_cast<long long>(p.blob_bytes));
+  if (!p.micro_step)
+    return INVALID_PROGRAM("micro_step is NULL");
+  if (!finiteAtLeast(p.gradient_clipping, 0.0))
+    return INVALID_PROGRAM("gradient_clipping %g must be finite and >= 0",
+                           p.gradient_clipping);
+  // G = MB * GAS * W must fit comfortably in int64.
+  if (static_cast<int64_t>(p.micro_batch) * p.grad_accum >
+      (INT64_C(1) << 62) / p.world_size)
+    return INVALID_PROGRAM("micro batch x grad accum x world size overflows");
+  ZEROC_RT_RETURN_IF_ERROR(validateOptimizer(p.optimizer));
+  ZEROC_RT_RETURN_IF_ERROR(validateParams(p));
+  return validateInputs(p);
+}
+
+std::string recompileHint(const zeroc_rt_program_t &program, int worldSize) {
+  std::string hint = program.recompile_hint ? program.recompile_hint : "";
+  const std::string flag = "--world-size";
+  size_t pos = 0;
+  while ((pos = hint.find(flag, pos)) != std::string::npos) {
+    size_t start = pos + flag.size();
+    if (start < hint.size() && (hint[start] == ' ' || hint[start] == '=')) {
+      size_t digits = start + 1;
+      while (digits < hint.size() && hint[digits] == ' ')
+        ++digits;
+      size_t end = digits;
+      while (end < hint.size() &&
+             std::isdigit(static_cast<unsigned char>(hint[end])))
+        ++end;
+      if (end > digits) {
+        hint.replace(digits, end - digits, std::to_string(worldSize));
+        return hint;
+      }
+    }
+    pos = start;
+  }
+  return hint;
+}
+
+zeroc_rt_status_t loadBlob(const zeroc_rt_program_t &program,
+                           AlignedBuffer &blob) {
+  if (!program.blob_file || !*program.blob_file)
+    return blob.allocate(0, "the empty blob");
+  std::string path = program.blob_file;
+  if (path[0] != '/') {
+    std::string dir;
+    ZEROC_RT_RETURN_IF_ERROR(executableDirectory(dir));
+    path = dir + (dir == "/" ? "" : "/") + path;
+  }
+  const char *advice = "; zeroc writes it next to the executable: keep the "
+                       "two together (or recompile)";
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
+                          "parameters: cannot open the blob '%s': %s%s",
+                          path.c_str(), std::strerror(errno), advice);
+  struct stat st;
+  if (::fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fclose(file);
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
+                          "parameters: the blob '%s' is not a regular file%s",
+                          path.c_str(), advice);
+  }
+  if (static_cast<int64_t>(st.st_size) != program.blob_bytes) {
+    std::fclose(file);
+    return ZEROC_RT_ERROR(
+        ZEROC_RT_FORMAT_ERROR,
+        "parameters: the blob '%s' has %lld bytes but this program expects "
+        "%lld; it belongs to another build: copy the matching blob next to "
+        "the executable (or recompile)",
+        path.c_str(), static_cast<long long>(st.st_size),
+        static_cast<long long>(program.blob_bytes));
+  }
+  zeroc_rt_status_t status =
+      blob.allocate(static_cast<size_t>(program.blob_bytes), "the blob");
+  if (status) {
+    std::fclose(file);
+    return status;
+  }
+  size_t want = static_cast<size_t>(program.blob_bytes);
+  size_t got = want ? std::fread(blob.data(), 1, want, file) : 0;
+  bool readError = std::ferror(file) != 0;
+  std::fclose(file);
+  if (got != want || readError)
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
+                          "parameters: reading the blob '%s' failed after "
+                          "%zu of %zu bytes",
+                          path.c_str(), got, want);
+  return nullptr;
+}
+
+} // namespace zeroc_rt::train

@@ -1,0 +1,169 @@
+//===- state.cc - ZeRO layout of parameters, gradients, optimizer state ---===//
+//
+// Per parameter with n elements on W ranks: P = ceil(n / W) * W, S = P / W;
+// rank r owns elements [r*S, (r+1)*S) of the zero-padded flat buffer.
+//
+//   stage | params        | grad accumulator       | optimizer state, update
+//   0     | replica (P)   | n, all-reduced         | n, the full parameter
+//   1     | replica (P)   | P, reduce-scattered    | S, replica + r*S
+//   2     | replica (P)   | S (micro-step scatters)| S, replica + r*S
+//   3     | shard (S)     | S (micro-step scatters)| S, the shard
+//
+// Buffers live in three 64-byte aligned slabs (parameters, gradients,
+// optimizer state), each sub-buffer 64-byte aligned. The gradient slab keeps
+// the f32 accumulators before the f64 ones, so that in stage 0 each dtype is
+// one contiguous run for a single all-reduce (the alignment gaps are zero).
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace zeroc_rt::train {
+namespace {
+
+/// Assigns 64-byte aligned offsets inside one slab.
+class SlabPlan {
+public:
+  size_t add(size_t bytes) {
+    size_t offset = total;
+    total += roundUp(bytes, kAlignment);
+    return offset;
+  }
+  size_t size() const { return total; }
+
+private:
+  size_t total = 0;
+};
+
+constexpr size_t kNone = static_cast<size_t>(-1);
+
+struct Offsets {
+  size_t param = kNone, grad = kNone, gradShard = kNone, expAvg = kNone,
+         expAvgSq = kNone, momentum = kNone;
+};
+
+void *at(const AlignedBuffer &slab, size_t offset) {
+  return offset == kNone ? nullptr : slab.bytes() + offset;
+}
+
+} // namespace
+
+void ZeroState::zeroGradients() {
+  if (gradStorage.data())
+    std::memset(gradStorage.data(), 0, gradStorage.size());
+}
+
+zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
+                                 const char *blob, int rank, int world,
+                                 ZeroState &state) {
+  state.stage = program.stage;
+  state.rank = rank;
+  state.world = world;
+  state.psi = 0;
+  state.params.assign(static_cast<size_t>(program.num_params), ParamState());
+  const int stage = program.stage;
+  const zeroc_rt_optimizer_config_t &opt = program.optimizer;
+  const bool adam = opt.type == ZEROC_RT_OPTIMIZER_ADAM;
+  const bool momentum = !adam && opt.momentum != 0.0;
+
+  for (int32_t i = 0; i < program.num_params; ++i) {
+    ParamState &p = state.params[static_cast<size_t>(i)];
+    p.desc = &program.params[i];
+    p.dtype = p.desc->dtype;
+    p.elemSize = zeroc_rt_dtype_size(p.dtype);
+    p.numel = p.desc->numel;
+    p.padded = (p.numel + world - 1) / world * world;
+    p.shard = p.padded / world;
+    p.updateCount = stage == 0 ? p.numel : p.shard;
+    p.accumulateCount = stage <= 1 ? p.numel : p.shard;
+    state.psi += p.numel;
+  }
+
+  // Plan the three slabs.
+  std::vector<Offsets> off(state.params.size());
+  SlabPlan paramPlan, gradPlan, optimPlan;
+  for (size_t i = 0; i < state.params.size(); ++i) {
+    const ParamState &p = state.params[i];
+    size_t es = p.elemSize;
+    off[i].param = paramPlan.add(
+        static_cast<size_t>(stage <= 2 ? p.padded : p.shard) * es);
+    size_t update = static_cast<size_t>(p.updateCount) * es;
+    if (stage == 1)
+      off[i].gradShard = optimPlan.add(static_cast<size_t>(p.shard) * es);
+    if (adam) {
+      off[i].expAvg = optimPlan.add(update);
+      off[i].expAvgSq = optimPlan.add(update);
+    } else if (momentum) {
+      off[i].momentum = optimPlan.add(update);
+    }
+  }
+  struct RunPlan {
+    zeroc_rt_dtype_t dtype;
+    size_t begin = kNone, end = 0;
+  };
+  RunPlan runs[2] = {{ZEROC_RT_DTYPE_F32}, {ZEROC_RT_DTYPE_F64}};
+  for (RunPlan &run : runs) {
+    for (size_t i = 0; i < state.params.size(); ++i) {
+      const ParamState &p = state.params[i];
+      if (p.dtype != run.dtype)
+        continue;
+      int64_t count = stage == 0 ? p.numel : stage == 1 ? p.padded : p.shard;
+      size_t bytes = static_cast<size_t>(count) * p.elemSize;
+      off[i].grad = gradPlan.add(bytes);
+      if (run.begin == kNone)
+        run.begin = off[i].grad;
+      run.end = off[i].grad + bytes;
+    }
+  }
+
+  ZEROC_RT_RETURN_IF_ERROR(
+      state.paramStorage.allocate(paramPlan.size(), "the parameters"));
+  ZEROC_RT_RETURN_IF_ERROR(
+      state.gradStorage.allocate(gradPlan.size(), "the gradients"));
+  ZEROC_RT_RETURN_IF_ERROR(
+      state.optimStorage.allocate(optimPlan.size(), "the optimizer state"));
+
+  state.gradRuns.clear();
+  for (const RunPlan &run : runs)
+    if (run.begin != kNone && run.end > run.begin)
+      state.gradRuns.push_back(
+          {run.dtype, state.gradStorage.bytes() + run.begin,
+           (run.end - run.begin) / zeroc_rt_dtype_size(run.dtype)});
+
+  for (size_t i = 0; i < state.params.size(); ++i) {
+    ParamState &p = state.params[i];
+    const size_t es = p.elemSize;
+    const char *init = blob + p.desc->blob_offset;
+    void *param = at(state.paramStorage, off[i].param);
+    if (stage <= 2) {
+      p.replica = param;
+      std::memcpy(p.replica, init, static_cast<size_t>(p.numel) * es);
+      p.updateParam = stage == 0 ? p.replica
+                                 : static_cast<char *>(p.replica) +
+                                       static_cast<size_t>(rank * p.shard) * es;
+    } else {
+      p.shardParam = param;
+      // Elements [r*S, r*S + S) of the padded initial value.
+      int64_t begin = static_cast<int64_t>(rank) * p.shard;
+      int64_t end = std::min(begin + p.shard, p.numel);
+      if (end > begin)
+        std::memcpy(p.shardParam, init + static_cast<size_t>(begin) * es,
+                    static_cast<size_t>(end - begin) * es);
+      p.updateParam = p.shardParam;
+    }
+    p.grad = at(state.gradStorage, off[i].grad);
+    p.gradShard = at(state.optimStorage, off[i].gradShard);
+    p.expAvg = at(state.optimStorage, off[i].expAvg);
+    p.expAvgSq = at(state.optimStorage, off[i].expAvgSq);
+    p.momentum = at(state.optimStorage, off[i].momentum);
+    p.updateGrad = stage == 1 ? p.gradShard : p.grad;
+  }
+  return nullptr;
+}
+
+} // namespace zeroc_rt::train

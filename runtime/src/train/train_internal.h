@@ -1,0 +1,279 @@
+//===- train_internal.h - Pieces of the training engine ---------*- C++ -*-===//
+//
+// Internal to the runtime: the engine object behind zeroc_rt_engine_t and the
+// helpers train_main.cc strings together (argument parsing, data loading and
+// micro-batch assembly, the ZeRO state, the optimizer-step boundary, metrics
+// and parameter dumps). See zeroc_rt/train.h for the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_SRC_TRAIN_TRAIN_INTERNAL_H
+#define ZEROC_RT_SRC_TRAIN_TRAIN_INTERNAL_H
+
+#include "zeroc_rt/npy.h"
+#include "zeroc_rt/train.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zeroc_rt::train {
+
+//===----------------------------------------------------------------------===//
+// Small utilities (util.cc)
+//===----------------------------------------------------------------------===//
+
+constexpr size_t kAlignment = 64;
+
+/// A zero-initialized, 64-byte aligned block of memory (never NULL once
+/// allocated, even for 0 bytes).
+class AlignedBuffer {
+public:
+  ZEROC_RT_MUST_USE zeroc_rt_status_t allocate(size_t bytes, const char *what);
+  void *data() const { return ptr.get(); }
+  char *bytes() const { return static_cast<char *>(ptr.get()); }
+  size_t size() const { return sizeBytes; }
+
+private:
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> ptr;
+  size_t sizeBytes = 0;
+};
+
+inline size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/// The status message without its "file:line: " prefix (kept for INTERNAL
+/// errors, which are runtime bugs worth locating).
+std::string statusText(zeroc_rt_status_t status);
+
+/// NULL for a NULL `inner`; otherwise a new status with the code of `inner`
+/// and the message "<prefix><statusText(inner)><suffix>" (frees `inner`).
+ZEROC_RT_MUST_USE zeroc_rt_status_t wrapStatus(const char *file, int line,
+                                               zeroc_rt_status_t inner,
+                                               const std::string &prefix,
+                                               const std::string &suffix = "");
+#define ZEROC_RT_TRAIN_WRAP(inner, ...)                                        \
+  ::zeroc_rt::train::wrapStatus(__FILE__, __LINE__, (inner), __VA_ARGS__)
+
+/// printf into a std::string.
+std::string format(const char *fmt, ...) ZEROC_RT_PRINTF(1, 2);
+
+/// "(10, 3)" / "(S, 3)" / "()" / "(S,)" in numpy's tuple style. With
+/// `sampleDim`, dim 0 is printed as "S".
+std::string shapeString(int32_t rank, const int64_t *dims,
+                        bool sampleDim = false);
+
+/// Product of dims, or -1 on overflow of int64 / a negative dim.
+int64_t elementCount(int32_t rank, const int64_t *dims);
+
+/// A JSON string literal (quotes included) for `text`.
+std::string jsonString(const std::string &text);
+
+/// The file name a parameter is saved under: '/' becomes '_', and "." / ".."
+/// get a leading '_' (as tools/reference/onnx_torch_train.py does), + ".npy".
+std::string paramFileName(const std::string &name);
+
+/// mkdir -p; an existing directory is fine.
+ZEROC_RT_MUST_USE zeroc_rt_status_t makeDirectories(const std::string &path);
+
+/// Directory of the running executable (/proc/self/exe), without the slash.
+ZEROC_RT_MUST_USE zeroc_rt_status_t executableDirectory(std::string &out);
+
+//===----------------------------------------------------------------------===//
+// Command line (args.cc)
+//===----------------------------------------------------------------------===//
+
+struct Args {
+  std::string data;
+  int64_t steps = -1;
+  std::string logJsonl;   ///< empty: no JSONL log
+  std::string saveParams; ///< empty: no parameter dump
+  bool quiet = false;
+  bool help = false;
+};
+
+/// The one-line usage text ("usage: train --data DIR --steps N ...").
+std::string usageText(const char *argv0);
+
+/// Parses argv[1..argc). Errors are INVALID_ARGUMENT statuses whose message
+/// ends with the usage text.
+ZEROC_RT_MUST_USE zeroc_rt_status_t parseArgs(int argc, char **argv,
+                                              Args &args);
+
+//===----------------------------------------------------------------------===//
+// Program validation and blob (program.cc)
+//===----------------------------------------------------------------------===//
+
+/// Checks every field the engine relies on; messages start with
+/// "invalid program".
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+validateProgram(const zeroc_rt_program_t *program);
+
+/// `recompile_hint` with the value of its --world-size flag replaced by
+/// `worldSize` (the hint unchanged if it has no such flag).
+std::string recompileHint(const zeroc_rt_program_t &program, int worldSize);
+
+/// Reads the blob file (relative paths resolve against the executable's
+/// directory) into `blob`; the file must have exactly blob_bytes bytes.
+ZEROC_RT_MUST_USE zeroc_rt_status_t loadBlob(const zeroc_rt_program_t &program,
+                                             AlignedBuffer &blob);
+
+//===----------------------------------------------------------------------===//
+// Data (data.cc)
+//===----------------------------------------------------------------------===//
+
+struct NpyFree {
+  void operator()(zeroc_rt_npy_t *array) const { zeroc_rt_npy_free(array); }
+};
+
+class Dataset {
+public:
+  /// Loads and checks DIR/<input>.npy for every input of the program.
+  ZEROC_RT_MUST_USE zeroc_rt_status_t load(const zeroc_rt_program_t &program,
+                                           const std::string &dir);
+  /// Copies samples (first + j) mod S, j in [0, MB), of every input into the
+  /// micro-batch buffers.
+  void fillMicroBatch(int64_t first);
+  /// First sample of global micro-batch m of optimizer step s:
+  /// (s*G + m*MB) mod S, without overflow.
+  int64_t firstSample(int64_t step, int64_t microBatch) const;
+
+  int64_t samples() const { return numSamples; }
+  const void *const *inputs() const { return pointers.data(); }
+
+private:
+  const zeroc_rt_program_t *program = nullptr;
+  int64_t numSamples = 0;
+  int64_t globalBatch = 0; ///< G = MB * GAS * W
+  std::vector<std::unique_ptr<zeroc_rt_npy_t, NpyFree>> arrays;
+  std::vector<size_t> sampleBytes;
+  std::vector<AlignedBuffer> batches;
+  std::vector<const void *> pointers;
+};
+
+//===----------------------------------------------------------------------===//
+// ZeRO state (state.cc)
+//===----------------------------------------------------------------------===//
+
+/// One trainable parameter's buffers; see the layout comment in train.h.
+struct ParamState {
+  const zeroc_rt_param_desc_t *desc = nullptr;
+  zeroc_rt_dtype_t dtype = ZEROC_RT_DTYPE_F32;
+  size_t elemSize = 0;
+  int64_t numel = 0;  ///< n
+  int64_t padded = 0; ///< P = ceil(n / W) * W
+  int64_t shard = 0;  ///< S = P / W
+
+  void *replica = nullptr;    ///< stages 0-2: P elements (padding zero)
+  void *shardParam = nullptr; ///< stage 3: S elements
+  /// Gradient accumulator: stage 0: n; stage 1: P (first n accumulated, the
+  /// padding stays zero for the reduce-scatter); stages 2-3: S.
+  void *grad = nullptr;
+  void *gradShard = nullptr; ///< stage 1: S, receives the reduce-scatter
+  void *expAvg = nullptr;    ///< Adam m (update count elements)
+  void *expAvgSq = nullptr;  ///< Adam v
+  void *momentum = nullptr;  ///< SGD momentum buffer (when momentum != 0)
+
+  // Filled by buildZeroState for the optimizer step.
+  void *updateParam = nullptr; ///< replica, replica + r*S or shardParam
+  void *updateGrad = nullptr;  ///< grad (stage 0, 2, 3) or gradShard (1)
+  int64_t updateCount = 0;     ///< n (stage 0) or S
+  int64_t accumulateCount = 0; ///< what grad_accumulate expects: n or S
+};
+
+/// A run of same-dtype gradient accumulators stored back to back (gaps
+/// between them are zero), reduced by one all_reduce per run in stage 0.
+struct GradRun {
+  zeroc_rt_dtype_t dtype;
+  char *begin;
+  size_t count; ///< elements, gaps included
+};
+
+struct ZeroState {
+  int stage = 0, rank = 0, world = 1;
+  int64_t psi = 0; ///< total elements of all parameters
+  std::vector<ParamState> params;
+  std::vector<GradRun> gradRuns;
+  AlignedBuffer paramStorage, gradStorage, optimStorage;
+
+  void zeroGradients();
+};
+
+/// Lays out the buffers of every parameter for the stage and copies the
+/// initial values out of the blob.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+buildZeroState(const zeroc_rt_program_t &program, const char *blob, int rank,
+               int world, ZeroState &state);
+
+//===----------------------------------------------------------------------===//
+// Metrics (metrics.cc)
+//===----------------------------------------------------------------------===//
+
+struct StepRecord {
+  int64_t step = 0;   ///< 1-based
+  int64_t steps = 0;  ///< total steps of the run
+  double loss = 0;
+  double lr = 0;
+  double gradNorm = 0; ///< -1 when not finite
+  double seconds = 0;
+  int64_t samples = 0; ///< G
+};
+
+/// JSONL writer (rank 0 only): one object per optimizer step, flushed per
+/// line.
+class JsonlLog {
+public:
+  ~JsonlLog();
+  ZEROC_RT_MUST_USE zeroc_rt_status_t open(const std::string &path);
+  ZEROC_RT_MUST_USE zeroc_rt_status_t write(const StepRecord &record);
+  ZEROC_RT_MUST_USE zeroc_rt_status_t close();
+  bool isOpen() const { return file != nullptr; }
+
+private:
+  std::string path;
+  std::FILE *file = nullptr;
+};
+
+std::string headerLine(const zeroc_rt_program_t &program, int64_t psi,
+                       int64_t samples);
+std::string consoleLine(const StepRecord &record);
+
+} // namespace zeroc_rt::train
+
+/// The engine handed to the generated micro-step.
+struct zeroc_rt_engine {
+  const zeroc_rt_program_t *program = nullptr;
+  zeroc_rt_comm_t *comm = nullptr;
+  int rank = 0, world = 1;
+  zeroc_rt::train::AlignedBuffer arena;
+  zeroc_rt::train::AlignedBuffer blob; ///< empty when the program has none
+  zeroc_rt::train::ZeroState state;
+  uint64_t dropoutCounter = 0;
+  int64_t optimizerSteps = 0; ///< updates applied so far
+};
+
+namespace zeroc_rt::train {
+
+/// The per-stage optimizer-step boundary after the micro-steps of one step:
+/// gradient collectives, averaging by 1/(W*GAS), the global norm, clipping,
+/// the optimizer update and (stages 1-2) the parameter all-gather. Sets
+/// *gradNorm to the pre-clipping norm (possibly not finite).
+ZEROC_RT_MUST_USE zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine,
+                                                  double *gradNorm);
+
+/// Writes DIR/rank<r>/<param>.npy on every rank (stage 3 all-gathers the
+/// shards; a write error does not skip the remaining collectives) and
+/// DIR/params.json on rank 0. *desynced is set when the error left this rank
+/// out of step with the others' collectives.
+ZEROC_RT_MUST_USE zeroc_rt_status_t saveParams(zeroc_rt_engine &engine,
+                                               const std::string &dir,
+                                               bool *desynced);
+
+} // namespace zeroc_rt::train
+
+#endif // ZEROC_RT_SRC_TRAIN_TRAIN_INTERNAL_H

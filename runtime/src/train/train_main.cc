@@ -1,0 +1,320 @@
+//===- train_main.cc - zeroc_rt_train_main: the training loop ---*- C++ -*-===//
+//
+// Flow: parse arguments -> start MPI -> validate the program and the world
+// size -> set up (data, blob, ZeRO state, arena, JSONL log) -> optimizer
+// steps -> --save-params -> finalize.
+//
+// Errors: every failing process prints exactly one line
+//   [rank R: ]train: error: <message>
+// (the prefix when the world has more than one rank) and returns 1. Where a
+// failure may be local to one rank, the ranks agree before going on, so they
+// fail together instead of leaving someone blocked in a collective:
+//  - setup and the final save/log close: an all-reduce of a failure flag
+//    (ranks that did not fail name the lowest failing rank);
+//  - each optimizer step: the loss all-reduce also carries a micro-step
+//    failure count and a deferred rank-0 log-write failure;
+//  - a NaN/inf step loss is seen identically by every rank.
+// A failure that can leave ranks out of step in their collectives (a
+// micro-step failure in stages 2-3, whose micro-steps run collectives; any
+// error in the optimizer-step boundary; a failed collective) cannot be
+// agreed on: that rank reports, skips MPI_Finalize (which would block) and
+// returns 1, and the MPI launcher then terminates the job.
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <new>
+
+namespace zeroc_rt::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// This process's communicator and its one error line.
+class Session {
+public:
+  zeroc_rt_comm_t *comm = nullptr;
+  int rank = 0, world = 1;
+  /// Set when this rank may be out of step with the others' collectives.
+  bool desynced = false;
+
+  void report(const std::string &message) {
+    if (reported)
+      return;
+    reported = true;
+    std::fflush(stdout);
+    if (world > 1)
+      std::fprintf(stderr, "rank %d: train: error: %s\n", rank, message.c_str());
+    else
+      std::fprintf(stderr, "train: error: %s\n", message.c_str());
+    std::fflush(stderr);
+  }
+
+  /// Reports `status` (freed) and returns the exit code 1.
+  int fail(zeroc_rt_status_t status) {
+    report(statusText(status));
+    zeroc_rt_status_free(status);
+    return 1;
+  }
+
+  /// Collective: every rank learns whether any rank failed. Returns 0 when
+  /// nobody did; otherwise reports this rank's own error, or that rank F
+  /// (the lowest failing one) failed `phase`, and returns 1. Frees `local`.
+  int agree(zeroc_rt_status_t local, const char *phase) {
+    int32_t mine = local ? world - rank : 0, worst = 0;
+    zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
+        comm, &mine, &worst, 1, ZEROC_RT_DTYPE_I32, ZEROC_RT_REDUCE_MAX);
+    if (status) {
+      desynced = true;
+      zeroc_rt_status_free(local);
+      return fail(ZEROC_RT_TRAIN_WRAP(status, "agreeing on errors: "));
+    }
+    if (local)
+      return fail(local);
+    if (worst > 0) {
+      report(format("rank %d failed %s (see its error)", world - worst, phase));
+      return 1;
+    }
+    return 0;
+  }
+
+  /// Finalizes the communicator unless that could block, and returns the
+  /// exit code.
+  int finish(int rc) {
+    if (comm && !(desynced && world > 1)) {
+      zeroc_rt_status_t status = zeroc_rt_comm_finalize(comm);
+      if (status) {
+        if (rc == 0)
+          rc = fail(ZEROC_RT_TRAIN_WRAP(status, "finalizing MPI: "));
+        else
+          zeroc_rt_status_free(status);
+      }
+    }
+    comm = nullptr;
+    return rc;
+  }
+
+private:
+  bool reported = false;
+};
+
+std::string worldSizeMessage(const zeroc_rt_program_t &program, int world) {
+  std::string hint = recompileHint(program, world);
+  return format("this program was compiled for --world-size %d but was started "
+                "with %d rank%s; run it with mpirun -np %d, or recompile%s%s",
+                program.world_size, world, world == 1 ? "" : "s",
+                program.world_size, hint.empty() ? " with --world-size " : ": ",
+                hint.empty() ? std::to_string(world).c_str() : hint.c_str());
+}
+
+/// Per-process setup; errors may be local to this rank.
+zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
+                        const Args &args) {
+  const zeroc_rt_program_t &program = *engine.program;
+  ZEROC_RT_RETURN_IF_ERROR(data.load(program, args.data));
+  ZEROC_RT_RETURN_IF_ERROR(loadBlob(program, engine.blob));
+  ZEROC_RT_RETURN_IF_ERROR(buildZeroState(program, engine.blob.bytes(),
+                                          engine.rank, engine.world,
+                                          engine.state));
+  ZEROC_RT_RETURN_IF_ERROR(engine.arena.allocate(
+      static_cast<size_t>(program.arena_bytes), "the micro-step arena"));
+  if (engine.rank == 0 && !args.logJsonl.empty())
+    ZEROC_RT_RETURN_IF_ERROR(log.open(args.logJsonl));
+  return nullptr;
+}
+
+int train(Session &session, const Args &args,
+          const zeroc_rt_program_t &program) {
+  zeroc_rt_engine engine;
+  engine.program = &program;
+  engine.comm = session.comm;
+  engine.rank = session.rank;
+  engine.world = session.world;
+  Dataset data;
+  JsonlLog log;
+  if (session.agree(setUp(engine, data, log, args),
+                    "while loading the data and parameters"))
+    return 1;
+
+  const bool console = session.rank == 0 && !args.quiet;
+  if (console) {
+    std::printf("%s\n", headerLine(program, engine.state.psi, data.samples()).c_str());
+    std::fflush(stdout);
+  }
+
+  const int world = session.world, gas = program.grad_accum;
+  const int64_t globalBatch =
+      static_cast<int64_t>(program.micro_batch) * gas * world;
+  zeroc_rt_status_t pending = nullptr; // rank-0 log failure, agreed next step
+  for (int64_t step = 0; step < args.steps; ++step) {
+    const Clock::time_point start = Clock::now();
+    engine.state.zeroGradients();
+    double localLoss = 0.0;
+    zeroc_rt_status_t microError = nullptr;
+    for (int a = 0; a < gas && !microError; ++a) {
+      const int64_t m = static_cast<int64_t>(a) * world + session.rank;
+      data.fillMicroBatch(data.firstSample(step, m));
+      engine.dropoutCounter = static_cast<uint64_t>(step) *
+                                  static_cast<uint64_t>(gas) *
+                                  static_cast<uint64_t>(world) +
+                              static_cast<uint64_t>(m);
+      double loss = std::numeric_limits<double>::quiet_NaN();
+      microError = program.micro_step(&engine, data.inputs(), &loss);
+      if (microError)
+        microError = ZEROC_RT_TRAIN_WRAP(
+            microError,
+            format("step %lld: micro-step (accumulation step %d of %d): ",
+                   static_cast<long long>(step + 1), a + 1, gas));
+      else
+        localLoss += loss;
+    }
+    if (microError && program.stage >= 2 && world > 1) {
+      // The other ranks may be blocked in this micro-step's collectives.
+      session.desynced = true;
+      zeroc_rt_status_free(pending);
+      return session.fail(microError);
+    }
+    double sums[3] = {localLoss, microError ? 1.0 : 0.0, pending ? 1.0 : 0.0};
+    zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
+        session.comm, sums, sums, 3, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM);
+    if (status) {
+      session.desynced = true;
+      zeroc_rt_status_free(microError);
+      zeroc_rt_status_free(pending);
+      return session.fail(ZEROC_RT_TRAIN_WRAP(
+          status, format("step %lld: loss all-reduce: ",
+                         static_cast<long long>(step + 1))));
+    }
+    if (microError || pending) {
+      zeroc_rt_status_free(microError ? pending : nullptr);
+      return session.fail(microError ? microError : pending);
+    }
+    if (sums[1] > 0 || sums[2] > 0) {
+      session.report(format("step %lld: %s on another rank (see its error)",
+                            static_cast<long long>(step + 1),
+                            sums[1] > 0 ? "the micro-step failed"
+                                        : "writing the JSONL log failed"));
+      return 1;
+    }
+    const double loss = sums[0] / (static_cast<double>(gas) * world);
+    if (!std::isfinite(loss)) {
+      session.report(
+          format("loss is NaN/inf at step %lld", static_cast<long long>(step + 1)));
+      return 1;
+    }
+
+    double gradNorm = 0.0;
+    status = optimizerStep(engine, &gradNorm);
+    if (status) {
+      session.desynced = true;
+      return session.fail(ZEROC_RT_TRAIN_WRAP(
+          status, format("step %lld: ", static_cast<long long>(step + 1))));
+    }
+
+    StepRecord record;
+    record.step = step + 1;
+    record.steps = args.steps;
+    record.loss = loss;
+    record.lr = program.optimizer.lr;
+    record.gradNorm = std::isfinite(gradNorm) ? gradNorm : -1.0;
+    record.seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    record.samples = globalBatch;
+    if (session.rank == 0 && !pending)
+      pending = log.write(record);
+    if (console && ((program.steps_per_print > 0 &&
+                     record.step % program.steps_per_print == 0) ||
+                    record.step == args.steps)) {
+      std::printf("%s\n", consoleLine(record).c_str());
+      std::fflush(stdout);
+    }
+  }
+
+  // Final phase: every rank runs saveParams (stage 3 gathers) even if this
+  // rank has a pending error, then all agree.
+  zeroc_rt_status_t finalError = pending;
+  if (!args.saveParams.empty()) {
+    bool desynced = false;
+    zeroc_rt_status_t status = saveParams(engine, args.saveParams, &desynced);
+    if (desynced) {
+      session.desynced = true;
+      zeroc_rt_status_free(finalError);
+      return session.fail(status);
+    }
+    if (finalError)
+      zeroc_rt_status_free(status);
+    else
+      finalError = status;
+  }
+  zeroc_rt_status_t closed = log.close();
+  if (finalError)
+    zeroc_rt_status_free(closed);
+  else
+    finalError = closed;
+  return session.agree(finalError, "while saving the parameters or the log");
+}
+
+int run(Session &session, const Args &args, zeroc_rt_status_t argsStatus,
+        const zeroc_rt_program_t *program) {
+  if (argsStatus)
+    return session.fail(argsStatus);
+  if (zeroc_rt_status_t invalid = validateProgram(program))
+    return session.fail(invalid);
+  if (session.world != program->world_size) {
+    session.report(worldSizeMessage(*program, session.world));
+    return 1;
+  }
+  return train(session, args, *program);
+}
+
+} // namespace
+} // namespace zeroc_rt::train
+
+extern "C" int zeroc_rt_train_main(int argc, char **argv,
+                                   const zeroc_rt_program_t *program) {
+  using namespace zeroc_rt::train;
+  Args args;
+  zeroc_rt_status_t argsStatus = nullptr;
+  try {
+    argsStatus = parseArgs(argc, argv, args);
+  } catch (...) {
+    std::fprintf(stderr, "train: error: out of memory parsing arguments\n");
+    return 1;
+  }
+  if (!argsStatus && args.help) {
+    std::printf("%s\n", usageText(argc > 0 && argv ? argv[0] : nullptr).c_str());
+    return 0;
+  }
+
+  Session session;
+  zeroc_rt_status_t status = zeroc_rt_comm_init_mpi(nullptr, nullptr, &session.comm);
+  if (status) {
+    zeroc_rt_status_free(argsStatus);
+    session.comm = nullptr;
+    return session.fail(ZEROC_RT_TRAIN_WRAP(status, "cannot start MPI: "));
+  }
+  session.rank = zeroc_rt_comm_rank(session.comm);
+  session.world = zeroc_rt_comm_size(session.comm);
+
+  int rc = 1;
+  try {
+    rc = run(session, args, argsStatus, program);
+  } catch (const std::bad_alloc &) {
+    session.desynced = true;
+    session.report("out of memory");
+  } catch (const std::exception &e) {
+    session.desynced = true;
+    session.report(format("internal error: unexpected exception: %s", e.what()));
+  } catch (...) {
+    session.desynced = true;
+    session.report("internal error: unexpected exception");
+  }
+  return session.finish(rc);
+}

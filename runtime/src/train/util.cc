@@ -1,0 +1,173 @@
+//===- util.cc - Small helpers of the training engine -----------*- C++ -*-===//
+
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdarg>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace zeroc_rt::train {
+
+zeroc_rt_status_t AlignedBuffer::allocate(size_t bytes, const char *what) {
+  size_t rounded = roundUp(bytes == 0 ? 1 : bytes, kAlignment);
+  if (rounded < bytes)
+    return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
+                          "out of memory: %s needs %zu bytes", what, bytes);
+  void *p = std::aligned_alloc(kAlignment, rounded);
+  if (!p)
+    return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
+                          "out of memory: %s needs %zu bytes", what, bytes);
+  std::memset(p, 0, rounded);
+  ptr.reset(p);
+  sizeBytes = bytes;
+  return nullptr;
+}
+
+std::string statusText(zeroc_rt_status_t status) {
+  std::string message = zeroc_rt_status_message(status);
+  if (!status || zeroc_rt_status_code(status) == ZEROC_RT_INTERNAL)
+    return message;
+  std::string prefix = std::string(zeroc_rt_status_file(status)) + ":" +
+                       std::to_string(zeroc_rt_status_line(status)) + ": ";
+  if (message.compare(0, prefix.size(), prefix) == 0)
+    message.erase(0, prefix.size());
+  return message;
+}
+
+zeroc_rt_status_t wrapStatus(const char *file, int line,
+                             zeroc_rt_status_t inner, const std::string &prefix,
+                             const std::string &suffix) {
+  if (!inner)
+    return nullptr;
+  zeroc_rt_status_code_t code = zeroc_rt_status_code(inner);
+  std::string text = prefix + statusText(inner) + suffix;
+  zeroc_rt_status_free(inner);
+  return zeroc_rt_status_make(code, file, line, "%s", text.c_str());
+}
+
+std::string format(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  va_list copy;
+  va_copy(copy, args);
+  int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string out;
+  if (n > 0) {
+    out.resize(static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data(), out.size(), fmt, args);
+    out.resize(static_cast<size_t>(n));
+  }
+  va_end(args);
+  return out;
+}
+
+std::string shapeString(int32_t rank, const int64_t *dims, bool sampleDim) {
+  std::string out = "(";
+  for (int32_t i = 0; i < rank; ++i) {
+    if (i)
+      out += ", ";
+    out += (i == 0 && sampleDim) ? std::string("S") : std::to_string(dims[i]);
+  }
+  if (rank == 1)
+    out += ",";
+  return out + ")";
+}
+
+int64_t elementCount(int32_t rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0)
+      return -1;
+    if (dims[i] != 0 && n > INT64_MAX / dims[i])
+      return -1;
+    n *= dims[i];
+  }
+  return n;
+}
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      if (c < 0x20)
+        out += format("\\u%04x", c);
+      else
+        out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string paramFileName(const std::string &name) {
+  std::string file = name;
+  for (char &c : file)
+    if (c == '/')
+      c = '_';
+  if (file == "." || file == "..")
+    file = "_" + file;
+  return file + ".npy";
+}
+
+zeroc_rt_status_t makeDirectories(const std::string &path) {
+  if (path.empty())
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "empty directory path");
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    std::string prefix = path.substr(0, pos);
+    if (prefix.empty())
+      continue;
+    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
+      return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "'%s': cannot create: %s",
+                            prefix.c_str(), std::strerror(errno));
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "'%s': not a directory",
+                          path.c_str());
+  return nullptr;
+}
+
+zeroc_rt_status_t executableDirectory(std::string &out) {
+  std::string buf(4096, '\0');
+  for (;;) {
+    ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size());
+    if (n < 0)
+      return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
+                            "cannot locate the executable: readlink "
+                            "/proc/self/exe: %s",
+                            std::strerror(errno));
+    if (static_cast<size_t>(n) < buf.size()) {
+      buf.resize(static_cast<size_t>(n));
+      break;
+    }
+    buf.resize(buf.size() * 2);
+  }
+  size_t slash = buf.rfind('/');
+  out = slash == std::string::npos ? "." : slash == 0 ? "/" : buf.substr(0, slash);
+  return nullptr;
+}
+
+} // namespace zeroc_rt::train

@@ -1,0 +1,641 @@
+//===- train_test_model.cc - A hand-written "generated" program -*- C++ -*-===//
+
+#include "train_test_model.h"
+
+#include "zeroc_rt/zeroc_rt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <unistd.h>
+
+namespace zeroc_rt::test::train {
+
+Faults g_faults;
+
+namespace {
+
+/// The configuration the micro-step was "generated" for.
+const ModelConfig *g_current = nullptr;
+
+size_t alignUp(size_t n) { return (n + 63) / 64 * 64; }
+
+/// Byte offsets of the micro-step's scratch buffers inside the arena.
+struct ArenaLayout {
+  size_t wFull, bFull, xw, pred, diff, sq, loss, coef, dz, dW, db, padW, padB,
+      shardW, shardB, total = 0;
+  ArenaLayout(const ModelConfig &cfg, int world) {
+    size_t es = zeroc_rt_dtype_size(cfg.dtype);
+    int64_t pw = (kInFeatures * kOutFeatures + world - 1) / world * world;
+    int64_t pb = (kOutFeatures + world - 1) / world * world;
+    size_t rows = static_cast<size_t>(cfg.microBatch) * kOutFeatures;
+    auto add = [&](int64_t count) {
+      size_t off = total;
+      total += alignUp(static_cast<size_t>(count) * es);
+      return off;
+    };
+    wFull = add(pw);
+    bFull = add(pb);
+    xw = add(static_cast<int64_t>(rows));
+    pred = add(static_cast<int64_t>(rows));
+    diff = add(static_cast<int64_t>(rows));
+    sq = add(static_cast<int64_t>(rows));
+    loss = add(1);
+    coef = add(1);
+    dz = add(static_cast<int64_t>(rows));
+    dW = add(kInFeatures * kOutFeatures);
+    db = add(kOutFeatures);
+    padW = add(pw);
+    padB = add(pb);
+    shardW = add(pw / world);
+    shardB = add(pb / world);
+  }
+};
+
+zeroc_rt_tensor_t tensor(void *data, zeroc_rt_dtype_t dtype,
+                         std::initializer_list<int64_t> dims) {
+  zeroc_rt_tensor_t t;
+  std::memset(&t, 0, sizeof t);
+  t.data = data;
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(dims.size());
+  int i = 0;
+  for (int64_t d : dims)
+    t.dims[i++] = d;
+  return t;
+}
+
+double loadScalar(const void *p, zeroc_rt_dtype_t dtype) {
+  return dtype == ZEROC_RT_DTYPE_F32 ? *static_cast<const float *>(p)
+                                     : *static_cast<const double *>(p);
+}
+
+void storeScalar(void *p, zeroc_rt_dtype_t dtype, double v) {
+  if (dtype == ZEROC_RT_DTYPE_F32)
+    *static_cast<float *>(p) = static_cast<float>(v);
+  else
+    *static_cast<double *>(p) = v;
+}
+
+double roundTo(double v, zeroc_rt_dtype_t dtype) {
+  return dtype == ZEROC_RT_DTYPE_F32 ? static_cast<double>(static_cast<float>(v))
+                                     : v;
+}
+
+#define RETURN_IF_ERROR(expr)                                                  \
+  do {                                                                         \
+    zeroc_rt_status_t status_ = (expr);                                        \
+    if (status_)                                                               \
+      return status_;                                                          \
+  } while (0)
+
+zeroc_rt_status_t fail(const std::string &message) {
+  return zeroc_rt_status_make(ZEROC_RT_INVALID_ARGUMENT, __FILE__, __LINE__,
+                              "%s", message.c_str());
+}
+
+/// Stages 2-3: pad the full gradient into a P-buffer, reduce-scatter it into
+/// an S-buffer and accumulate the shard.
+zeroc_rt_status_t accumulateShard(zeroc_rt_engine_t *engine, int32_t param,
+                                  const void *grad, int64_t numel, char *pad,
+                                  char *shard, zeroc_rt_dtype_t dtype) {
+  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(engine);
+  int world = zeroc_rt_comm_size(comm);
+  int64_t padded = (numel + world - 1) / world * world;
+  int64_t s = padded / world;
+  size_t es = zeroc_rt_dtype_size(dtype);
+  zeroc_rt_tensor_t padT = tensor(pad, dtype, {padded});
+  RETURN_IF_ERROR(zeroc_rt_k_zero(&padT));
+  std::memcpy(pad, grad, static_cast<size_t>(numel) * es);
+  RETURN_IF_ERROR(zeroc_rt_comm_reduce_scatter(comm, pad, shard,
+                                               static_cast<size_t>(s), dtype,
+                                               ZEROC_RT_REDUCE_SUM));
+  return zeroc_rt_engine_grad_accumulate(engine, param, shard,
+                                         g_faults.wrongGradCount ? s + 1 : s);
+}
+
+template <int Stage>
+zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
+                            const void *const *inputs, double *lossOut) {
+  const ModelConfig &cfg = *g_current;
+  const zeroc_rt_dtype_t dt = cfg.dtype;
+  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(engine);
+  const int world = zeroc_rt_comm_size(comm), rank = zeroc_rt_comm_rank(comm);
+  const int64_t mb = cfg.microBatch;
+  ArenaLayout layout(cfg, world);
+  char *arena = static_cast<char *>(zeroc_rt_engine_arena(engine));
+  if (!arena)
+    return fail("arena is NULL");
+
+  // The engine's schedule: counter = s*GAS*W + m, m on rank m % W.
+  const uint64_t counter = zeroc_rt_engine_dropout_counter(engine);
+  const uint64_t perStep = static_cast<uint64_t>(cfg.gradAccum) * world;
+  const int64_t step = static_cast<int64_t>(counter / perStep);
+  if (static_cast<int>(counter % perStep % world) != rank)
+    return fail("dropout counter " + std::to_string(counter) +
+                " does not belong to rank " + std::to_string(rank));
+  if (g_faults.errorAtStep == step &&
+      (g_faults.errorOnRank < 0 || g_faults.errorOnRank == rank))
+    return zeroc_rt_status_make(ZEROC_RT_NUMERIC_ERROR, __FILE__, __LINE__,
+                                "injected micro-step failure");
+
+  // Engine calls by stage.
+  if (zeroc_rt_engine_param_replica(engine, 2) ||
+      zeroc_rt_engine_param_shard(engine, -1))
+    return fail("out-of-range parameter index returned a buffer");
+  if (!zeroc_rt_engine_blob(engine))
+    return fail("blob is NULL");
+  void *w, *b;
+  if (Stage <= 2) {
+    if (zeroc_rt_engine_param_shard(engine, 0))
+      return fail("param_shard is not NULL in stage " + std::to_string(Stage));
+    w = zeroc_rt_engine_param_replica(engine, 0);
+    b = zeroc_rt_engine_param_replica(engine, 1);
+  } else {
+    if (zeroc_rt_engine_param_replica(engine, 0))
+      return fail("param_replica is not NULL in stage 3");
+    int64_t pw = (kInFeatures * kOutFeatures + world - 1) / world * world;
+    int64_t pb = (kOutFeatures + world - 1) / world * world;
+    w = arena + layout.wFull;
+    b = arena + layout.bFull;
+    RETURN_IF_ERROR(zeroc_rt_comm_all_gather(
+        comm, zeroc_rt_engine_param_shard(engine, 0), w,
+        static_cast<size_t>(pw / world), dt));
+    RETURN_IF_ERROR(zeroc_rt_comm_all_gather(
+        comm, zeroc_rt_engine_param_shard(engine, 1), b,
+        static_cast<size_t>(pb / world), dt));
+  }
+  if (!w || !b)
+    return fail("parameter buffer is NULL");
+
+  // Forward.
+  zeroc_rt_tensor_t x = tensor(const_cast<void *>(inputs[0]), dt, {mb, kInFeatures});
+  zeroc_rt_tensor_t y = tensor(const_cast<void *>(inputs[1]), dt, {mb, kOutFeatures});
+  zeroc_rt_tensor_t wT = tensor(w, dt, {kInFeatures, kOutFeatures});
+  zeroc_rt_tensor_t bT = tensor(b, dt, {kOutFeatures});
+  zeroc_rt_tensor_t xw = tensor(arena + layout.xw, dt, {mb, kOutFeatures});
+  zeroc_rt_tensor_t pred = tensor(arena + layout.pred, dt, {mb, kOutFeatures});
+  zeroc_rt_tensor_t diff = tensor(arena + layout.diff, dt, {mb, kOutFeatures});
+  zeroc_rt_tensor_t sq = tensor(arena + layout.sq, dt, {mb, kOutFeatures});
+  zeroc_rt_tensor_t loss = tensor(arena + layout.loss, dt, {});
+  RETURN_IF_ERROR(zeroc_rt_k_matmul(&x, &wT, &xw));
+  RETURN_IF_ERROR(zeroc_rt_k_binary(ZEROC_RT_BINARY_ADD, &xw, &bT, &pred));
+  RETURN_IF_ERROR(zeroc_rt_k_binary(ZEROC_RT_BINARY_SUB, &pred, &y, &diff));
+  RETURN_IF_ERROR(zeroc_rt_k_binary(ZEROC_RT_BINARY_MUL, &diff, &diff, &sq));
+  RETURN_IF_ERROR(zeroc_rt_k_reduce(ZEROC_RT_REDUCE_OP_MEAN, &sq, 0x3u, &loss));
+  *lossOut = loadScalar(loss.data, dt);
+  if (g_faults.nanAtStep == step &&
+      (g_faults.nanOnRank < 0 || g_faults.nanOnRank == rank))
+    *lossOut = std::numeric_limits<double>::quiet_NaN();
+
+  // Backward: dz = 2 * diff / (MB * 2); dW = x^T dz; db = sum_rows dz.
+  zeroc_rt_tensor_t coef = tensor(arena + layout.coef, dt, {});
+  storeScalar(coef.data, dt, 2.0 / static_cast<double>(mb * kOutFeatures));
+  zeroc_rt_tensor_t dz = tensor(arena + layout.dz, dt, {mb, kOutFeatures});
+  zeroc_rt_tensor_t dW = tensor(arena + layout.dW, dt, {kInFeatures, kOutFeatures});
+  zeroc_rt_tensor_t db = tensor(arena + layout.db, dt, {kOutFeatures});
+  RETURN_IF_ERROR(zeroc_rt_k_binary(ZEROC_RT_BINARY_MUL, &diff, &coef, &dz));
+  RETURN_IF_ERROR(zeroc_rt_k_gemm(&x, &dz, nullptr, 1.0, 0.0, 1, 0, &dW));
+  RETURN_IF_ERROR(zeroc_rt_k_reduce(ZEROC_RT_REDUCE_OP_SUM, &dz, 0x1u, &db));
+
+  const int64_t nW = kInFeatures * kOutFeatures, nB = kOutFeatures;
+  if (Stage <= 1) {
+    RETURN_IF_ERROR(zeroc_rt_engine_grad_accumulate(
+        engine, 0, dW.data, g_faults.wrongGradCount ? nW - 1 : nW));
+    return zeroc_rt_engine_grad_accumulate(engine, 1, db.data, nB);
+  }
+  RETURN_IF_ERROR(accumulateShard(engine, 0, dW.data, nW, arena + layout.padW,
+                                  arena + layout.shardW, dt));
+  return accumulateShard(engine, 1, db.data, nB, arena + layout.padB,
+                         arena + layout.shardB, dt);
+}
+
+zeroc_rt_micro_step_fn microStepFor(int stage) {
+  switch (stage) {
+  case 0:
+    return &microStep<0>;
+  case 1:
+    return &microStep<1>;
+  case 2:
+    return &microStep<2>;
+  default:
+    return &microStep<3>;
+  }
+}
+
+void setDims(int64_t *dst, std::initializer_list<int64_t> dims) {
+  for (int i = 0; i < ZEROC_RT_MAX_RANK; ++i)
+    dst[i] = 0;
+  int i = 0;
+  for (int64_t d : dims)
+    dst[i++] = d;
+}
+
+/// A small deterministic generator (64-bit LCG, top bits to [-1, 1)).
+class Lcg {
+public:
+  explicit Lcg(uint64_t seed) : state(seed) {}
+  double next() {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53) *
+               2.0 -
+           1.0;
+  }
+
+private:
+  uint64_t state;
+};
+
+} // namespace
+
+ModelConfig adamwConfig() {
+  ModelConfig c;
+  c.optimizer = {ZEROC_RT_OPTIMIZER_ADAM, 0.05, 0.9, 0.999, 1e-8, 0.01, 0.0, 1};
+  return c;
+}
+
+ModelConfig adamL2ClipConfig() {
+  ModelConfig c;
+  c.optimizer = {ZEROC_RT_OPTIMIZER_ADAM, 0.03, 0.8, 0.99, 1e-6, 0.1, 0.0, 0};
+  c.clip = 0.05;
+  return c;
+}
+
+ModelConfig sgdClipConfig() {
+  ModelConfig c;
+  c.optimizer = {ZEROC_RT_OPTIMIZER_SGD, 0.1, 0.0, 0.0, 0.0, 0.01, 0.9, 0};
+  c.clip = 0.2;
+  return c;
+}
+
+TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
+    : cfg(config), blobFile(blob), hint(config.recompileHint) {
+  params[0].name = "fc.weight";
+  params[0].dtype = cfg.dtype;
+  params[0].rank = 2;
+  setDims(params[0].dims, {kInFeatures, kOutFeatures});
+  params[0].numel = kInFeatures * kOutFeatures;
+  params[0].blob_offset = 0;
+  params[1].name = "fc/bias";
+  params[1].dtype = cfg.dtype;
+  params[1].rank = 1;
+  setDims(params[1].dims, {kOutFeatures});
+  params[1].numel = kOutFeatures;
+  params[1].blob_offset = kBiasOffset;
+  inputs[0].name = "x";
+  inputs[0].dtype = cfg.dtype;
+  inputs[0].rank = 2;
+  setDims(inputs[0].dims, {cfg.microBatch, kInFeatures});
+  inputs[1].name = "y";
+  inputs[1].dtype = cfg.dtype;
+  inputs[1].rank = 2;
+  setDims(inputs[1].dims, {cfg.microBatch, kOutFeatures});
+
+  std::memset(&program, 0, sizeof program);
+  program.abi_version = ZEROC_RT_PROGRAM_ABI_VERSION;
+  program.stage = cfg.stage;
+  program.world_size = cfg.world;
+  program.num_params = 2;
+  program.params = params;
+  program.num_inputs = 2;
+  program.inputs = inputs;
+  program.blob_file = blobFile.c_str();
+  program.blob_bytes = kBlobBytes;
+  program.arena_bytes = static_cast<int64_t>(ArenaLayout(cfg, cfg.world).total);
+  program.micro_batch = cfg.microBatch;
+  program.grad_accum = cfg.gradAccum;
+  program.gradient_clipping = cfg.clip;
+  program.steps_per_print = cfg.stepsPerPrint;
+  program.optimizer = cfg.optimizer;
+  program.micro_step = microStepFor(cfg.stage);
+  program.recompile_hint = hint.c_str();
+  g_current = &cfg;
+}
+
+Data makeData(int64_t samples, zeroc_rt_dtype_t dtype) {
+  Lcg rng(12345);
+  const double wTrue[6] = {0.5, -1.0, 0.25, 0.75, -0.5, 1.5};
+  const double bTrue[2] = {0.3, -0.2};
+  Data d;
+  for (int64_t s = 0; s < samples; ++s) {
+    double x[3];
+    for (int i = 0; i < 3; ++i) {
+      x[i] = roundTo(rng.next(), dtype);
+      d.x.push_back(x[i]);
+    }
+    for (int o = 0; o < 2; ++o) {
+      double v = bTrue[o] + 0.1 * rng.next();
+      for (int i = 0; i < 3; ++i)
+        v += x[i] * wTrue[i * 2 + o];
+      d.y.push_back(roundTo(v, dtype));
+    }
+  }
+  return d;
+}
+
+std::vector<double> initialW(zeroc_rt_dtype_t dtype) {
+  std::vector<double> w = {0.1, -0.2, 0.3, 0.05, -0.15, 0.25};
+  for (double &v : w)
+    v = roundTo(v, dtype);
+  return w;
+}
+
+std::vector<double> initialB(zeroc_rt_dtype_t dtype) {
+  return {roundTo(0.01, dtype), roundTo(-0.02, dtype)};
+}
+
+namespace {
+
+std::string toBytes(zeroc_rt_dtype_t dtype, const std::vector<double> &values) {
+  std::string bytes;
+  for (double v : values) {
+    if (dtype == ZEROC_RT_DTYPE_F32) {
+      float f = static_cast<float>(v);
+      bytes.append(reinterpret_cast<const char *>(&f), sizeof f);
+    } else {
+      bytes.append(reinterpret_cast<const char *>(&v), sizeof v);
+    }
+  }
+  return bytes;
+}
+
+} // namespace
+
+std::string saveArray(const std::string &path, zeroc_rt_dtype_t dtype,
+                      const std::vector<int64_t> &dims,
+                      const std::vector<double> &values) {
+  std::string bytes = toBytes(dtype, values);
+  zeroc_rt_status_t status =
+      zeroc_rt_npy_save(path.c_str(), dtype, static_cast<int32_t>(dims.size()),
+                        dims.data(), bytes.data());
+  std::string error = status ? zeroc_rt_status_message(status) : "";
+  zeroc_rt_status_free(status);
+  return error;
+}
+
+std::string writeData(const std::string &dir, const Data &data,
+                      zeroc_rt_dtype_t dtype) {
+  int64_t samples = static_cast<int64_t>(data.x.size()) / kInFeatures;
+  std::string e = saveArray(dir + "/x.npy", dtype, {samples, kInFeatures}, data.x);
+  if (!e.empty())
+    return e;
+  return saveArray(dir + "/y.npy", dtype, {samples, kOutFeatures}, data.y);
+}
+
+std::string writeBlob(const std::string &path, zeroc_rt_dtype_t dtype,
+                      int64_t bytes) {
+  std::string blob(static_cast<size_t>(std::max<int64_t>(bytes, kBlobBytes)),
+                   '\0');
+  std::string w = toBytes(dtype, initialW(dtype));
+  std::string b = toBytes(dtype, initialB(dtype));
+  blob.replace(0, w.size(), w);
+  blob.replace(static_cast<size_t>(kBiasOffset), b.size(), b);
+  blob.resize(static_cast<size_t>(bytes));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
+  return out ? "" : "cannot write " + path;
+}
+
+Reference reference(const ModelConfig &cfg, const Data &data, int64_t steps) {
+  const zeroc_rt_optimizer_config_t &o = cfg.optimizer;
+  Reference r;
+  std::vector<double> p = initialW(cfg.dtype);
+  std::vector<double> b = initialB(cfg.dtype);
+  p.insert(p.end(), b.begin(), b.end()); // 8 parameters: W then b
+  std::vector<double> m(8, 0.0), v(8, 0.0), buf(8, 0.0);
+  const int64_t samples = static_cast<int64_t>(data.x.size()) / kInFeatures;
+  const int64_t g = static_cast<int64_t>(cfg.microBatch) * cfg.gradAccum * cfg.world;
+  for (int64_t s = 0; s < steps; ++s) {
+    std::vector<double> grad(8, 0.0);
+    double loss = 0.0;
+    const double denom = static_cast<double>(g * kOutFeatures);
+    for (int64_t k = 0; k < g; ++k) {
+      int64_t idx = (s * g + k) % samples;
+      const double *x = &data.x[static_cast<size_t>(idx * kInFeatures)];
+      const double *y = &data.y[static_cast<size_t>(idx * kOutFeatures)];
+      for (int oo = 0; oo < 2; ++oo) {
+        double pred = p[6 + oo];
+        for (int i = 0; i < 3; ++i)
+          pred += x[i] * p[i * 2 + oo];
+        double d = pred - y[oo];
+        loss += d * d;
+        for (int i = 0; i < 3; ++i)
+          grad[i * 2 + oo] += 2.0 * d * x[i] / denom;
+        grad[6 + oo] += 2.0 * d / denom;
+      }
+    }
+    loss /= denom;
+    double sumsq = 0.0;
+    for (double gi : grad)
+      sumsq += gi * gi;
+    double norm = std::sqrt(sumsq);
+    if (cfg.clip > 0) {
+      double c = (norm + 1e-6) / cfg.clip;
+      if (c > 1)
+        for (double &gi : grad)
+          gi *= 1.0 / c;
+    }
+    const int64_t t = s + 1;
+    for (int i = 0; i < 8; ++i) {
+      double gi = grad[i];
+      if (o.type == ZEROC_RT_OPTIMIZER_ADAM) {
+        if (!o.adam_w_mode)
+          gi += o.weight_decay * p[i];
+        m[i] = o.beta1 * m[i] + (1 - o.beta1) * gi;
+        v[i] = o.beta2 * v[i] + (1 - o.beta2) * gi * gi;
+        double bc1 = 1 - std::pow(o.beta1, static_cast<double>(t));
+        double bc2 = 1 - std::pow(o.beta2, static_cast<double>(t));
+        double u = (m[i] / bc1) / (std::sqrt(v[i] / bc2) + o.eps);
+        if (o.adam_w_mode)
+          u += o.weight_decay * p[i];
+        p[i] -= o.lr * u;
+      } else {
+        gi += o.weight_decay * p[i];
+        double d = gi;
+        if (o.momentum != 0) {
+          buf[i] = t == 1 ? gi : o.momentum * buf[i] + gi;
+          d = buf[i];
+        }
+        p[i] -= o.lr * d;
+      }
+    }
+    r.losses.push_back(loss);
+    r.gradNorms.push_back(norm);
+  }
+  r.w.assign(p.begin(), p.begin() + 6);
+  r.b.assign(p.begin() + 6, p.end());
+  return r;
+}
+
+namespace {
+
+bool field(const std::string &line, const char *key, double *out) {
+  std::string pattern = std::string("\"") + key + "\": ";
+  size_t pos = line.find(pattern);
+  if (pos == std::string::npos)
+    return false;
+  const char *start = line.c_str() + pos + pattern.size();
+  if (std::strncmp(start, "null", 4) == 0) {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  char *end = nullptr;
+  *out = std::strtod(start, &end);
+  return end != start;
+}
+
+} // namespace
+
+std::vector<JsonRecord> readJsonl(const std::string &path) {
+  std::vector<JsonRecord> records;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    JsonRecord r;
+    bool ok = field(line, "step", &r.step);
+    ok = field(line, "loss", &r.loss) && ok;
+    ok = field(line, "lr", &r.lr) && ok;
+    ok = field(line, "grad_norm", &r.gradNorm) && ok;
+    ok = field(line, "time_ms", &r.timeMs) && ok;
+    ok = field(line, "samples_per_s", &r.samplesPerS) && ok;
+    r.hasAllKeys = ok && line.front() == '{' && line.back() == '}';
+    records.push_back(r);
+  }
+  return records;
+}
+
+std::vector<double> readArray(const std::string &path, zeroc_rt_dtype_t *dtype,
+                              std::vector<int64_t> *dims, std::string *error) {
+  zeroc_rt_npy_t *array = nullptr;
+  zeroc_rt_status_t status = zeroc_rt_npy_load(path.c_str(), &array);
+  std::vector<double> values;
+  if (status) {
+    if (error)
+      *error = zeroc_rt_status_message(status);
+    zeroc_rt_status_free(status);
+    return values;
+  }
+  zeroc_rt_dtype_t dt = zeroc_rt_npy_dtype(array);
+  if (dtype)
+    *dtype = dt;
+  if (dims)
+    dims->assign(zeroc_rt_npy_dims(array),
+                 zeroc_rt_npy_dims(array) + zeroc_rt_npy_rank(array));
+  int64_t n = zeroc_rt_npy_num_elements(array);
+  for (int64_t i = 0; i < n; ++i) {
+    if (dt == ZEROC_RT_DTYPE_F32)
+      values.push_back(static_cast<const float *>(zeroc_rt_npy_data(array))[i]);
+    else if (dt == ZEROC_RT_DTYPE_F64)
+      values.push_back(static_cast<const double *>(zeroc_rt_npy_data(array))[i]);
+  }
+  zeroc_rt_npy_free(array);
+  return values;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool near(double a, double b, double tol) {
+  if (std::isnan(a) || std::isnan(b))
+    return false;
+  double scale = std::max({std::fabs(a), std::fabs(b), 1e-2});
+  return std::fabs(a - b) <= tol * scale;
+}
+
+namespace {
+
+/// Redirects a file descriptor into a temporary file until finish().
+class Capture {
+public:
+  Capture(int fd, std::FILE *stream) : fd(fd), stream(stream) {
+    std::fflush(stream);
+    tmp = std::tmpfile();
+    saved = ::dup(fd);
+    if (tmp && saved >= 0)
+      ::dup2(fileno(tmp), fd);
+  }
+  std::string finish() {
+    std::fflush(stream);
+    std::string text;
+    if (saved >= 0) {
+      ::dup2(saved, fd);
+      ::close(saved);
+      saved = -1;
+    }
+    if (tmp) {
+      std::rewind(tmp);
+      char buf[4096];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, tmp)) > 0)
+        text.append(buf, n);
+      std::fclose(tmp);
+      tmp = nullptr;
+    }
+    return text;
+  }
+  ~Capture() { finish(); }
+
+private:
+  int fd;
+  std::FILE *stream;
+  std::FILE *tmp = nullptr;
+  int saved = -1;
+};
+
+} // namespace
+
+RunResult runTrain(const zeroc_rt_program_t *program,
+                   const std::vector<std::string> &args) {
+  std::vector<std::string> storage = {"train"};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char *> argv;
+  for (std::string &s : storage)
+    argv.push_back(s.data());
+  argv.push_back(nullptr);
+  RunResult r;
+  Capture out(1, stdout), err(2, stderr);
+  r.rc = zeroc_rt_train_main(static_cast<int>(storage.size()), argv.data(),
+                             program);
+  r.out = out.finish();
+  r.err = err.finish();
+  return r;
+}
+
+ScratchDir::ScratchDir() {
+  const char *base = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(base && *base ? base : "/tmp") + "/zeroc_rt_train.XXXXXX";
+  if (mkdtemp(pattern.data()))
+    root = pattern;
+}
+
+ScratchDir::ScratchDir(const std::string &fixed) {
+  if (fixed.empty()) {
+    ScratchDir temp;
+    std::swap(root, temp.root); // temp now removes nothing
+    return;
+  }
+  root = fixed;
+  keep = true;
+  std::error_code ignored;
+  std::filesystem::create_directories(root, ignored);
+}
+
+ScratchDir::~ScratchDir() {
+  if (root.empty() || keep)
+    return;
+  std::error_code ignored;
+  std::filesystem::remove_all(root, ignored);
+}
+
+} // namespace zeroc_rt::test::train
