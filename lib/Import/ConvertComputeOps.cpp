@@ -19,10 +19,6 @@ namespace {
 
 using TP = onnx::TensorProto;
 
-std::vector<int64_t> shapeOf(RankedTensorType t) {
-  return std::vector<int64_t>(t.getShape().begin(), t.getShape().end());
-}
-
 double binaryFold(const std::string &op, double a, double b, bool isInt) {
   if (op == "Add") return a + b;
   if (op == "Sub") return a - b;

@@ -21,10 +21,6 @@ namespace {
 
 using TP = onnx::TensorProto;
 
-std::vector<int64_t> shapeOf(RankedTensorType t) {
-  return std::vector<int64_t>(t.getShape().begin(), t.getShape().end());
-}
-
 std::vector<int64_t> broadcastOrThrow(const std::vector<int64_t> &a,
                                       const std::vector<int64_t> &b) {
   FailureOr<SmallVector<int64_t>> r = graph::broadcastShapes(a, b);
@@ -144,7 +140,7 @@ void convertConstantOfShape(NodeConverter &c) {
 }
 
 void convertReshape(NodeConverter &c) {
-  std::vector<int64_t> in = shapeOf(c.type(0));
+  std::vector<int64_t> in = shapeVector(c.type(0));
   std::vector<int64_t> target = c.constInts(1, "shape");
   bool allowZero = c.attrInt("allowzero", 0) != 0;
   int64_t known = 1, inferAt = -1;
@@ -184,7 +180,7 @@ std::vector<int64_t> axesInput(NodeConverter &c, const char *attrName) {
 }
 
 void convertUnsqueeze(NodeConverter &c) {
-  std::vector<int64_t> in = shapeOf(c.type(0));
+  std::vector<int64_t> in = shapeVector(c.type(0));
   std::vector<int64_t> axes = axesInput(c, "axes");
   int64_t outRank = in.size() + axes.size();
   std::vector<bool> inserted(outRank, false);
@@ -202,7 +198,7 @@ void convertUnsqueeze(NodeConverter &c) {
 }
 
 void convertSqueeze(NodeConverter &c) {
-  std::vector<int64_t> in = shapeOf(c.type(0));
+  std::vector<int64_t> in = shapeVector(c.type(0));
   std::vector<int64_t> axes = axesInput(c, "axes");
   std::vector<bool> drop(in.size(), false);
   if (axes.empty())
@@ -292,7 +288,7 @@ void emitSlice(NodeConverter &c, int out, const std::vector<int64_t> &starts,
 }
 
 void convertSlice(NodeConverter &c) {
-  std::vector<int64_t> in = shapeOf(c.type(0));
+  std::vector<int64_t> in = shapeVector(c.type(0));
   int64_t rank = in.size();
   std::vector<int64_t> starts = c.constInts(1, "starts");
   std::vector<int64_t> ends = c.constInts(2, "ends");
@@ -342,7 +338,7 @@ void convertSlice(NodeConverter &c) {
 }
 
 void convertSplit(NodeConverter &c) {
-  std::vector<int64_t> in = shapeOf(c.type(0));
+  std::vector<int64_t> in = shapeVector(c.type(0));
   int64_t axis = c.normAxis(c.attrInt("axis", 0), in.size());
   int n = c.node.output_size();
   std::vector<int64_t> sizes;
@@ -407,7 +403,7 @@ void convertTranspose(NodeConverter &c) {
 }
 
 void convertExpand(NodeConverter &c) {
-  std::vector<int64_t> in = shapeOf(c.type(0));
+  std::vector<int64_t> in = shapeVector(c.type(0));
   std::vector<int64_t> out = broadcastOrThrow(in, c.constInts(1, "shape"));
   if (c.isConst(0) && checkedNumElements(out) <= kMaxFoldElements) {
     c.setOutput(0, foldElementwise({c.input(0).constant.get()}, out,
@@ -455,7 +451,7 @@ void convertEqual(NodeConverter &c) {
   if (c.type(0).getElementType() != c.type(1).getElementType())
     throw ImportError("operands have different element types");
   if (c.allConst()) {
-    std::vector<int64_t> out = broadcastOrThrow(shapeOf(c.type(0)), shapeOf(c.type(1)));
+    std::vector<int64_t> out = broadcastOrThrow(shapeVector(c.type(0)), shapeVector(c.type(1)));
     const HostTensor &a = *c.input(0).constant, &b = *c.input(1).constant;
     c.setOutput(0, foldElementwise({&a, &b}, out, TP::BOOL,
                                    [](const double *v) { return v[0] == v[1]; }));
@@ -473,7 +469,7 @@ void convertWhere(NodeConverter &c) {
     throw ImportError("the two branches have different element types");
   if (c.allConst()) {
     std::vector<int64_t> out = broadcastOrThrow(
-        broadcastOrThrow(shapeOf(c.type(0)), shapeOf(c.type(1))), shapeOf(c.type(2)));
+        broadcastOrThrow(shapeVector(c.type(0)), shapeVector(c.type(1))), shapeVector(c.type(2)));
     c.setOutput(0, foldElementwise(
                        {c.input(0).constant.get(), c.input(1).constant.get(),
                         c.input(2).constant.get()},

@@ -65,6 +65,11 @@ private:
   int index;
 };
 
+/// The dims of a static tensor type as a vector (the host folding API).
+inline std::vector<int64_t> shapeVector(mlir::RankedTensorType t) {
+  return std::vector<int64_t>(t.getShape().begin(), t.getShape().end());
+}
+
 /// The double with the shortest decimal form that rounds to `f` (so a float
 /// attribute 0.1f becomes 0.1, not 0.10000000149011612).
 double shortestDouble(float f);

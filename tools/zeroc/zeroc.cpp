@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -56,53 +57,88 @@ int fail(const std::string &msg) {
   return 1;
 }
 
-struct ImportArgs {
-  std::string model, dumpDir, output;
-  bool elide = false;
+/// Walks a command's arguments; accepts `--flag value` and `--flag=value`.
+struct ArgCursor {
+  int argc;
+  char **argv;
+  int i = -1;
+  std::string arg;
+
+  bool next() {
+    if (++i >= argc)
+      return false;
+    arg = argv[i];
+    return true;
+  }
+  bool is(const char *flag) const {
+    return arg == flag || arg.rfind(std::string(flag) + "=", 0) == 0;
+  }
+  /// The flag's value, consuming the next argument for the `--flag value`
+  /// form; null when it is missing.
+  const char *value(const char *flag) {
+    if (arg.rfind(std::string(flag) + "=", 0) == 0)
+      return argv[i] + std::strlen(flag) + 1;
+    if (arg == flag && i + 1 < argc)
+      return argv[++i];
+    return nullptr;
+  }
+};
+
+/// Options every model command takes.
+struct ModelArgs {
+  std::string model, dumpDir;
   zeroc::OnnxImportOptions options;
 };
 
+/// Handles the options shared by import and compile and the positional
+/// model. Returns an exit code when parsing must stop (help or an error).
+std::optional<int> parseModelArg(ArgCursor &c, ModelArgs &args) {
+  if (c.arg == "-h" || c.arg == "--help") {
+    llvm::outs() << kUsage;
+    return 0;
+  }
+  if (c.is("--input-shape")) {
+    const char *v = c.value("--input-shape");
+    std::string error;
+    if (!v)
+      return usageError("--input-shape needs NAME=D0,D1,...");
+    if (!zeroc::parseInputShapeFlag(v, args.options.inputShapes, error))
+      return usageError(error);
+    return std::nullopt;
+  }
+  if (c.is("--dump-ir")) {
+    const char *v = c.value("--dump-ir");
+    if (!v)
+      return usageError("--dump-ir needs a directory");
+    args.dumpDir = v;
+    return std::nullopt;
+  }
+  if (!c.arg.empty() && c.arg[0] == '-')
+    return usageError("unknown option '" + c.arg + "'");
+  if (!args.model.empty())
+    return usageError("more than one model given ('" + args.model + "', '" +
+                      c.arg + "')");
+  args.model = c.arg;
+  return std::nullopt;
+}
+
 int runImport(int argc, char **argv) {
-  ImportArgs args;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *flag) -> const char * {
-      if (a.rfind(std::string(flag) + "=", 0) == 0)
-        return argv[i] + std::strlen(flag) + 1;
-      if (a == flag && i + 1 < argc)
-        return argv[++i];
-      return nullptr;
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    if (a.rfind("--input-shape", 0) == 0) {
-      const char *v = value("--input-shape");
-      std::string error;
+  ModelArgs args;
+  std::string output;
+  bool elide = false;
+  ArgCursor c{argc, argv};
+  while (c.next()) {
+    if (c.arg == "-o") {
+      const char *v = c.value("-o");
       if (!v)
-        return usageError("--input-shape needs NAME=D0,D1,...");
-      if (!zeroc::parseInputShapeFlag(v, args.options.inputShapes, error))
-        return usageError(error);
-    } else if (a.rfind("--dump-ir", 0) == 0) {
-      const char *v = value("--dump-ir");
-      if (!v)
-        return usageError("--dump-ir needs a directory");
-      args.dumpDir = v;
-    } else if (a == "-o") {
-      if (i + 1 >= argc)
         return usageError("-o needs a file name");
-      args.output = argv[++i];
-    } else if (a == "--allow-no-loss") {
+      output = v;
+    } else if (c.arg == "--allow-no-loss") {
       args.options.allowNoLoss = true;
-    } else if (a == "--elide-constants") {
-      args.elide = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return usageError("unknown option '" + a + "'");
-    } else if (args.model.empty()) {
-      args.model = a;
-    } else {
-      return usageError("more than one model given ('" + args.model + "', '" + a + "')");
+    } else if (c.arg == "--elide-constants") {
+      elide = true;
+    } else if (std::optional<int> rc = parseModelArg(c, args)) {
+      return *rc;
     }
   }
   if (args.model.empty())
@@ -126,14 +162,14 @@ int runImport(int argc, char **argv) {
   std::string text;
   llvm::raw_string_ostream os(text);
   mlir::OpPrintingFlags flags;
-  if (args.elide)
+  if (elide)
     flags.elideLargeElementsAttrs(16);
   module->print(os, flags);
-  if (args.output.empty()) {
+  if (output.empty()) {
     llvm::outs() << text;
     return 0;
   }
-  if (!zeroc::writeFileAtomically(args.output, text, error))
+  if (!zeroc::writeFileAtomically(output, text, error))
     return fail(error);
   return 0;
 }
@@ -150,62 +186,36 @@ bool parseInt(const char *text, int min, int max, int &out) {
 int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
   zeroc::CompileArgs args;
   args.commandLine = commandLine;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *flag) -> const char * {
-      if (a.rfind(std::string(flag) + "=", 0) == 0)
-        return argv[i] + std::strlen(flag) + 1;
-      if (a == flag && i + 1 < argc)
-        return argv[++i];
-      return nullptr;
-    };
-    auto is = [&](const char *flag) {
-      return a == flag || a.rfind(std::string(flag) + "=", 0) == 0;
-    };
-    if (a == "-h" || a == "--help") {
-      llvm::outs() << kUsage;
-      return 0;
-    }
-    if (is("--input-shape")) {
-      const char *v = value("--input-shape");
-      std::string error;
-      if (!v)
-        return usageError("--input-shape needs NAME=D0,D1,...");
-      if (!zeroc::parseInputShapeFlag(v, args.import.inputShapes, error))
-        return usageError(error);
-    } else if (is("--dump-ir")) {
-      const char *v = value("--dump-ir");
-      if (!v)
-        return usageError("--dump-ir needs a directory");
-      args.dumpDir = v;
-    } else if (a == "-o" || is("--output")) {
-      const char *v = a == "-o" ? (i + 1 < argc ? argv[++i] : nullptr) : value("--output");
+  ModelArgs model;
+  ArgCursor c{argc, argv};
+  while (c.next()) {
+    if (c.arg == "-o" || c.is("--output")) {
+      const char *v = c.value(c.arg == "-o" ? "-o" : "--output");
       if (!v)
         return usageError("-o needs a directory");
       args.outDir = v;
-    } else if (is("--stage")) {
-      const char *v = value("--stage");
+    } else if (c.is("--stage")) {
+      const char *v = c.value("--stage");
       int stage;
       if (!v || !parseInt(v, 0, 3, stage))
         return usageError("--stage must be 0, 1, 2 or 3");
       args.stage = stage;
-    } else if (is("--world-size")) {
-      const char *v = value("--world-size");
+    } else if (c.is("--world-size")) {
+      const char *v = c.value("--world-size");
       if (!v || !parseInt(v, 1, 1 << 20, args.worldSize))
         return usageError("--world-size must be a positive integer");
-    } else if (is("--config")) {
-      const char *v = value("--config");
+    } else if (c.is("--config")) {
+      const char *v = c.value("--config");
       if (!v)
         return usageError("--config needs a file");
       args.configPath = v;
-    } else if (!a.empty() && a[0] == '-') {
-      return usageError("unknown option '" + a + "'");
-    } else if (args.model.empty()) {
-      args.model = a;
-    } else {
-      return usageError("more than one model given ('" + args.model + "', '" + a + "')");
+    } else if (std::optional<int> rc = parseModelArg(c, model)) {
+      return *rc;
     }
   }
+  args.model = model.model;
+  args.dumpDir = model.dumpDir;
+  args.import = model.options;
   if (args.model.empty())
     return usageError("compile needs a model file");
   if (args.outDir.empty())
