@@ -50,6 +50,9 @@ std::vector<Phase> compilePhases(const TrainConfig &config) {
   phases.push_back({"verify-partition", [](OpPassManager &pm) {
                       pm.addPass(createVerifyPartition());
                     }});
+  phases.push_back({"plan-buffers", [](OpPassManager &pm) {
+                      pm.addPass(createPlanBuffers());
+                    }});
   return phases;
 }
 

@@ -46,7 +46,7 @@ bool runPhases(ModuleOp module, const std::vector<Phase> &phases,
   auto record = [&](int index, const std::string &name) {
     if (dumpDir.empty())
       return;
-    char prefix[8];
+    char prefix[16];
     std::snprintf(prefix, sizeof(prefix), "%02d-", index);
     dumps.emplace_back(prefix + name + ".mlir", printModule(module));
   };

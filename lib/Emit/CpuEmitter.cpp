@@ -1,23 +1,23 @@
 //===- CpuEmitter.cpp - @train_micro_step to C++ for the CPU runtime ------===//
 //
 // The emitter is the last, target-specific step: every decision (partition,
-// collectives, their order) was made in the zero dialect. It assigns each
-// tensor a static offset in one arena (first fit, reused after the tensor's
-// last use; reshapes and views alias their source), then prints one runtime
-// call per op. Constants and initial parameter values go to the blob file.
+// collectives, their order, the arena offset of every tensor) was made by
+// passes on the zero dialect. It prints one runtime call per op; reshapes and
+// views alias their source; constants and initial parameter values go to the
+// blob file.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Emit/CpuEmitter.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <map>
 
 using namespace mlir;
 
@@ -140,7 +140,7 @@ public:
 
 private:
   LogicalResult collectParams();
-  void planArena(func::FuncOp fn);
+  LogicalResult readPlan(func::FuncOp fn);
   LogicalResult emitOp(Operation *op);
   LogicalResult emitGraphOp(Operation *op);
   LogicalResult emitZeroOp(Operation *op);
@@ -189,81 +189,23 @@ int64_t Emitter::blobConstant(Operation *op, ElementsAttr value) {
   return offset;
 }
 
-/// The value whose storage `v` shares (reshape results and views alias).
-Value storageOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto r = llvm::dyn_cast<graph::ReshapeOp>(def))
-      v = r.getInput();
-    else if (auto view = llvm::dyn_cast<zero::ViewOp>(def))
-      v = view.getBuffer();
-    else
-      break;
-  }
-  return v;
-}
-
-bool needsArena(Operation *op) {
-  return !llvm::isa<graph::ReshapeOp, zero::ViewOp, graph::ConstantOp,
-                    graph::LoadParamOp, zero::ParamReplicaOp,
-                    zero::ParamShardOp>(op);
-}
-
-void Emitter::planArena(func::FuncOp fn) {
-  // Last use (op index) of every storage value.
-  llvm::DenseMap<Value, int> lastUse;
-  int index = 0;
-  SmallVector<Operation *> ops;
+/// Reads zero-plan-buffers' offsets: every result that needs arena storage
+/// must have one.
+LogicalResult Emitter::readPlan(func::FuncOp fn) {
+  auto bytes = module->getAttrOfType<IntegerAttr>(zero::kArenaBytesAttr);
+  if (!bytes)
+    return module.emitError("module has no buffer plan (run zero-plan-buffers)");
+  arenaBytes = bytes.getInt();
   for (Operation &op : fn.getBody().front()) {
-    ops.push_back(&op);
-    for (Value v : op.getOperands())
-      lastUse[storageOf(v)] = index;
-    for (Value r : op.getResults())
-      lastUse.try_emplace(storageOf(r), index);
-    ++index;
+    if (!op.getNumResults() || !zero::resultsNeedArena(&op))
+      continue;
+    auto offsets = op.getAttrOfType<ArrayAttr>(zero::kArenaOffsetsAttr);
+    if (!offsets || offsets.size() != op.getNumResults())
+      return op.emitOpError("has no arena offsets (run zero-plan-buffers)");
+    for (auto [r, off] : llvm::zip(op.getResults(), offsets))
+      arenaOffset[r] = llvm::cast<IntegerAttr>(off).getInt();
   }
-  // First-fit over free blocks; a block freed at op i is reusable from op
-  // i + 1 (an op never writes into storage it reads).
-  std::map<int64_t, int64_t> freeBlocks; // offset -> size
-  std::multimap<int, std::pair<int64_t, int64_t>> releases;
-  auto allocate = [&](int64_t size) {
-    for (auto it = freeBlocks.begin(); it != freeBlocks.end(); ++it) {
-      if (it->second < size)
-        continue;
-      int64_t off = it->first, rest = it->second - size;
-      freeBlocks.erase(it);
-      if (rest > 0)
-        freeBlocks[off + size] = rest;
-      return off;
-    }
-    int64_t off = arenaBytes;
-    arenaBytes += size;
-    return off;
-  };
-  for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
-    if (needsArena(ops[i]))
-      for (Value r : ops[i]->getResults()) {
-        std::optional<Shape> s = shapeOf(r.getType());
-        if (!s)
-          continue;
-        int64_t size = alignUp(std::max<int64_t>(1, s->numel() * byteWidth(s->elem)));
-        int64_t off = allocate(size);
-        arenaOffset[r] = off;
-        releases.insert({lastUse.lookup(r), {off, size}});
-      }
-    auto [begin, end] = releases.equal_range(i);
-    for (auto it = begin; it != end; ++it)
-      freeBlocks[it->second.first] = it->second.second;
-    // Coalesce neighbours.
-    for (auto it = freeBlocks.begin(); it != freeBlocks.end();) {
-      auto next = std::next(it);
-      if (next != freeBlocks.end() && it->first + it->second == next->first) {
-        it->second += next->second;
-        freeBlocks.erase(next);
-        continue;
-      }
-      it = next;
-    }
-  }
+  return success();
 }
 
 std::string Emitter::var(Value v) { return names.lookup(v); }
@@ -564,7 +506,8 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     return module.emitError("no @train_micro_step to emit (run zero-partition)");
   if (failed(collectParams()))
     return failure();
-  planArena(fn);
+  if (failed(readPlan(fn)))
+    return failure();
   Block &block = fn.getBody().front();
   for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
     names[arg] = "in" + std::to_string(i);

@@ -16,11 +16,11 @@ struct EmittedProgram {
   int64_t arenaBytes = 0;
 };
 
-/// Emits the C++ program for a module that went through zero-partition:
-/// its @train_micro_step becomes the engine's micro-step (one runtime
-/// kernel call per graph op, one communicator or engine call per zero op,
-/// every tensor at a static offset in one arena, reused after last use),
-/// and the program table carries the parameters, inputs and `config`.
+/// Emits the C++ program for a module that went through zero-partition and
+/// zero-plan-buffers: its @train_micro_step becomes the engine's micro-step
+/// (one runtime kernel call per graph op, one communicator or engine call
+/// per zero op, every tensor at its planned arena offset), and the program
+/// table carries the parameters, inputs and `config`.
 /// Fails with a diagnostic on an op it cannot emit.
 mlir::LogicalResult emitCpuProgram(mlir::ModuleOp module,
                                    const TrainConfig &config,

@@ -112,4 +112,23 @@ def VerifyPartition : Pass<"zero-verify-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
 
+def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
+  let summary = "assigns every tensor of @train_micro_step a static arena offset";
+  let description = [{
+    The target-neutral memory plan. Every op result that needs its own
+    storage (not a reshape or view of another buffer, not runtime state, not
+    a constant) gets a byte offset in one arena, `zero.arena_offsets` (one
+    per result); the module gets `zero.arena_bytes`. Offsets are 64-byte
+    aligned and chosen first-fit; a buffer's space is reused after its last
+    use (for a gathered parameter that is its `zero.release`), never by a
+    result of the op that last reads it, so no op writes into storage it
+    reads. Emitters only read the plan.
+
+    ```mlir
+    %7 = graph.relu %6 {zero.arena_offsets = [256]} : tensor<8x7xf32>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+}
+
 #endif // ZEROC_PASSES_PASSES_TD

@@ -1,0 +1,51 @@
+//===- BufferPlanning.cpp - storage rules shared by planner and emitters --===//
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+
+#include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+using namespace mlir;
+
+namespace zeroc::zero {
+
+Value storageRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto r = llvm::dyn_cast<graph::ReshapeOp>(def))
+      v = r.getInput();
+    else if (auto view = llvm::dyn_cast<ViewOp>(def))
+      v = view.getBuffer();
+    else
+      break;
+  }
+  return v;
+}
+
+bool resultsNeedArena(Operation *op) {
+  return !llvm::isa<graph::ReshapeOp, ViewOp, graph::ConstantOp,
+                    graph::LoadParamOp, ParamReplicaOp, ParamShardOp>(op);
+}
+
+int64_t storageBytes(Type type) {
+  Type elem;
+  int64_t n = 0;
+  if (auto rt = llvm::dyn_cast<RankedTensorType>(type)) {
+    if (!rt.hasStaticShape())
+      return -1;
+    elem = rt.getElementType();
+    n = rt.getNumElements();
+  } else if (auto f = llvm::dyn_cast<FlatType>(type)) {
+    elem = f.getElementType();
+    n = f.getSize();
+  } else if (auto s = llvm::dyn_cast<ShardType>(type)) {
+    elem = s.getElementType();
+    n = s.getSize();
+  } else {
+    return -1;
+  }
+  if (!elem.isIntOrFloat())
+    return -1;
+  int64_t width = elem.isInteger(1) ? 1 : (elem.getIntOrFloatBitWidth() + 7) / 8;
+  return n * width;
+}
+
+} // namespace zeroc::zero

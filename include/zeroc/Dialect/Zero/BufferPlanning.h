@@ -1,0 +1,39 @@
+//===- BufferPlanning.h - storage rules shared by planner and emitters -*- C++ -*-===//
+//
+// After zero-plan-buffers every tensor of @train_micro_step lives either in
+// state the runtime owns (parameter replicas and shards), in the blob
+// (constants), in the micro-step's inputs, in the arena at a planned offset,
+// or aliases one of those (reshapes and views). These helpers say which, so
+// that the planner and every target's emitter agree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_DIALECT_ZERO_BUFFERPLANNING_H
+#define ZEROC_DIALECT_ZERO_BUFFERPLANNING_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+
+namespace zeroc::zero {
+
+/// Attribute on an op: the arena byte offset of each result.
+inline constexpr llvm::StringLiteral kArenaOffsetsAttr = "zero.arena_offsets";
+/// Attribute on the module: the arena size in bytes.
+inline constexpr llvm::StringLiteral kArenaBytesAttr = "zero.arena_bytes";
+/// Alignment of every arena buffer, in bytes.
+inline constexpr int64_t kArenaAlignment = 64;
+
+/// The value whose storage `v` shares: through graph.reshape and zero.view.
+mlir::Value storageRoot(mlir::Value v);
+
+/// Whether `op`'s results are arena buffers (as opposed to aliases, runtime
+/// state or constants).
+bool resultsNeedArena(mlir::Operation *op);
+
+/// Bytes one value of `type` (ranked tensor, !zero.flat, !zero.shard)
+/// occupies, unaligned; -1 for other types.
+int64_t storageBytes(mlir::Type type);
+
+} // namespace zeroc::zero
+
+#endif // ZEROC_DIALECT_ZERO_BUFFERPLANNING_H

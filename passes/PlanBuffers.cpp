@@ -1,0 +1,110 @@
+//===- PlanBuffers.cpp - static arena offsets for @train_micro_step -------===//
+#include "zeroc/Passes/Passes.h"
+
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <map>
+
+namespace zeroc {
+#define GEN_PASS_DEF_PLANBUFFERS
+#include "zeroc/Passes/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc::zero;
+
+namespace {
+
+int64_t alignUp(int64_t v) {
+  return (v + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
+/// First-fit allocator over a growing arena with coalescing free blocks.
+class Arena {
+public:
+  int64_t allocate(int64_t size) {
+    for (auto it = free.begin(); it != free.end(); ++it) {
+      if (it->second < size)
+        continue;
+      int64_t off = it->first, rest = it->second - size;
+      free.erase(it);
+      if (rest > 0)
+        free[off + size] = rest;
+      return off;
+    }
+    int64_t off = bytes;
+    bytes += size;
+    return off;
+  }
+  void release(int64_t offset, int64_t size) {
+    auto it = free.emplace(offset, size).first;
+    auto next = std::next(it);
+    if (next != free.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free.erase(next);
+    }
+    if (it != free.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free.erase(it);
+      }
+    }
+  }
+  int64_t size() const { return bytes; }
+
+private:
+  std::map<int64_t, int64_t> free; // offset -> size
+  int64_t bytes = 0;
+};
+
+struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step");
+    if (!fn || fn.isExternal()) {
+      module.emitError("zero-plan-buffers needs @train_micro_step (run zero-partition)");
+      return signalPassFailure();
+    }
+    Block &block = fn.getBody().front();
+    SmallVector<Operation *> ops;
+    llvm::DenseMap<Value, int> lastUse;
+    for (Operation &op : block) {
+      int index = ops.size();
+      ops.push_back(&op);
+      for (Value v : op.getOperands())
+        lastUse[storageRoot(v)] = index;
+      for (Value r : op.getResults())
+        lastUse.try_emplace(storageRoot(r), index);
+    }
+    Arena arena;
+    std::multimap<int, std::pair<int64_t, int64_t>> releases;
+    Builder b(&getContext());
+    for (auto [index, op] : llvm::enumerate(ops)) {
+      if (op->getNumResults() && resultsNeedArena(op)) {
+        SmallVector<int64_t> offsets;
+        for (Value r : op->getResults()) {
+          int64_t bytes = storageBytes(r.getType());
+          if (bytes < 0) {
+            op->emitOpError("result type ") << r.getType() << " has no static size to plan";
+            return signalPassFailure();
+          }
+          int64_t size = alignUp(std::max<int64_t>(1, bytes));
+          int64_t off = arena.allocate(size);
+          offsets.push_back(off);
+          releases.insert({lastUse.lookup(r), {off, size}});
+        }
+        op->setAttr(kArenaOffsetsAttr, b.getI64ArrayAttr(offsets));
+      }
+      auto [begin, end] = releases.equal_range(static_cast<int>(index));
+      for (auto it = begin; it != end; ++it)
+        arena.release(it->second.first, it->second.second);
+    }
+    module->setAttr(kArenaBytesAttr, b.getI64IntegerAttr(arena.size()));
+  }
+};
+
+} // namespace
