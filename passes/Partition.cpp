@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_PARTITION
@@ -60,6 +61,7 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
         ld.erase();
         continue;
       }
+      rematerializeForBackward(b, ld, lossDef);
       gatherAroundUses(b, ld, lossDef);
     }
 
@@ -84,6 +86,58 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     fn.setAllResultAttrs(resultAttrs);
     module->setAttr("zero.stage", b.getI64IntegerAttr(stage));
     module->setAttr("zero.world_size", b.getI64IntegerAttr(worldSize));
+  }
+
+  /// Ops cheap enough to recompute from a re-gathered parameter instead of
+  /// keeping their result alive from the forward into the backward pass.
+  static bool isRematerializable(Operation *op) {
+    return op->getNumOperands() == 1 && op->getNumResults() == 1 &&
+           llvm::isa<graph::TransposeOp, graph::ReshapeOp, graph::CastOp,
+                     graph::ExpandOp, graph::SliceOp>(op);
+  }
+
+  /// Stage 3: values computed from the parameter alone (its transpose, a
+  /// reshape...) that the backward pass reads are recomputed there from the
+  /// parameter, so that neither the gathered buffer nor a copy of it stays
+  /// alive between the forward and the backward pass.
+  void rematerializeForBackward(OpBuilder &b, graph::LoadParamOp ld,
+                                Operation *lossDef) {
+    if (!lossDef)
+      return;
+    auto isBackward = [&](Operation *user) {
+      return user != lossDef && lossDef->isBeforeInBlock(user);
+    };
+    // Parameter-derived ops in program order.
+    SmallVector<Operation *> derived;
+    llvm::DenseSet<Value> derivedValues{ld.getResult()};
+    for (Operation *op = ld->getNextNode(); op && op != lossDef; op = op->getNextNode())
+      if (isRematerializable(op) && derivedValues.contains(op->getOperand(0)) &&
+          !isBackward(op)) {
+        derived.push_back(op);
+        derivedValues.insert(op->getResult(0));
+      }
+    Operation *firstBackwardUse = nullptr;
+    for (Operation *op : derived)
+      for (Operation *user : op->getResult(0).getUsers())
+        if (isBackward(user) &&
+            (!firstBackwardUse || user->isBeforeInBlock(firstBackwardUse)))
+          firstBackwardUse = user;
+    if (!firstBackwardUse)
+      return;
+    b.setInsertionPoint(firstBackwardUse);
+    IRMapping mapping;
+    for (Operation *op : derived) {
+      Operation *clone = b.clone(*op, mapping);
+      Value fwd = op->getResult(0), bwd = clone->getResult(0);
+      fwd.replaceUsesWithIf(bwd, [&](OpOperand &use) {
+        return isBackward(use.getOwner()) && use.getOwner() != clone;
+      });
+    }
+    // Clones nobody reads in the backward pass are dead.
+    for (Operation *op : llvm::reverse(derived))
+      if (Value v = mapping.lookupOrNull(op->getResult(0)))
+        if (v.use_empty())
+          v.getDefiningOp()->erase();
   }
 
   /// Stage 3: gathers the parameter before its first forward use and again

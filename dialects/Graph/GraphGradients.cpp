@@ -308,13 +308,18 @@ LogicalResult ReduceMeanOp::buildGradients(OpBuilder &b, ValueRange grads,
 LogicalResult ReduceMaxOp::buildGradients(OpBuilder &b, ValueRange grads,
                                           ArrayRef<bool>,
                                           SmallVectorImpl<Value> &out) {
-  // The gradient flows to every element equal to the maximum.
+  // As torch.amax: the gradient is split evenly among the elements equal to
+  // the maximum (a valid subgradient; the loss is differentiable there when
+  // ties move together).
   Location loc = getLoc();
   RankedTensorType in = typeOf(getInput());
   Value maxB = expandReduced(b, loc, getResult(), getAxes(), in);
   Value mask = b.create<EqualOp>(loc, getInput(), maxB);
-  Value g = expandReduced(b, loc, grads[0], getAxes(), in);
-  out.push_back(b.create<WhereOp>(loc, mask, g, scalar(b, loc, g, 0.0)));
+  Value maskF = b.create<CastOp>(loc, RankedTensorType::get(in.getShape(), in.getElementType()), mask);
+  Value count = b.create<ReduceSumOp>(loc, maskF, getAxes(), getKeepdimsAttr());
+  Value share = b.create<DivOp>(loc, grads[0], count);
+  Value g = expandReduced(b, loc, share, getAxes(), in);
+  out.push_back(b.create<MulOp>(loc, g, maskF));
   return success();
 }
 

@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
+
 
 using namespace mlir;
 
@@ -80,6 +82,16 @@ std::string cString(StringRef s) {
     out += c;
   }
   return out + "\"";
+}
+
+/// A double as C++ source that reads back to the same value.
+std::string cxxDouble(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s;
 }
 
 std::string dimsInit(ArrayRef<int64_t> dims) {
@@ -352,7 +364,7 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
   if (auto dr = llvm::dyn_cast<graph::DropoutOp>(op)) {
     call(llvm::formatv("zeroc_rt_k_dropout({0}, {1}, {2}ull, "
                        "zeroc_rt_engine_dropout_counter(e), {3})",
-                       d(dr.getInput()), dr.getRatio().convertToDouble(),
+                       d(dr.getInput()), cxxDouble(dr.getRatio().convertToDouble()),
                        dr.getSeed(), out()));
     return success();
   }
@@ -364,7 +376,7 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
   if (auto g = llvm::dyn_cast<graph::GemmOp>(op)) {
     call(llvm::formatv("zeroc_rt_k_gemm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
                        d(g.getA()), d(g.getB()), g.getC() ? d(g.getC()) : "nullptr",
-                       g.getAlpha().convertToDouble(), g.getBeta().convertToDouble(),
+                       cxxDouble(g.getAlpha().convertToDouble()), cxxDouble(g.getBeta().convertToDouble()),
                        int(g.getTransA()), int(g.getTransB()), out()));
     return success();
   }
@@ -402,13 +414,13 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
     call(llvm::formatv("zeroc_rt_k_layer_norm({0}, {1}, {2}, {3}, {4}, {5})",
                        d(ln.getInput()), d(ln.getScale()),
                        ln.getBias() ? d(ln.getBias()) : "nullptr", ln.getAxis(),
-                       ln.getEpsilon().convertToDouble(), out()));
+                       cxxDouble(ln.getEpsilon().convertToDouble()), out()));
     return success();
   }
   if (auto lg = llvm::dyn_cast<graph::LayerNormGradOp>(op)) {
     call(llvm::formatv("zeroc_rt_k_layer_norm_grad({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
                        d(lg.getInput()), d(lg.getScale()), lg.getAxis(),
-                       lg.getEpsilon().convertToDouble(), d(lg.getGrad()), out(0),
+                       cxxDouble(lg.getEpsilon().convertToDouble()), d(lg.getGrad()), out(0),
                        out(1), out(2)));
     return success();
   }
@@ -597,15 +609,15 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.arena_bytes = " << arenaBytes << ";\n"
      << "  program.micro_batch = " << config.microBatch << ";\n"
      << "  program.grad_accum = " << config.gradAccum << ";\n"
-     << "  program.gradient_clipping = " << llvm::formatv("{0:e17}", config.gradientClipping).str() << ";\n"
+     << "  program.gradient_clipping = " << cxxDouble(config.gradientClipping) << ";\n"
      << "  program.steps_per_print = " << config.stepsPerPrint << ";\n"
      << "  program.optimizer.type = " << (adam ? "ZEROC_RT_OPTIMIZER_ADAM" : "ZEROC_RT_OPTIMIZER_SGD") << ";\n"
-     << "  program.optimizer.lr = " << llvm::formatv("{0:e17}", config.lr).str() << ";\n"
-     << "  program.optimizer.beta1 = " << llvm::formatv("{0:e17}", config.beta1).str() << ";\n"
-     << "  program.optimizer.beta2 = " << llvm::formatv("{0:e17}", config.beta2).str() << ";\n"
-     << "  program.optimizer.eps = " << llvm::formatv("{0:e17}", config.eps).str() << ";\n"
-     << "  program.optimizer.weight_decay = " << llvm::formatv("{0:e17}", config.weightDecay).str() << ";\n"
-     << "  program.optimizer.momentum = " << llvm::formatv("{0:e17}", config.momentum).str() << ";\n"
+     << "  program.optimizer.lr = " << cxxDouble(config.lr) << ";\n"
+     << "  program.optimizer.beta1 = " << cxxDouble(config.beta1) << ";\n"
+     << "  program.optimizer.beta2 = " << cxxDouble(config.beta2) << ";\n"
+     << "  program.optimizer.eps = " << cxxDouble(config.eps) << ";\n"
+     << "  program.optimizer.weight_decay = " << cxxDouble(config.weightDecay) << ";\n"
+     << "  program.optimizer.momentum = " << cxxDouble(config.momentum) << ";\n"
      << "  program.optimizer.adam_w_mode = " << int(config.adamWMode) << ";\n"
      << "  program.micro_step = microStep;\n"
      << "  program.recompile_hint = " << cString(hint) << ";\n"
