@@ -19,6 +19,8 @@ namespace {
 
 /// Name of the result attribute naming the parameter a gradient belongs to.
 constexpr llvm::StringLiteral kGradOfAttr = "graph.grad_of";
+/// Marks the constant 1 that seeds the reverse sweep (d loss / d loss).
+constexpr llvm::StringLiteral kLossSeedAttr = "graph.loss_seed";
 
 struct AutodiffPass : zeroc::impl::AutodiffBase<AutodiffPass> {
   void runOnOperation() override {
@@ -84,12 +86,12 @@ struct AutodiffPass : zeroc::impl::AutodiffBase<AutodiffPass> {
         it->second = b.create<AddOp>(loc, it->second, g);
     };
     auto lossType = llvm::cast<RankedTensorType>(loss.getType());
-    accumulate(loss,
-               b.create<ConstantOp>(loss.getLoc(),
-                                    DenseElementsAttr::get(
-                                        lossType, b.getFloatAttr(
-                                                      lossType.getElementType(), 1.0))),
-               loss.getLoc());
+    auto seed = b.create<ConstantOp>(
+        loss.getLoc(), DenseElementsAttr::get(
+                           lossType, b.getFloatAttr(lossType.getElementType(), 1.0)));
+    // zero-scale-loss replaces the seed by the loss scale under fp16.
+    seed->setAttr(kLossSeedAttr, b.getUnitAttr());
+    accumulate(loss, seed, loss.getLoc());
 
     // Reverse sweep over the forward ops (collected first: the sweep appends
     // gradient ops to the same block).

@@ -34,9 +34,21 @@ int fail(const std::string &msg) {
 
 std::vector<Phase> compilePhases(const TrainConfig &config) {
   std::vector<Phase> phases = importPhases();
+  if (config.precision != TrainConfig::Precision::FP32)
+    phases.push_back({"mixed-precision", [config](OpPassManager &pm) {
+                        MixedPrecisionOptions options;
+                        options.dtype = config.precision == TrainConfig::Precision::FP16
+                                            ? "f16"
+                                            : "bf16";
+                        pm.addPass(createMixedPrecision(options));
+                      }});
   phases.push_back({"autodiff", [](OpPassManager &pm) {
                       pm.addPass(createAutodiff());
                     }});
+  if (config.lossScaling)
+    phases.push_back({"scale-loss", [](OpPassManager &pm) {
+                        pm.addPass(createScaleLoss());
+                      }});
   phases.push_back({"partition", [config](OpPassManager &pm) {
                       PartitionOptions options;
                       options.stage = config.stage;

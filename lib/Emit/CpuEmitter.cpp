@@ -286,6 +286,10 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
                        s->numel()));
     return success();
   }
+  if (llvm::isa<zero::LossScaleOp>(op)) {
+    line("*(float *)" + r + " = (float)zeroc_rt_engine_loss_scale(e);");
+    return success();
+  }
   if (llvm::isa<zero::ReleaseOp>(op)) {
     line("// " + var(op->getOperand(0)) + " released: its arena space is reused");
     return success();

@@ -131,4 +131,38 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
 
+def MixedPrecision : Pass<"zero-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "runs @forward in fp16 or bf16 with fp32 master parameters";
+  let description = [{
+    DeepSpeed's fp16/bf16 training keeps fp32 master weights and computes in
+    16 bits. This pass rewrites `@forward` (before autodiff): every
+    trainable parameter read, float data input and float constant is cast to
+    the 16-bit type, every float op then computes in it, and the loss is cast
+    back to f32. Autodiff differentiates through the casts, so the gradient
+    of each fp32 master parameter is the 16-bit gradient cast to fp32.
+
+    ```mlir
+    %w = graph.load_param @w : tensor<4x3xf32>
+    %h = graph.cast %w : tensor<4x3xf32> -> tensor<4x3xf16>
+    %y = graph.matmul %x16, %h : tensor<2x4xf16>, tensor<4x3xf16> -> tensor<2x3xf16>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
+           "The compute type: f16 or bf16">,
+  ];
+}
+
+def ScaleLoss : Pass<"zero-scale-loss", "::mlir::ModuleOp"> {
+  let summary = "seeds the backward pass with the dynamic loss scale";
+  let description = [{
+    Replaces the constant 1 that seeds `@forward_backward`'s reverse sweep
+    (marked `graph.loss_seed` by zero-autodiff) with `zero.loss_scale`, so
+    all gradients are scaled by the loss scale, as DeepSpeed's
+    `backward(loss * scale)`. The runtime unscales them at the optimizer step.
+  }];
+  let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+}
+
 #endif // ZEROC_PASSES_PASSES_TD

@@ -161,3 +161,10 @@ func.func @update_scale_all_attrs(%scale: tensor<f32>, %good: tensor<i64>,
       : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
   return %s, %n, %h : tensor<f32>, tensor<i64>, tensor<i64>
 }
+
+// CHECK-LABEL: func.func @loss_scale
+func.func @loss_scale() -> tensor<f32> {
+  // CHECK: zero.loss_scale : tensor<f32>
+  %s = zero.loss_scale : tensor<f32>
+  return %s : tensor<f32>
+}

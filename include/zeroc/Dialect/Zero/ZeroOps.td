@@ -485,6 +485,23 @@ def Zero_ParamShardOp : Zero_Op<"param_shard",
   let assemblyFormat = "$param attr-dict `:` qualified(type($result))";
 }
 
+def Zero_LossScaleOp : Zero_Op<"loss_scale",
+    [MemoryEffects<[MemRead<Zero_StateResource>]>]> {
+  let summary = "the current loss scale of the dynamic loss scaler";
+  let description = [{
+    Reads the scale the runtime's loss scaler chose for this optimizer step
+    (DeepSpeed's `cur_scale`). `zero-scale-loss` seeds the backward pass with
+    it, so every gradient comes out multiplied by the scale; the optimizer
+    step unscales them and skips the step on overflow.
+
+    ```mlir
+    %s = zero.loss_scale : tensor<f32>
+    ```
+  }];
+  let results = (outs 0DTensorOf<[F32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def Zero_GradAccumulateOp : Zero_Op<"grad_accumulate",
     [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
      MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
