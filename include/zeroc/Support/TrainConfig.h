@@ -22,6 +22,34 @@ struct TrainConfig {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weightDecay = 0.0, momentum = 0.0;
   std::string optimizerName = "AdamW"; ///< as written in the config, for logs
+
+  // Mixed precision (fp16 / bf16 blocks).
+  enum class Precision { FP32, FP16, BF16 } precision = Precision::FP32;
+  bool lossScaling = false;          ///< fp16: dynamic or static scaling
+  double staticLossScale = 0.0;      ///< fp16.loss_scale; 0 = dynamic
+  int64_t initialScalePower = 16;
+  int64_t lossScaleWindow = 1000;
+  int64_t hysteresis = 2;
+  bool consecutiveHysteresis = false;
+  double minLossScale = 1.0;
+
+  // Scheduler block (DeepSpeed's names and defaults).
+  enum class Schedule { Constant, WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle }
+      schedule = Schedule::Constant;
+  double warmupMinLr = 0.0, warmupMaxLr = 1e-3;
+  int64_t warmupNumSteps = 1000;
+  bool warmupLog = true;
+  int64_t totalNumSteps = 0;
+  double warmupMinRatio = 0.0, cosMinRatio = 1e-4;
+  double cycleMinLr = 0.0, cycleMaxLr = 0.0, decayLrRate = 0.0;
+  int64_t cycleFirstStepSize = 2000, cycleSecondStepSize = 0, decayStepSize = 0;
+  bool cycleMomentum = true;
+  double cycleMinMom = 0.8, cycleMaxMom = 0.9, decayMomRate = 0.0;
+
+  // Monitoring.
+  bool wallClockBreakdown = false;
+  bool csvMonitor = false;
+  std::string csvOutputPath, csvJobName = "DeepSpeedJobName";
 };
 
 } // namespace zeroc

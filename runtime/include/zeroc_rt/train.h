@@ -38,7 +38,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 1
+#define ZEROC_RT_PROGRAM_ABI_VERSION 2
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -69,6 +69,64 @@ typedef struct zeroc_rt_optimizer_config {
   int32_t adam_w_mode; ///< 1: decoupled weight decay (AdamW); 0: L2
 } zeroc_rt_optimizer_config_t;
 
+/// DeepSpeed's LR schedulers (runtime/lr_schedules.py). The scheduler steps
+/// once per optimizer step that was not skipped for overflow; step t of the
+/// formulas is the number of scheduler steps taken before this one, so the
+/// first optimizer step runs at the scheduler's initial lr.
+typedef ZEROC_RT_ENUM(zeroc_rt_lr_schedule_type){
+    ZEROC_RT_LR_CONSTANT = 0,
+    ZEROC_RT_LR_WARMUP = 1,        ///< WarmupLR
+    ZEROC_RT_LR_WARMUP_DECAY = 2,  ///< WarmupDecayLR
+    ZEROC_RT_LR_WARMUP_COSINE = 3, ///< WarmupCosineLR
+    ZEROC_RT_LR_ONE_CYCLE = 4,     ///< OneCycle
+} zeroc_rt_lr_schedule_type_t;
+
+typedef struct zeroc_rt_lr_schedule {
+  zeroc_rt_lr_schedule_type_t type;
+  // WarmupLR, WarmupDecayLR
+  double warmup_min_lr, warmup_max_lr;
+  int64_t warmup_num_steps;
+  int32_t warmup_type_log; ///< 1: "log" warmup, 0: "linear"
+  int64_t total_num_steps; ///< WarmupDecayLR, WarmupCosineLR
+  // WarmupCosineLR (ratios of the optimizer's lr)
+  double warmup_min_ratio, cos_min_ratio;
+  // OneCycle
+  double cycle_min_lr, cycle_max_lr, decay_lr_rate;
+  int64_t cycle_first_step_size, cycle_second_step_size, decay_step_size;
+  int32_t cycle_momentum;
+  double cycle_min_mom, cycle_max_mom, decay_mom_rate;
+} zeroc_rt_lr_schedule_t;
+
+/// DeepSpeed's loss scaler (runtime/fp16/loss_scaler.py). With `enabled`,
+/// the micro-step's loss gradient is scaled by the current scale
+/// (zeroc_rt_engine_loss_scale), gradients are unscaled at the optimizer
+/// step, and an inf/NaN in any rank's gradients skips the step and updates
+/// the scale as DynamicLossScaler.update_scale does.
+typedef struct zeroc_rt_loss_scaler_config {
+  int32_t enabled;
+  double static_scale; ///< > 0: a static scale (fp16.loss_scale)
+  double initial_scale; ///< 2^initial_scale_power
+  int64_t scale_window;
+  int32_t hysteresis;   ///< delayed_shift
+  int32_t consecutive_hysteresis;
+  double min_scale;
+  double scale_factor;  ///< 2
+} zeroc_rt_loss_scaler_config_t;
+
+typedef ZEROC_RT_ENUM(zeroc_rt_precision){
+    ZEROC_RT_PRECISION_FP32 = 0,
+    ZEROC_RT_PRECISION_FP16 = 1,
+    ZEROC_RT_PRECISION_BF16 = 2,
+} zeroc_rt_precision_t;
+
+/// Monitoring as DeepSpeed's wall_clock_breakdown and csv_monitor.
+typedef struct zeroc_rt_monitor_config {
+  int32_t wall_clock_breakdown;
+  int32_t csv_enabled;
+  const char *csv_output_path; ///< "" = the current directory
+  const char *csv_job_name;    ///< "DeepSpeedJobName" by default
+} zeroc_rt_monitor_config_t;
+
 typedef struct zeroc_rt_engine zeroc_rt_engine_t;
 
 /// Runs forward and backward of one micro-batch. `inputs[i]` points at the
@@ -96,6 +154,11 @@ typedef struct zeroc_rt_program {
   zeroc_rt_optimizer_config_t optimizer;
   zeroc_rt_micro_step_fn micro_step;
   const char *recompile_hint; ///< the zeroc command line that made this program
+  // ABI version 2:
+  zeroc_rt_lr_schedule_t lr_schedule;
+  zeroc_rt_loss_scaler_config_t loss_scaler;
+  zeroc_rt_precision_t precision; ///< of the micro-step's compute
+  zeroc_rt_monitor_config_t monitor;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses
