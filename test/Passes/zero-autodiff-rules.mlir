@@ -433,7 +433,7 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
   return %y : tensor<f32>
 }
 // CHECK-LABEL: func.func @forward_backward
-// CHECK: %[[SEED:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED:.*]] = graph.constant {graph.loss_seed} dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[A2:.*]] = graph.reshape %{{.*}} : tensor<3xf32> -> tensor<1x3xf32>
 // CHECK: %[[B2:.*]] = graph.reshape %{{.*}} : tensor<3xf32> -> tensor<3x1xf32>
 // CHECK: %[[G2:.*]] = graph.reshape %[[SEED]] : tensor<f32> -> tensor<1x1xf32>
@@ -650,7 +650,7 @@ func.func @forward(%t: tensor<2x3xi64>) -> (tensor<f32> {graph.loss}) {
 }
 // CHECK-LABEL: func.func @forward_backward
 // CHECK: %[[S:.*]] = graph.load_param @s
-// CHECK: %[[SEED:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED:.*]] = graph.constant {graph.loss_seed} dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[DS:.*]] = graph.softmax_cross_entropy_loss_grad %[[S]], %arg0, %[[SEED]] {ignore_index = -1 : i64, reduction = "mean"} : tensor<2x5x3xf32>, tensor<2x3xi64>, tensor<f32>
 // CHECK: return %{{.*}}, %[[DS]]
 

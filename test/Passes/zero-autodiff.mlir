@@ -18,7 +18,7 @@ func.func @forward(%x: tensor<2x4xf32>, %i: tensor<2xi64>) -> (tensor<f32> {grap
 }
 // CHECK-LABEL: func.func @forward_backward
 // CHECK-SAME: -> (tensor<f32> {graph.loss}, tensor<4x3xf32> {graph.grad_of = @w}, tensor<3xf32> {graph.grad_of = @b}, tensor<2xf32> {graph.grad_of = @unused})
-// CHECK: %[[ONE:.*]] = graph.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ONE:.*]] = graph.constant {graph.loss_seed} dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[DS:.*]] = graph.expand
 // CHECK: %[[DZ:.*]] = graph.mul %[[DS]], %{{.*}}
 // CHECK: %[[DE:.*]] = graph.mul %[[DS]], %{{.*}}
