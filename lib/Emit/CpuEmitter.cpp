@@ -624,7 +624,56 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.optimizer.momentum = " << cxxDouble(config.momentum) << ";\n"
      << "  program.optimizer.adam_w_mode = " << int(config.adamWMode) << ";\n"
      << "  program.micro_step = microStep;\n"
-     << "  program.recompile_hint = " << cString(hint) << ";\n"
+     << "  program.recompile_hint = " << cString(hint) << ";\n";
+  // ABI 2: LR schedule, loss scaler, precision, monitoring.
+  const char *schedule = "ZEROC_RT_LR_CONSTANT";
+  switch (config.schedule) {
+  case TrainConfig::Schedule::Constant: schedule = "ZEROC_RT_LR_CONSTANT"; break;
+  case TrainConfig::Schedule::WarmupLR: schedule = "ZEROC_RT_LR_WARMUP"; break;
+  case TrainConfig::Schedule::WarmupDecayLR: schedule = "ZEROC_RT_LR_WARMUP_DECAY"; break;
+  case TrainConfig::Schedule::WarmupCosineLR: schedule = "ZEROC_RT_LR_WARMUP_COSINE"; break;
+  case TrainConfig::Schedule::OneCycle: schedule = "ZEROC_RT_LR_ONE_CYCLE"; break;
+  }
+  double initialScale = 1.0; // 2^initial_scale_power, exactly
+  for (int64_t i = 0; i < config.initialScalePower; ++i)
+    initialScale *= 2.0;
+  const char *precision = "ZEROC_RT_PRECISION_FP32";
+  if (config.precision == TrainConfig::Precision::FP16)
+    precision = "ZEROC_RT_PRECISION_FP16";
+  else if (config.precision == TrainConfig::Precision::BF16)
+    precision = "ZEROC_RT_PRECISION_BF16";
+  os << "  program.lr_schedule.type = " << schedule << ";\n"
+     << "  program.lr_schedule.warmup_min_lr = " << cxxDouble(config.warmupMinLr) << ";\n"
+     << "  program.lr_schedule.warmup_max_lr = " << cxxDouble(config.warmupMaxLr) << ";\n"
+     << "  program.lr_schedule.warmup_num_steps = " << config.warmupNumSteps << ";\n"
+     << "  program.lr_schedule.warmup_type_log = " << int(config.warmupLog) << ";\n"
+     << "  program.lr_schedule.total_num_steps = " << config.totalNumSteps << ";\n"
+     << "  program.lr_schedule.warmup_min_ratio = " << cxxDouble(config.warmupMinRatio) << ";\n"
+     << "  program.lr_schedule.cos_min_ratio = " << cxxDouble(config.cosMinRatio) << ";\n"
+     << "  program.lr_schedule.cycle_min_lr = " << cxxDouble(config.cycleMinLr) << ";\n"
+     << "  program.lr_schedule.cycle_max_lr = " << cxxDouble(config.cycleMaxLr) << ";\n"
+     << "  program.lr_schedule.decay_lr_rate = " << cxxDouble(config.decayLrRate) << ";\n"
+     << "  program.lr_schedule.cycle_first_step_size = " << config.cycleFirstStepSize << ";\n"
+     << "  program.lr_schedule.cycle_second_step_size = " << config.cycleSecondStepSize << ";\n"
+     << "  program.lr_schedule.decay_step_size = " << config.decayStepSize << ";\n"
+     << "  program.lr_schedule.cycle_momentum = " << int(config.cycleMomentum) << ";\n"
+     << "  program.lr_schedule.cycle_min_mom = " << cxxDouble(config.cycleMinMom) << ";\n"
+     << "  program.lr_schedule.cycle_max_mom = " << cxxDouble(config.cycleMaxMom) << ";\n"
+     << "  program.lr_schedule.decay_mom_rate = " << cxxDouble(config.decayMomRate) << ";\n"
+     << "  program.loss_scaler.enabled = " << int(config.lossScaling) << ";\n"
+     << "  program.loss_scaler.static_scale = " << cxxDouble(config.staticLossScale) << ";\n"
+     << "  program.loss_scaler.initial_scale = "
+     << cxxDouble(initialScale) << ";\n"
+     << "  program.loss_scaler.scale_window = " << config.lossScaleWindow << ";\n"
+     << "  program.loss_scaler.hysteresis = " << config.hysteresis << ";\n"
+     << "  program.loss_scaler.consecutive_hysteresis = " << int(config.consecutiveHysteresis) << ";\n"
+     << "  program.loss_scaler.min_scale = " << cxxDouble(config.minLossScale) << ";\n"
+     << "  program.loss_scaler.scale_factor = 2.0;\n"
+     << "  program.precision = " << precision << ";\n"
+     << "  program.monitor.wall_clock_breakdown = " << int(config.wallClockBreakdown) << ";\n"
+     << "  program.monitor.csv_enabled = " << int(config.csvMonitor) << ";\n"
+     << "  program.monitor.csv_output_path = " << cString(config.csvOutputPath) << ";\n"
+     << "  program.monitor.csv_job_name = " << cString(config.csvJobName) << ";\n"
      << "  return zeroc_rt_train_main(argc, argv, &program);\n}\n";
   out.source = std::move(src);
   out.blob = std::move(blob);

@@ -107,7 +107,7 @@ TEST(KernelsMatmul, RejectsBadShapes) {
   HostTensor i(ZEROC_RT_DTYPE_I64, {2, 3});
   EXPECT_KERNEL_ERROR(zeroc_rt_k_matmul(i.desc(), b2.desc(), out.desc()),
                       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_matmul",
-                      "a has dtype i64; expected f32 or f64");
+                      "a has dtype i64; expected f32, f64, f16 or bf16");
   // out aliasing an input.
   zeroc_rt_tensor_t alias = *out.desc();
   alias.data = a.data();

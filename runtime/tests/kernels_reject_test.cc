@@ -79,9 +79,9 @@ TEST(KernelsReject, BadEnumsDtypesAndAliasing) {
   EXPECT_KERNEL_ERROR(zeroc_rt_k_binary(static_cast<zeroc_rt_binary_op_t>(6),
                                         x.desc(), x.desc(), y.desc()),
                       INVALID, "zeroc_rt_k_binary", "invalid binary op 6");
-  EXPECT_KERNEL_ERROR(
-      zeroc_rt_k_unary(ZEROC_RT_UNARY_EXP, i.desc(), y.desc()), INVALID,
-      "zeroc_rt_k_unary", "in has dtype i64; expected f32 or f64");
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_unary(ZEROC_RT_UNARY_EXP, i.desc(), y.desc()),
+                      INVALID, "zeroc_rt_k_unary",
+                      "in has dtype i64; expected f32, f64, f16 or bf16");
   HostTensor d = HostTensor(ZEROC_RT_DTYPE_F64, {2, 3});
   EXPECT_KERNEL_ERROR(zeroc_rt_k_unary(ZEROC_RT_UNARY_EXP, x.desc(), d.desc()),
                       INVALID, "zeroc_rt_k_unary",
@@ -91,7 +91,13 @@ TEST(KernelsReject, BadEnumsDtypesAndAliasing) {
   HostTensor h = HostTensor(ZEROC_RT_DTYPE_F16, {2, 3});
   EXPECT_KERNEL_ERROR(
       zeroc_rt_k_binary(ZEROC_RT_BINARY_ADD, h.desc(), h.desc(), y.desc()),
-      INVALID, "zeroc_rt_k_binary", "a has dtype f16");
+      INVALID, "zeroc_rt_k_binary", "out has dtype f32 but a has f16");
+  HostTensor bool6 = HostTensor(ZEROC_RT_DTYPE_BOOL, {2, 3});
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_binary(ZEROC_RT_BINARY_ADD, bool6.desc(),
+                                        bool6.desc(), y.desc()),
+                      INVALID, "zeroc_rt_k_binary",
+                      "a has dtype bool; expected f32, f64, f16, bf16, i64, "
+                      "i32 or u8");
   HostTensor b = HostTensor(ZEROC_RT_DTYPE_BOOL, {2, 3});
   EXPECT_KERNEL_ERROR(
       zeroc_rt_k_binary(ZEROC_RT_BINARY_EQUAL, x.desc(), x.desc(), y.desc()),

@@ -2,6 +2,8 @@
 
 #include "kernels_test_util.h"
 
+#include "kernels/scalar_types.h" // reference f16/bf16 conversions
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -46,6 +48,10 @@ double HostTensor::get(int64_t i) const {
   case ZEROC_RT_DTYPE_U8:
   case ZEROC_RT_DTYPE_BOOL:
     return as<uint8_t>()[i];
+  case ZEROC_RT_DTYPE_F16:
+    return zeroc_rt::kernels::decodeF16(as<uint16_t>()[i]);
+  case ZEROC_RT_DTYPE_BF16:
+    return zeroc_rt::kernels::decodeBF16(as<uint16_t>()[i]);
   default:
     throw std::invalid_argument("HostTensor::get: unsupported dtype");
   }
@@ -68,6 +74,12 @@ void HostTensor::set(int64_t i, double value) {
   case ZEROC_RT_DTYPE_U8:
   case ZEROC_RT_DTYPE_BOOL:
     as<uint8_t>()[i] = static_cast<uint8_t>(value);
+    return;
+  case ZEROC_RT_DTYPE_F16:
+    as<uint16_t>()[i] = zeroc_rt::kernels::encodeF16(value);
+    return;
+  case ZEROC_RT_DTYPE_BF16:
+    as<uint16_t>()[i] = zeroc_rt::kernels::encodeBF16(value);
     return;
   default:
     throw std::invalid_argument("HostTensor::set: unsupported dtype");
@@ -96,7 +108,8 @@ void HostTensor::fill(double value) {
 HostTensor randomTensor(zeroc_rt_dtype_t dtype, const Dims &dims,
                         std::mt19937_64 &rng, double lo, double hi) {
   HostTensor t(dtype, dims);
-  bool isFloat = dtype == ZEROC_RT_DTYPE_F32 || dtype == ZEROC_RT_DTYPE_F64;
+  bool isFloat = dtype == ZEROC_RT_DTYPE_F32 || dtype == ZEROC_RT_DTYPE_F64 ||
+                 dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16;
   std::uniform_real_distribution<double> real(lo, hi);
   std::uniform_int_distribution<int64_t> integer(static_cast<int64_t>(lo),
                                                  static_cast<int64_t>(hi));

@@ -79,7 +79,8 @@ public:
     return reinterpret_cast<const T *>(storage.data());
   }
 
-  /// Element i as double (f32/f64/i64/i32/u8/bool; f16/bf16 unsupported).
+  /// Element i as double (every dtype; f16/bf16 decode exactly, and set
+  /// rounds to nearest even).
   double get(int64_t i) const;
   void set(int64_t i, double value);
   std::vector<double> values() const;

@@ -2,6 +2,10 @@
 //
 //   zeroc import model.onnx [--input-shape NAME=D0,D1,...]... [--dump-ir DIR]
 //                           [-o FILE] [--elide-constants]
+//   zeroc compile model.onnx -o DIR [--stage N] [--world-size W] [--config F]
+//   zeroc config-check ds_config.json [MODEL.onnx] [--world-size W]
+//                      [--micro-batch N] [--stage N]
+//   zeroc config-check --schema
 //
 // Errors are one line on stderr, "zeroc: error: FILE: ...", exit code 1;
 // usage errors exit with 2. Nothing is written when an error occurs.
@@ -9,10 +13,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Driver/Compile.h"
+#include "zeroc/Driver/DsConfig.h"
 #include "zeroc/Driver/Pipeline.h"
 #include "zeroc/Import/OnnxImporter.h"
 #include "zeroc/InitAll.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,6 +38,10 @@ const char *kUsage =
     "  import MODEL.onnx   print the graph-dialect IR of an ONNX model\n"
     "  compile MODEL.onnx  build a ZeRO-sharded trainer: OUT/train (run it with\n"
     "                      mpirun -np W OUT/train --data DIR --steps N)\n"
+    "  config-check FILE [MODEL.onnx]\n"
+    "                      print a DeepSpeed config (ds_config.json) as zeroc\n"
+    "                      resolves it: every key with its default, batch sizes\n"
+    "                      inferred, \"auto\" resolved (warnings on stderr)\n"
     "\n"
     "import options:\n"
     "  --input-shape NAME=D0,D1,...  bind the dims of a graph input (repeatable)\n"
@@ -45,7 +56,15 @@ const char *kUsage =
     "  --stage N                     ZeRO stage 0-3 (overrides the config's)\n"
     "  --world-size W                number of data-parallel ranks (default 1)\n"
     "  --config FILE                 DeepSpeed config (ds_config.json)\n"
-    "  --input-shape, --dump-ir      as for import\n";
+    "  --input-shape, --dump-ir      as for import\n"
+    "\n"
+    "config-check options:\n"
+    "  --world-size W                number of data-parallel ranks (default 1)\n"
+    "  --micro-batch N               the micro batch when the config leaves it to\n"
+    "                                the model and no model is given\n"
+    "  --stage N                     ZeRO stage 0-3 (replaces the config's)\n"
+    "  --input-shape                 as for import (with MODEL.onnx)\n"
+    "  --schema                      print the table of known keys (Markdown)\n";
 
 int usageError(const std::string &msg) {
   llvm::errs() << "zeroc: error: " << msg << "\n" << kUsage;
@@ -223,6 +242,86 @@ int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
   return zeroc::runCompile(args);
 }
 
+/// The model's batch dim as `zeroc compile` takes it: dim 0 of the first
+/// ranked input of `forward`.
+int64_t modelBatchDim(mlir::ModuleOp module) {
+  auto fn = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (fn)
+    for (mlir::Type t : fn.getArgumentTypes())
+      if (auto rt = llvm::dyn_cast<mlir::RankedTensorType>(t))
+        if (rt.getRank() > 0)
+          return rt.getDimSize(0);
+  return 1;
+}
+
+int runConfigCheck(int argc, char **argv) {
+  zeroc::ConfigCheckOptions options;
+  std::string configPath;
+  ModelArgs model;
+  int microBatch = 0;
+  bool schema = false;
+  ArgCursor c{argc, argv};
+  while (c.next()) {
+    if (c.arg == "--schema") {
+      schema = true;
+    } else if (c.is("--world-size")) {
+      const char *v = c.value("--world-size");
+      if (!v || !parseInt(v, 1, 1 << 20, options.worldSize))
+        return usageError("--world-size must be a positive integer");
+    } else if (c.is("--micro-batch")) {
+      const char *v = c.value("--micro-batch");
+      if (!v || !parseInt(v, 1, 1 << 30, microBatch))
+        return usageError("--micro-batch must be a positive integer");
+    } else if (c.is("--stage")) {
+      const char *v = c.value("--stage");
+      int stage;
+      if (!v || !parseInt(v, 0, 3, stage))
+        return usageError("--stage must be 0, 1, 2 or 3");
+      options.stage = stage;
+    } else if (configPath.empty() && !c.arg.empty() && c.arg[0] != '-') {
+      configPath = c.arg;
+    } else if (std::optional<int> rc = parseModelArg(c, model)) {
+      return *rc;
+    }
+  }
+  if (schema) {
+    llvm::outs() << zeroc::dsConfigSchemaMarkdown();
+    return 0;
+  }
+  if (configPath.empty())
+    return usageError("config-check needs a config file");
+  if (microBatch && !model.model.empty())
+    return usageError("give either --micro-batch or a model, not both");
+
+  std::string error;
+  if (!model.model.empty()) {
+    mlir::DialectRegistry registry;
+    zeroc::registerAllDialects(registry);
+    mlir::MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    context.printOpOnDiagnostic(false);
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        zeroc::importOnnxModel(context, model.model, model.options, error);
+    if (!module)
+      return fail(error);
+    options.modelBatch = modelBatchDim(*module);
+  } else if (microBatch) {
+    options.modelBatch = microBatch;
+    options.modelBatchName = "--micro-batch";
+  }
+
+  zeroc::TrainConfig config;
+  std::string resolved;
+  std::vector<std::string> warnings;
+  if (!zeroc::checkDsConfig(configPath, options, config, resolved, warnings,
+                            error))
+    return fail(error);
+  for (const std::string &w : warnings)
+    llvm::errs() << "zeroc: warning: " << configPath << ": " << w << "\n";
+  llvm::outs() << resolved;
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -241,5 +340,7 @@ int main(int argc, char **argv) {
       line += std::string(" ") + argv[i];
     return runCompileCommand(argc - 2, argv + 2, line);
   }
+  if (cmd == "config-check")
+    return runConfigCheck(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");
 }

@@ -6,12 +6,24 @@
 // shapes consistent with the op's shape rule, non-NULL data) and returns a
 // status; none allocates except where noted, none calls exit().
 //
-// Float kernels support F32 and F64 (F64 exists for finite-difference gradient
-// checks and tight parity tests); index operands are I64 or I32; masks BOOL
-// (one byte per element). Pure data-movement kernels (copy, broadcast, where,
-// gather, transpose, slice(_grad), concat, trilu, zero) take any dtype.
+// Float kernels support F32, F64, F16 and BF16 (F64 exists for
+// finite-difference gradient checks and tight parity tests), except the
+// optimizer steps (adam_step, sgd_step: F32/F64, as mixed precision keeps
+// fp32 master parameters). All float operands of one call share a dtype; only
+// index operands (I64 or I32 indices and labels) and masks (BOOL, one byte per
+// element) differ. Pure data-movement kernels (copy, broadcast, where, gather,
+// transpose, slice(_grad), concat, trilu, zero) take any dtype.
 // Outputs never alias inputs unless a kernel says so; overlapping buffers are
 // rejected with ZEROC_RT_INVALID_ARGUMENT.
+//
+// F16 and BF16 are storage types: every element is loaded into float,
+// computed on in float, and rounded once (to nearest even, overflow to +-inf)
+// into the output dtype. Whatever F32 accumulates in double (below) is
+// accumulated in double for F16/BF16 too and rounded from double directly.
+// matmul and gemm convert F16/BF16 operands to float scratch buffers, call
+// cblas_sgemm and round the result. Allocating kernels (which can fail with
+// ZEROC_RT_OUT_OF_MEMORY): layer_norm_grad (any dtype), and for F16/BF16
+// only matmul, gemm and gather_grad.
 //
 // Errors: ZEROC_RT_INVALID_ARGUMENT for NULL descriptors/data, bad dtypes,
 // enums, axes and attributes, out-of-range indices or labels;
@@ -81,9 +93,10 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_unary_grad(
     const zeroc_rt_tensor_t *grad_in);
 
 /// out = a op b with numpy broadcasting (out has the broadcast shape).
-/// a and b share a dtype: F32/F64/I64/I32/U8 for arithmetic (out the same
-/// dtype), any for EQUAL (F16/BF16 compare by value). Float math is IEEE in
-/// the operand type (POW is std::pow). Integer ADD/SUB/MUL wrap; integer DIV
+/// a and b share a dtype: F32/F64/F16/BF16/I64/I32/U8 for arithmetic (out
+/// the same dtype), any for EQUAL (F16/BF16 compare by value). Float math is
+/// IEEE in the operand type (F16/BF16: in float, then rounded; POW is
+/// std::pow). Integer ADD/SUB/MUL wrap; integer DIV
 /// truncates toward zero (MIN / -1 wraps) and fails on division by zero;
 /// integer POW fails on negative exponents.
 ZEROC_RT_MUST_USE zeroc_rt_status_t
@@ -110,7 +123,8 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t
 zeroc_rt_k_broadcast(const zeroc_rt_tensor_t *in, const zeroc_rt_tensor_t *out);
 
 /// out = sum of `in` over the dims that numpy broadcasting expanded from
-/// out's shape to in's shape (the adjoint of broadcast). F32/F64.
+/// out's shape to in's shape (the adjoint of broadcast). Float dtypes; sums
+/// in double.
 ZEROC_RT_MUST_USE zeroc_rt_status_t
 zeroc_rt_k_sum_to(const zeroc_rt_tensor_t *in, const zeroc_rt_tensor_t *out);
 
@@ -138,6 +152,8 @@ zeroc_rt_k_dropout(const zeroc_rt_tensor_t *in, double ratio, uint64_t seed,
 /// promoted dim removed (rank 0 is rejected). F32 uses cblas_sgemm, F64
 /// cblas_dgemm, one call per batch element (one call in total when b is
 /// shared by the whole batch). M, N and K must fit the 32-bit BLAS int.
+/// F16/BF16 allocate float copies of a, b and out (4 bytes per element of
+/// each), run the F32 path on them and round out once.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_matmul(
     const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
     const zeroc_rt_tensor_t *out);
@@ -145,6 +161,9 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_matmul(
 /// ONNX Gemm: out = alpha * op(a) * op(b) + beta * c, c optional (NULL) and
 /// broadcast to out's (M, N). a and b have rank 2; op(x) is x^T when the
 /// trans flag is non-zero. With beta == 0, c is not read (BLAS semantics).
+/// alpha and beta are applied in the BLAS type (float for F32/F16/BF16).
+/// F16/BF16 allocate float copies of a and b and a float (M, N) result
+/// (beta * c, then cblas_sgemm), rounded into out once.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gemm(
     const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
     const zeroc_rt_tensor_t *c, double alpha, double beta, int trans_a,
@@ -164,8 +183,8 @@ typedef ZEROC_RT_ENUM(zeroc_rt_tensor_reduce_op){
 /// bits >= rank are rejected; mask 0 reduces nothing, i.e. copies).
 /// `out` has either the kept dims only or size-1 reduced dims (keepdims);
 /// both have the same element count and layout, so either is accepted.
-/// F32/F64, sums in double. Over an empty set: SUM 0, MEAN NaN, MAX -inf.
-/// MAX propagates NaN.
+/// Float dtypes, sums in double (rounded once into out). Over an empty set:
+/// SUM 0, MEAN NaN, MAX -inf. MAX propagates NaN.
 ZEROC_RT_MUST_USE zeroc_rt_status_t
 zeroc_rt_k_reduce(zeroc_rt_tensor_reduce_op_t op, const zeroc_rt_tensor_t *in,
                   uint32_t axes_mask, const zeroc_rt_tensor_t *out);
@@ -242,8 +261,10 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather(
     int64_t axis, const zeroc_rt_tensor_t *out);
 
 /// Adjoint of gather: grad_data = 0, then grad_data[.., indices[...], ..] +=
-/// grad_out (repeated indices accumulate, in the buffer's dtype, in index
-/// order). F32/F64.
+/// grad_out (repeated indices accumulate in index order: F32/F64 in the
+/// buffer's dtype; F16/BF16 in a float scratch of grad_data's element count,
+/// allocated, so it can fail with ZEROC_RT_OUT_OF_MEMORY, rounded once at the
+/// end). Float dtypes.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather_grad(
     const zeroc_rt_tensor_t *grad_out, const zeroc_rt_tensor_t *indices,
     int64_t axis, const zeroc_rt_tensor_t *grad_data);
@@ -283,12 +304,13 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_trilu(const zeroc_rt_tensor_t *in
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_zero(const zeroc_rt_tensor_t *out);
 
 //===----------------------------------------------------------------------===//
-// Flat-buffer math for optimizers (n elements of dtype F32 or F64; buffers
-// may be NULL when n == 0 and must not overlap; scale, adam and sgd compute
-// per element in double and store back in the dtype)
+// Flat-buffer math for optimizers (n elements of `dtype`: F32, F64, F16 or
+// BF16, except adam_step/sgd_step: F32 or F64; buffers may be NULL when
+// n == 0 and must not overlap; scale, adam and sgd compute per element in
+// double and store back in the dtype, rounding to nearest even)
 //===----------------------------------------------------------------------===//
 
-/// acc[i] += x[i] (F32 or F64 via dtype).
+/// acc[i] += x[i] (in float for F16/BF16, rounded once).
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_accumulate(
     zeroc_rt_dtype_t dtype, const void *x, void *acc, int64_t n);
 
@@ -301,6 +323,11 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_scale(zeroc_rt_dtype_t dtype,
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sum_squares(
     zeroc_rt_dtype_t dtype, const void *x, int64_t n, double *out);
 
+/// *out = 1 when some x[i] is +inf, -inf or NaN (any NaN encoding), else 0
+/// (0 for n == 0); for loss-scaling overflow checks. Reads the bits only.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_has_inf_or_nan(
+    zeroc_rt_dtype_t dtype, const void *x, int64_t n, int *out);
+
 /// AdamW (adam_w_mode != 0: decoupled weight decay, p -= lr*wd*p before the
 /// Adam update; == 0: L2, g += wd*p) with torch's bias correction;
 /// `step` is the 1-based count of applied updates. p, g, m, v: n elements.
@@ -309,6 +336,7 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sum_squares(
 ///   denom = sqrt(v) / sqrt(1 - b2^step) + eps
 ///   p -= lr / (1 - b1^step) * m / denom
 /// Requires finite lr, eps, weight_decay >= 0, 0 <= b1, b2 < 1, step >= 1.
+/// F32 or F64 only.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_adam_step(
     zeroc_rt_dtype_t dtype, void *param, const void *grad, void *exp_avg,
     void *exp_avg_sq, int64_t n, double lr, double beta1, double beta2,
@@ -317,7 +345,7 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_adam_step(
 /// SGD with momentum as torch.optim.SGD (dampening 0, no nesterov):
 /// g += wd*p; buf = step == 1 ? g : momentum*buf + g; p -= lr*buf.
 /// With momentum == 0 this is p -= lr*g: momentum_buf is neither read nor
-/// written and may be NULL.
+/// written and may be NULL. F32 or F64 only.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sgd_step(
     zeroc_rt_dtype_t dtype, void *param, const void *grad, void *momentum_buf,
     int64_t n, double lr, double momentum, double weight_decay, int64_t step);

@@ -47,9 +47,10 @@ zeroc_rt_status_t kDropout(const zeroc_rt_tensor_t *in, double ratio,
     for (int64_t i = 0; i < n; ++i) {
       uint64_t z = key + (static_cast<uint64_t>(i) + 1u) * kGamma;
       auto hash = static_cast<uint32_t>(mix64(z) >> 32);
+      // Kept values are scaled in double and rounded once (16-bit too).
       y[i] = static_cast<double>(hash) >= threshold
-                 ? static_cast<T>(static_cast<double>(x[i]) * scale)
-                 : T(0);
+                 ? storeValue<T>(static_cast<double>(loadValue(x[i])) * scale)
+                 : storeValue<T>(0.0);
     }
   });
   return nullptr;

@@ -33,76 +33,82 @@ const char *unaryName(zeroc_rt_unary_op_t op) {
   return nullptr;
 }
 
-template <typename T, typename F>
+/// y[i] = f(x[i]) with f on the compute type C of storage type S (float for
+/// F16/BF16/F32, double for F64), rounded once into S.
+template <typename S, typename F>
 void map1(const void *in, void *out, int64_t n, F f) {
-  const T *x = static_cast<const T *>(in);
-  T *y = static_cast<T *>(out);
+  const S *x = static_cast<const S *>(in);
+  S *y = static_cast<S *>(out);
   for (int64_t i = 0; i < n; ++i)
-    y[i] = f(x[i]);
+    y[i] = storeValue<S>(f(loadValue(x[i])));
 }
 
-template <typename T>
+template <typename S>
 void unary(zeroc_rt_unary_op_t op, const void *in, void *out, int64_t n) {
+  using T = ComputeOf<S>;
   switch (op) {
   case ZEROC_RT_UNARY_NEG:
-    return map1<T>(in, out, n, [](T x) { return -x; });
+    return map1<S>(in, out, n, [](T x) { return -x; });
   case ZEROC_RT_UNARY_SQRT:
-    return map1<T>(in, out, n, [](T x) { return std::sqrt(x); });
+    return map1<S>(in, out, n, [](T x) { return std::sqrt(x); });
   case ZEROC_RT_UNARY_RECIPROCAL:
-    return map1<T>(in, out, n, [](T x) { return T(1) / x; });
+    return map1<S>(in, out, n, [](T x) { return T(1) / x; });
   case ZEROC_RT_UNARY_RELU: // NaN propagates, as in torch.relu
-    return map1<T>(in, out, n,
+    return map1<S>(in, out, n,
                    [](T x) { return x > T(0) || std::isnan(x) ? x : T(0); });
   case ZEROC_RT_UNARY_TANH:
-    return map1<T>(in, out, n, [](T x) { return std::tanh(x); });
+    return map1<S>(in, out, n, [](T x) { return std::tanh(x); });
   case ZEROC_RT_UNARY_SIGMOID:
-    return map1<T>(in, out, n,
+    return map1<S>(in, out, n,
                    [](T x) { return T(1) / (T(1) + std::exp(-x)); });
   case ZEROC_RT_UNARY_ERF:
-    return map1<T>(in, out, n, [](T x) { return std::erf(x); });
+    return map1<S>(in, out, n, [](T x) { return std::erf(x); });
   case ZEROC_RT_UNARY_EXP:
-    return map1<T>(in, out, n, [](T x) { return std::exp(x); });
+    return map1<S>(in, out, n, [](T x) { return std::exp(x); });
   case ZEROC_RT_UNARY_LOG:
-    return map1<T>(in, out, n, [](T x) { return std::log(x); });
+    return map1<S>(in, out, n, [](T x) { return std::log(x); });
   }
 }
 
-/// grad_in[i] = f(grad_out[i], v[i]) where v is x or y (or unused).
-template <typename T, typename F>
+/// grad_in[i] = f(grad_out[i], v[i]) where v is x or y (or unused), on the
+/// compute type, rounded once into S.
+template <typename S, typename F>
 void map2(const void *g, const void *v, void *out, int64_t n, F f) {
-  const T *gy = static_cast<const T *>(g);
-  const T *a = static_cast<const T *>(v);
-  T *gx = static_cast<T *>(out);
+  using T = ComputeOf<S>;
+  const S *gy = static_cast<const S *>(g);
+  const S *a = static_cast<const S *>(v);
+  S *gx = static_cast<S *>(out);
   for (int64_t i = 0; i < n; ++i)
-    gx[i] = f(gy[i], a ? a[i] : T(0));
+    gx[i] = storeValue<S>(f(loadValue(gy[i]), a ? loadValue(a[i]) : T(0)));
 }
 
-template <typename T>
+template <typename S>
 void unaryGrad(zeroc_rt_unary_op_t op, const void *x, const void *y,
                const void *gy, void *gx, int64_t n) {
+  using T = ComputeOf<S>;
   switch (op) {
   case ZEROC_RT_UNARY_NEG:
-    return map2<T>(gy, nullptr, gx, n, [](T g, T) { return -g; });
+    return map2<S>(gy, nullptr, gx, n, [](T g, T) { return -g; });
   case ZEROC_RT_UNARY_SQRT:
-    return map2<T>(gy, y, gx, n, [](T g, T v) { return g / (T(2) * v); });
+    return map2<S>(gy, y, gx, n, [](T g, T v) { return g / (T(2) * v); });
   case ZEROC_RT_UNARY_RECIPROCAL:
-    return map2<T>(gy, y, gx, n, [](T g, T v) { return -g * (v * v); });
+    return map2<S>(gy, y, gx, n, [](T g, T v) { return -g * (v * v); });
   case ZEROC_RT_UNARY_RELU:
-    return map2<T>(gy, x, gx, n, [](T g, T v) { return v > T(0) ? g : T(0); });
+    return map2<S>(gy, x, gx, n, [](T g, T v) { return v > T(0) ? g : T(0); });
   case ZEROC_RT_UNARY_TANH:
-    return map2<T>(gy, y, gx, n, [](T g, T v) { return g * (T(1) - v * v); });
+    return map2<S>(gy, y, gx, n, [](T g, T v) { return g * (T(1) - v * v); });
   case ZEROC_RT_UNARY_SIGMOID:
-    return map2<T>(gy, y, gx, n, [](T g, T v) { return g * (T(1) - v) * v; });
+    return map2<S>(gy, y, gx, n, [](T g, T v) { return g * (T(1) - v) * v; });
   case ZEROC_RT_UNARY_ERF: {
     const T twoOverSqrtPi = static_cast<T>(1.12837916709551257389615890312);
-    return map2<T>(gy, x, gx, n, [twoOverSqrtPi](T g, T v) {
+    return map2<S>(gy, x, gx, n, [twoOverSqrtPi](T g, T v) {
       return g * twoOverSqrtPi * std::exp(-v * v);
     });
   }
   case ZEROC_RT_UNARY_EXP:
-    return map2<T>(gy, y, gx, n, [](T g, T v) { return g * v; });
+    return map2<S>(gy, y, gx, n, [](T g, T v) { return g * v; });
   case ZEROC_RT_UNARY_LOG:
-    return map2<T>(gy, x, gx, n, [](T g, T v) { return g / v; });
+    return map2<S>(gy, x, gx, n, [](T g, T v) { return g / v; });
   }
 }
 
@@ -207,7 +213,13 @@ const char *binaryName(zeroc_rt_binary_op_t op) {
   return nullptr;
 }
 
-template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
+template <typename T> constexpr bool kIsFloat = kIsFloatStorage<T>;
+
+/// Lifts f on the compute type to a function on storage values (F16/BF16
+/// load into float and round the result once; F32/F64 unchanged).
+template <typename S, typename F> auto lifted(F f) {
+  return [f](S x, S y) { return storeValue<S>(f(loadValue(x), loadValue(y))); };
+}
 
 /// Integer arithmetic wraps modulo 2^bits (no signed-overflow UB).
 template <typename T> T wrapAdd(T a, T b) {
@@ -270,35 +282,42 @@ void broadcastMap(const Loop<3> &loop, void *out, const void *a, const void *b,
 template <typename T>
 void arithmetic(zeroc_rt_binary_op_t op, const Loop<3> &loop, void *out,
                 const void *a, const void *b) {
-  switch (op) {
-  case ZEROC_RT_BINARY_ADD:
-    if constexpr (kIsFloat<T>)
-      return broadcastMap<T, T>(loop, out, a, b, [](T x, T y) { return x + y; });
-    else
-      return broadcastMap<T, T>(loop, out, a, b, wrapAdd<T>);
-  case ZEROC_RT_BINARY_SUB:
-    if constexpr (kIsFloat<T>)
-      return broadcastMap<T, T>(loop, out, a, b, [](T x, T y) { return x - y; });
-    else
-      return broadcastMap<T, T>(loop, out, a, b, wrapSub<T>);
-  case ZEROC_RT_BINARY_MUL:
-    if constexpr (kIsFloat<T>)
-      return broadcastMap<T, T>(loop, out, a, b, [](T x, T y) { return x * y; });
-    else
-      return broadcastMap<T, T>(loop, out, a, b, wrapMul<T>);
-  case ZEROC_RT_BINARY_DIV:
-    if constexpr (kIsFloat<T>)
-      return broadcastMap<T, T>(loop, out, a, b, [](T x, T y) { return x / y; });
-    else
-      return broadcastMap<T, T>(loop, out, a, b, intDiv<T>);
-  case ZEROC_RT_BINARY_POW:
-    if constexpr (kIsFloat<T>)
+  if constexpr (kIsFloat<T>) {
+    using C = ComputeOf<T>;
+    switch (op) {
+    case ZEROC_RT_BINARY_ADD:
       return broadcastMap<T, T>(loop, out, a, b,
-                                [](T x, T y) { return std::pow(x, y); });
-    else
+                                lifted<T>([](C x, C y) { return x + y; }));
+    case ZEROC_RT_BINARY_SUB:
+      return broadcastMap<T, T>(loop, out, a, b,
+                                lifted<T>([](C x, C y) { return x - y; }));
+    case ZEROC_RT_BINARY_MUL:
+      return broadcastMap<T, T>(loop, out, a, b,
+                                lifted<T>([](C x, C y) { return x * y; }));
+    case ZEROC_RT_BINARY_DIV:
+      return broadcastMap<T, T>(loop, out, a, b,
+                                lifted<T>([](C x, C y) { return x / y; }));
+    case ZEROC_RT_BINARY_POW:
+      return broadcastMap<T, T>(
+          loop, out, a, b, lifted<T>([](C x, C y) { return std::pow(x, y); }));
+    case ZEROC_RT_BINARY_EQUAL:
+      break;
+    }
+  } else {
+    switch (op) {
+    case ZEROC_RT_BINARY_ADD:
+      return broadcastMap<T, T>(loop, out, a, b, wrapAdd<T>);
+    case ZEROC_RT_BINARY_SUB:
+      return broadcastMap<T, T>(loop, out, a, b, wrapSub<T>);
+    case ZEROC_RT_BINARY_MUL:
+      return broadcastMap<T, T>(loop, out, a, b, wrapMul<T>);
+    case ZEROC_RT_BINARY_DIV:
+      return broadcastMap<T, T>(loop, out, a, b, intDiv<T>);
+    case ZEROC_RT_BINARY_POW:
       return broadcastMap<T, T>(loop, out, a, b, intPow<T>);
-  case ZEROC_RT_BINARY_EQUAL:
-    break;
+    case ZEROC_RT_BINARY_EQUAL:
+      break;
+    }
   }
 }
 
@@ -388,7 +407,7 @@ zeroc_rt_status_t kBinary(zeroc_rt_binary_op_t op, const zeroc_rt_tensor_t *a,
   }
   dispatchAny(a->dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_arithmetic_v<T>)
+    if constexpr (std::is_arithmetic_v<T> || kIsFloat<T>)
       arithmetic<T>(op, loop, out->data, a->data, b->data);
   });
   return nullptr;

@@ -22,11 +22,11 @@ template <typename T>
 RowStats rowStats(const T *x, int64_t n, double epsilon) {
   double sum = 0.0;
   for (int64_t j = 0; j < n; ++j)
-    sum += x[j];
+    sum += loadDouble(x[j]);
   double mean = sum / static_cast<double>(n);
   double sq = 0.0;
   for (int64_t j = 0; j < n; ++j) {
-    double d = static_cast<double>(x[j]) - mean;
+    double d = loadDouble(x[j]) - mean;
     sq += d * d;
   }
   double var = sq / static_cast<double>(n);
@@ -85,11 +85,10 @@ zeroc_rt_status_t kLayerNorm(const zeroc_rt_tensor_t *x,
       T *yr = py + r * n;
       RowStats s = rowStats(xr, n, epsilon);
       for (int64_t j = 0; j < n; ++j) {
-        double v = (static_cast<double>(xr[j]) - s.mean) * s.rstd *
-                   static_cast<double>(g[j]);
+        double v = (loadDouble(xr[j]) - s.mean) * s.rstd * loadDouble(g[j]);
         if (b)
-          v += static_cast<double>(b[j]);
-        yr[j] = static_cast<T>(v);
+          v += loadDouble(b[j]);
+        yr[j] = storeValue<T>(v);
       }
     }
   });
@@ -154,27 +153,28 @@ zeroc_rt_status_t kLayerNormGrad(const zeroc_rt_tensor_t *x,
       //                                  - xhat * mean(dxhat * xhat)).
       double sumD = 0.0, sumDX = 0.0;
       for (int64_t j = 0; j < n; ++j) {
-        double xhat = (static_cast<double>(xr[j]) - s.mean) * s.rstd;
-        double gy = gyr[j];
-        double d = gy * static_cast<double>(g[j]);
+        double xhat = (loadDouble(xr[j]) - s.mean) * s.rstd;
+        double gy = loadDouble(gyr[j]);
+        double d = gy * loadDouble(g[j]);
         sumD += d;
         sumDX += d * xhat;
         sumScale[j] += gy * xhat;
         sumBias[j] += gy;
       }
       for (int64_t j = 0; j < n; ++j) {
-        double xhat = (static_cast<double>(xr[j]) - s.mean) * s.rstd;
-        double d = static_cast<double>(gyr[j]) * static_cast<double>(g[j]);
-        gxr[j] = static_cast<T>(s.rstd * (d - sumD * invN - xhat * sumDX * invN));
+        double xhat = (loadDouble(xr[j]) - s.mean) * s.rstd;
+        double d = loadDouble(gyr[j]) * loadDouble(g[j]);
+        gxr[j] =
+            storeValue<T>(s.rstd * (d - sumD * invN - xhat * sumDX * invN));
       }
     }
     T *pgs = static_cast<T *>(gradScale->data);
     for (int64_t j = 0; j < n; ++j)
-      pgs[j] = static_cast<T>(sumScale[j]);
+      pgs[j] = storeValue<T>(sumScale[j]);
     if (gradBias) {
       T *pgb = static_cast<T *>(gradBias->data);
       for (int64_t j = 0; j < n; ++j)
-        pgb[j] = static_cast<T>(sumBias[j]);
+        pgb[j] = storeValue<T>(sumBias[j]);
     }
   });
   return nullptr;

@@ -90,10 +90,10 @@ zeroc_rt_status_t checkLoss(const char *k, const zeroc_rt_tensor_t *scores,
 template <typename T> double logSumExp(const T *x, int64_t c, int64_t stride) {
   double m = -INFINITY;
   for (int64_t j = 0; j < c; ++j)
-    m = std::fmax(m, static_cast<double>(x[j * stride]));
+    m = std::fmax(m, loadDouble(x[j * stride]));
   double sum = 0.0;
   for (int64_t j = 0; j < c; ++j)
-    sum += std::exp(static_cast<double>(x[j * stride]) - m);
+    sum += std::exp(loadDouble(x[j * stride]) - m);
   return m + std::log(sum);
 }
 
@@ -121,18 +121,18 @@ zeroc_rt_status_t kLoss(const zeroc_rt_tensor_t *scores,
         double loss = 0.0;
         if (!(ignore && label == ignoreIndex)) {
           const T *xs = x + n * sh.c * sh.d + s;
-          loss = logSumExp(xs, sh.c, sh.d) - static_cast<double>(xs[label * sh.d]);
+          loss = logSumExp(xs, sh.c, sh.d) - loadDouble(xs[label * sh.d]);
           total += loss;
           ++counted;
         }
         if (reduction == ZEROC_RT_LOSS_NONE)
-          y[pos] = static_cast<T>(loss);
+          y[pos] = storeValue<T>(loss);
       }
     if (reduction == ZEROC_RT_LOSS_SUM)
-      y[0] = static_cast<T>(total);
+      y[0] = storeValue<T>(total);
     else if (reduction == ZEROC_RT_LOSS_MEAN)
-      y[0] = static_cast<T>(counted ? total / static_cast<double>(counted)
-                                    : 0.0);
+      y[0] =
+          storeValue<T>(counted ? total / static_cast<double>(counted) : 0.0);
   });
   return nullptr;
 }
@@ -171,9 +171,9 @@ zeroc_rt_status_t kLossGrad(const zeroc_rt_tensor_t *scores,
     T *gx = static_cast<T *>(gradScores->data);
     double scalar = 0.0;
     if (reduction == ZEROC_RT_LOSS_SUM)
-      scalar = static_cast<double>(g[0]);
+      scalar = loadDouble(g[0]);
     else if (reduction == ZEROC_RT_LOSS_MEAN && counted > 0)
-      scalar = static_cast<double>(g[0]) / static_cast<double>(counted);
+      scalar = loadDouble(g[0]) / static_cast<double>(counted);
     for (int64_t n = 0; n < sh.n; ++n)
       for (int64_t s = 0; s < sh.d; ++s) {
         int64_t pos = n * sh.d + s;
@@ -182,16 +182,15 @@ zeroc_rt_status_t kLossGrad(const zeroc_rt_tensor_t *scores,
         T *gs = gx + n * sh.c * sh.d + s;
         if (ignore && label == ignoreIndex) {
           for (int64_t c = 0; c < sh.c; ++c)
-            gs[c * sh.d] = T(0);
+            gs[c * sh.d] = storeValue<T>(0.0);
           continue;
         }
-        double w = reduction == ZEROC_RT_LOSS_NONE
-                       ? static_cast<double>(g[pos])
-                       : scalar;
+        double w =
+            reduction == ZEROC_RT_LOSS_NONE ? loadDouble(g[pos]) : scalar;
         double lse = logSumExp(xs, sh.c, sh.d);
         for (int64_t c = 0; c < sh.c; ++c) {
-          double p = std::exp(static_cast<double>(xs[c * sh.d]) - lse);
-          gs[c * sh.d] = static_cast<T>(w * (p - (c == label ? 1.0 : 0.0)));
+          double p = std::exp(loadDouble(xs[c * sh.d]) - lse);
+          gs[c * sh.d] = storeValue<T>(w * (p - (c == label ? 1.0 : 0.0)));
         }
       }
   });

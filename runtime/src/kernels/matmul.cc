@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cblas.h>
 #include <climits>
+#include <type_traits>
 
 namespace zeroc_rt::kernels {
 namespace {
@@ -32,6 +33,46 @@ void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
     cblas_dgemm(CblasRowMajor, transA, transB, static_cast<int>(m),
                 static_cast<int>(n), static_cast<int>(k), alpha, a, lda, b, ldb,
                 beta, c, static_cast<int>(n));
+}
+
+/// Converts n float-storage elements to float scratch and back (16-bit
+/// operands run through cblas_sgemm; rounding back is to nearest even).
+template <typename S> void loadFloats(const void *src, float *dst, int64_t n) {
+  const S *s = static_cast<const S *>(src);
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = loadValue(s[i]);
+}
+template <typename S> void storeFloats(const float *src, void *dst, int64_t n) {
+  S *d = static_cast<S *>(dst);
+  for (int64_t i = 0; i < n; ++i)
+    d[i] = storeValue<S>(src[i]);
+}
+
+/// Float copies of a 16-bit tensor's elements (NULL data for none).
+zeroc_rt_status_t floatCopy(const char *k, const char *what,
+                            const zeroc_rt_tensor_t &t, Scratch<float> *out) {
+  int64_t n = numElements(t);
+  ZEROC_RT_RETURN_IF_ERROR(out->allocate(k, what, n));
+  dispatchFloat(t.dtype, [&](auto tag) {
+    using S = decltype(tag);
+    if constexpr (!std::is_same_v<S, double>)
+      loadFloats<S>(t.data, out->data(), n);
+  });
+  return nullptr;
+}
+
+/// Rounds a float scratch into `t` (F16 or BF16).
+void storeFloatCopy(const float *src, const zeroc_rt_tensor_t &t) {
+  int64_t n = numElements(t);
+  dispatchFloat(t.dtype, [&](auto tag) {
+    using S = decltype(tag);
+    if constexpr (!std::is_same_v<S, double>)
+      storeFloats<S>(src, t.data, n);
+  });
+}
+
+bool isNarrowFloat(zeroc_rt_dtype_t dtype) {
+  return dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16;
 }
 
 zeroc_rt_status_t checkBlasDims(const char *k, int64_t m, int64_t n,
@@ -118,16 +159,30 @@ zeroc_rt_status_t kMatmul(const zeroc_rt_tensor_t *a,
     m *= batch;
     loop.rank = 0;
   }
-  dispatchFloat(a->dtype, [&](auto tag) {
+  auto run = [&](auto tag, const void *da, const void *db, void *dout) {
     using T = decltype(tag);
-    const T *pa = static_cast<const T *>(a->data);
-    const T *pb = static_cast<const T *>(b->data);
-    T *po = static_cast<T *>(out->data);
+    const T *pa = static_cast<const T *>(da);
+    const T *pb = static_cast<const T *>(db);
+    T *po = static_cast<T *>(dout);
     forEach(loop, {0, 0, 0}, [&](const std::array<int64_t, 3> &off) {
       blasGemm<T>(false, false, m, n, kk, T(1), pa + off[1], pb + off[2], T(0),
                   po + off[0]);
     });
-  });
+  };
+  if (isNarrowFloat(a->dtype)) {
+    // F16/BF16: float copies of a, b and out, cblas_sgemm, one rounding.
+    Scratch<float> fa, fb, fo;
+    ZEROC_RT_RETURN_IF_ERROR(floatCopy(k, "float copy of a", *a, &fa));
+    ZEROC_RT_RETURN_IF_ERROR(floatCopy(k, "float copy of b", *b, &fb));
+    ZEROC_RT_RETURN_IF_ERROR(fo.allocate(k, "float result", numElements(*out)));
+    run(float(), fa.data(), fb.data(), fo.data());
+    storeFloatCopy(fo.data(), *out);
+    return nullptr;
+  }
+  if (a->dtype == ZEROC_RT_DTYPE_F64)
+    run(double(), a->data, b->data, out->data);
+  else
+    run(float(), a->data, b->data, out->data);
   return nullptr;
 }
 
@@ -177,24 +232,46 @@ zeroc_rt_status_t kGemm(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
   ZEROC_RT_RETURN_IF_ERROR(checkBlasDims(k, m, n, kk));
   if (m == 0 || n == 0)
     return nullptr;
+  // beta == 0 ignores c (BLAS semantics: NaNs in c do not propagate).
+  const bool useC = c && beta != 0.0;
+  // F16/BF16 run in float: a and b are copied to float scratch, the result
+  // (beta * c, then the GEMM) is formed in a float scratch and rounded once.
+  const bool narrowFloat = isNarrowFloat(a->dtype);
+  Scratch<float> fa, fb, fo;
+  if (narrowFloat) {
+    ZEROC_RT_RETURN_IF_ERROR(floatCopy(k, "float copy of a", *a, &fa));
+    ZEROC_RT_RETURN_IF_ERROR(floatCopy(k, "float copy of b", *b, &fb));
+    ZEROC_RT_RETURN_IF_ERROR(fo.allocate(k, "float result", m * n));
+  }
   dispatchFloat(a->dtype, [&](auto tag) {
-    using T = decltype(tag);
-    T *po = static_cast<T *>(out->data);
+    using S = decltype(tag);
+    using T = ComputeOf<S>; // the BLAS type
+    T *po;
+    const T *pa, *pb;
+    if constexpr (std::is_same_v<S, T>) {
+      po = static_cast<T *>(out->data);
+      pa = static_cast<const T *>(a->data);
+      pb = static_cast<const T *>(b->data);
+    } else {
+      po = fo.data();
+      pa = fa.data();
+      pb = fb.data();
+    }
     T betaT = static_cast<T>(beta);
-    // beta == 0 ignores c (BLAS semantics: NaNs in c do not propagate).
-    bool useC = c && beta != 0.0;
     if (useC) {
       int64_t strides[2];
       broadcastStrides(*c, 2, dims, strides);
-      const T *pc = static_cast<const T *>(c->data);
+      const S *pc = static_cast<const S *>(c->data);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
-          po[i * n + j] = betaT * pc[i * strides[0] + j * strides[1]];
+          po[i * n + j] =
+              betaT * loadValue(pc[i * strides[0] + j * strides[1]]);
     }
-    blasGemm<T>(ta, tb, m, n, kk, static_cast<T>(alpha),
-                static_cast<const T *>(a->data),
-                static_cast<const T *>(b->data), useC ? T(1) : T(0), po);
+    blasGemm<T>(ta, tb, m, n, kk, static_cast<T>(alpha), pa, pb,
+                useC ? T(1) : T(0), po);
   });
+  if (narrowFloat)
+    storeFloatCopy(fo.data(), *out);
   return nullptr;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace zeroc_rt::kernels {
 namespace {
@@ -114,8 +115,9 @@ zeroc_rt_status_t kSumTo(const zeroc_rt_tensor_t *in,
     int64_t o = 0;
     forEach(outer, {0}, [&](const Offsets1 &base) {
       double acc = 0.0;
-      forEach(inner, base, [&](const Offsets1 &off) { acc += x[off[0]]; });
-      y[o++] = static_cast<T>(acc);
+      forEach(inner, base,
+              [&](const Offsets1 &off) { acc += loadDouble(x[off[0]]); });
+      y[o++] = storeValue<T>(acc);
     });
     // An empty reduction leaves the outer loop with nothing to visit only
     // when out itself is empty; otherwise acc stays 0 as it should.
@@ -214,28 +216,46 @@ zeroc_rt_status_t kGatherGrad(const zeroc_rt_tensor_t *gradOut,
       checkNoOverlap(k, "grad_data", *gradData, "grad_out", *gradOut));
   ZEROC_RT_RETURN_IF_ERROR(
       checkNoOverlap(k, "grad_data", *gradData, "indices", *indices));
-  if (size_t bytes = numBytes(*gradData))
-    std::memset(gradData->data, 0, bytes);
   int64_t outer = product(gradData->dims, 0, ax);
   int64_t size = gradData->dims[ax];
   int64_t inner = product(gradData->dims, ax + 1, gradData->rank);
   int64_t n = numElements(*indices);
-  dispatchFloat(gradOut->dtype, [&](auto tag) {
+  // F32/F64 accumulate in grad_data itself. F16/BF16 accumulate in a float
+  // scratch shaped like grad_data (16-bit sums of repeated indices would
+  // stall: in bf16, 256 + 1 == 256) and round each element once at the end.
+  return dispatchFloat(gradOut->dtype, [&](auto tag) -> zeroc_rt_status_t {
     using T = decltype(tag);
+    using C = ComputeOf<T>;
+    constexpr bool narrowStorage = !std::is_same_v<T, C>;
+    const int64_t total = numElements(*gradData);
+    Scratch<C> scratch;
+    C *acc = nullptr;
+    if constexpr (narrowStorage) {
+      ZEROC_RT_RETURN_IF_ERROR(scratch.allocate(k, "float accumulator", total));
+      acc = scratch.data();
+    } else {
+      acc = static_cast<T *>(gradData->data);
+    }
+    for (int64_t i = 0; i < total; ++i)
+      acc[i] = C(0);
     const T *g = static_cast<const T *>(gradOut->data);
-    T *gd = static_cast<T *>(gradData->data);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < n; ++j) {
         int64_t v = loadIndex(*indices, j);
         if (v < 0)
           v += size;
-        T *dst = gd + (o * size + v) * inner;
+        C *dst = acc + (o * size + v) * inner;
         const T *src = g + (o * n + j) * inner;
         for (int64_t i = 0; i < inner; ++i)
-          dst[i] += src[i];
+          dst[i] += loadValue(src[i]);
       }
+    if constexpr (narrowStorage) {
+      T *gd = static_cast<T *>(gradData->data);
+      for (int64_t i = 0; i < total; ++i)
+        gd[i] = storeValue<T>(acc[i]);
+    }
+    return nullptr;
   });
-  return nullptr;
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,14 +19,16 @@ struct FlatBuffer {
   const void *data;
 };
 
-/// dtype F32/F64, n >= 0 with n * size bytes in int64, buffers non-NULL and
-/// element-aligned when n > 0, and pairwise disjoint.
-zeroc_rt_status_t checkFlat(const char *k, zeroc_rt_dtype_t dtype, int64_t n,
+/// dtype in `allowed`, n >= 0 with n * size bytes in int64, buffers non-NULL
+/// and element-aligned when n > 0, and pairwise disjoint.
+zeroc_rt_status_t checkFlat(const char *k, zeroc_rt_dtype_t dtype,
+                            unsigned allowed, int64_t n,
                             std::initializer_list<FlatBuffer> buffers) {
-  if (dtype != ZEROC_RT_DTYPE_F32 && dtype != ZEROC_RT_DTYPE_F64)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: dtype %s (%d); expected f32 or f64", k,
-                          zeroc_rt_dtype_name(dtype), static_cast<int>(dtype));
+  if (zeroc_rt_dtype_size(dtype) == 0 || !(allowed & dtypeBit(dtype)))
+    return ZEROC_RT_ERROR(
+        ZEROC_RT_INVALID_ARGUMENT, "%s: dtype %s (%d); expected %s", k,
+        zeroc_rt_dtype_name(dtype), static_cast<int>(dtype),
+        allowed == kWideFloatDtypes ? "f32 or f64" : "f32, f64, f16 or bf16");
   size_t size = zeroc_rt_dtype_size(dtype);
   if (n < 0 || n > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(size))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
@@ -66,13 +68,15 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 zeroc_rt_status_t kAccumulate(zeroc_rt_dtype_t dtype, const void *x, void *acc,
                               int64_t n) {
   const char *k = "zeroc_rt_k_accumulate";
-  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, n, {{"acc", acc}, {"x", x}}));
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkFlat(k, dtype, kFloatDtypes, n, {{"acc", acc}, {"x", x}}));
   dispatchFloat(dtype, [&](auto tag) {
     using T = decltype(tag);
     const T *px = static_cast<const T *>(x);
     T *pa = static_cast<T *>(acc);
+    // In the compute type (float for 16-bit), rounded once.
     for (int64_t i = 0; i < n; ++i)
-      pa[i] += px[i];
+      pa[i] = storeValue<T>(loadValue(pa[i]) + loadValue(px[i]));
   });
   return nullptr;
 }
@@ -80,12 +84,12 @@ zeroc_rt_status_t kAccumulate(zeroc_rt_dtype_t dtype, const void *x, void *acc,
 zeroc_rt_status_t kScale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
                          double factor) {
   const char *k = "zeroc_rt_k_scale";
-  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, n, {{"x", x}}));
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, kFloatDtypes, n, {{"x", x}}));
   dispatchFloat(dtype, [&](auto tag) {
     using T = decltype(tag);
     T *px = static_cast<T *>(x);
     for (int64_t i = 0; i < n; ++i)
-      px[i] = static_cast<T>(static_cast<double>(px[i]) * factor);
+      px[i] = storeValue<T>(loadDouble(px[i]) * factor);
   });
   return nullptr;
 }
@@ -93,7 +97,7 @@ zeroc_rt_status_t kScale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
 zeroc_rt_status_t kSumSquares(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
                               double *out) {
   const char *k = "zeroc_rt_k_sum_squares";
-  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, n, {{"x", x}}));
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, kFloatDtypes, n, {{"x", x}}));
   if (!out)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: out is NULL", k);
   *out = dispatchFloat(dtype, [&](auto tag) {
@@ -101,11 +105,50 @@ zeroc_rt_status_t kSumSquares(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
     const T *px = static_cast<const T *>(x);
     double acc = 0.0;
     for (int64_t i = 0; i < n; ++i) {
-      double v = px[i];
+      double v = loadDouble(px[i]);
       acc += v * v;
     }
     return acc;
   });
+  return nullptr;
+}
+
+/// 1 when some element's exponent bits are all ones (inf or NaN).
+template <typename U> int anyNonFinite(const void *data, int64_t n, U expMask) {
+  const U *p = static_cast<const U *>(data);
+  // Blocks of a branch-free OR (vectorizable), early exit between blocks.
+  constexpr int64_t kBlock = 4096;
+  for (int64_t begin = 0; begin < n; begin += kBlock) {
+    int64_t end = n - begin < kBlock ? n : begin + kBlock;
+    U found = 0;
+    for (int64_t i = begin; i < end; ++i)
+      found |= static_cast<U>((p[i] & expMask) == expMask);
+    if (found)
+      return 1;
+  }
+  return 0;
+}
+
+zeroc_rt_status_t kHasInfOrNaN(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
+                               int *out) {
+  const char *k = "zeroc_rt_k_has_inf_or_nan";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, kFloatDtypes, n, {{"x", x}}));
+  if (!out)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: out is NULL", k);
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F16:
+    *out = anyNonFinite<uint16_t>(x, n, 0x7C00u);
+    break;
+  case ZEROC_RT_DTYPE_BF16:
+    *out = anyNonFinite<uint16_t>(x, n, 0x7F80u);
+    break;
+  case ZEROC_RT_DTYPE_F32:
+    *out = anyNonFinite<uint32_t>(x, n, 0x7F800000u);
+    break;
+  default:
+    *out = anyNonFinite<uint64_t>(x, n, 0x7FF0000000000000ull);
+    break;
+  }
   return nullptr;
 }
 
@@ -114,7 +157,7 @@ zeroc_rt_status_t kAdam(zeroc_rt_dtype_t dtype, void *param, const void *grad,
                         double beta1, double beta2, double eps,
                         double weightDecay, int adamWMode, int64_t step) {
   const char *k = "zeroc_rt_k_adam_step";
-  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, n,
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, kWideFloatDtypes, n,
                                      {{"param", param},
                                       {"grad", grad},
                                       {"exp_avg", expAvg},
@@ -135,7 +178,7 @@ zeroc_rt_status_t kAdam(zeroc_rt_dtype_t dtype, void *param, const void *grad,
   const double biasCorrection2Sqrt = std::sqrt(1.0 - std::pow(beta2, stepD));
   const double stepSize = lr / biasCorrection1;
   const double decay = 1.0 - lr * weightDecay;
-  dispatchFloat(dtype, [&](auto tag) {
+  dispatchWideFloat(dtype, [&](auto tag) {
     using T = decltype(tag);
     T *p = static_cast<T *>(param);
     const T *g = static_cast<const T *>(grad);
@@ -174,12 +217,12 @@ zeroc_rt_status_t kSgd(zeroc_rt_dtype_t dtype, void *param, const void *grad,
   const bool useMomentum = momentum != 0.0;
   if (useMomentum)
     ZEROC_RT_RETURN_IF_ERROR(checkFlat(
-        k, dtype, n,
+        k, dtype, kWideFloatDtypes, n,
         {{"param", param}, {"grad", grad}, {"momentum_buf", momentumBuf}}));
   else
-    ZEROC_RT_RETURN_IF_ERROR(
-        checkFlat(k, dtype, n, {{"param", param}, {"grad", grad}}));
-  dispatchFloat(dtype, [&](auto tag) {
+    ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, kWideFloatDtypes, n,
+                                       {{"param", param}, {"grad", grad}}));
+  dispatchWideFloat(dtype, [&](auto tag) {
     using T = decltype(tag);
     T *p = static_cast<T *>(param);
     const T *g = static_cast<const T *>(grad);
@@ -218,6 +261,12 @@ zeroc_rt_status_t zeroc_rt_k_scale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
 zeroc_rt_status_t zeroc_rt_k_sum_squares(zeroc_rt_dtype_t dtype, const void *x,
                                          int64_t n, double *out) {
   return ZEROC_RT_GUARD_EXCEPTIONS(kSumSquares(dtype, x, n, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_has_inf_or_nan(zeroc_rt_dtype_t dtype,
+                                            const void *x, int64_t n,
+                                            int *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kHasInfOrNaN(dtype, x, n, out));
 }
 
 zeroc_rt_status_t zeroc_rt_k_adam_step(zeroc_rt_dtype_t dtype, void *param,

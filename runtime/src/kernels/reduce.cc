@@ -54,19 +54,21 @@ zeroc_rt_status_t kReduce(zeroc_rt_tensor_reduce_op_t op, const zeroc_rt_tensor_
   int64_t count = splitReduction(in->dims, in->rank, axesMask, &outer, &inner);
   dispatchFloat(in->dtype, [&](auto tag) {
     using T = decltype(tag);
+    using C = ComputeOf<T>;
     const T *x = static_cast<const T *>(in->data);
     T *y = static_cast<T *>(out->data);
     int64_t o = 0;
     if (op == ZEROC_RT_REDUCE_OP_MAX) {
       // NaN propagates (torch.amax); an empty reduction gives -inf (ONNX).
+      // 16-bit values compare as floats (exact), so the max is an input.
       forEach(outer, {0}, [&](const Offsets1 &base) {
-        T best = -std::numeric_limits<T>::infinity();
+        C best = -std::numeric_limits<C>::infinity();
         forEach(inner, base, [&](const Offsets1 &off) {
-          T v = x[off[0]];
+          C v = loadValue(x[off[0]]);
           if (v > best || std::isnan(v))
             best = std::isnan(best) ? best : v;
         });
-        y[o++] = best;
+        y[o++] = storeValue<T>(best);
       });
       return;
     }
@@ -74,8 +76,9 @@ zeroc_rt_status_t kReduce(zeroc_rt_tensor_reduce_op_t op, const zeroc_rt_tensor_
     bool mean = op == ZEROC_RT_REDUCE_OP_MEAN;
     forEach(outer, {0}, [&](const Offsets1 &base) {
       double acc = 0.0;
-      forEach(inner, base, [&](const Offsets1 &off) { acc += x[off[0]]; });
-      y[o++] = static_cast<T>(mean ? acc / static_cast<double>(count) : acc);
+      forEach(inner, base,
+              [&](const Offsets1 &off) { acc += loadValue(x[off[0]]); });
+      y[o++] = storeValue<T>(mean ? acc / static_cast<double>(count) : acc);
     });
   });
   return nullptr;

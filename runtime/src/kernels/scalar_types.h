@@ -13,7 +13,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace zeroc_rt::kernels {
 
@@ -29,12 +31,132 @@ struct Bool8 {
 };
 
 /// IEEE binary16 / bfloat16 from a double, rounding to nearest even
-/// (overflow gives +-inf, NaN a quiet NaN of the same sign).
+/// (overflow gives +-inf, NaN a quiet NaN of the same sign). Out of line and
+/// written with frexp/ldexp: the reference that the inline bit-level
+/// conversions below (used by the kernels) are tested against.
 uint16_t encodeF16(double value);
 uint16_t encodeBF16(double value);
 /// Exact binary16 / bfloat16 values.
 double decodeF16(uint16_t bits);
 double decodeBF16(uint16_t bits);
+
+namespace detail {
+
+/// Bit-level round to nearest even of a double into a format with one sign
+/// bit, ExpBits exponent bits and MantBits stored mantissa bits; the same
+/// results as encodeF16/encodeBF16 (overflow to +-inf, NaN to the quiet NaN
+/// sign | exponent ones | top mantissa bit), independent of the
+/// floating-point environment. Every float converts to double exactly, so
+/// this is also the single-rounding float -> 16-bit conversion.
+template <int ExpBits, int MantBits>
+inline uint16_t roundToSmall(double value) {
+  constexpr int bias = (1 << (ExpBits - 1)) - 1;
+  constexpr uint32_t expMask = ((1u << ExpBits) - 1u) << MantBits;
+  uint64_t u;
+  std::memcpy(&u, &value, sizeof u);
+  const auto sign = static_cast<uint32_t>((u >> 48) & 0x8000u);
+  const uint64_t a = u & 0x7FFFFFFFFFFFFFFFull;
+  if (a > 0x7FF0000000000000ull) // NaN
+    return static_cast<uint16_t>(sign | expMask | (1u << (MantBits - 1)));
+  const int e = static_cast<int>(a >> 52); // biased double exponent
+  if (e == 0) // zero or double subnormal: far below half the smallest target
+    return static_cast<uint16_t>(sign);
+  const int exponent = e - 1023; // |value| in [2^exponent, 2^(exponent + 1))
+  if (exponent > bias)           // includes inf
+    return static_cast<uint16_t>(sign | expMask);
+  const uint64_t m = (a & ((uint64_t(1) << 52) - 1)) | (uint64_t(1) << 52);
+  // Normal targets keep MantBits fraction bits; subnormal ones count
+  // multiples of 2^(1 - bias - MantBits).
+  const bool subnormal = exponent < 1 - bias;
+  const int shift = 52 - MantBits + (subnormal ? 1 - bias - exponent : 0);
+  if (shift > 53) // below half the smallest subnormal (ties included: 0)
+    return static_cast<uint16_t>(sign);
+  uint64_t q = m >> shift;
+  const uint64_t rem = m & ((uint64_t(1) << shift) - 1);
+  const uint64_t half = uint64_t(1) << (shift - 1);
+  if (rem > half || (rem == half && (q & 1u)))
+    ++q;
+  // q includes the implicit bit for normal targets, so the exponent field is
+  // biased by one less; a mantissa carry (q == 2^(MantBits+1)) bumps the
+  // exponent, up to the inf encoding, and a subnormal rounding up to
+  // 2^MantBits becomes the smallest normal.
+  const uint32_t base =
+      subnormal ? 0u : static_cast<uint32_t>(exponent + bias - 1) << MantBits;
+  return static_cast<uint16_t>(sign | (base + static_cast<uint32_t>(q)));
+}
+
+inline float floatFromBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+} // namespace detail
+
+/// Round to nearest even from double or float (the kernels' conversions).
+inline uint16_t toF16Bits(double v) { return detail::roundToSmall<5, 10>(v); }
+inline uint16_t toBF16Bits(double v) { return detail::roundToSmall<8, 7>(v); }
+
+/// Exact 16-bit -> float (NaNs stay NaN with their sign, made quiet).
+inline float f16BitsToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0x1Fu)
+    return detail::floatFromBits(sign | 0x7F800000u | (m << 13) |
+                                 (m ? 0x00400000u : 0u));
+  if (e != 0)
+    return detail::floatFromBits(sign | ((e + 112u) << 23) | (m << 13));
+  // Zero or subnormal: m * 2^-24, exact in float.
+  const float v = static_cast<float>(m) * 0x1p-24f;
+  return sign ? -v : v;
+}
+inline float bf16BitsToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu))
+    bits |= 0x00400000u; // quiet NaN
+  return detail::floatFromBits(bits);
+}
+
+//===----------------------------------------------------------------------===//
+// Float storage types of the float kernels
+//===----------------------------------------------------------------------===//
+//
+// F16 and BF16 are storage types: elements are loaded into their compute type
+// (float), computed on, and rounded once (to nearest even) into the output
+// dtype. float and double compute in themselves. Values computed in double
+// (sums, statistics, losses) are rounded from double directly, never through
+// float, so every stored element is rounded exactly once.
+
+template <typename S>
+inline constexpr bool kIsFloatStorage =
+    std::is_same_v<S, float> || std::is_same_v<S, double> ||
+    std::is_same_v<S, F16> || std::is_same_v<S, BF16>;
+
+/// float for F16/BF16/float, double for double.
+template <typename S>
+using ComputeOf = std::conditional_t<std::is_same_v<S, double>, double, float>;
+
+inline float loadValue(float v) { return v; }
+inline double loadValue(double v) { return v; }
+inline float loadValue(F16 v) { return f16BitsToFloat(v.bits); }
+inline float loadValue(BF16 v) { return bf16BitsToFloat(v.bits); }
+
+/// A float-storage element as double (exact).
+template <typename S> inline double loadDouble(S v) {
+  return static_cast<double>(loadValue(v));
+}
+
+/// Rounds a computed value into storage type S (floats convert to double
+/// exactly, so float results are rounded once as well).
+template <typename S> S storeValue(double v);
+template <> inline float storeValue<float>(double v) {
+  return static_cast<float>(v);
+}
+template <> inline double storeValue<double>(double v) { return v; }
+template <> inline F16 storeValue<F16>(double v) { return F16{toF16Bits(v)}; }
+template <> inline BF16 storeValue<BF16>(double v) {
+  return BF16{toBF16Bits(v)};
+}
 
 /// Calls fn(S{}) with S the storage type of `dtype` (valid dtypes only).
 template <typename Fn> decltype(auto) dispatchAny(zeroc_rt_dtype_t dtype, Fn &&fn) {
@@ -78,8 +200,8 @@ template <typename Fn> decltype(auto) dispatchBySize(size_t size, Fn &&fn) {
 // Widening: float-like storage to double, integer-like to int64.
 inline double widen(float v) { return v; }
 inline double widen(double v) { return v; }
-inline double widen(F16 v) { return decodeF16(v.bits); }
-inline double widen(BF16 v) { return decodeBF16(v.bits); }
+inline double widen(F16 v) { return f16BitsToFloat(v.bits); }
+inline double widen(BF16 v) { return bf16BitsToFloat(v.bits); }
 inline int64_t widen(int64_t v) { return v; }
 inline int64_t widen(int32_t v) { return v; }
 inline int64_t widen(uint8_t v) { return v; }
@@ -107,8 +229,8 @@ template <> inline float narrow<float>(double v) {
   return static_cast<float>(v);
 }
 template <> inline double narrow<double>(double v) { return v; }
-template <> inline F16 narrow<F16>(double v) { return F16{encodeF16(v)}; }
-template <> inline BF16 narrow<BF16>(double v) { return BF16{encodeBF16(v)}; }
+template <> inline F16 narrow<F16>(double v) { return F16{toF16Bits(v)}; }
+template <> inline BF16 narrow<BF16>(double v) { return BF16{toBF16Bits(v)}; }
 template <> inline int64_t narrow<int64_t>(double v) {
   return saturatingTrunc<int64_t>(v);
 }
@@ -131,10 +253,10 @@ template <> inline double narrow<double>(int64_t v) {
   return static_cast<double>(v);
 }
 template <> inline F16 narrow<F16>(int64_t v) {
-  return F16{encodeF16(static_cast<double>(v))};
+  return F16{toF16Bits(static_cast<double>(v))};
 }
 template <> inline BF16 narrow<BF16>(int64_t v) {
-  return BF16{encodeBF16(static_cast<double>(v))};
+  return BF16{toBF16Bits(static_cast<double>(v))};
 }
 template <> inline int64_t narrow<int64_t>(int64_t v) { return v; }
 template <> inline int32_t narrow<int32_t>(int64_t v) {

@@ -31,19 +31,19 @@ void softmax(const T *x, T *y, const AxisView &v, bool log) {
     const int64_t s = v.inner;
     double max = -INFINITY;
     for (int64_t j = 0; j < v.len; ++j)
-      max = std::fmax(max, static_cast<double>(x[base + j * s]));
+      max = std::fmax(max, loadDouble(x[base + j * s]));
     double sum = 0.0;
     for (int64_t j = 0; j < v.len; ++j)
-      sum += std::exp(static_cast<double>(x[base + j * s]) - max);
+      sum += std::exp(loadDouble(x[base + j * s]) - max);
     if (log) {
       double logSum = std::log(sum);
       for (int64_t j = 0; j < v.len; ++j)
         y[base + j * s] =
-            static_cast<T>(static_cast<double>(x[base + j * s]) - max - logSum);
+            storeValue<T>(loadDouble(x[base + j * s]) - max - logSum);
     } else {
       for (int64_t j = 0; j < v.len; ++j)
-        y[base + j * s] = static_cast<T>(
-            std::exp(static_cast<double>(x[base + j * s]) - max) / sum);
+        y[base + j * s] =
+            storeValue<T>(std::exp(loadDouble(x[base + j * s]) - max) / sum);
     }
   });
 }
@@ -56,22 +56,21 @@ void softmaxGrad(const T *y, const T *gy, T *gx, const AxisView &v, bool log) {
     if (log) {
       // gx = gy - exp(y) * sum(gy)
       for (int64_t j = 0; j < v.len; ++j)
-        acc += gy[base + j * s];
+        acc += loadDouble(gy[base + j * s]);
       for (int64_t j = 0; j < v.len; ++j) {
         int64_t i = base + j * s;
-        gx[i] = static_cast<T>(static_cast<double>(gy[i]) -
-                               std::exp(static_cast<double>(y[i])) * acc);
+        gx[i] =
+            storeValue<T>(loadDouble(gy[i]) - std::exp(loadDouble(y[i])) * acc);
       }
     } else {
       // gx = y * (gy - sum(gy * y))
       for (int64_t j = 0; j < v.len; ++j) {
         int64_t i = base + j * s;
-        acc += static_cast<double>(gy[i]) * static_cast<double>(y[i]);
+        acc += loadDouble(gy[i]) * loadDouble(y[i]);
       }
       for (int64_t j = 0; j < v.len; ++j) {
         int64_t i = base + j * s;
-        gx[i] = static_cast<T>(static_cast<double>(y[i]) *
-                               (static_cast<double>(gy[i]) - acc));
+        gx[i] = storeValue<T>(loadDouble(y[i]) * (loadDouble(gy[i]) - acc));
       }
     }
   });

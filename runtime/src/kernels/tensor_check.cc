@@ -87,15 +87,16 @@ zeroc_rt_status_t checkAlignment(const char *kernel, const char *name,
 
 namespace {
 
+/// "f32 or f64", "f32, f64, f16 or bf16".
 std::string allowedNames(unsigned allowed) {
-  std::string s;
+  std::string s, last;
   for (int d = 0; d < ZEROC_RT_DTYPE_COUNT; ++d)
     if (allowed & (1u << d)) {
-      if (!s.empty())
-        s += " or ";
-      s += zeroc_rt_dtype_name(static_cast<zeroc_rt_dtype_t>(d));
+      if (!last.empty())
+        s += (s.empty() ? "" : ", ") + last;
+      last = zeroc_rt_dtype_name(static_cast<zeroc_rt_dtype_t>(d));
     }
-  return s;
+  return s.empty() ? last : s + " or " + last;
 }
 
 } // namespace

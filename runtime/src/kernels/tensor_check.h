@@ -12,11 +12,13 @@
 
 #include "zeroc_rt/kernels.h"
 
+#include "kernels/scalar_types.h"
 #include "status_internal.h"
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 
 namespace zeroc_rt::kernels {
@@ -25,8 +27,13 @@ constexpr int kMaxRank = ZEROC_RT_MAX_RANK;
 
 /// Bit sets of dtypes accepted by a kernel operand.
 constexpr unsigned dtypeBit(zeroc_rt_dtype_t dtype) { return 1u << dtype; }
-constexpr unsigned kFloatDtypes =
+/// F32 and F64: the optimizer steps (mixed precision keeps fp32 masters).
+constexpr unsigned kWideFloatDtypes =
     dtypeBit(ZEROC_RT_DTYPE_F32) | dtypeBit(ZEROC_RT_DTYPE_F64);
+/// Every float dtype: F32, F64 and the storage types F16 and BF16.
+constexpr unsigned kFloatDtypes = kWideFloatDtypes |
+                                  dtypeBit(ZEROC_RT_DTYPE_F16) |
+                                  dtypeBit(ZEROC_RT_DTYPE_BF16);
 constexpr unsigned kIndexDtypes =
     dtypeBit(ZEROC_RT_DTYPE_I64) | dtypeBit(ZEROC_RT_DTYPE_I32);
 constexpr unsigned kAnyDtype = (1u << ZEROC_RT_DTYPE_COUNT) - 1;
@@ -195,12 +202,60 @@ void forEach(const Loop<N> &loop, std::array<int64_t, N> base, Fn &&fn) {
 int64_t splitReduction(const int64_t *dims, int rank, uint32_t reducedMask,
                        Loop<1> *outer, Loop<1> *inner);
 
-/// Calls fn(T{}) with T = float or double for F32 / F64.
+/// Calls fn(S{}) with S = float, double, F16 or BF16 for F32 / F64 / F16 /
+/// BF16 (a dtype that passed kFloatDtypes). One switch per kernel call; the
+/// element loops inside fn are instantiated per storage type.
 template <typename Fn> decltype(auto) dispatchFloat(zeroc_rt_dtype_t dtype, Fn &&fn) {
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F64:
+    return fn(double());
+  case ZEROC_RT_DTYPE_F16:
+    return fn(F16());
+  case ZEROC_RT_DTYPE_BF16:
+    return fn(BF16());
+  default:
+    break;
+  }
+  return fn(float());
+}
+
+/// Calls fn(T{}) with T = float or double for F32 / F64 (kWideFloatDtypes).
+template <typename Fn>
+decltype(auto) dispatchWideFloat(zeroc_rt_dtype_t dtype, Fn &&fn) {
   if (dtype == ZEROC_RT_DTYPE_F64)
     return fn(double());
   return fn(float());
 }
+
+/// A scratch buffer of `count` elements from operator new (nothrow): NULL
+/// data (and a ZEROC_RT_OUT_OF_MEMORY status from allocate) on failure.
+template <typename T> class Scratch {
+public:
+  Scratch() = default;
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  ~Scratch() { delete[] ptr; }
+
+  zeroc_rt_status_t allocate(const char *kernel, const char *what,
+                             int64_t count) {
+    delete[] ptr;
+    ptr = nullptr;
+    if (count <= 0)
+      return nullptr;
+    if (static_cast<uint64_t>(count) > SIZE_MAX / sizeof(T) ||
+        !(ptr = new (std::nothrow) T[static_cast<size_t>(count)]))
+      return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
+                            "%s: cannot allocate the %s scratch (%lld "
+                            "elements of %zu bytes)",
+                            kernel, what, static_cast<long long>(count),
+                            sizeof(T));
+    return nullptr;
+  }
+  T *data() const { return ptr; }
+
+private:
+  T *ptr = nullptr;
+};
 
 /// Reads index element `i` of an I64 or I32 buffer.
 inline int64_t loadIndex(const zeroc_rt_tensor_t &t, int64_t i) {
