@@ -9,10 +9,13 @@
 //     reference (1e-6 relative) and against stage 0 of the same setup,
 //   - all ranks: its --save-params files against the reference, and that
 //     every rank saved bit-identical parameters (all-gather).
-// Then the error paths that must fail on all ranks together: world-size
-// mismatch, missing data everywhere, a file missing on one rank only, a NaN
-// loss on one rank, a micro-step failure on one rank (stages 0-1) and a bad
-// grad_accumulate count everywhere (stage 1). (A micro-step failure in
+// Then LR schedules with loss scaling and a gradient overflow injected on the
+// last rank only (every rank must skip the same steps; stages 0-3 against
+// the reference with skips), and the error paths that must fail on all ranks
+// together: world-size mismatch, missing data everywhere, a file missing on
+// one rank only, a NaN loss on one rank, a micro-step failure on one rank
+// (stages 0-1), a bad grad_accumulate count everywhere (stage 1) and the
+// loss scale reaching its minimum after overflows on one rank (stage 2). (A micro-step failure in
 // stages 2-3 with W > 1 deliberately skips MPI_Finalize so that the launcher
 // ends the job; that cannot run inside this one job.)
 // Prints "rank R: N passed, M failed" per rank and the total on rank 0; exits
@@ -152,6 +155,81 @@ void trainAndCheck(CheckCounter &c, const char *name, ModelConfig cfg, int stage
   c.check(identical, what + ": every rank saved identical parameters");
 }
 
+/// LR schedule + dynamic loss scaling, overflows on the last rank only.
+void scheduledAndScaled(CheckCounter &c, int stage) {
+  const int64_t steps = 8;
+  ModelConfig cfg = stage % 2 ? adamwConfig() : sgdClipConfig();
+  cfg.world = g_world;
+  cfg.stage = stage;
+  cfg.gradAccum = 2;
+  if (stage % 2) {
+    cfg.schedule.type = ZEROC_RT_LR_ONE_CYCLE;
+    cfg.schedule.cycle_min_lr = 0.005;
+    cfg.schedule.cycle_max_lr = 0.05;
+    cfg.schedule.cycle_first_step_size = 2;
+    cfg.schedule.cycle_second_step_size = 3;
+    cfg.schedule.decay_lr_rate = 0.2;
+    cfg.schedule.decay_step_size = 1;
+    cfg.schedule.cycle_momentum = 1;
+    cfg.schedule.cycle_min_mom = 0.85;
+    cfg.schedule.cycle_max_mom = 0.95;
+  } else {
+    cfg.schedule.type = ZEROC_RT_LR_WARMUP_DECAY;
+    cfg.schedule.warmup_min_lr = 0.01;
+    cfg.schedule.warmup_max_lr = 0.1;
+    cfg.schedule.warmup_num_steps = 3;
+    cfg.schedule.total_num_steps = 10;
+  }
+  cfg.scaler = dynamicScaler(/*window=*/2, /*hysteresis=*/2);
+  g_faults = Faults();
+  g_faults.overflowSteps = (1u << 1) | (1u << 2) | (1u << 5);
+  g_faults.overflowOnRank = g_world - 1;
+  const std::string what = "scheduled+scaled stage " + std::to_string(stage);
+  Workspace ws(cfg);
+  c.check(ws.ok, what + ": fixtures written");
+  Reference ref = reference(cfg, ws.data, steps);
+  TestProgram program(cfg, ws.blob);
+  const std::string log = ws.dir.file("log.jsonl");
+  const std::string params = ws.dir.file("params");
+  RunResult r = runTrain(program.get(),
+                         {"--data", ws.dataDir, "--steps", std::to_string(steps),
+                          "--log-jsonl", log, "--save-params", params, "--quiet"});
+  g_faults = Faults();
+  c.check(r.rc == 0 && r.err.empty() && r.out.empty(), what + ": runs cleanly",
+          "rc " + std::to_string(r.rc) + ": " + r.err + r.out);
+  if (g_rank == 0) {
+    std::vector<JsonRecord> records = readJsonl(log);
+    bool sizeOk = c.check(records.size() == static_cast<size_t>(steps),
+                          what + ": JSONL lines", std::to_string(records.size()));
+    for (size_t i = 0; sizeOk && i < records.size(); ++i) {
+      const JsonRecord &rec = records[i];
+      std::string at = what + " step " + std::to_string(i + 1);
+      c.check(rec.hasAllKeys && rec.lr == ref.lrs[i] &&
+                  rec.skipped == ref.skipped[i] &&
+                  rec.lossScale == ref.lossScales[i],
+              at + ": lr, skipped, loss_scale",
+              str(rec.lr) + " " + std::to_string(rec.skipped) + " " +
+                  str(rec.lossScale) + " vs reference " + str(ref.lrs[i]) + " " +
+                  std::to_string(ref.skipped[i]) + " " + str(ref.lossScales[i]));
+      c.check(near(rec.loss, ref.losses[i], 1e-6), at + ": loss",
+              str(rec.loss) + " vs reference " + str(ref.losses[i]));
+      c.check(near(rec.gradNorm, ref.gradNorms[i], 1e-6), at + ": grad_norm",
+              str(rec.gradNorm) + " vs reference " + str(ref.gradNorms[i]));
+    }
+  }
+  std::string rankDir = params + "/rank" + std::to_string(g_rank);
+  std::string error;
+  std::vector<double> mine = readArray(rankDir + "/fc.weight.npy", nullptr, nullptr, &error);
+  std::vector<double> b = readArray(rankDir + "/fc_bias.npy", nullptr, nullptr, &error);
+  mine.insert(mine.end(), b.begin(), b.end());
+  bool loaded = c.check(mine.size() == 8, what + ": saved parameters", error);
+  for (size_t i = 0; loaded && i < 8; ++i) {
+    double want = i < 6 ? ref.w[i] : ref.b[i - 6];
+    c.check(near(mine[i], want, 1e-6), what + ": parameter " + std::to_string(i),
+            str(mine[i]) + " vs reference " + str(want));
+  }
+}
+
 void errorScenarios(CheckCounter &c) {
   g_faults = Faults();
   ModelConfig cfg = adamwConfig();
@@ -236,6 +314,25 @@ void errorScenarios(CheckCounter &c) {
     checkError(c, r, "zeroc_rt_engine_grad_accumulate: parameter 'fc.weight'",
                "bad grad_accumulate count on every rank, stage 1");
   }
+  {
+    // Every rank sees the same all-reduced overflow flags and fails at the
+    // same step, still in step with the others (MPI is finalized normally).
+    ModelConfig minCfg = cfg;
+    minCfg.stage = 2;
+    minCfg.scaler = dynamicScaler(1000, /*hysteresis=*/1);
+    minCfg.scaler.initial_scale = 2.0;
+    Workspace ws(minCfg);
+    TestProgram program(minCfg, ws.blob);
+    g_faults.overflowSteps = 0x3;
+    g_faults.overflowOnRank = 1;
+    RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "4",
+                                           "--quiet"});
+    g_faults = Faults();
+    checkError(c, r,
+               "step 2: Current loss scale already at minimum - cannot "
+               "decrease scale anymore. Exiting run.",
+               "loss scale at its minimum after overflows on rank 1, stage 2");
+  }
 }
 
 } // namespace
@@ -299,6 +396,8 @@ int main(int argc, char **argv) {
     for (int gas : {1, 2})
       for (int stage = 0; stage <= 3; ++stage)
         trainAndCheck(counter, named.name, named.cfg, stage, gas);
+  for (int stage = 0; stage <= 3; ++stage)
+    scheduledAndScaled(counter, stage);
   if (g_world >= 2)
     errorScenarios(counter);
 

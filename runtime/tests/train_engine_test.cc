@@ -11,14 +11,20 @@
 
 #include "train_test_model.h"
 
+#include "train/lr_schedule.h"
+#include "train/monitor.h"
 #include "zeroc_rt/zeroc_rt.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,12 +88,15 @@ void expectMatchesReference(const Outcome &o, const Reference &ref,
   ASSERT_EQ(o.run.rc, 0) << o.run.err;
   EXPECT_EQ(o.run.err, "");
   EXPECT_EQ(o.run.out, ""); // --quiet
+  (void)cfg;
   ASSERT_EQ(o.log.size(), ref.losses.size());
   for (size_t i = 0; i < o.log.size(); ++i) {
     const JsonRecord &r = o.log[i];
     EXPECT_TRUE(r.hasAllKeys) << "step " << i + 1;
     EXPECT_EQ(r.step, static_cast<double>(i + 1));
-    EXPECT_EQ(r.lr, cfg.optimizer.lr);
+    EXPECT_EQ(r.lr, ref.lrs[i]) << "step " << i + 1;
+    EXPECT_EQ(r.lossScale, ref.lossScales[i]) << "step " << i + 1;
+    EXPECT_EQ(r.skipped, ref.skipped[i]) << "step " << i + 1;
     EXPECT_TRUE(near(r.loss, ref.losses[i], tol))
         << "step " << i + 1 << ": loss " << r.loss << " vs " << ref.losses[i];
     EXPECT_TRUE(near(r.gradNorm, ref.gradNorms[i], tol))
@@ -252,8 +261,10 @@ TEST_F(TrainEngine, JsonlIsTruncatedAndWellFormed) {
   std::string text = readFile(log);
   EXPECT_EQ(lineCount(text), 3u);
   std::regex line(R"(\{"step": [0-9]+, "loss": [-+0-9.e]+, "lr": [-+0-9.e]+, )"
-                  R"("grad_norm": [-+0-9.e]+, "time_ms": [0-9.]+, )"
-                  R"("samples_per_s": [0-9.]+\})");
+                  R"("grad_norm": [-+0-9.e]+, "loss_scale": 1\.0, )"
+                  R"("skipped": false, "time_ms": [0-9.]+, )"
+                  R"("samples_per_s": [0-9.]+, "time_fwd_bwd_ms": [0-9.]+, )"
+                  R"("time_reduce_ms": [0-9.]+, "time_step_ms": [0-9.]+\})");
   size_t start = 0;
   for (int i = 0; i < 3; ++i) {
     size_t end = text.find('\n', start);
@@ -281,16 +292,18 @@ TEST_F(TrainEngine, ConsoleHeaderAndStepLines) {
     lines.push_back(r.out.substr(start, end - start));
     start = end + 1;
   }
-  ASSERT_EQ(lines.size(), 4u) << r.out;
+  ASSERT_EQ(lines.size(), 7u) << r.out;
   EXPECT_EQ(lines[0], "zeroc train: stage 1, world size 1, 2 parameters (8 "
                       "elements), micro batch 2, grad accum 2, 10 samples");
   const char *steps[] = {"3", "6", "7"};
   for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(lines[2 * i + 1], "[Rank 0] step=" + std::string(steps[i]) +
+                                    ", skipped=0, lr=[0.05], mom=[(0.9, 0.999)]");
     std::regex line("step " + std::string(steps[i]) +
                     R"(/7 \| loss [0-9]+\.[0-9]{6} \| lr 5\.000e-02 \| )"
-                    R"(grad_norm [0-9]+\.[0-9]{4} \| [0-9]+\.[0-9] ms \| )"
-                    R"([0-9]+ samples/s)");
-    EXPECT_TRUE(std::regex_match(lines[i + 1], line)) << lines[i + 1];
+                    R"(loss_scale 1 \| grad_norm [0-9]+\.[0-9]{4} \| )"
+                    R"([0-9]+\.[0-9] ms \| [0-9]+ samples/s)");
+    EXPECT_TRUE(std::regex_match(lines[2 * i + 2], line)) << lines[2 * i + 2];
   }
 }
 
@@ -318,10 +331,375 @@ TEST(TrainEngineCalls, NullEngine) {
   EXPECT_EQ(zeroc_rt_engine_param_replica(nullptr, 0), nullptr);
   EXPECT_EQ(zeroc_rt_engine_param_shard(nullptr, 0), nullptr);
   EXPECT_EQ(zeroc_rt_engine_dropout_counter(nullptr), 0u);
+  EXPECT_EQ(zeroc_rt_engine_loss_scale(nullptr), 1.0);
   double g = 0;
   zeroc_rt_status_t status = zeroc_rt_engine_grad_accumulate(nullptr, 0, &g, 1);
   EXPECT_EQ(zeroc_rt_status_code(status), ZEROC_RT_INVALID_ARGUMENT);
   zeroc_rt_status_free(status);
+}
+
+//===----------------------------------------------------------------------===//
+// LR schedules, loss scaling, monitors
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> splitLines(const std::string &text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    lines.push_back(line);
+  return lines;
+}
+
+zeroc_rt_lr_schedule_t warmupLinear(double lo, double hi, int64_t n) {
+  zeroc_rt_lr_schedule_t s = {};
+  s.type = ZEROC_RT_LR_WARMUP;
+  s.warmup_min_lr = lo;
+  s.warmup_max_lr = hi;
+  s.warmup_num_steps = n;
+  return s;
+}
+
+zeroc_rt_lr_schedule_t oneCycle() {
+  zeroc_rt_lr_schedule_t s = {};
+  s.type = ZEROC_RT_LR_ONE_CYCLE;
+  s.cycle_min_lr = 0.005;
+  s.cycle_max_lr = 0.05;
+  s.cycle_first_step_size = 3;
+  s.cycle_second_step_size = 2;
+  s.decay_lr_rate = 0.5;
+  s.decay_step_size = 2;
+  s.cycle_momentum = 1;
+  s.cycle_min_mom = 0.8;
+  s.cycle_max_mom = 0.95;
+  s.decay_mom_rate = 0.01;
+  return s;
+}
+
+TEST_F(TrainEngine, LrSchedulesDriveTheOptimizer) {
+  const int64_t steps = 10;
+  struct Named {
+    const char *name;
+    ModelConfig cfg;
+    double firstLr;
+  };
+  std::vector<Named> cases;
+  {
+    ModelConfig c = adamwConfig();
+    c.schedule = warmupLinear(0.001, 0.05, 4);
+    c.schedule.warmup_type_log = 1;
+    cases.push_back({"warmup_log_adamw", c, 0.001});
+  }
+  {
+    ModelConfig c = sgdClipConfig();
+    c.schedule = warmupLinear(0.0, 0.05, 3);
+    c.schedule.type = ZEROC_RT_LR_WARMUP_DECAY;
+    c.schedule.total_num_steps = 8;
+    cases.push_back({"warmup_decay_sgd", c, 0.0});
+  }
+  {
+    ModelConfig c = adamL2ClipConfig();
+    c.schedule.type = ZEROC_RT_LR_WARMUP_COSINE;
+    c.schedule.warmup_num_steps = 3;
+    c.schedule.warmup_type_log = 1;
+    c.schedule.total_num_steps = 9;
+    c.schedule.warmup_min_ratio = 0.1;
+    c.schedule.cos_min_ratio = 0.01;
+    cases.push_back({"warmup_cosine_adam_l2", c, 0.0});
+  }
+  {
+    ModelConfig c = adamwConfig();
+    c.schedule = oneCycle();
+    cases.push_back({"one_cycle_adamw", c, 0.005});
+  }
+  {
+    ModelConfig c = sgdClipConfig();
+    c.schedule = oneCycle(); // DeepSpeed does not cycle SGD's momentum
+    cases.push_back({"one_cycle_sgd", c, 0.005});
+  }
+  for (Named &named : cases) {
+    named.cfg.gradAccum = 2;
+    Workspace ws(named.cfg);
+    Reference ref = reference(named.cfg, ws.data, steps);
+    ASSERT_EQ(ref.lrs.size(), static_cast<size_t>(steps));
+    EXPECT_EQ(ref.lrs[0], named.firstLr) << named.name;
+    EXPECT_GE(std::set<double>(ref.lrs.begin(), ref.lrs.end()).size(), 4u)
+        << named.name;
+    std::vector<Outcome> outcomes;
+    for (int stage = 0; stage <= 3; ++stage) {
+      ModelConfig cfg = named.cfg;
+      cfg.stage = stage;
+      std::string tag = std::string(named.name) + "_stage" + std::to_string(stage);
+      outcomes.push_back(train(cfg, ws, steps, tag));
+      expectMatchesReference(outcomes.back(), ref, cfg, 1e-9, tag);
+    }
+    for (int stage = 1; stage <= 3; ++stage) {
+      EXPECT_EQ(outcomes[stage].w, outcomes[0].w) << named.name;
+      EXPECT_EQ(outcomes[stage].b, outcomes[0].b) << named.name;
+    }
+  }
+}
+
+TEST_F(TrainEngine, OneCycleBetasInTheProgressLine) {
+  ModelConfig cfg = adamwConfig();
+  cfg.schedule = oneCycle();
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "3"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> lines = splitLines(r.out);
+  ASSERT_EQ(lines.size(), 7u) << r.out;
+  for (int step = 1; step <= 3; ++step) {
+    // DeepSpeed prints what the optimizer holds after the scheduler step.
+    double mom = 0;
+    double lr = zeroc_rt_lr_at(&cfg.schedule, cfg.optimizer.lr, step, &mom);
+    EXPECT_EQ(lines[2 * step - 1],
+              "[Rank 0] step=" + std::to_string(step) + ", skipped=0, lr=[" +
+                  zeroc_rt::train::pyFloat(lr) + "], mom=[(" +
+                  zeroc_rt::train::pyFloat(mom) + ", 0.99)]");
+  }
+}
+
+TEST_F(TrainEngine, LossScalingWithoutOverflowIsBitIdentical) {
+  for (zeroc_rt_dtype_t dtype : {ZEROC_RT_DTYPE_F64, ZEROC_RT_DTYPE_F32}) {
+    for (int stage : {0, 2}) {
+      ModelConfig plain = adamL2ClipConfig();
+      plain.dtype = dtype;
+      plain.stage = stage;
+      plain.gradAccum = 3;
+      ModelConfig scaled = plain;
+      scaled.scaler = dynamicScaler(/*window=*/2);
+      scaled.precision = ZEROC_RT_PRECISION_FP16;
+      Workspace ws(plain);
+      Outcome a = train(plain, ws, 6, "plain");
+      Outcome b = train(scaled, ws, 6, "scaled");
+      ASSERT_EQ(a.run.rc, 0) << a.run.err;
+      ASSERT_EQ(b.run.rc, 0) << b.run.err;
+      ASSERT_EQ(b.log.size(), 6u);
+      const double scales[] = {65536, 65536, 131072, 131072, 262144, 262144};
+      for (size_t i = 0; i < 6; ++i) {
+        EXPECT_EQ(a.log[i].lossScale, 1.0);
+        EXPECT_EQ(b.log[i].lossScale, scales[i]) << i;
+        EXPECT_FALSE(b.log[i].skipped);
+        EXPECT_EQ(b.log[i].loss, a.log[i].loss) << i;
+        EXPECT_EQ(b.log[i].gradNorm, a.log[i].gradNorm) << i;
+      }
+      EXPECT_EQ(b.w, a.w);
+      EXPECT_EQ(b.b, a.b);
+    }
+  }
+}
+
+TEST_F(TrainEngine, OverflowSkipsTheStepInEveryStage) {
+  ModelConfig base = adamwConfig();
+  base.gradAccum = 2;
+  base.schedule = warmupLinear(0.01, 0.05, 5);
+  base.scaler = dynamicScaler(/*window=*/3, /*hysteresis=*/2);
+  g_faults.overflowSteps = (1u << 1) | (1u << 2) | (1u << 3) | (1u << 6);
+  Workspace ws(base);
+  Reference ref = reference(base, ws.data, 9);
+  ASSERT_EQ(ref.skipped, (std::vector<bool>{false, true, true, true, false,
+                                            false, true, false, false}));
+  EXPECT_EQ(ref.lossScales, (std::vector<double>{65536, 65536, 65536, 32768,
+                                                 16384, 16384, 16384, 8192,
+                                                 8192}));
+  // The scheduler does not step on skipped steps: t = 0 1 1 1 1 2 3 3 4.
+  const int64_t t[] = {0, 1, 1, 1, 1, 2, 3, 3, 4};
+  for (int i = 0; i < 9; ++i)
+    EXPECT_EQ(ref.lrs[static_cast<size_t>(i)],
+              zeroc_rt_lr_at(&base.schedule, base.optimizer.lr, t[i], nullptr));
+  for (int stage = 0; stage <= 3; ++stage) {
+    ModelConfig cfg = base;
+    cfg.stage = stage;
+    Outcome o = train(cfg, ws, 9, "overflow" + std::to_string(stage));
+    expectMatchesReference(o, ref, cfg, 1e-9, "stage " + std::to_string(stage));
+    for (size_t i = 0; i < o.log.size(); ++i) {
+      if (ref.skipped[i]) {
+        EXPECT_EQ(o.log[i].gradNorm, -1.0);
+      }
+    }
+  }
+
+  // The console: DeepSpeed's OVERFLOW lines and skipped count.
+  TestProgram program(base, ws.blob);
+  RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "9"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> overflow;
+  for (const std::string &line : splitLines(r.out))
+    if (line.rfind("[deepspeed]", 0) == 0)
+      overflow.push_back(line);
+  const std::string p = "[deepspeed] OVERFLOW! Rank 0 Skipping step. ";
+  EXPECT_EQ(overflow,
+            (std::vector<std::string>{
+                p + "Attempted loss scale: 65536, but hysteresis is 2. "
+                    "Reducing hysteresis to 1",
+                p + "Attempted loss scale: 65536, reducing to 32768",
+                p + "Attempted loss scale: 32768, reducing to 16384",
+                p + "Attempted loss scale: 16384, reducing to 8192"}));
+  EXPECT_NE(r.out.find("[Rank 0] step=4, skipped=3, lr="), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("[Rank 0] step=9, skipped=4, lr="), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("step 2/9 | loss "), std::string::npos);
+  EXPECT_NE(r.out.find("| loss_scale 65536 | grad_norm -1.0000 |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("samples/s | skipped\n"), std::string::npos) << r.out;
+  // --quiet silences them too.
+  r = runTrain(program.get(), basicArgs(ws, 9));
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(TrainEngine, StaticLossScaleSkipsOverflowsAndNeverChanges) {
+  ModelConfig cfg = sgdClipConfig();
+  cfg.scaler.enabled = 1;
+  cfg.scaler.static_scale = 1000.0;
+  g_faults.overflowSteps = 1u << 2;
+  Workspace ws(cfg);
+  Reference ref = reference(cfg, ws.data, 5);
+  EXPECT_EQ(ref.skipped,
+            (std::vector<bool>{false, false, true, false, false}));
+  for (int stage : {0, 1, 3}) {
+    cfg.stage = stage;
+    Outcome o = train(cfg, ws, 5, "static" + std::to_string(stage));
+    expectMatchesReference(o, ref, cfg, 1e-9, "stage " + std::to_string(stage));
+    for (const JsonRecord &rec : o.log)
+      EXPECT_EQ(rec.lossScale, 1000.0);
+  }
+  TestProgram program(cfg, ws.blob);
+  RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "5"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("OVERFLOW"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[Rank 0] step=5, skipped=1,"), std::string::npos);
+}
+
+TEST_F(TrainEngine, LossScalingMakesANanLossNonFatal) {
+  // As in DeepSpeed only a gradient overflow matters (here the gradients
+  // stay finite).
+  ModelConfig cfg = adamwConfig();
+  cfg.scaler = dynamicScaler();
+  g_faults.nanAtStep = 1;
+  Workspace ws(cfg);
+  Outcome o = train(cfg, ws, 3, "nan");
+  ASSERT_EQ(o.run.rc, 0) << o.run.err;
+  ASSERT_EQ(o.log.size(), 3u);
+  EXPECT_TRUE(std::isnan(o.log[1].loss));
+  EXPECT_FALSE(o.log[1].skipped);
+  EXPECT_TRUE(std::isfinite(o.log[2].loss));
+}
+
+TEST_F(TrainEngine, CsvMonitorWritesDeepSpeedFiles) {
+  ModelConfig cfg = adamwConfig();
+  cfg.gradAccum = 2; // G = 4
+  cfg.scaler = dynamicScaler(/*window=*/2);
+  cfg.wallClock = true;
+  cfg.csv = true;
+  Workspace ws(cfg);
+  cfg.csvPath = ws.dir.file("monitor");
+  cfg.csvJob = "job1";
+  const std::string dir = cfg.csvPath + "/job1/";
+  ASSERT_TRUE(std::filesystem::create_directories(dir));
+  {
+    std::FILE *f = std::fopen((dir + "Train_Samples_lr.csv").c_str(), "w");
+    std::fputs("stale\r\nrows\r\n", f);
+    std::fclose(f);
+  }
+  Outcome o = train(cfg, ws, 3, "csv");
+  ASSERT_EQ(o.run.rc, 0) << o.run.err;
+  ASSERT_EQ(o.log.size(), 3u);
+  struct Event {
+    const char *file, *header;
+  };
+  const Event events[] = {
+      {"Train_Samples_train_loss.csv", "train_loss"},
+      {"Train_Samples_lr.csv", "lr"},
+      {"Train_Samples_loss_scale.csv", "loss_scale"},
+      {"Train_Samples_elapsed_time_ms_fwd_bwd.csv", "elapsed_time_ms_fwd_bwd"},
+      {"Train_Samples_elapsed_time_ms_reduce.csv", "elapsed_time_ms_reduce"},
+      {"Train_Samples_elapsed_time_ms_step.csv", "elapsed_time_ms_step"},
+  };
+  for (int e = 0; e < 6; ++e) {
+    std::string text = readFile(dir + events[e].file);
+    SCOPED_TRACE(events[e].file);
+    std::vector<std::string> rows;
+    size_t start = 0, end;
+    while ((end = text.find("\r\n", start)) != std::string::npos) {
+      rows.push_back(text.substr(start, end - start));
+      start = end + 2;
+    }
+    EXPECT_EQ(start, text.size()) << "every line ends with \\r\\n";
+    ASSERT_EQ(rows.size(), 4u) << text;
+    EXPECT_EQ(rows[0], std::string("step,") + events[e].header);
+    for (size_t i = 0; i < 3; ++i) {
+      const JsonRecord &rec = o.log[i];
+      std::string prefix = std::to_string(4 * (i + 1)) + ",";
+      ASSERT_EQ(rows[i + 1].rfind(prefix, 0), 0u) << rows[i + 1];
+      std::string value = rows[i + 1].substr(prefix.size());
+      double v = std::strtod(value.c_str(), nullptr);
+      EXPECT_EQ(value, zeroc_rt::train::pyFloat(v));
+      const double want[] = {rec.loss, rec.lr, rec.lossScale};
+      if (e < 3) {
+        EXPECT_EQ(v, want[e]);
+      } else {
+        EXPECT_GE(v, 0.0);
+      }
+    }
+  }
+  EXPECT_EQ(readFile(dir + "Train_Samples_loss_scale.csv"),
+            "step,loss_scale\r\n4,65536.0\r\n8,65536.0\r\n12,131072.0\r\n");
+
+  // Without wall_clock_breakdown: only the three basic events.
+  cfg.wallClock = false;
+  cfg.csvJob = "job2";
+  Outcome o2 = train(cfg, ws, 1, "csv2");
+  ASSERT_EQ(o2.run.rc, 0) << o2.run.err;
+  size_t files = 0;
+  for (const auto &entry :
+       std::filesystem::directory_iterator(cfg.csvPath + "/job2"))
+    files += entry.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 3u);
+
+  // An output path below a regular file is a setup error.
+  cfg.csvPath = ws.blob;
+  TestProgram bad(cfg, ws.blob);
+  expectError(runTrain(bad.get(), basicArgs(ws)), "csv_monitor: ");
+}
+
+TEST_F(TrainEngine, WallClockBreakdownLinesAndJsonlTimes) {
+  ModelConfig cfg = adamwConfig();
+  cfg.stage = 2;
+  cfg.stepsPerPrint = 2;
+  cfg.wallClock = true;
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  std::string log = ws.dir.file("wc.jsonl");
+  RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "4",
+                                         "--log-jsonl", log});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::vector<std::string> lines = splitLines(r.out);
+  ASSERT_EQ(lines.size(), 7u) << r.out;
+  std::regex time(R"(\[Rank 0\] time \(ms\) \| fwd_bwd: [0-9]+\.[0-9]{2} \| )"
+                  R"(reduce: [0-9]+\.[0-9]{2} \| step: [0-9]+\.[0-9]{2})");
+  for (int i : {0, 1}) {
+    EXPECT_EQ(lines[1 + 3 * i].rfind("[Rank 0] step=" + std::to_string(2 * i + 2) +
+                                         ", skipped=0, lr=[0.05], mom=[(0.9, 0.999)]",
+                                     0),
+              0u)
+        << lines[1 + 3 * i];
+    EXPECT_EQ(lines[2 + 3 * i].rfind("step " + std::to_string(2 * i + 2) + "/4 |", 0),
+              0u);
+    EXPECT_TRUE(std::regex_match(lines[3 + 3 * i], time)) << lines[3 + 3 * i];
+  }
+  std::vector<JsonRecord> records = readJsonl(log);
+  ASSERT_EQ(records.size(), 4u);
+  for (const JsonRecord &rec : records) {
+    EXPECT_TRUE(rec.hasAllKeys);
+    EXPECT_GE(rec.fwdBwdMs, 0.0);
+    EXPECT_GE(rec.reduceMs, 0.0);
+    EXPECT_GE(rec.stepMs, 0.0);
+    EXPECT_LE(rec.fwdBwdMs + rec.reduceMs + rec.stepMs, rec.timeMs + 0.01);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -446,6 +824,44 @@ TEST_F(TrainErrors, NanLossStopsTraining) {
   }
 }
 
+TEST_F(TrainErrors, MinimumLossScaleEndsTheRun) {
+  for (int stage : {0, 3}) {
+    ModelConfig cfg = adamwConfig();
+    cfg.stage = stage;
+    cfg.scaler = dynamicScaler(1000, /*hysteresis=*/1, /*minScale=*/1.0);
+    cfg.scaler.initial_scale = 2.0;
+    g_faults.overflowSteps = 0x3;
+    Workspace ws(cfg);
+    TestProgram program(cfg, ws.blob);
+    std::string log = ws.dir.file("min.jsonl");
+    RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "5",
+                                           "--log-jsonl", log});
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.err, "train: error: step 2: Current loss scale already at "
+                     "minimum - cannot decrease scale anymore. Exiting run.\n");
+    EXPECT_NE(r.out.find("[deepspeed] OVERFLOW! Rank 0 Skipping step. "
+                         "Attempted loss scale: 2, reducing to 1\n"),
+              std::string::npos)
+        << r.out;
+    std::vector<JsonRecord> records = readJsonl(log);
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_TRUE(records[0].skipped);
+  }
+}
+
+TEST_F(TrainErrors, OneCycleMomentumOutsideAdamsRange) {
+  ModelConfig cfg = adamwConfig();
+  cfg.schedule = oneCycle();
+  cfg.schedule.cycle_first_step_size = 1;
+  cfg.schedule.cycle_second_step_size = 1;
+  cfg.schedule.decay_mom_rate = 0.1; // 0.95 * (1 + 0.1 * k / 2) >= 1 at k = 2
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  expectError(runTrain(program.get(), basicArgs(ws, 6)),
+              "train: error: step 5: the OneCycle schedule gives momentum "
+              "(Adam's beta1) 1.045 after 4 scheduler steps, outside [0, 1)");
+}
+
 TEST_F(TrainErrors, MicroStepFailure) {
   ModelConfig cfg = adamwConfig();
   cfg.gradAccum = 3;
@@ -542,6 +958,40 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.program.optimizer.beta1 = 1.0;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "Adam betas (1, 0.999) must be in [0, 1)");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.lr_schedule.type =
+        static_cast<zeroc_rt_lr_schedule_type_t>(9);
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "invalid program (recompile it with this runtime): unknown lr "
+                "schedule type 9");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.lr_schedule.type = ZEROC_RT_LR_WARMUP_COSINE;
+    program.program.lr_schedule.warmup_num_steps = 1;
+    program.program.lr_schedule.total_num_steps = 2;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "lr schedule WarmupCosineLR: total_num_steps 2 equals "
+                "max(2, warmup_num_steps)");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.lr_schedule.type = ZEROC_RT_LR_ONE_CYCLE;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "lr schedule OneCycle: cycle_first_step_size 0 must be >= 1");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.loss_scaler = dynamicScaler(0);
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "loss scaler: scale_window 0 and hysteresis 2 must be >= 1");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.precision = static_cast<zeroc_rt_precision_t>(7);
+    expectError(runTrain(program.get(), basicArgs(ws)), "unknown precision 7");
   }
   expectError(runTrain(nullptr, basicArgs(ws)), "the program is NULL");
 }

@@ -2,6 +2,8 @@
 
 #include "train_test_model.h"
 
+#include "train/loss_scaler.h"
+#include "train/lr_schedule.h"
 #include "zeroc_rt/zeroc_rt.h"
 
 #include <algorithm>
@@ -146,6 +148,10 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
       (g_faults.errorOnRank < 0 || g_faults.errorOnRank == rank))
     return zeroc_rt_status_make(ZEROC_RT_NUMERIC_ERROR, __FILE__, __LINE__,
                                 "injected micro-step failure");
+  const double lossScale = zeroc_rt_engine_loss_scale(engine);
+  if (!cfg.scaler.enabled && lossScale != 1.0)
+    return fail("loss scale " + std::to_string(lossScale) +
+                " without loss scaling");
 
   // Engine calls by stage.
   if (zeroc_rt_engine_param_replica(engine, 2) ||
@@ -196,15 +202,21 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
       (g_faults.nanOnRank < 0 || g_faults.nanOnRank == rank))
     *lossOut = std::numeric_limits<double>::quiet_NaN();
 
-  // Backward: dz = 2 * diff / (MB * 2); dW = x^T dz; db = sum_rows dz.
+  // Backward, seeded with the loss scale:
+  // dz = scale * 2 * diff / (MB * 2); dW = x^T dz; db = sum_rows dz.
   zeroc_rt_tensor_t coef = tensor(arena + layout.coef, dt, {});
-  storeScalar(coef.data, dt, 2.0 / static_cast<double>(mb * kOutFeatures));
+  storeScalar(coef.data, dt,
+              roundTo(2.0 / static_cast<double>(mb * kOutFeatures), dt) *
+                  lossScale);
   zeroc_rt_tensor_t dz = tensor(arena + layout.dz, dt, {mb, kOutFeatures});
   zeroc_rt_tensor_t dW = tensor(arena + layout.dW, dt, {kInFeatures, kOutFeatures});
   zeroc_rt_tensor_t db = tensor(arena + layout.db, dt, {kOutFeatures});
   RETURN_IF_ERROR(zeroc_rt_k_binary(ZEROC_RT_BINARY_MUL, &diff, &coef, &dz));
   RETURN_IF_ERROR(zeroc_rt_k_gemm(&x, &dz, nullptr, 1.0, 0.0, 1, 0, &dW));
   RETURN_IF_ERROR(zeroc_rt_k_reduce(ZEROC_RT_REDUCE_OP_SUM, &dz, 0x1u, &db));
+  if (step < 64 && ((g_faults.overflowSteps >> step) & 1u) &&
+      (g_faults.overflowOnRank < 0 || g_faults.overflowOnRank == rank))
+    storeScalar(dW.data, dt, std::numeric_limits<double>::infinity());
 
   const int64_t nW = kInFeatures * kOutFeatures, nB = kOutFeatures;
   if (Stage <= 1) {
@@ -269,6 +281,18 @@ ModelConfig adamL2ClipConfig() {
   return c;
 }
 
+zeroc_rt_loss_scaler_config_t dynamicScaler(int64_t window, int hysteresis,
+                                            double minScale) {
+  zeroc_rt_loss_scaler_config_t c = {};
+  c.enabled = 1;
+  c.initial_scale = 65536.0;
+  c.scale_window = window;
+  c.hysteresis = hysteresis;
+  c.min_scale = minScale;
+  c.scale_factor = 2.0;
+  return c;
+}
+
 ModelConfig sgdClipConfig() {
   ModelConfig c;
   c.optimizer = {ZEROC_RT_OPTIMIZER_SGD, 0.1, 0.0, 0.0, 0.0, 0.01, 0.9, 0};
@@ -277,7 +301,8 @@ ModelConfig sgdClipConfig() {
 }
 
 TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
-    : cfg(config), blobFile(blob), hint(config.recompileHint) {
+    : cfg(config), blobFile(blob), hint(config.recompileHint),
+      csvPath(config.csvPath), csvJob(config.csvJob) {
   params[0].name = "fc.weight";
   params[0].dtype = cfg.dtype;
   params[0].rank = 2;
@@ -317,6 +342,13 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   program.optimizer = cfg.optimizer;
   program.micro_step = microStepFor(cfg.stage);
   program.recompile_hint = hint.c_str();
+  program.lr_schedule = cfg.schedule;
+  program.loss_scaler = cfg.scaler;
+  program.precision = cfg.precision;
+  program.monitor.wall_clock_breakdown = cfg.wallClock ? 1 : 0;
+  program.monitor.csv_enabled = cfg.csv ? 1 : 0;
+  program.monitor.csv_output_path = csvPath.c_str();
+  program.monitor.csv_job_name = csvJob.empty() ? nullptr : csvJob.c_str();
   g_current = &cfg;
 }
 
@@ -407,6 +439,9 @@ std::string writeBlob(const std::string &path, zeroc_rt_dtype_t dtype,
 Reference reference(const ModelConfig &cfg, const Data &data, int64_t steps) {
   const zeroc_rt_optimizer_config_t &o = cfg.optimizer;
   Reference r;
+  zeroc_rt_loss_scaler_state_t scaler;
+  zeroc_rt_loss_scaler_init(&scaler, &cfg.scaler);
+  int64_t applied = 0; // optimizer updates = scheduler steps
   std::vector<double> p = initialW(cfg.dtype);
   std::vector<double> b = initialB(cfg.dtype);
   p.insert(p.end(), b.begin(), b.end()); // 8 parameters: W then b
@@ -433,6 +468,35 @@ Reference reference(const ModelConfig &cfg, const Data &data, int64_t steps) {
       }
     }
     loss /= denom;
+    double mom = 0.0;
+    const double lr = zeroc_rt_lr_at(&cfg.schedule, o.lr, applied, &mom);
+    r.losses.push_back(loss);
+    r.lrs.push_back(lr);
+    r.lossScales.push_back(scaler.cur_scale);
+    const bool overflow = cfg.scaler.enabled && s < 64 &&
+                          ((g_faults.overflowSteps >> s) & 1u);
+    if (cfg.scaler.enabled) {
+      zeroc_rt_status_t status =
+          zeroc_rt_loss_scaler_update(&scaler, overflow, nullptr, 0);
+      if (status) { // the run stops here
+        zeroc_rt_status_free(status);
+        r.losses.pop_back();
+        r.lrs.pop_back();
+        r.lossScales.pop_back();
+        break;
+      }
+    }
+    r.skipped.push_back(overflow);
+    if (overflow) {
+      r.gradNorms.push_back(-1.0);
+      continue;
+    }
+    double beta1 = o.beta1, beta2 = o.beta2;
+    if (cfg.schedule.type == ZEROC_RT_LR_ONE_CYCLE &&
+        cfg.schedule.cycle_momentum && o.type == ZEROC_RT_OPTIMIZER_ADAM) {
+      beta1 = mom;
+      beta2 = 0.99;
+    }
     double sumsq = 0.0;
     for (double gi : grad)
       sumsq += gi * gi;
@@ -443,20 +507,20 @@ Reference reference(const ModelConfig &cfg, const Data &data, int64_t steps) {
         for (double &gi : grad)
           gi *= 1.0 / c;
     }
-    const int64_t t = s + 1;
+    const int64_t t = ++applied;
     for (int i = 0; i < 8; ++i) {
       double gi = grad[i];
       if (o.type == ZEROC_RT_OPTIMIZER_ADAM) {
         if (!o.adam_w_mode)
           gi += o.weight_decay * p[i];
-        m[i] = o.beta1 * m[i] + (1 - o.beta1) * gi;
-        v[i] = o.beta2 * v[i] + (1 - o.beta2) * gi * gi;
-        double bc1 = 1 - std::pow(o.beta1, static_cast<double>(t));
-        double bc2 = 1 - std::pow(o.beta2, static_cast<double>(t));
+        m[i] = beta1 * m[i] + (1 - beta1) * gi;
+        v[i] = beta2 * v[i] + (1 - beta2) * gi * gi;
+        double bc1 = 1 - std::pow(beta1, static_cast<double>(t));
+        double bc2 = 1 - std::pow(beta2, static_cast<double>(t));
         double u = (m[i] / bc1) / (std::sqrt(v[i] / bc2) + o.eps);
         if (o.adam_w_mode)
           u += o.weight_decay * p[i];
-        p[i] -= o.lr * u;
+        p[i] -= lr * u;
       } else {
         gi += o.weight_decay * p[i];
         double d = gi;
@@ -464,10 +528,9 @@ Reference reference(const ModelConfig &cfg, const Data &data, int64_t steps) {
           buf[i] = t == 1 ? gi : o.momentum * buf[i] + gi;
           d = buf[i];
         }
-        p[i] -= o.lr * d;
+        p[i] -= lr * d;
       }
     }
-    r.losses.push_back(loss);
     r.gradNorms.push_back(norm);
   }
   r.w.assign(p.begin(), p.begin() + 6);
@@ -476,6 +539,19 @@ Reference reference(const ModelConfig &cfg, const Data &data, int64_t steps) {
 }
 
 namespace {
+
+bool boolField(const std::string &line, const char *key, bool *out) {
+  std::string pattern = std::string("\"") + key + "\": ";
+  size_t pos = line.find(pattern);
+  if (pos == std::string::npos)
+    return false;
+  if (line.compare(pos + pattern.size(), 4, "true") == 0) {
+    *out = true;
+    return true;
+  }
+  *out = false;
+  return line.compare(pos + pattern.size(), 5, "false") == 0;
+}
 
 bool field(const std::string &line, const char *key, double *out) {
   std::string pattern = std::string("\"") + key + "\": ";
@@ -506,6 +582,11 @@ std::vector<JsonRecord> readJsonl(const std::string &path) {
     ok = field(line, "grad_norm", &r.gradNorm) && ok;
     ok = field(line, "time_ms", &r.timeMs) && ok;
     ok = field(line, "samples_per_s", &r.samplesPerS) && ok;
+    ok = field(line, "loss_scale", &r.lossScale) && ok;
+    ok = boolField(line, "skipped", &r.skipped) && ok;
+    ok = field(line, "time_fwd_bwd_ms", &r.fwdBwdMs) && ok;
+    ok = field(line, "time_reduce_ms", &r.reduceMs) && ok;
+    ok = field(line, "time_step_ms", &r.stepMs) && ok;
     r.hasAllKeys = ok && line.front() == '{' && line.back() == '}';
     records.push_back(r);
   }

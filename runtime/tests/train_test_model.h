@@ -13,7 +13,13 @@
 // reduce-scatter into an S-buffer and accumulate the shard.
 //
 // `reference()` is an independent plain C++ loop (full-batch gradient of the
-// same G samples per step, torch-style Adam/AdamW/SGD, DeepSpeed clipping).
+// same G samples per step, torch-style Adam/AdamW/SGD, DeepSpeed clipping),
+// with the lr (and OneCycle betas) of zeroc_rt_lr_at -- itself checked
+// against DeepSpeed's formulas by lr_schedule_table -- and the skipped steps
+// of the injected gradient overflows.
+//
+// Like generated code, the micro-step multiplies the loss gradient by
+// zeroc_rt_engine_loss_scale and returns the unscaled loss.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,7 +59,18 @@ struct ModelConfig {
   int stepsPerPrint = 1;
   std::string recompileHint =
       "zeroc compile model.onnx --stage 0 --world-size 1 -o out";
+  // ABI version 2 (zero: constant lr, no loss scaling, no monitors).
+  zeroc_rt_lr_schedule_t schedule = {};
+  zeroc_rt_loss_scaler_config_t scaler = {};
+  zeroc_rt_precision_t precision = ZEROC_RT_PRECISION_FP32;
+  bool wallClock = false, csv = false;
+  std::string csvPath, csvJob; ///< "" job: NULL (DeepSpeedJobName)
 };
+
+/// A dynamic loss scaler: 2^16, window `window`, hysteresis `hysteresis`.
+zeroc_rt_loss_scaler_config_t dynamicScaler(int64_t window = 1000,
+                                            int hysteresis = 2,
+                                            double minScale = 1.0);
 
 /// Named optimizer setups used by the tests.
 ModelConfig adamwConfig();     ///< AdamW, weight decay 0.01, no clipping
@@ -67,6 +84,10 @@ struct Faults {
   int64_t errorAtStep = -1; ///< 0-based step whose micro-step fails
   int errorOnRank = -1;
   bool wrongGradCount = false; ///< grad_accumulate with a bad count
+  /// Bit s set: at 0-based step s the micro-steps put +inf into dW[0] (on
+  /// overflowOnRank, or every rank when -1), a gradient overflow.
+  uint64_t overflowSteps = 0;
+  int overflowOnRank = -1;
 };
 extern Faults g_faults;
 
@@ -83,7 +104,7 @@ public:
 
 private:
   ModelConfig cfg;
-  std::string blobFile, hint;
+  std::string blobFile, hint, csvPath, csvJob;
   zeroc_rt_param_desc_t params[2];
   zeroc_rt_input_desc_t inputs[2];
 };
@@ -109,14 +130,19 @@ std::string saveArray(const std::string &path, zeroc_rt_dtype_t dtype,
                       const std::vector<double> &values);
 
 struct Reference {
-  std::vector<double> losses, gradNorms;
+  std::vector<double> losses, gradNorms; ///< norm -1 for skipped steps
+  std::vector<double> lrs, lossScales;
+  std::vector<bool> skipped;
   std::vector<double> w, b; ///< final parameters
 };
+/// Skips the steps in g_faults.overflowSteps when cfg.scaler is enabled.
 Reference reference(const ModelConfig &cfg, const Data &data, int64_t steps);
 
 struct JsonRecord {
   double step = 0, loss = 0, lr = 0, gradNorm = 0, timeMs = -1,
-         samplesPerS = -1;
+         samplesPerS = -1, lossScale = -1, fwdBwdMs = -1, reduceMs = -1,
+         stepMs = -1;
+  bool skipped = false;
   bool hasAllKeys = false;
 };
 /// Parses a JSONL log (missing file: empty).

@@ -87,6 +87,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--samples", type=int, default=64)
     ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--param-rtol", type=float, default=1e-3,
+                    help="relative norm difference of the final parameters")
     ap.add_argument("--config", default=None, help="ds_config.json for every run")
     args = ap.parse_args()
 
@@ -156,7 +158,7 @@ def main():
                     # ~0 (the update is ~lr there whatever the sign), so the
                     # final parameters are compared in norm, not elementwise.
                     pworst = (diff2 / max(ref2, 1e-30)) ** 0.5
-                    if pworst > 1e-3:
+                    if pworst > args.param_rtol:
                         problems.append("params differ from the reference by "
                                         "%.2e (relative norm)" % pworst)
                     plan_problem = check_plan(json.load(open(out + "/plan.json")),

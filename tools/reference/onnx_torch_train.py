@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ds_schedules  # noqa: E402
 from onnx_torch import OnnxTorchError, OnnxTorchModel  # noqa: E402
 
 
@@ -208,13 +209,70 @@ def parse_optimizer(cfg):
 
 
 class TrainConfig(object):
-    def __init__(self, tb, mb, gas, world, optimizer, clip):
+    def __init__(self, tb, mb, gas, world, optimizer, clip, scheduler=None,
+                 fp16=None):
         self.train_batch_size = tb
         self.micro_batch = mb
         self.grad_accum = gas
         self.world_size = world
         self.optimizer = optimizer
         self.gradient_clipping = clip
+        self.scheduler = scheduler   # the ds_config "scheduler" section
+        self.fp16 = fp16             # {"fp16": section} when fp16.enabled
+
+    def make_scheduler(self, group):
+        """DeepSpeed's scheduler over `group` (a ds_schedules.ParamGroups),
+        or None for a constant lr."""
+        if self.scheduler is None:
+            return None
+        return ds_schedules.make_scheduler(self.scheduler, group)
+
+    def make_loss_scaler(self):
+        """DeepSpeed's loss scaler for the fp16 section, or None."""
+        return ds_schedules.make_loss_scaler(self.fp16)
+
+
+_FP16_KEYS = {"enabled", "auto_cast", "loss_scale", "initial_scale_power",
+              "loss_scale_window", "hysteresis", "consecutive_hysteresis",
+              "min_loss_scale", "fp16_master_weights_and_grads"}
+
+
+def parse_fp16(cfg):
+    """The fp16 section when enabled (validated), else None."""
+    sect = cfg.get("fp16")
+    if sect is None:
+        return None
+    if not isinstance(sect, dict):
+        raise ReferenceError("ds_config: fp16 must be an object")
+    extra = sorted(set(sect) - _FP16_KEYS)
+    if extra:
+        raise ReferenceError("ds_config: unsupported fp16 key(s): %s"
+                             % ", ".join(extra))
+    for k in ("enabled", "auto_cast", "consecutive_hysteresis",
+              "fp16_master_weights_and_grads"):
+        if k in sect and not isinstance(sect[k], bool):
+            raise ReferenceError("ds_config: fp16.%s must be a boolean" % k)
+    for k in ("loss_scale", "min_loss_scale"):
+        if k in sect:
+            v = _get_num(sect, k, 0.0, "fp16")
+            if v < 0 or (k == "min_loss_scale" and v <= 0):
+                raise ReferenceError("ds_config: fp16.%s must be %s 0"
+                                     % (k, ">" if k == "min_loss_scale"
+                                        else ">="))
+    for k in ("initial_scale_power", "loss_scale_window", "hysteresis"):
+        if k in sect:
+            v = sect[k]
+            if isinstance(v, bool) or not isinstance(v, int) or \
+                    (v < 1 and k != "initial_scale_power") or v < 0:
+                raise ReferenceError("ds_config: fp16.%s must be a "
+                                     "positive integer, got %r" % (k, v))
+    if not sect.get("enabled", False):
+        return None
+    bf16 = cfg.get("bf16")
+    if isinstance(bf16, dict) and bf16.get("enabled"):
+        raise ReferenceError("ds_config: fp16 and bf16 cannot both be "
+                             "enabled")
+    return {"fp16": dict(sect)}
 
 
 def parse_config(cfg, world, model_mb, cli_mb=None, cli_gas=None,
@@ -223,14 +281,21 @@ def parse_config(cfg, world, model_mb, cli_mb=None, cli_gas=None,
     cfg = cfg or {}
     if not isinstance(cfg, dict):
         raise ReferenceError("ds_config must be a JSON object")
-    if "scheduler" in cfg:
-        raise ReferenceError("ds_config: \"scheduler\" is not supported by "
-                             "the reference (constant lr only)")
-    for k in ("fp16", "bf16"):
-        sect = cfg.get(k)
-        if isinstance(sect, dict) and sect.get("enabled") and warn:
-            warn("ds_config: %s.enabled is ignored; the reference computes "
-                 "in full precision" % k)
+    scheduler = cfg.get("scheduler")
+    if scheduler is not None:
+        try:
+            ds_schedules.check_scheduler(scheduler)
+        except ds_schedules.ScheduleError as e:
+            raise ReferenceError("ds_config: %s" % e)
+    fp16 = parse_fp16(cfg)
+    if fp16 is not None and warn:
+        warn("ds_config: fp16.enabled: the reference computes in full "
+             "precision; it tracks DeepSpeed's loss scale (scaling is exact) "
+             "and skips steps whose gradients overflow")
+    sect = cfg.get("bf16")
+    if isinstance(sect, dict) and sect.get("enabled") and warn:
+        warn("ds_config: bf16.enabled is ignored; the reference computes in "
+             "full precision (loss scale 1)")
     mb = _merge(cli_mb, _get_int(cfg, "train_micro_batch_size_per_gpu"),
                 "micro-batch")
     gas = _merge(cli_gas, _get_int(cfg, "gradient_accumulation_steps"),
@@ -240,7 +305,8 @@ def parse_config(cfg, world, model_mb, cli_mb=None, cli_gas=None,
     clip = _get_num(cfg, "gradient_clipping", 0.0, "ds_config")
     if clip < 0:
         raise ReferenceError("ds_config: gradient_clipping must be >= 0")
-    return TrainConfig(tb, mb, gas, world, parse_optimizer(cfg), clip)
+    return TrainConfig(tb, mb, gas, world, parse_optimizer(cfg), clip,
+                       scheduler, fp16)
 
 
 # ---------------------------------------------------------------------------
@@ -257,7 +323,9 @@ class AdamOptimizer(object):
         u  = (m/bc1) / (sqrt(v/bc2) + eps)
         u += wd*p                          (decoupled mode only)
         p -= lr*u
-    t counts optimizer steps from 1."""
+    t counts optimizer steps from 1.  `lr` and `betas` override the spec's
+    for one step (an LR scheduler's values); bias correction uses the
+    step's betas, as FusedAdam does with its param group's."""
 
     def __init__(self, spec):
         self.spec = spec
@@ -269,14 +337,19 @@ class AdamOptimizer(object):
     def lr(self):
         return self.spec.lr
 
+    def param_group(self):
+        """The param group DeepSpeed's schedulers write into."""
+        return ds_schedules.ParamGroups(self.spec.lr, betas=self.spec.betas)
+
     @torch.no_grad()
-    def step(self, params, grads):
+    def step(self, params, grads, lr=None, betas=None):
         s = self.spec
+        lr = s.lr if lr is None else lr
         if self.m is None:
             self.m = [torch.zeros_like(p) for p in params]
             self.v = [torch.zeros_like(p) for p in params]
         self.t += 1
-        b1, b2 = s.betas
+        b1, b2 = s.betas if betas is None else betas
         if s.bias_correction:
             bc1 = 1.0 - b1 ** self.t
             bc2 = 1.0 - b2 ** self.t
@@ -291,7 +364,7 @@ class AdamOptimizer(object):
             u = (m / bc1).div_(denom)
             if s.adam_w_mode and s.weight_decay != 0.0:
                 u.add_(p, alpha=s.weight_decay)
-            p.add_(u, alpha=-s.lr)
+            p.add_(u, alpha=-lr)
 
 
 class SGDOptimizer(object):
@@ -299,7 +372,9 @@ class SGDOptimizer(object):
         g' = g + wd*p
         buf = g' (first step) | momentum*buf + (1-dampening)*g'
         d = g' + momentum*buf (nesterov) | buf   (momentum != 0) | g'
-        p -= lr*d"""
+        p -= lr*d
+    `lr` overrides the spec's for one step (an LR scheduler's value);
+    DeepSpeed's OneCycle does not cycle SGD's momentum (no "betas")."""
 
     def __init__(self, spec):
         self.spec = spec
@@ -309,9 +384,14 @@ class SGDOptimizer(object):
     def lr(self):
         return self.spec.lr
 
+    def param_group(self):
+        return ds_schedules.ParamGroups(self.spec.lr,
+                                        momentum=self.spec.momentum)
+
     @torch.no_grad()
-    def step(self, params, grads):
+    def step(self, params, grads, lr=None, betas=None):
         s = self.spec
+        lr = s.lr if lr is None else lr
         if self.buf is None:
             self.buf = [None] * len(params)
         for i, (p, g) in enumerate(zip(params, grads)):
@@ -328,7 +408,7 @@ class SGDOptimizer(object):
                     d = d.add(self.buf[i], alpha=s.momentum)
                 else:
                     d = self.buf[i]
-            p.add_(d, alpha=-s.lr)
+            p.add_(d, alpha=-lr)
 
 
 def make_optimizer(spec):
@@ -529,11 +609,24 @@ def make_data(model, out_dir, samples, seed, mb):
 # training
 # ---------------------------------------------------------------------------
 
-def train(model, data, samples, steps, cfg, on_step=None):
+def train(model, data, samples, steps, cfg, on_step=None, on_log=None):
     """Runs `steps` optimizer steps; returns the list of step records
-    {"step", "loss", "lr", "grad_norm"}."""
+    {"step", "loss", "lr", "grad_norm", "loss_scale", "skipped"}.
+
+    DeepSpeed's engine loop: the LR scheduler (ds_schedules) sets the lr (and
+    OneCycle's Adam betas) before the first step and steps after every step
+    that was not skipped; with fp16, DeepSpeed's loss scaler is updated every
+    step and a step whose gradients hold an inf/NaN is skipped (no update, no
+    scheduler step).  The loss scale is only tracked: scaling the loss and
+    unscaling the gradients is exact in float32/float64 (powers of two)
+    unless it overflows.  `on_log(line)` receives the scaler's log lines
+    ("[deepspeed] OVERFLOW! ...").  A loss scale already at its minimum
+    raises ReferenceError with DeepSpeed's message."""
     params = model.parameters()
     opt = make_optimizer(cfg.optimizer)
+    group = opt.param_group()
+    scheduler = cfg.make_scheduler(group)
+    scaler = cfg.make_loss_scaler()
     mb, gas, world = cfg.micro_batch, cfg.grad_accum, cfg.world_size
     n = gas * world
     records = []
@@ -549,11 +642,31 @@ def train(model, data, samples, steps, cfg, on_step=None):
             losses.append(float(loss.detach()))
         grads = [p.grad if p.grad is not None else torch.zeros_like(p)
                  for p in params]
-        norm = global_grad_norm(grads)
-        clip_gradients(grads, cfg.gradient_clipping, norm)
-        opt.step(params, grads)
-        rec = {"step": s + 1, "loss": sum(losses) / n, "lr": opt.lr,
-               "grad_norm": norm if math.isfinite(norm) else -1.0}
+        lr = group.param_groups[0]["lr"]
+        betas = group.param_groups[0].get("betas")
+        scale = 1.0
+        overflow = False
+        if scaler is not None:
+            scale = float(scaler.cur_scale)
+            overflow = not all(bool(torch.isfinite(g).all()) for g in grads)
+            try:
+                line = scaler.update_scale(overflow)
+            except ds_schedules.LossScaleAtMinimum as e:
+                raise ReferenceError("step %d: %s" % (s + 1, e))
+            if line and on_log is not None:
+                on_log(line)
+        if overflow:
+            norm = -1.0
+        else:
+            norm = global_grad_norm(grads)
+            clip_gradients(grads, cfg.gradient_clipping, norm)
+            opt.step(params, grads, lr=lr,
+                     betas=betas if cfg.optimizer.kind == "adam" else None)
+            if scheduler is not None:
+                scheduler.step()
+        rec = {"step": s + 1, "loss": sum(losses) / n, "lr": float(lr),
+               "grad_norm": norm if math.isfinite(norm) else -1.0,
+               "loss_scale": scale, "skipped": overflow}
         records.append(rec)
         if on_step is not None:
             on_step(rec)
@@ -727,11 +840,13 @@ def main(argv=None):
         psi = sum(p.numel() for p in model.parameters())
         if not args.quiet:
             print("reference: %s  params=%d (%d tensors)  dtype=%s  "
-                  "MB=%d GAS=%d W=%d (G=%d)  S=%d  %s  clip=%g"
+                  "MB=%d GAS=%d W=%d (G=%d)  S=%d  %s  clip=%g%s"
                   % (os.path.basename(args.model), psi, len(model.params),
                      args.dtype, cfg.micro_batch, cfg.grad_accum,
                      cfg.world_size, cfg.train_batch_size, S,
-                     cfg.optimizer.describe(), cfg.gradient_clipping))
+                     cfg.optimizer.describe(), cfg.gradient_clipping,
+                     "  scheduler=%s" % cfg.scheduler["type"]
+                     if cfg.scheduler else ""))
         logf = open(args.log_jsonl, "w") if args.log_jsonl else None
         t0 = time.time()
 
@@ -742,11 +857,19 @@ def main(argv=None):
                                        for k, v in rec.items()}) + "\n")
                 logf.flush()
             if not args.quiet:
-                print("step %d loss %.9g lr %.6g grad_norm %.9g"
+                print("step %d loss %.9g lr %.6g grad_norm %.9g%s"
                       % (rec["step"], rec["loss"], rec["lr"],
-                         rec["grad_norm"]))
+                         rec["grad_norm"],
+                         " loss_scale %s%s" % (rec["loss_scale"],
+                                               " skipped" if rec["skipped"]
+                                               else "")
+                         if cfg.fp16 is not None else ""))
+
+        def on_log(line):
+            if not args.quiet:
+                print(line)
         try:
-            train(model, data, S, args.steps, cfg, on_step)
+            train(model, data, S, args.steps, cfg, on_step, on_log)
         finally:
             if logf:
                 logf.close()

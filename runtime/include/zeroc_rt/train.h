@@ -21,7 +21,8 @@
 //   stage 3: only the shard of params, grads and optimizer state; the
 //            micro-step all-gathers parameters around their uses.
 // Gradients are summed over micro-batches and ranks and divided once by
-// W * grad_accum at the optimizer step.
+// W * grad_accum (times the loss scale, with loss scaling) at the optimizer
+// step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,7 +73,19 @@ typedef struct zeroc_rt_optimizer_config {
 /// DeepSpeed's LR schedulers (runtime/lr_schedules.py). The scheduler steps
 /// once per optimizer step that was not skipped for overflow; step t of the
 /// formulas is the number of scheduler steps taken before this one, so the
-/// first optimizer step runs at the scheduler's initial lr.
+/// first optimizer step runs at the scheduler's initial lr: warmup_min_lr
+/// (WarmupLR, WarmupDecayLR), 0 (WarmupCosineLR, whose get_lr() returns 0
+/// before its first step), cycle_min_lr with momentum cycle_min_mom
+/// (OneCycle). Fields as DeepSpeed's: warmup_num_steps below 2 counts as 2;
+/// WarmupCosineLR needs total_num_steps != max(2, warmup_num_steps);
+/// OneCycle needs cycle_first_step_size >= 1 and cycle_second_step_size >= 0
+/// (DeepSpeed's None, "same as the first", is resolved by the compiler);
+/// decay_step_size 0 means no post-cycle decay. With
+/// cycle_momentum and Adam, OneCycle sets Adam's betas to (momentum, 0.99)
+/// each step, beta2 included, as DeepSpeed does; SGD's momentum is not
+/// cycled (DeepSpeed turns cycle_momentum off for optimizers without
+/// betas). The engine's zeroc_rt_lr_at (src/train/lr_schedule.h) evaluates
+/// the schedule.
 typedef ZEROC_RT_ENUM(zeroc_rt_lr_schedule_type){
     ZEROC_RT_LR_CONSTANT = 0,
     ZEROC_RT_LR_WARMUP = 1,        ///< WarmupLR
@@ -100,8 +113,17 @@ typedef struct zeroc_rt_lr_schedule {
 /// DeepSpeed's loss scaler (runtime/fp16/loss_scaler.py). With `enabled`,
 /// the micro-step's loss gradient is scaled by the current scale
 /// (zeroc_rt_engine_loss_scale), gradients are unscaled at the optimizer
-/// step, and an inf/NaN in any rank's gradients skips the step and updates
-/// the scale as DynamicLossScaler.update_scale does.
+/// step, and an inf/NaN in any rank's gradients skips the step (no update,
+/// Adam's step count and the LR scheduler unchanged) and updates the scale as
+/// DynamicLossScaler.update_scale does; rank 0 prints its "[deepspeed]
+/// OVERFLOW! ..." lines, and an overflow at a scale already equal to
+/// min_scale ends the run on every rank ("Current loss scale already at
+/// minimum - cannot decrease scale anymore. Exiting run."). A static scale
+/// never changes but overflows still skip steps. With loss scaling a NaN/inf
+/// loss alone does not end the run (DeepSpeed checks only the gradients).
+/// Mapping DeepSpeed's fp16 section onto this struct (initial_scale =
+/// 2^initial_scale_power, and DeepSpeed's default of 2^32 with hysteresis 1
+/// when the section has none of the dynamic keys) is the compiler's job.
 typedef struct zeroc_rt_loss_scaler_config {
   int32_t enabled;
   double static_scale; ///< > 0: a static scale (fp16.loss_scale)
@@ -110,7 +132,7 @@ typedef struct zeroc_rt_loss_scaler_config {
   int32_t hysteresis;   ///< delayed_shift
   int32_t consecutive_hysteresis;
   double min_scale;
-  double scale_factor;  ///< 2
+  double scale_factor;  ///< 2 (0 also means 2)
 } zeroc_rt_loss_scaler_config_t;
 
 typedef ZEROC_RT_ENUM(zeroc_rt_precision){
@@ -119,7 +141,16 @@ typedef ZEROC_RT_ENUM(zeroc_rt_precision){
     ZEROC_RT_PRECISION_BF16 = 2,
 } zeroc_rt_precision_t;
 
-/// Monitoring as DeepSpeed's wall_clock_breakdown and csv_monitor.
+/// Monitoring as DeepSpeed's wall_clock_breakdown and csv_monitor (rank 0).
+/// wall_clock_breakdown prints "[Rank 0] time (ms) | fwd_bwd: .. | reduce:
+/// .. | step: .." with each progress print (times summed since the previous
+/// print); the JSONL log always has the per-step times. csv_monitor writes
+/// <csv_output_path>/<csv_job_name>/Train_Samples_{train_loss,lr,loss_scale}
+/// .csv (plus Train_Samples_elapsed_time_ms_{fwd_bwd,reduce,step}.csv with
+/// wall_clock_breakdown): header "step,<name>", then one row per optimizer
+/// step "<samples seen after the step>,<this step's value>" (Python float
+/// formatting, "\r\n" line ends as Python's csv module writes them); the
+/// files are truncated when training starts.
 typedef struct zeroc_rt_monitor_config {
   int32_t wall_clock_breakdown;
   int32_t csv_enabled;
@@ -168,8 +199,9 @@ typedef struct zeroc_rt_program {
 /// "train: error: ..." line to stderr, prefixed with "rank R: " when the
 /// world has more than one rank; --help prints the usage and returns 0).
 /// Never exits or aborts. Errors that every rank can see (data, blob, world
-/// size, NaN/inf loss, a rank that failed during setup or, in stages 0-1, in
-/// a micro-step) make all ranks fail together. A failure that may leave the
+/// size, NaN/inf loss without loss scaling, a loss scale at its minimum, a
+/// rank that failed during setup or, in stages 0-1, in a micro-step) make all
+/// ranks fail together. A failure that may leave the
 /// ranks out of step in their collectives (a micro-step failure in stages
 /// 2-3, an error in the optimizer step's collectives) skips MPI_Finalize on
 /// that rank, so that the MPI launcher terminates the job instead of hanging.
@@ -202,6 +234,12 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_grad_accumulate(
 /// s * grad_accum * W + m for global micro-batch m = a * W + rank of
 /// optimizer step s (0-based) at accumulation step a.
 uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine);
+/// The loss scale of the current optimizer step (DeepSpeed's cur_scale): the
+/// micro-step multiplies the loss gradient it seeds backward with by it, and
+/// still returns the unscaled loss. 1 without loss scaling (and for a NULL
+/// engine); a static scale never changes; a dynamic one changes only between
+/// optimizer steps.
+double zeroc_rt_engine_loss_scale(zeroc_rt_engine_t *engine);
 
 ZEROC_RT_EXTERN_C_END
 

@@ -89,4 +89,8 @@ uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine) {
   return engine ? engine->dropoutCounter : 0;
 }
 
+double zeroc_rt_engine_loss_scale(zeroc_rt_engine_t *engine) {
+  return engine ? engine->scaler.cur_scale : 1.0;
+}
+
 } // extern "C"

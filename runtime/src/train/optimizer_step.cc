@@ -1,32 +1,44 @@
 //===- optimizer_step.cc - The per-stage optimizer-step boundary -*- C++ -*-===//
 //
 // After the GAS micro-steps of an optimizer step every rank holds its
-// gradient accumulators (sums over its micro-batches). This file turns them
-// into the update, DeepSpeed's way:
+// gradient accumulators (sums over its micro-batches, multiplied by the loss
+// scale when loss scaling is on). This file turns them into the update,
+// DeepSpeed's way:
 //
 //   1. reduce: stage 0 all-reduces the full gradients (one call per dtype
 //      run of the gradient slab); stage 1 reduce-scatters each zero-padded
 //      full gradient into the rank's shard; stages 2-3 already hold the
 //      reduced shard (the micro-step reduce-scatters before accumulating);
-//   2. average: multiply by 1 / (W * GAS);
-//   3. global L2 norm over the full parameters: stage 0 from the local full
+//   2. loss scaling only: every rank scans its reduced gradients (stage 0:
+//      the full, identical gradients; stages 1-3: its shard) for inf/NaN and
+//      the flags are all-reduced with MAX; the loss scaler is updated
+//      (DynamicLossScaler.update_scale); on overflow the step is skipped:
+//      the gradients are zeroed and the parameters, the optimizer state, its
+//      step count and the LR scheduler stay as they were;
+//   3. average and unscale: multiply by 1 / (W * GAS * scale);
+//   4. global L2 norm over the full parameters: stage 0 from the local full
 //      gradients (identical on every rank), stages 1-3 from the shards plus an
 //      all-reduce of the sum of squares;
-//   4. clip (gradient_clipping > 0, finite norm): c = (norm + 1e-6) / max;
-//      if c > 1 the gradients are multiplied by 1 / c;
-//   5. Adam / SGD on the rank's elements (zeroc_rt_k_adam_step / sgd_step),
-//      step = 1-based count of updates; padding elements have zero gradient
-//      and zero value and stay zero;
-//   6. stages 1-2 all-gather the updated shards back into the replicas.
+//   5. clip (gradient_clipping > 0, finite norm): c = (norm + 1e-6) / max;
+//      if c > 1 the gradients are multiplied by 1 / c (DeepSpeed's
+//      unscale_and_clip_grads, on the unscaled gradients);
+//   6. Adam / SGD on the rank's elements (zeroc_rt_k_adam_step / sgd_step) at
+//      the scheduled lr (and OneCycle's betas), step = 1-based count of
+//      updates; padding elements have zero gradient and zero value and stay
+//      zero; the scheduler then counts one more step;
+//   7. stages 1-2 all-gather the updated shards back into the replicas.
 //
 //===----------------------------------------------------------------------===//
 
 #include "train/train_internal.h"
 
 #include "status_internal.h"
+#include "train/lr_schedule.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
 
 namespace zeroc_rt::train {
 namespace {
@@ -77,44 +89,82 @@ zeroc_rt_status_t scaleGradients(ZeroState &st, double factor) {
   return nullptr;
 }
 
-zeroc_rt_status_t globalNorm(zeroc_rt_engine &engine, double *norm) {
-  ZeroState &st = engine.state;
-  double total = 0.0;
+/// This rank's sum of squares (stages 1-3: of its shard).
+zeroc_rt_status_t localSumSquares(ZeroState &st, double *total) {
+  *total = 0.0;
   for (ParamState &p : st.params) {
     double sum = 0.0;
     zeroc_rt_status_t status =
         zeroc_rt_k_sum_squares(p.dtype, p.updateGrad, p.updateCount, &sum);
     if (status)
       return paramError(status, "gradient norm", p);
-    total += sum;
+    *total += sum;
   }
-  if (st.stage != 0)
-    ZEROC_RT_RETURN_IF_ERROR(ZEROC_RT_TRAIN_WRAP(
-        zeroc_rt_comm_all_reduce(engine.comm, &total, &total, 1,
-                                 ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM),
-        "gradient norm all-reduce: "));
-  *norm = std::sqrt(total);
   return nullptr;
 }
 
-zeroc_rt_status_t applyOptimizer(zeroc_rt_engine &engine) {
+zeroc_rt_status_t applyOptimizer(zeroc_rt_engine &engine, const StepHyper &h) {
   const zeroc_rt_optimizer_config_t &opt = engine.program->optimizer;
   const int64_t step = ++engine.optimizerSteps;
   for (ParamState &p : engine.state.params) {
     zeroc_rt_status_t status;
     if (opt.type == ZEROC_RT_OPTIMIZER_ADAM)
       status = zeroc_rt_k_adam_step(p.dtype, p.updateParam, p.updateGrad,
-                                    p.expAvg, p.expAvgSq, p.updateCount, opt.lr,
-                                    opt.beta1, opt.beta2, opt.eps,
-                                    opt.weight_decay, opt.adam_w_mode, step);
+                                    p.expAvg, p.expAvgSq, p.updateCount, h.lr,
+                                    h.beta1, h.beta2, opt.eps, opt.weight_decay,
+                                    opt.adam_w_mode, step);
     else
       status = zeroc_rt_k_sgd_step(p.dtype, p.updateParam, p.updateGrad,
-                                   p.momentum, p.updateCount, opt.lr,
-                                   opt.momentum, opt.weight_decay, step);
+                                   p.momentum, p.updateCount, h.lr, h.momentum,
+                                   opt.weight_decay, step);
     if (status)
       return paramError(status, "optimizer update", p);
   }
   return nullptr;
+}
+
+/// Whether this rank's reduced gradients hold an inf or NaN.
+zeroc_rt_status_t localOverflow(const ZeroState &st, int32_t *flag) {
+  *flag = 0;
+  for (const ParamState &p : st.params) {
+    int found = 0;
+    zeroc_rt_status_t status =
+        zeroc_rt_k_has_inf_or_nan(p.dtype, p.updateGrad, p.updateCount, &found);
+    if (status)
+      return paramError(status, "gradient overflow check", p);
+    if (found) {
+      *flag = 1;
+      break;
+    }
+  }
+  return nullptr;
+}
+
+zeroc_rt_status_t checkHyper(const zeroc_rt_program_t &prog, const StepHyper &h,
+                             int64_t t) {
+  if (!std::isfinite(h.lr))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "the %s schedule gives lr %g after %lld scheduler "
+                          "steps",
+                          lrScheduleName(prog.lr_schedule.type), h.lr,
+                          static_cast<long long>(t));
+  if (prog.optimizer.type == ZEROC_RT_OPTIMIZER_ADAM &&
+      !(h.beta1 >= 0.0 && h.beta1 < 1.0))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "the OneCycle schedule gives momentum (Adam's beta1) "
+                          "%g after %lld scheduler steps, outside [0, 1)",
+                          h.beta1, static_cast<long long>(t));
+  return nullptr;
+}
+
+using Clock = std::chrono::steady_clock;
+
+/// Adds the time `fn` takes to *ms.
+template <typename Fn> zeroc_rt_status_t timed(double *ms, Fn &&fn) {
+  const Clock::time_point start = Clock::now();
+  zeroc_rt_status_t status = fn();
+  *ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return status;
 }
 
 zeroc_rt_status_t gatherParams(zeroc_rt_engine &engine) {
@@ -134,21 +184,96 @@ zeroc_rt_status_t gatherParams(zeroc_rt_engine &engine) {
 
 } // namespace
 
-zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, double *gradNorm) {
-  const zeroc_rt_program_t &prog = *engine.program;
-  ZEROC_RT_RETURN_IF_ERROR(reduceGradients(engine));
-  ZEROC_RT_RETURN_IF_ERROR(scaleGradients(
-      engine.state, 1.0 / (static_cast<double>(engine.world) * prog.grad_accum)));
-  double norm = 0.0;
-  ZEROC_RT_RETURN_IF_ERROR(globalNorm(engine, &norm));
-  *gradNorm = norm;
-  if (prog.gradient_clipping > 0.0 && std::isfinite(norm)) {
-    double clip = (norm + 1e-6) / prog.gradient_clipping;
-    if (clip > 1.0)
-      ZEROC_RT_RETURN_IF_ERROR(scaleGradients(engine.state, 1.0 / clip));
+StepHyper hyperAt(const zeroc_rt_program_t &program, int64_t t) {
+  const zeroc_rt_optimizer_config_t &opt = program.optimizer;
+  StepHyper h;
+  double mom = 0.0;
+  h.lr = zeroc_rt_lr_at(&program.lr_schedule, opt.lr, t, &mom);
+  h.beta1 = opt.beta1;
+  h.beta2 = opt.beta2;
+  h.momentum = opt.momentum;
+  if (opt.type == ZEROC_RT_OPTIMIZER_ADAM &&
+      program.lr_schedule.type == ZEROC_RT_LR_ONE_CYCLE &&
+      program.lr_schedule.cycle_momentum) {
+    h.beta1 = mom;
+    h.beta2 = ZEROC_RT_ONE_CYCLE_BETA2;
   }
-  ZEROC_RT_RETURN_IF_ERROR(applyOptimizer(engine));
-  return gatherParams(engine);
+  return h;
+}
+
+zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,
+                                bool *agreed) {
+  const zeroc_rt_program_t &prog = *engine.program;
+  ZeroState &st = engine.state;
+  StepTimes &times = engine.times;
+  *agreed = false;
+  out = StepOutcome();
+
+  // Deterministic on every rank: checked before any collective.
+  const StepHyper hyper = hyperAt(prog, engine.optimizerSteps);
+  out.lr = hyper.lr;
+  out.lossScale = engine.scaler.cur_scale;
+  if (zeroc_rt_status_t bad = checkHyper(prog, hyper, engine.optimizerSteps)) {
+    *agreed = true;
+    return bad;
+  }
+
+  ZEROC_RT_RETURN_IF_ERROR(
+      timed(&times.reduceMs, [&] { return reduceGradients(engine); }));
+
+  if (prog.loss_scaler.enabled) {
+    int32_t flag = 0;
+    ZEROC_RT_RETURN_IF_ERROR(
+        timed(&times.stepMs, [&] { return localOverflow(st, &flag); }));
+    ZEROC_RT_RETURN_IF_ERROR(timed(&times.reduceMs, [&] {
+      return ZEROC_RT_TRAIN_WRAP(
+          zeroc_rt_comm_all_reduce(engine.comm, &flag, &flag, 1,
+                                   ZEROC_RT_DTYPE_I32, ZEROC_RT_REDUCE_MAX),
+          "overflow flag all-reduce: ");
+    }));
+    // Every rank holds the same scaler state and flag: an error here is
+    // returned by all of them.
+    char log[256];
+    if (zeroc_rt_status_t status =
+            zeroc_rt_loss_scaler_update(&engine.scaler, flag, log, sizeof log)) {
+      *agreed = true;
+      return status;
+    }
+    out.scalerLog = log;
+    if (flag) {
+      out.skipped = true;
+      out.gradNorm = std::numeric_limits<double>::quiet_NaN();
+      ++engine.skippedSteps;
+      st.zeroGradients();
+      return nullptr;
+    }
+  }
+
+  const double scale =
+      1.0 / (static_cast<double>(engine.world) * prog.grad_accum * out.lossScale);
+  double total = 0.0;
+  ZEROC_RT_RETURN_IF_ERROR(timed(&times.stepMs, [&] {
+    ZEROC_RT_RETURN_IF_ERROR(scaleGradients(st, scale));
+    return localSumSquares(st, &total);
+  }));
+  if (st.stage != 0)
+    ZEROC_RT_RETURN_IF_ERROR(timed(&times.reduceMs, [&] {
+      return ZEROC_RT_TRAIN_WRAP(
+          zeroc_rt_comm_all_reduce(engine.comm, &total, &total, 1,
+                                   ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM),
+          "gradient norm all-reduce: ");
+    }));
+  const double norm = std::sqrt(total);
+  out.gradNorm = norm;
+  ZEROC_RT_RETURN_IF_ERROR(timed(&times.stepMs, [&]() -> zeroc_rt_status_t {
+    if (prog.gradient_clipping > 0.0 && std::isfinite(norm)) {
+      double clip = (norm + 1e-6) / prog.gradient_clipping;
+      if (clip > 1.0)
+        ZEROC_RT_RETURN_IF_ERROR(scaleGradients(st, 1.0 / clip));
+    }
+    return applyOptimizer(engine, hyper);
+  }));
+  return timed(&times.reduceMs, [&] { return gatherParams(engine); });
 }
 
 } // namespace zeroc_rt::train

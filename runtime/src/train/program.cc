@@ -10,6 +10,8 @@
 #include "train/train_internal.h"
 
 #include "status_internal.h"
+#include "train/loss_scaler.h"
+#include "train/lr_schedule.h"
 
 #include <cctype>
 #include <cerrno>
@@ -155,6 +157,16 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
       (INT64_C(1) << 62) / p.world_size)
     return INVALID_PROGRAM("micro batch x grad accum x world size overflows");
   ZEROC_RT_RETURN_IF_ERROR(validateOptimizer(p.optimizer));
+  ZEROC_RT_RETURN_IF_ERROR(ZEROC_RT_TRAIN_WRAP(
+      checkLrSchedule(p.lr_schedule),
+      "invalid program (recompile it with this runtime): "));
+  ZEROC_RT_RETURN_IF_ERROR(ZEROC_RT_TRAIN_WRAP(
+      checkLossScaler(p.loss_scaler),
+      "invalid program (recompile it with this runtime): "));
+  if (p.precision != ZEROC_RT_PRECISION_FP32 &&
+      p.precision != ZEROC_RT_PRECISION_FP16 &&
+      p.precision != ZEROC_RT_PRECISION_BF16)
+    return INVALID_PROGRAM("unknown precision %d", static_cast<int>(p.precision));
   ZEROC_RT_RETURN_IF_ERROR(validateParams(p));
   return validateInputs(p);
 }

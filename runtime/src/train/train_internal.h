@@ -10,6 +10,7 @@
 #ifndef ZEROC_RT_SRC_TRAIN_TRAIN_INTERNAL_H
 #define ZEROC_RT_SRC_TRAIN_TRAIN_INTERNAL_H
 
+#include "train/loss_scaler.h"
 #include "zeroc_rt/npy.h"
 #include "zeroc_rt/train.h"
 
@@ -214,14 +215,27 @@ buildZeroState(const zeroc_rt_program_t &program, const char *blob, int rank,
 // Metrics (metrics.cc)
 //===----------------------------------------------------------------------===//
 
+/// Wall-clock time of one optimizer step's phases (rank 0's own clock), in
+/// milliseconds: the micro-steps (forward + backward, including the
+/// collectives stages 2-3 run inside them), the step-boundary collectives
+/// (loss and gradient reduction, overflow flag, norm, parameter all-gather)
+/// and the rest of the optimizer step (overflow scan, unscaling, norm,
+/// clipping, the update).
+struct StepTimes {
+  double fwdBwdMs = 0, reduceMs = 0, stepMs = 0;
+};
+
 struct StepRecord {
   int64_t step = 0;   ///< 1-based
   int64_t steps = 0;  ///< total steps of the run
-  double loss = 0;
-  double lr = 0;
-  double gradNorm = 0; ///< -1 when not finite
+  double loss = 0;    ///< unscaled
+  double lr = 0;      ///< the lr of this step (also when it was skipped)
+  double gradNorm = 0; ///< -1 when not finite (and for skipped steps)
+  double lossScale = 1; ///< the scale this step's backward used
+  bool skipped = false; ///< skipped for a gradient overflow
   double seconds = 0;
   int64_t samples = 0; ///< G
+  StepTimes times;
 };
 
 /// JSONL writer (rank 0 only): one object per optimizer step, flushed per
@@ -241,7 +255,24 @@ private:
 
 std::string headerLine(const zeroc_rt_program_t &program, int64_t psi,
                        int64_t samples);
+/// zeroc's per-step console line:
+///   step 3/7 | loss 0.123456 | lr 5.000e-02 | loss_scale 65536 |
+///   grad_norm 0.1234 | 1.2 ms | 6482 samples/s[ | skipped]
 std::string consoleLine(const StepRecord &record);
+
+//===----------------------------------------------------------------------===//
+// Optimizer hyperparameters of a step (optimizer_step.cc)
+//===----------------------------------------------------------------------===//
+
+/// What the optimizer kernels get at an update taken after `t` scheduler
+/// steps: the scheduled lr and, for Adam, the betas (OneCycle with
+/// cycle_momentum: (cycled momentum, 0.99), as DeepSpeed writes them into
+/// the optimizer's param group) or, for SGD, the momentum (DeepSpeed's
+/// OneCycle does not cycle SGD's momentum: SGD has no betas).
+struct StepHyper {
+  double lr = 0, beta1 = 0, beta2 = 0, momentum = 0;
+};
+StepHyper hyperAt(const zeroc_rt_program_t &program, int64_t t);
 
 } // namespace zeroc_rt::train
 
@@ -254,17 +285,38 @@ struct zeroc_rt_engine {
   zeroc_rt::train::AlignedBuffer blob; ///< empty when the program has none
   zeroc_rt::train::ZeroState state;
   uint64_t dropoutCounter = 0;
-  int64_t optimizerSteps = 0; ///< updates applied so far
+  /// Updates applied so far: Adam's step count and the LR scheduler's step
+  /// count (both advance only on steps that were not skipped).
+  int64_t optimizerSteps = 0;
+  int64_t skippedSteps = 0;
+  /// DeepSpeed's loss scaler; scaler.cur_scale is what
+  /// zeroc_rt_engine_loss_scale returns (1 without loss scaling).
+  zeroc_rt_loss_scaler_state_t scaler = {};
+  zeroc_rt::train::StepTimes times; ///< of the current optimizer step
 };
 
 namespace zeroc_rt::train {
 
+struct StepOutcome {
+  double gradNorm = 0;  ///< pre-clipping norm (NaN when skipped; may be inf)
+  double lr = 0;        ///< the lr of this step
+  double lossScale = 1; ///< the scale this step's backward used
+  bool skipped = false; ///< gradient overflow: no update
+  std::string scalerLog; ///< the loss scaler's log line ("" for none)
+};
+
 /// The per-stage optimizer-step boundary after the micro-steps of one step:
-/// gradient collectives, averaging by 1/(W*GAS), the global norm, clipping,
-/// the optimizer update and (stages 1-2) the parameter all-gather. Sets
-/// *gradNorm to the pre-clipping norm (possibly not finite).
+/// gradient collectives, (with loss scaling) the overflow check and the
+/// loss-scaler update, averaging and unscaling by 1/(W*GAS*scale), the
+/// global norm, clipping, the optimizer update at the scheduled lr and
+/// (stages 1-2) the parameter all-gather. Adds the phases' times to
+/// engine.times. On an error, *agreed tells whether every rank returns the
+/// same error at the same point (the scheduled hyperparameters are invalid,
+/// or the loss scale is already at its minimum), so that the ranks are still
+/// in step; any other error may leave the ranks out of step.
 ZEROC_RT_MUST_USE zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine,
-                                                  double *gradNorm);
+                                                  StepOutcome &out,
+                                                  bool *agreed);
 
 /// Writes DIR/rank<r>/<param>.npy on every rank (stage 3 all-gathers the
 /// shards; a write error does not skip the remaining collectives) and

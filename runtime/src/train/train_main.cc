@@ -12,8 +12,22 @@
 //  - setup and the final save/log close: an all-reduce of a failure flag
 //    (ranks that did not fail name the lowest failing rank);
 //  - each optimizer step: the loss all-reduce also carries a micro-step
-//    failure count and a deferred rank-0 log-write failure;
-//  - a NaN/inf step loss is seen identically by every rank.
+//    failure count and a deferred rank-0 log-write failure (JSONL or CSV);
+//  - a NaN/inf step loss is seen identically by every rank (without loss
+//    scaling; with it, as in DeepSpeed, only an overflow in the gradients
+//    matters: it skips the step);
+//  - invalid scheduled hyperparameters and a loss scale that cannot decrease
+//    any more are seen identically by every rank.
+//
+// Console (rank 0, not with --quiet): the header line; the loss scaler's log
+// lines as DeepSpeed prints them ("[deepspeed] OVERFLOW! ..."); and every
+// steps_per_print steps and at the last step DeepSpeed's progress line
+// "[Rank 0] step=N, skipped=K, lr=[..], mom=[..]" (the lr and momentum the
+// optimizer holds after that step's scheduler step, as DeepSpeed prints
+// them), zeroc's line with this step's loss, lr, loss scale, grad norm and
+// speed, and with wall_clock_breakdown "[Rank 0] time (ms) | fwd_bwd: ..
+// | reduce: .. | step: .." summed over the steps since the previous print
+// (DeepSpeed's timers.log resets at each print).
 // A failure that can leave ranks out of step in their collectives (a
 // micro-step failure in stages 2-3, whose micro-steps run collectives; any
 // error in the optimizer-step boundary; a failed collective) cannot be
@@ -25,10 +39,12 @@
 #include "train/train_internal.h"
 
 #include "status_internal.h"
+#include "train/monitor.h"
 
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <initializer_list>
 #include <limits>
 #include <new>
 
@@ -116,7 +132,7 @@ std::string worldSizeMessage(const zeroc_rt_program_t &program, int world) {
 
 /// Per-process setup; errors may be local to this rank.
 zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
-                        const Args &args) {
+                        CsvMonitor &csv, const Args &args) {
   const zeroc_rt_program_t &program = *engine.program;
   ZEROC_RT_RETURN_IF_ERROR(data.load(program, args.data));
   ZEROC_RT_RETURN_IF_ERROR(loadBlob(program, engine.blob));
@@ -125,9 +141,22 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
                                           engine.state));
   ZEROC_RT_RETURN_IF_ERROR(engine.arena.allocate(
       static_cast<size_t>(program.arena_bytes), "the micro-step arena"));
+  zeroc_rt_loss_scaler_init(&engine.scaler, &program.loss_scaler);
   if (engine.rank == 0 && !args.logJsonl.empty())
     ZEROC_RT_RETURN_IF_ERROR(log.open(args.logJsonl));
+  if (engine.rank == 0)
+    ZEROC_RT_RETURN_IF_ERROR(csv.open(program));
   return nullptr;
+}
+
+void addTimes(StepTimes &sum, const StepTimes &t) {
+  sum.fwdBwdMs += t.fwdBwdMs;
+  sum.reduceMs += t.reduceMs;
+  sum.stepMs += t.stepMs;
+}
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 int train(Session &session, const Args &args,
@@ -139,7 +168,8 @@ int train(Session &session, const Args &args,
   engine.world = session.world;
   Dataset data;
   JsonlLog log;
-  if (session.agree(setUp(engine, data, log, args),
+  CsvMonitor csv;
+  if (session.agree(setUp(engine, data, log, csv, args),
                     "while loading the data and parameters"))
     return 1;
 
@@ -152,9 +182,12 @@ int train(Session &session, const Args &args,
   const int world = session.world, gas = program.grad_accum;
   const int64_t globalBatch =
       static_cast<int64_t>(program.micro_batch) * gas * world;
+  const bool wallClock = program.monitor.wall_clock_breakdown != 0;
+  StepTimes sincePrint; // wall_clock_breakdown sums since the last print
   zeroc_rt_status_t pending = nullptr; // rank-0 log failure, agreed next step
   for (int64_t step = 0; step < args.steps; ++step) {
     const Clock::time_point start = Clock::now();
+    engine.times = StepTimes();
     engine.state.zeroGradients();
     double localLoss = 0.0;
     zeroc_rt_status_t microError = nullptr;
@@ -166,7 +199,9 @@ int train(Session &session, const Args &args,
                                   static_cast<uint64_t>(world) +
                               static_cast<uint64_t>(m);
       double loss = std::numeric_limits<double>::quiet_NaN();
+      const Clock::time_point microStart = Clock::now();
       microError = program.micro_step(&engine, data.inputs(), &loss);
+      engine.times.fwdBwdMs += msSince(microStart);
       if (microError)
         microError = ZEROC_RT_TRAIN_WRAP(
             microError,
@@ -182,8 +217,10 @@ int train(Session &session, const Args &args,
       return session.fail(microError);
     }
     double sums[3] = {localLoss, microError ? 1.0 : 0.0, pending ? 1.0 : 0.0};
+    const Clock::time_point reduceStart = Clock::now();
     zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
         session.comm, sums, sums, 3, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM);
+    engine.times.reduceMs += msSince(reduceStart);
     if (status) {
       session.desynced = true;
       zeroc_rt_status_free(microError);
@@ -200,40 +237,59 @@ int train(Session &session, const Args &args,
       session.report(format("step %lld: %s on another rank (see its error)",
                             static_cast<long long>(step + 1),
                             sums[1] > 0 ? "the micro-step failed"
-                                        : "writing the JSONL log failed"));
+                                        : "writing the JSONL or CSV log failed"));
       return 1;
     }
     const double loss = sums[0] / (static_cast<double>(gas) * world);
-    if (!std::isfinite(loss)) {
+    if (!std::isfinite(loss) && !program.loss_scaler.enabled) {
       session.report(
           format("loss is NaN/inf at step %lld", static_cast<long long>(step + 1)));
       return 1;
     }
 
-    double gradNorm = 0.0;
-    status = optimizerStep(engine, &gradNorm);
+    StepOutcome outcome;
+    bool agreed = false;
+    status = optimizerStep(engine, outcome, &agreed);
     if (status) {
-      session.desynced = true;
+      session.desynced = !agreed;
+      zeroc_rt_status_free(pending);
       return session.fail(ZEROC_RT_TRAIN_WRAP(
           status, format("step %lld: ", static_cast<long long>(step + 1))));
+    }
+    if (console && !outcome.scalerLog.empty()) {
+      std::printf("%s\n", outcome.scalerLog.c_str());
+      std::fflush(stdout);
     }
 
     StepRecord record;
     record.step = step + 1;
     record.steps = args.steps;
     record.loss = loss;
-    record.lr = program.optimizer.lr;
-    record.gradNorm = std::isfinite(gradNorm) ? gradNorm : -1.0;
+    record.lr = outcome.lr;
+    record.gradNorm = std::isfinite(outcome.gradNorm) ? outcome.gradNorm : -1.0;
+    record.lossScale = outcome.lossScale;
+    record.skipped = outcome.skipped;
     record.seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
     record.samples = globalBatch;
+    record.times = engine.times;
+    addTimes(sincePrint, engine.times);
     if (session.rank == 0 && !pending)
       pending = log.write(record);
+    if (session.rank == 0 && !pending)
+      pending = csv.write(record, record.step * globalBatch);
     if (console && ((program.steps_per_print > 0 &&
                      record.step % program.steps_per_print == 0) ||
                     record.step == args.steps)) {
-      std::printf("%s\n", consoleLine(record).c_str());
+      std::printf("%s\n%s\n",
+                  dsProgressLine(program, record.step, engine.skippedSteps,
+                                 hyperAt(program, engine.optimizerSteps))
+                      .c_str(),
+                  consoleLine(record).c_str());
+      if (wallClock)
+        std::printf("%s\n", wallClockLine(sincePrint).c_str());
       std::fflush(stdout);
+      sincePrint = StepTimes();
     }
   }
 
@@ -253,11 +309,12 @@ int train(Session &session, const Args &args,
     else
       finalError = status;
   }
-  zeroc_rt_status_t closed = log.close();
-  if (finalError)
-    zeroc_rt_status_free(closed);
-  else
-    finalError = closed;
+  for (zeroc_rt_status_t closed : {log.close(), csv.close()}) {
+    if (finalError)
+      zeroc_rt_status_free(closed);
+    else
+      finalError = closed;
+  }
   return session.agree(finalError, "while saving the parameters or the log");
 }
 

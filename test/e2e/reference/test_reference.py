@@ -7,8 +7,12 @@ Usage: /usr/bin/python3 test/e2e/reference/test_reference.py \
 Checks that the ONNX->torch interpreter reproduces the original torch modules
 (losses and gradients, float32 and float64), that the hand-written optimizers
 equal torch.optim, the data-order/averaging contract, DeepSpeed clipping and
-batch-size rules, ONNX's own node tests (numerics), and that every model of
-test/Import/gen_models.py trains through the CLI.  Prints one line per test
+batch-size rules, DeepSpeed's LR schedulers and loss scaler as the reference
+drives them (against tools/reference/ds_schedules.py, the formula module the
+runtime engine is also checked against, and against the engine's own table
+when a built runtime/tests/train_schedule_dump is found: set
+ZEROC_RT_SCHEDULE_DUMP), ONNX's own node tests (numerics), and that every
+model of test/Import/gen_models.py trains through the CLI.  Prints one line per test
 and `N passed, M failed`; exits 1 on any failure.  Needs torch + onnx
 (Debian's python3-torch / python3-onnx); runs in ~30 s on one core.
 """
@@ -37,6 +41,7 @@ REF = os.path.join(ROOT, "tools", "reference")
 sys.path.insert(0, REF)
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
+import ds_schedules  # noqa: E402
 import onnx_torch  # noqa: E402
 from onnx_torch import OnnxTorchError, OnnxTorchModel  # noqa: E402
 import onnx_torch_train as T  # noqa: E402
@@ -528,7 +533,15 @@ def batch_rules_like_deepspeed():
                 {"optimizer": {"type": "Adam",
                                "params": {"max_grad_norm": 1.0}}},
                 {"optimizer": {"type": "Lamb"}},
-                {"scheduler": {"type": "WarmupLR"}},
+                {"scheduler": {"type": "StepLR"}},
+                {"scheduler": {"type": "WarmupLR", "params": {"foo": 1}}},
+                {"scheduler": {"type": "WarmupDecayLR"}},
+                {"scheduler": {"type": "WarmupLR",
+                               "params": {"warmup_type": "cubic"}}},
+                {"fp16": {"enabled": True, "hysteresis": 0}},
+                {"fp16": {"enabled": True, "loss_scale_window": 2.5}},
+                {"fp16": {"enabled": True, "foo": 1}},
+                {"fp16": {"enabled": True}, "bf16": {"enabled": True}},
                 {"optimizer": {"type": "AdamW", "params": {"foo": 1}}}):
         try:
             T.parse_config(bad, 1, 4)
@@ -573,6 +586,266 @@ def clipping_matches_torch():
             for a, p in zip(mine, ps):
                 close(a.numpy(), p.grad.numpy(), tol, 1e-12, "clipped grad")
     assert T.clip_gradients([torch.ones(3)], 0.0) == 1.0   # disabled
+
+
+# ---------------------------------------------------------------------------
+# (f) DeepSpeed LR schedulers and loss scaling, as the reference drives them
+# ---------------------------------------------------------------------------
+
+SCHEDULES = [
+    ("warmup_log", {"type": "WarmupLR", "params": {
+        "warmup_min_lr": 1e-3, "warmup_max_lr": 5e-2,
+        "warmup_num_steps": 4}}),
+    ("warmup_decay_linear", {"type": "WarmupDecayLR", "params": {
+        "warmup_min_lr": 0.0, "warmup_max_lr": 5e-2, "warmup_num_steps": 3,
+        "total_num_steps": 8, "warmup_type": "linear"}}),
+    ("warmup_cosine", {"type": "WarmupCosineLR", "params": {
+        "total_num_steps": 9, "warmup_num_steps": 3,
+        "warmup_min_ratio": 0.1, "cos_min_ratio": 0.01}}),
+    ("one_cycle", {"type": "OneCycle", "params": {
+        "cycle_min_lr": 5e-3, "cycle_max_lr": 5e-2,
+        "cycle_first_step_size": 3, "cycle_second_step_size": 2,
+        "decay_lr_rate": 0.5, "decay_step_size": 2,
+        "cycle_min_mom": 0.8, "cycle_max_mom": 0.95,
+        "decay_mom_rate": 0.01}}),
+]
+
+
+def _tiny_mse_model(path):
+    """loss = mean((x @ W - y)^2), x (2, 3), y (2, 2)."""
+    w = numpy_helper.from_array(
+        np.array([[0.1, -0.2], [0.3, 0.05], [-0.15, 0.25]], np.float32), "W")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["p"]),
+             helper.make_node("Sub", ["p", "y"], ["d"]),
+             helper.make_node("Mul", ["d", "d"], ["sq"]),
+             helper.make_node("ReduceMean", ["sq"], ["loss"], keepdims=0)]
+    m = _graph_model(
+        nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                              [2, 3]),
+                helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                              [2, 2])],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])], [w])
+    onnx.save(m, path)
+    return path
+
+
+def _tiny_setup(name, cfg_json, world=1):
+    d = os.path.join(TMP, "sched_" + name)
+    os.makedirs(d, exist_ok=True)
+    path = _tiny_mse_model(os.path.join(d, "m.onnx"))
+    model = OnnxTorchModel(path, dtype=torch.float64)
+    rng = np.random.default_rng(5)
+    data = {"x": rng.standard_normal((10, 3)).astype(np.float32),
+            "y": rng.standard_normal((10, 2)).astype(np.float32)}
+    cfg = T.parse_config(cfg_json, world, 2)
+    return d, path, model, data, cfg
+
+
+@test
+def scheduler_lr_sequences_follow_ds_schedules():
+    for opt in ({"type": "AdamW", "params": {"lr": 0.02}},
+                {"type": "SGD", "params": {"lr": 0.02, "momentum": 0.9}}):
+        for name, sched in SCHEDULES:
+            _, _, model, data, cfg = _tiny_setup(
+                name, {"optimizer": opt, "scheduler": sched})
+            recs = T.train(model, data, 10, 12, cfg)
+            betas = (0.9, 0.999) if opt["type"] == "AdamW" else None
+            table = ds_schedules.lr_table(sched, 0.02, 12, betas=betas,
+                                          momentum=None if betas else 0.9)
+            got = [r["lr"] for r in recs]
+            assert got == [lr for lr, _ in table], (name, got, table)
+            assert all(r["loss_scale"] == 1.0 and r["skipped"] is False
+                       for r in recs)
+            assert len(set(got)) >= 4, got
+    # DeepSpeed's indexing: the first step runs at the scheduler's initial
+    # lr; WarmupCosineLR's is 0 (get_lr() before any step()).
+    firsts = {n: ds_schedules.lr_table(sc, 0.02, 1)[0][0]
+              for n, sc in SCHEDULES}
+    assert firsts == {"warmup_log": 1e-3, "warmup_decay_linear": 0.0,
+                      "warmup_cosine": 0.0, "one_cycle": 5e-3}, firsts
+
+
+@test
+def scheduler_one_cycle_sets_adam_betas_like_deepspeed():
+    """OneCycle writes betas = (momentum, 0.99) into Adam's param group every
+    step; the reference's Adam must equal torch.optim.AdamW driven the same
+    way (SGD's momentum is not cycled: no "betas" in its defaults)."""
+    sched = dict(SCHEDULES)["one_cycle"]
+    table = ds_schedules.lr_table(sched, 0.02, 6)
+    assert table[0][1] == (0.8, 0.99) and table[1][1][1] == 0.99, table
+    g = torch.Generator().manual_seed(4)
+    init = torch.randn(5, generator=g, dtype=torch.float64)
+    grads = [torch.randn(5, generator=g, dtype=torch.float64)
+             for _ in range(6)]
+    spec = T.parse_optimizer({"optimizer": {"type": "AdamW", "params": {
+        "lr": 0.02, "weight_decay": 0.1}}})
+    mine = [init.clone()]
+    opt = T.make_optimizer(spec)
+    theirs = torch.nn.Parameter(init.clone())
+    topt = torch.optim.AdamW([theirs], lr=0.02, weight_decay=0.1)
+    for k, (lr, betas) in enumerate(table):
+        opt.step(mine, [grads[k].clone()], lr=lr, betas=betas)
+        topt.param_groups[0]["lr"] = lr
+        topt.param_groups[0]["betas"] = betas
+        theirs.grad = grads[k].clone()
+        topt.step()
+        close(mine[0].numpy(), theirs.detach().numpy(), 1e-12, 1e-15,
+              "one-cycle step %d" % (k + 1))
+    sgd = ds_schedules.lr_table(sched, 0.02, 4, betas=None, momentum=0.9)
+    assert all(b is None for _, b in sgd), sgd
+
+
+def _schedule_dump():
+    """The engine's train_schedule_dump, if built (ZEROC_RT_SCHEDULE_DUMP or
+    a usual build directory), else None."""
+    cands = [os.environ.get("ZEROC_RT_SCHEDULE_DUMP", "")]
+    for sub in ("tests", os.path.join("runtime", "tests")):
+        cands += sorted(glob.glob(os.path.join(ROOT, "build*", sub,
+                                               "train_schedule_dump")))
+    for c in cands:
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+@test
+def scheduler_reference_equals_engine_table():
+    """The reference's lr sequence (through T.train) against the engine's
+    zeroc_rt_lr_at table, when the dump tool is built; either way both are
+    checked against ds_schedules (here and by ctest lr_schedule_table)."""
+    exe = _schedule_dump()
+    if exe is None:
+        print("    (train_schedule_dump not found; set "
+              "ZEROC_RT_SCHEDULE_DUMP to compare with the engine directly)")
+        return
+    sys.path.insert(0, os.path.join(ROOT, "runtime", "tests"))
+    import lr_schedule_table as LT
+    lines = []
+    for name, sched in SCHEDULES:
+        f = LT.engine_fields(sched["type"], 0.02, sched["params"])
+        f["steps"] = 12
+        lines.append("lr %s %s" % (name, " ".join(
+            "%s=%s" % kv for kv in sorted(f.items()))))
+    r = subprocess.run([exe], input="\n".join(lines) + "\n",
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    engine = {}
+    for line in r.stdout.splitlines():
+        w = line.split()
+        engine.setdefault(w[1], []).append((float(w[3]), float(w[4])))
+    for name, sched in SCHEDULES:
+        _, _, model, data, cfg = _tiny_setup(
+            name, {"optimizer": {"type": "AdamW", "params": {"lr": 0.02}},
+                   "scheduler": sched})
+        recs = T.train(model, data, 10, 12, cfg)
+        for rec, (lr, mom) in zip(recs, engine[name]):
+            assert abs(rec["lr"] - lr) <= 1e-12 * max(abs(lr), 1e-300), \
+                (name, rec["step"], rec["lr"], lr)
+
+
+def _inf_data(n, bad):
+    x = np.arange(1, n + 1, dtype=np.float32).reshape(n, 1)
+    for i in bad:
+        x[i, 0] = np.inf
+    return {"x": x}
+
+
+@test
+def loss_scaler_skips_overflow_steps_like_deepspeed():
+    d = os.path.join(TMP, "scaler")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "m.onnx")
+    _tiny_max_model(path, 2)
+    cfg_json = {"optimizer": {"type": "SGD", "params": {"lr": 0.1}},
+                "scheduler": {"type": "WarmupLR", "params": {
+                    "warmup_min_lr": 0.0, "warmup_max_lr": 0.1,
+                    "warmup_num_steps": 3, "warmup_type": "linear"}},
+                "fp16": {"enabled": True, "initial_scale_power": 8,
+                         "hysteresis": 2, "loss_scale_window": 2}}
+    cfg = T.parse_config(cfg_json, 1, 2)
+    # Samples 2 and 4 are inf: steps 2 and 3 (micro-batches [2,3], [4,5])
+    # overflow.
+    data = _inf_data(12, [2, 4])
+    model = OnnxTorchModel(path, dtype=torch.float64)
+    logs = []
+    recs = T.train(model, data, 12, 6, cfg, on_log=logs.append)
+    assert [r["skipped"] for r in recs] == \
+        [False, True, True, False, False, False], recs
+    rows, err = ds_schedules.scaler_table(cfg.make_loss_scaler(),
+                                          [r["skipped"] for r in recs])
+    assert err is None
+    assert [r["loss_scale"] for r in recs] == [float(u) for u, _, _, _ in rows]
+    assert [r["loss_scale"] for r in recs] == \
+        [256.0, 256.0, 256.0, 128.0, 128.0, 256.0], recs
+    assert logs == [
+        "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
+        "256, but hysteresis is 2. Reducing hysteresis to 1",
+        "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
+        "256, reducing to 128"], logs
+    # The scheduler does not step on skipped steps: t = 0 1 1 1 2 3.
+    table = [lr for lr, _ in ds_schedules.lr_table(cfg_json["scheduler"],
+                                                   0.1, 4, betas=None)]
+    assert [r["lr"] for r in recs] == [table[t] for t in
+                                       (0, 1, 1, 1, 2, 3)], recs
+    assert [r["grad_norm"] for r in recs][1:3] == [-1.0, -1.0]
+    # w moves only on the applied steps, by lr * (the micro-batch's largest
+    # x): lr 0 at steps 1 and 4 (t = 0, 1: linear warmup from 0), 0.1/3 at
+    # step 5 (x 9, 10), 0.2/3 at step 6 (x 11, 12).
+    w = float(model.params["w"].detach())
+    close(w, 1.0 - 0.1 / 3 * 10 - 0.2 / 3 * 12, 1e-12, 0, "w")
+
+
+@test
+def loss_scaler_minimum_scale_and_class_defaults():
+    d = os.path.join(TMP, "scaler_min")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "m.onnx")
+    _tiny_max_model(path, 2)
+    cfg = T.parse_config({"fp16": {"enabled": True, "initial_scale_power": 0,
+                                   "hysteresis": 1}}, 1, 2)
+    model = OnnxTorchModel(path, dtype=torch.float64)
+    try:
+        T.train(model, _inf_data(8, [0]), 8, 3, cfg)
+    except T.ReferenceError as e:
+        assert str(e) == ("step 1: Current loss scale already at minimum - "
+                          "cannot decrease scale anymore. Exiting run."), e
+    else:
+        raise AssertionError("no error at the minimum loss scale")
+    # fp16 without any of the five dynamic keys: DynamicLossScaler()'s class
+    # defaults (2**32, hysteresis 1) -- DeepSpeed's documented gotcha.
+    s = T.parse_config({"fp16": {"enabled": True}}, 1, 2).make_loss_scaler()
+    assert (s.cur_scale, s.delayed_shift, s.scale_window, s.min_scale) == \
+        (2 ** 32, 1, 1000, 1), vars(s)
+    s = T.parse_config({"fp16": {"enabled": True, "hysteresis": 2}}, 1,
+                       2).make_loss_scaler()
+    assert (s.cur_scale, s.delayed_shift) == (2 ** 16, 2), vars(s)
+    s = T.parse_config({"fp16": {"enabled": True, "loss_scale": 128}}, 1,
+                       2).make_loss_scaler()
+    assert not s.dynamic and s.cur_scale == 128
+    assert T.parse_config({"bf16": {"enabled": True}}, 1,
+                          2).make_loss_scaler() is None
+
+
+@test
+def cli_scheduler_and_fp16_config():
+    cfg = os.path.join(TMP, "sched_ds.json")
+    sched = {"type": "WarmupDecayLR", "params": {
+        "warmup_min_lr": 1e-4, "warmup_max_lr": 1e-2,
+        "warmup_num_steps": 2, "total_num_steps": 5}}
+    with open(cfg, "w") as f:
+        json.dump({"train_batch_size": 8, "scheduler": sched,
+                   "fp16": {"enabled": True, "loss_scale_window": 2},
+                   "optimizer": {"type": "AdamW", "params": {"lr": 3e-3}}},
+                  f)
+    recs, _, out = _cli_train("mlp.onnx", ["--config", cfg], steps=4,
+                              tag="_sched")
+    want = [lr for lr, _ in ds_schedules.lr_table(sched, 3e-3, 4)]
+    assert [r["lr"] for r in recs] == want, (recs, want)
+    assert [r["loss_scale"] for r in recs] == \
+        [65536.0, 65536.0, 131072.0, 131072.0], recs
+    assert all(r["skipped"] is False for r in recs), recs
+    assert "scheduler=WarmupDecayLR" in out and "loss_scale 65536" in out, \
+        out
 
 
 # ---------------------------------------------------------------------------
