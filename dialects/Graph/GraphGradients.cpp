@@ -48,10 +48,6 @@ Value transposeLast2(OpBuilder &b, Location loc, Value v) {
   return b.create<TransposeOp>(loc, v, b.getI64ArrayAttr(perm));
 }
 
-LogicalResult noGradient(Operation *op) {
-  return op->emitOpError("has no gradient rule");
-}
-
 template <typename OpT>
 LogicalResult unaryGrad(OpT op, OpBuilder &b, ValueRange grads,
                         SmallVectorImpl<Value> &out, StringRef kind) {
@@ -238,7 +234,7 @@ LogicalResult GemmOp::buildGradients(OpBuilder &b, ValueRange grads,
   Value g = grads[0];
   bool ta = getTransA(), tb = getTransB();
   FloatAttr alpha = getAlphaAttr();
-  FloatAttr one = b.getF64FloatAttr(1.0), zero = b.getF64FloatAttr(0.0);
+  FloatAttr zero = b.getF64FloatAttr(0.0);
   auto gemm = [&](Value x, Value y, bool tx, bool ty) -> Value {
     return b.create<GemmOp>(loc, x, y, Value(), alpha, zero,
                             b.getBoolAttr(tx), b.getBoolAttr(ty));
@@ -255,7 +251,6 @@ LogicalResult GemmOp::buildGradients(OpBuilder &b, ValueRange grads,
       scaled = b.create<MulOp>(loc, g, scalar(b, loc, g, getBeta().convertToDouble()));
     gc = sumTo(b, loc, scaled, typeOf(getC()));
   }
-  (void)one;
   out.push_back(ga);
   out.push_back(gb);
   if (getC())

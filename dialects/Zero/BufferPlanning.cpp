@@ -25,6 +25,10 @@ bool resultsNeedArena(Operation *op) {
                     graph::LoadParamOp, ParamReplicaOp, ParamShardOp>(op);
 }
 
+int64_t elementBytes(Type elem) {
+  return elem.isInteger(1) ? 1 : (elem.getIntOrFloatBitWidth() + 7) / 8;
+}
+
 int64_t storageBytes(Type type) {
   Type elem;
   int64_t n = 0;
@@ -44,8 +48,7 @@ int64_t storageBytes(Type type) {
   }
   if (!elem.isIntOrFloat())
     return -1;
-  int64_t width = elem.isInteger(1) ? 1 : (elem.getIntOrFloatBitWidth() + 7) / 8;
-  return n * width;
+  return n * elementBytes(elem);
 }
 
 } // namespace zeroc::zero

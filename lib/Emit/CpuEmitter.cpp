@@ -64,12 +64,6 @@ const char *dtypeName(Type t) {
   return nullptr;
 }
 
-int64_t byteWidth(Type t) {
-  if (t.isInteger(1))
-    return 1;
-  return (t.getIntOrFloatBitWidth() + 7) / 8;
-}
-
 std::string cString(StringRef s) {
   std::string out = "\"";
   for (char c : s) {
@@ -247,7 +241,7 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
     return success();
   }
   if (auto view = llvm::dyn_cast<zero::ViewOp>(op)) {
-    int64_t bytes = view.getOffset() * byteWidth(view.getType().getElementType());
+    int64_t bytes = view.getOffset() * zero::elementBytes(view.getType().getElementType());
     line("char *" + r + " = " + var(view.getBuffer()) + " + " +
          std::to_string(bytes) + ";");
     return success();
@@ -273,7 +267,7 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
     call("zeroc_rt_k_zero(P(" + desc(pack.getResult()) + "))");
     Type elem = pack.getType().getElementType();
     for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets())) {
-      int64_t bytes = llvm::cast<IntegerAttr>(off).getInt() * byteWidth(elem);
+      int64_t bytes = llvm::cast<IntegerAttr>(off).getInt() * zero::elementBytes(elem);
       std::string dst = descOf(r + " + " + std::to_string(bytes), in.getType());
       call("zeroc_rt_k_copy(P(" + desc(in) + "), P(" + dst + "))");
     }
@@ -597,7 +591,7 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     os << "  params[" << i << "] = kParams[" << i << "];\n"
        << "  params[" << i << "].blob_offset = " << offset << ";\n";
     offset = alignUp(offset + p.getType().getNumElements() *
-                                  byteWidth(p.getType().getElementType()));
+                                  zero::elementBytes(p.getType().getElementType()));
   }
   bool adam = config.optimizer == TrainConfig::Optimizer::Adam;
   os << "  static zeroc_rt_program_t program{};\n"

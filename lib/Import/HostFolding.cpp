@@ -11,6 +11,15 @@ std::vector<int64_t> stridesOf(const std::vector<int64_t> &dims) {
   return s;
 }
 
+/// Advances a row-major multi-index over `dims` by one element.
+void nextIndex(std::vector<int64_t> &idx, const std::vector<int64_t> &dims) {
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    if (++idx[d] < dims[d])
+      return;
+    idx[d] = 0;
+  }
+}
+
 HostTensor like(int32_t dtype, std::vector<int64_t> dims) {
   HostTensor out;
   out.dtype = dtype;
@@ -49,11 +58,7 @@ HostTensor foldElementwise(const std::vector<const HostTensor *> &ins,
       args[k] = ins[k]->getAsDouble(pos);
     }
     out.set(flat, fn(args.data()));
-    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
-      if (++idx[d] < outDims[d])
-        break;
-      idx[d] = 0;
-    }
+    nextIndex(idx, outDims);
   }
   return out;
 }
@@ -71,11 +76,7 @@ HostTensor foldSlice(const HostTensor &in, const std::vector<int64_t> &starts,
       out.floats[flat] = in.floats[pos];
     else
       out.ints[flat] = in.ints[pos];
-    for (int64_t d = static_cast<int64_t>(outDims.size()) - 1; d >= 0; --d) {
-      if (++idx[d] < outDims[d])
-        break;
-      idx[d] = 0;
-    }
+    nextIndex(idx, outDims);
   }
   return out;
 }
@@ -151,11 +152,7 @@ HostTensor foldTranspose(const HostTensor &in, const std::vector<int64_t> &perm)
       out.floats[flat] = in.floats[pos];
     else
       out.ints[flat] = in.ints[pos];
-    for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
-      if (++idx[d] < dims[d])
-        break;
-      idx[d] = 0;
-    }
+    nextIndex(idx, dims);
   }
   return out;
 }

@@ -30,6 +30,9 @@ mlir::Value storageRoot(mlir::Value v);
 /// state or constants).
 bool resultsNeedArena(mlir::Operation *op);
 
+/// Bytes of one element of an int or float type (i1 takes a byte).
+int64_t elementBytes(mlir::Type elementType);
+
 /// Bytes one value of `type` (ranked tensor, !zero.flat, !zero.shard)
 /// occupies, unaligned; -1 for other types.
 int64_t storageBytes(mlir::Type type);
