@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_MIXEDPRECISION
@@ -24,6 +25,31 @@ bool isF32Tensor(Type t) {
 RankedTensorType withElement(Type t, Type elem) {
   auto rt = llvm::cast<RankedTensorType>(t);
   return RankedTensorType::get(rt.getShape(), elem);
+}
+
+/// The f32 initial value rounded to `half` (nearest, ties to even), as
+/// DeepSpeed's module.half() / .bfloat16() rounds the model; failure (with
+/// the first offending value) when a finite value does not fit.
+FailureOr<DenseElementsAttr> roundToHalf(DenseElementsAttr value, Type half,
+                                         double &offending) {
+  const llvm::fltSemantics &sem = llvm::cast<FloatType>(half).getFloatSemantics();
+  SmallVector<uint16_t> bits;
+  bits.reserve(value.getNumElements());
+  for (APFloat v : value.getValues<APFloat>()) {
+    bool finite = v.isFinite();
+    bool lost = false;
+    APFloat h = v;
+    h.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+    if (finite && !h.isFinite()) {
+      offending = v.convertToDouble();
+      return failure();
+    }
+    bits.push_back(static_cast<uint16_t>(h.bitcastToAPInt().getZExtValue()));
+  }
+  auto type = withElement(value.getType(), half);
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(reinterpret_cast<const char *>(bits.data()),
+                           bits.size() * sizeof(uint16_t)));
 }
 
 struct MixedPrecisionPass
@@ -48,6 +74,30 @@ struct MixedPrecisionPass
       module.emitError("zero-mixed-precision needs @forward");
       return signalPassFailure();
     }
+    // Trainable parameters become 16-bit with an f32 master copy.
+    llvm::StringSet<> halved;
+    for (auto p : module.getOps<ParamOp>()) {
+      if (!p.getTrainable() || !isF32Tensor(p.getType()))
+        continue;
+      auto dense = llvm::dyn_cast<DenseElementsAttr>(p.getInitialValue());
+      if (!dense) {
+        p.emitOpError("has a non-dense initial value that zero-mixed-precision "
+                      "cannot round");
+        return signalPassFailure();
+      }
+      double offending = 0;
+      FailureOr<DenseElementsAttr> rounded = roundToHalf(dense, half, offending);
+      if (failed(rounded)) {
+        p.emitOpError("initial value ")
+            << offending << " does not fit in " << half
+            << "; train in bf16 or fp32, or rescale the parameter";
+        return signalPassFailure();
+      }
+      p.setInitialValueAttr(*rounded);
+      p.setMasterAttr(TypeAttr::get(Float32Type::get(ctx)));
+      halved.insert(p.getSymName());
+    }
+
     Block &body = fn.getBody().front();
     OpBuilder b(ctx);
     auto castToHalf = [&](Value v, Location loc) -> Value {
@@ -66,8 +116,14 @@ struct MixedPrecisionPass
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
     for (Operation *op : ops) {
-      // Parameters and constants keep their f32 value; a cast makes the
-      // 16-bit compute copy.
+      // Trainable parameters are read in the compute type; other parameters
+      // and constants keep their f32 value and a cast makes the 16-bit
+      // compute copy.
+      if (auto ld = llvm::dyn_cast<LoadParamOp>(op))
+        if (halved.contains(ld.getParam())) {
+          ld.getResult().setType(withElement(ld.getType(), half));
+          continue;
+        }
       if (llvm::isa<LoadParamOp, ConstantOp>(op)) {
         Value r = op->getResult(0);
         if (!isF32Tensor(r.getType()))

@@ -20,6 +20,16 @@ LogicalResult ParamOp::verify() {
   if (getTrainable() && !llvm::isa<FloatType>(type.getElementType()))
     return emitOpError("trainable parameter must have a floating-point type, got ")
            << type.getElementType();
+  if (auto master = getMaster()) {
+    if (!getTrainable())
+      return emitOpError("only a trainable parameter can have a master type");
+    auto wide = llvm::dyn_cast<FloatType>(*master);
+    auto narrow = llvm::cast<FloatType>(type.getElementType());
+    if (!wide || wide.getWidth() <= narrow.getWidth())
+      return emitOpError("master type ")
+             << *master << " must be a floating-point type wider than "
+             << narrow;
+  }
   return success();
 }
 

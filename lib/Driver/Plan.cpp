@@ -3,16 +3,19 @@
 // plan.json states, for the compiled stage and world size, the model-state
 // bytes each rank holds and the elements each optimizer step communicates,
 // computed from the partitioned IR (the same sizes the runtime allocates).
-// In fp32 with Adam they follow the ZeRO paper: 16Ψ (stage 0),
-// 8Ψ + 8Ψ/W (1), 4Ψ + 12Ψ/W (2), 16Ψ/W (3), up to the padding of each
-// parameter to a multiple of W; communication 2Ψ for stages 0-2 and 3Ψ for
-// stage 3 per step without gradient accumulation.
+// With Adam and mixed precision (16-bit parameters and gradients, an f32
+// master, m and v: K = 12) they are the ZeRO paper's formulas: 16Ψ (stage
+// 0), 4Ψ + 12Ψ/W (1), 2Ψ + 14Ψ/W (2), 16Ψ/W (3); in fp32 (K = 8) 16Ψ,
+// 8Ψ + 8Ψ/W, 4Ψ + 12Ψ/W, 16Ψ/W; up to the padding of each parameter to a
+// multiple of W. Communication: 2Ψ elements for stages 0-2 and 3Ψ for stage
+// 3 per step without gradient accumulation, in the parameters' dtype.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zeroc/Driver/Compile.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,24 +27,30 @@ namespace zeroc {
 
 std::string planJson(ModuleOp module, const TrainConfig &config) {
   int64_t stage = config.stage, w = config.worldSize;
-  int64_t psi = 0, padded = 0, bytesPerElem = 4;
+  int64_t statePerElem = config.optimizer == TrainConfig::Optimizer::Adam
+                             ? 2
+                             : (config.momentum != 0.0 ? 1 : 0);
+  // Per parameter, as the runtime allocates: the parameter and gradient in
+  // its dtype, the optimizer state (plus the master copy with mixed
+  // precision) in the master dtype, for the elements the rank updates.
+  int64_t psi = 0, padded = 0, bytesPerElem = 4, stateBytesPerElem = 0;
+  int64_t params = 0, grads = 0, state = 0;
   for (auto p : module.getOps<graph::ParamOp>()) {
     if (!p.getTrainable())
       continue;
     int64_t n = p.getType().getNumElements();
+    int64_t pad = (n + w - 1) / w * w, shard = pad / w;
+    int64_t b = zero::elementBytes(p.getType().getElementType());
+    int64_t m = zero::elementBytes(p.getMasterElementType());
+    int64_t copies = statePerElem + (p.getMaster() ? 1 : 0);
     psi += n;
-    padded += (n + w - 1) / w * w;
-    bytesPerElem = (p.getType().getElementTypeBitWidth() + 7) / 8;
+    padded += pad;
+    bytesPerElem = b;
+    stateBytesPerElem = copies * m;
+    params += (stage == 3 ? shard : pad) * b;
+    grads += (stage >= 2 ? shard : n) * b;
+    state += copies * (stage >= 1 ? shard : n) * m;
   }
-  int64_t shard = padded / w;
-  int64_t paramElems = stage == 3 ? shard : padded;
-  int64_t gradElems = stage >= 2 ? shard : psi;
-  int64_t statePerElem = config.optimizer == TrainConfig::Optimizer::Adam
-                             ? 2
-                             : (config.momentum != 0.0 ? 1 : 0);
-  int64_t stateElems = statePerElem * (stage >= 1 ? shard : psi);
-  int64_t params = paramElems * bytesPerElem, grads = gradElems * bytesPerElem;
-  int64_t state = stateElems * bytesPerElem;
 
   // Collectives inside one micro-step (from the IR), then at the step.
   int64_t gatherElems = 0, scatterElems = 0;
@@ -73,7 +82,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"micro_batch\": " << config.microBatch << ",\n"
      << "  \"gradient_accumulation_steps\": " << config.gradAccum << ",\n"
      << "  \"optimizer\": \"" << config.optimizerName << "\",\n"
-     << "  \"optimizer_state_bytes_per_parameter\": " << statePerElem * bytesPerElem << ",\n"
+     << "  \"optimizer_state_bytes_per_parameter\": " << stateBytesPerElem << ",\n"
      << "  \"model_state_bytes\": {\"params\": " << params << ", \"grads\": "
      << grads << ", \"optimizer_state\": " << state << ", \"total\": "
      << params + grads + state << "},\n"

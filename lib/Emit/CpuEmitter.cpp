@@ -173,7 +173,8 @@ LogicalResult Emitter::collectParams() {
   for (auto p : module.getOps<graph::ParamOp>()) {
     if (!p.getTrainable())
       continue;
-    if (!dtypeName(p.getType().getElementType()))
+    if (!dtypeName(p.getType().getElementType()) ||
+        !dtypeName(p.getMasterElementType()))
       return p.emitOpError("has an element type the CPU target does not support");
     paramIndex[p.getSymName()] = params.size();
     params.push_back(p);
@@ -562,10 +563,11 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     auto t = p.getType();
     os << "    {" << cString(p.getSymName()) << ", " << dtypeName(t.getElementType())
        << ", " << t.getRank() << ", " << dimsInit(t.getShape()) << ", "
-       << t.getNumElements() << ", " << 0 << "},\n";
+       << t.getNumElements() << ", " << 0 << ", "
+       << dtypeName(p.getMasterElementType()) << "},\n";
   }
   if (params.empty())
-    os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0},\n";
+    os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0, ZEROC_RT_DTYPE_F32},\n";
   os << "};\n\nconst zeroc_rt_input_desc_t kInputs[] = {\n";
   for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
     auto t = llvm::cast<RankedTensorType>(arg.getType());

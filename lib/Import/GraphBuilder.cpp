@@ -174,7 +174,7 @@ void GraphBuilder::declareParam(OpBuilder &mb, const onnx::TensorProto &init) {
     if (isFloatDType(init.data_type())) {
       DenseElementsAttr value = toAttr(init);
       mb.create<graph::ParamOp>(loc, StringAttr::get(&ctx, init.name()), value,
-                                mb.getUnitAttr());
+                                mb.getUnitAttr(), /*master=*/TypeAttr());
       params[init.name()] = llvm::cast<RankedTensorType>(value.getType());
       return;
     }

@@ -18,6 +18,8 @@ bool isReducibleDtype(zeroc_rt_dtype_t dtype) {
   switch (dtype) {
   case ZEROC_RT_DTYPE_F32:
   case ZEROC_RT_DTYPE_F64:
+  case ZEROC_RT_DTYPE_F16:
+  case ZEROC_RT_DTYPE_BF16:
   case ZEROC_RT_DTYPE_I64:
   case ZEROC_RT_DTYPE_I32:
   case ZEROC_RT_DTYPE_U8:
@@ -55,7 +57,7 @@ zeroc_rt_status_t checkTransfer(const char *what, zeroc_rt_dtype_t dtype,
   if (reduces && !isReducibleDtype(dtype))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: reductions do not support dtype %s (supported: "
-                          "f32, f64, i64, i32, u8)",
+                          "f32, f64, f16, bf16, i64, i32, u8)",
                           what, zeroc_rt_dtype_name(dtype));
   if (reduces && op != ZEROC_RT_REDUCE_SUM && op != ZEROC_RT_REDUCE_MAX)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: invalid reduce op %d",

@@ -4,9 +4,12 @@
 // MPI_ERRORS_RETURN, so failures come back as codes and become statuses
 // instead of aborting the job. MPI is initialized on demand; if this backend
 // initialized it, MPI_Finalize runs when the last communicator is finalized.
+// f16 and bf16 reductions use user-defined MPI_Ops (comm_half_ops.h) that
+// each communicator creates with itself and frees when finalized.
 //
 //===----------------------------------------------------------------------===//
 
+#include "comm_half_ops.h"
 #include "comm_internal.h"
 #include "status_internal.h"
 
@@ -46,9 +49,9 @@ zeroc_rt_status_t mpiError(int code, const char *call, const char *file,
       return mpiError(zeroc_rt_mpi_rc_, #call, __FILE__, __LINE__);            \
   } while (0)
 
-/// MPI datatype and element count for a transfer. Types without an MPI
-/// equivalent (f16, bf16, bool) are moved as bytes; only non-reducing
-/// collectives see them (comm.cc validates).
+/// MPI datatype and element count for a transfer. f16 and bf16 travel as
+/// MPI_UINT16_T (their reductions need HalfOps); bool, never reduced (comm.cc
+/// validates), is moved as bytes.
 struct MpiBuffer {
   MPI_Datatype type;
   int count;
@@ -75,9 +78,10 @@ zeroc_rt_status_t toMpiBuffer(zeroc_rt_dtype_t dtype, size_t count,
     break;
   case ZEROC_RT_DTYPE_F16:
   case ZEROC_RT_DTYPE_BF16:
+    out.type = MPI_UINT16_T;
+    break;
   case ZEROC_RT_DTYPE_BOOL:
     out.type = MPI_BYTE;
-    count *= zeroc_rt_dtype_size(dtype);
     break;
   }
   if (out.type == MPI_DATATYPE_NULL)
@@ -92,14 +96,71 @@ zeroc_rt_status_t toMpiBuffer(zeroc_rt_dtype_t dtype, size_t count,
   return nullptr;
 }
 
-MPI_Op toMpiOp(zeroc_rt_reduce_op_t op) {
-  return op == ZEROC_RT_REDUCE_MAX ? MPI_MAX : MPI_SUM;
+bool isHalfDtype(zeroc_rt_dtype_t dtype) {
+  return dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16;
 }
+
+/// The MPI_User_function of reduceHalf for one dtype and op, applied to
+/// MPI_UINT16_T buffers (so `len` counts elements).
+template <zeroc_rt_dtype_t Dtype, zeroc_rt_reduce_op_t Op>
+void halfReduceFunction(void *in, void *inout, int *len, MPI_Datatype *) {
+  reduceHalf(Dtype, Op, in, inout, static_cast<size_t>(*len));
+}
+
+/// The user-defined ops of f16/bf16 reductions, indexed by [bf16][op].
+/// Created per communicator rather than per process so that their lifetime
+/// ends with the communicator's, before any MPI_Finalize.
+class HalfOps {
+public:
+  /// Creates all ops; on failure frees those created and returns the code.
+  int create() {
+    static MPI_User_function *const functions[2][2] = {
+        {halfReduceFunction<ZEROC_RT_DTYPE_F16, ZEROC_RT_REDUCE_SUM>,
+         halfReduceFunction<ZEROC_RT_DTYPE_F16, ZEROC_RT_REDUCE_MAX>},
+        {halfReduceFunction<ZEROC_RT_DTYPE_BF16, ZEROC_RT_REDUCE_SUM>,
+         halfReduceFunction<ZEROC_RT_DTYPE_BF16, ZEROC_RT_REDUCE_MAX>}};
+    for (int type = 0; type < 2; ++type)
+      for (int op = 0; op < 2; ++op) {
+        // Commutative lets MPI pick any reduction order; reduceHalf's
+        // results do not depend on operand order.
+        int rc =
+            MPI_Op_create(functions[type][op], /*commute=*/1, &ops[type][op]);
+        if (rc != MPI_SUCCESS) {
+          ops[type][op] = MPI_OP_NULL;
+          release();
+          return rc;
+        }
+      }
+    return MPI_SUCCESS;
+  }
+
+  /// Frees every created op (even after a failure); returns the first error.
+  int release() {
+    int firstError = MPI_SUCCESS;
+    for (auto &row : ops)
+      for (MPI_Op &op : row) {
+        if (op == MPI_OP_NULL)
+          continue;
+        int rc = MPI_Op_free(&op);
+        if (rc != MPI_SUCCESS && firstError == MPI_SUCCESS)
+          firstError = rc;
+        op = MPI_OP_NULL;
+      }
+    return firstError;
+  }
+
+  MPI_Op get(zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op) const {
+    return ops[dtype == ZEROC_RT_DTYPE_BF16][op == ZEROC_RT_REDUCE_MAX];
+  }
+
+private:
+  MPI_Op ops[2][2] = {{MPI_OP_NULL, MPI_OP_NULL}, {MPI_OP_NULL, MPI_OP_NULL}};
+};
 
 class MpiComm final : public zeroc_rt_comm {
 public:
-  MpiComm(MPI_Comm comm, int rank, int size)
-      : zeroc_rt_comm(rank, size), comm(comm) {}
+  MpiComm(MPI_Comm comm, const HalfOps &halfOps, int rank, int size)
+      : zeroc_rt_comm(rank, size), comm(comm), halfOps(halfOps) {}
 
   const char *backendName() const override { return "mpi"; }
 
@@ -114,8 +175,8 @@ public:
     MpiBuffer buf;
     ZEROC_RT_RETURN_IF_ERROR(toMpiBuffer(dtype, count, "all_reduce", buf));
     const void *source = send == recv ? MPI_IN_PLACE : send;
-    ZEROC_RT_MPI_CALL(
-        MPI_Allreduce(source, recv, buf.count, buf.type, toMpiOp(op), comm));
+    ZEROC_RT_MPI_CALL(MPI_Allreduce(source, recv, buf.count, buf.type,
+                                    toMpiOp(dtype, op), comm));
     return nullptr;
   }
 
@@ -142,7 +203,7 @@ public:
     ZEROC_RT_RETURN_IF_ERROR(
         toMpiBuffer(dtype, countPerRank, "reduce_scatter", buf));
     ZEROC_RT_MPI_CALL(MPI_Reduce_scatter_block(send, recv, buf.count, buf.type,
-                                               toMpiOp(op), comm));
+                                               toMpiOp(dtype, op), comm));
     return nullptr;
   }
 
@@ -155,8 +216,14 @@ public:
   }
 
   zeroc_rt_status_t finalize() override {
-    int rc = MPI_Comm_free(&comm);
-    const char *failedCall = "MPI_Comm_free";
+    // The ops go first: MPI_Finalize must not find user-defined ops alive.
+    int rc = halfOps.release();
+    const char *failedCall = "MPI_Op_free";
+    int commRc = MPI_Comm_free(&comm);
+    if (rc == MPI_SUCCESS && commRc != MPI_SUCCESS) {
+      rc = commRc;
+      failedCall = "MPI_Comm_free";
+    }
     if (--mpiLifetime.liveComms == 0 && mpiLifetime.initializedByUs) {
       mpiLifetime.initializedByUs = false;
       int finalizeRc = MPI_Finalize();
@@ -171,7 +238,14 @@ public:
   }
 
 private:
+  MPI_Op toMpiOp(zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op) const {
+    if (isHalfDtype(dtype))
+      return halfOps.get(dtype, op);
+    return op == ZEROC_RT_REDUCE_MAX ? MPI_MAX : MPI_SUM;
+  }
+
   MPI_Comm comm;
+  HalfOps halfOps;
 };
 
 zeroc_rt_status_t ensureMpiInitialized(int *argc, char ***argv) {
@@ -203,19 +277,23 @@ zeroc_rt_status_t createMpiComm(int *argc, char ***argv,
   MPI_Comm comm = MPI_COMM_NULL;
   ZEROC_RT_MPI_CALL(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
   int rank = 0, size = 0;
+  HalfOps halfOps;
   int rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   if (rc == MPI_SUCCESS)
     rc = MPI_Comm_rank(comm, &rank);
   if (rc == MPI_SUCCESS)
     rc = MPI_Comm_size(comm, &size);
-  MpiComm *mpiComm = nullptr;
   if (rc == MPI_SUCCESS)
-    mpiComm = new (std::nothrow) MpiComm(comm, rank, size);
+    rc = halfOps.create();
+  MpiComm *mpiComm = nullptr;
+  if (rc == MPI_SUCCESS) // The communicator takes over comm and the ops.
+    mpiComm = new (std::nothrow) MpiComm(comm, halfOps, rank, size);
   if (!mpiComm) {
+    halfOps.release();
     MPI_Comm_free(&comm);
     if (rc != MPI_SUCCESS)
-      return mpiError(rc, "comm_init_mpi: querying the communicator", __FILE__,
-                      __LINE__);
+      return mpiError(rc, "comm_init_mpi: setting up the communicator",
+                      __FILE__, __LINE__);
     return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
                           "comm_init_mpi: cannot allocate the communicator");
   }

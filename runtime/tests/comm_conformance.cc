@@ -2,8 +2,15 @@
 
 #include "comm_conformance.h"
 
+// The reference f16/bf16 conversions; this library gets only the public
+// include directory.
+#include "../src/kernels/scalar_types.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -178,7 +185,270 @@ private:
   static constexpr zeroc_rt_dtype_t dtype = DtypeOf<T>::value;
 };
 
-/// f16 and bool have no MPI type and travel as bytes; check the byte path.
+//===----------------------------------------------------------------------===//
+// f16 / bf16 reductions
+//===----------------------------------------------------------------------===//
+
+/// A 16-bit float dtype with the reference conversions (round to nearest even
+/// and exact decoding) of kernels/scalar_types.h.
+struct HalfFormat {
+  zeroc_rt_dtype_t dtype;
+  uint16_t (*encode)(double);
+  double (*decode)(uint16_t);
+
+  double ulpOfOne() const { return decode(encode(1.0) + 1) - 1.0; }
+  double maxFinite() const {
+    return decode(encode(std::numeric_limits<double>::infinity()) - 1);
+  }
+};
+
+const HalfFormat kF16 = {ZEROC_RT_DTYPE_F16, kernels::encodeF16,
+                         kernels::decodeF16};
+const HalfFormat kBF16 = {ZEROC_RT_DTYPE_BF16, kernels::encodeBF16,
+                          kernels::decodeBF16};
+
+/// Value (exact in the format) that `rank` contributes at element `i`.
+using HalfValues = std::function<double(int rank, size_t i)>;
+
+/// The reduction as defined: operands widened to float, combined, rounded to
+/// nearest even; NaN propagates. Folded in rank order; every input below is
+/// chosen so that MPI's order cannot change the result.
+uint16_t halfReference(const HalfFormat &format, const HalfValues &values,
+                       int size, size_t i, bool isMax) {
+  double acc = values(0, i);
+  for (int rank = 1; rank < size; ++rank) {
+    double value = values(rank, i);
+    if (std::isnan(acc) || std::isnan(value))
+      acc = std::numeric_limits<double>::quiet_NaN();
+    else if (isMax)
+      acc = std::max(acc, value);
+    else
+      acc = format.decode(
+          format.encode(static_cast<float>(acc) + static_cast<float>(value)));
+  }
+  return format.encode(acc);
+}
+
+/// Halves in [-2, 4]: sums over a few ranks, and all partial sums, are exact
+/// in f16 and bf16.
+double exactHalves(int rank, size_t i) {
+  return static_cast<double>((rank * 7 + i * 3) % 13) * 0.5 - 2.0;
+}
+
+/// Only ranks 0 and 1 contribute (the others add +0, which is exact), so the
+/// one rounding of a + b happens in any order. a is 1, 1 + ulp, 1 + 2 ulp or
+/// 1 + 3 ulp (even and odd last bits); b is 0 to 7/4 ulp in quarter ulps
+/// (below, at and above the ties); both are scaled by 2^0, 2^-8 and 2^8 (f16)
+/// or 2^100 (bf16: about 1.3e30, beyond the f16 range), and negated in the
+/// upper half.
+double roundingPair(const HalfFormat &format, int rank, size_t i) {
+  const double ulp = format.ulpOfOne();
+  const int exponents[] = {0, -8,
+                           format.dtype == ZEROC_RT_DTYPE_BF16 ? 100 : 8};
+  const double scale =
+      std::ldexp((i / 96) % 2 ? -1.0 : 1.0, exponents[(i / 32) % 3]);
+  if (rank == 0)
+    return (1.0 + static_cast<double>(i % 4) * ulp) * scale;
+  if (rank == 1)
+    return static_cast<double>((i / 4) % 8) * ulp / 4 * scale;
+  return 0.0;
+}
+constexpr size_t kRoundingCount = 192;
+
+/// Infinities, NaNs and overflow, one situation per element (i % 8).
+double specialValue(const HalfFormat &format, int size, int rank, size_t i) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double big = format.maxFinite();
+  switch (i % 8) {
+  case 0: // inf + finite = inf
+    return rank == 0 ? inf : 1.0;
+  case 1: // inf + -inf = NaN; max is inf
+    return rank == 0 ? -inf : rank == 1 ? inf : 0.0;
+  case 2: // a NaN from the last rank
+    return rank == size - 1 ? nan : 1.0;
+  case 3: // a NaN from rank 0 below larger values: max must keep it
+    return rank == 0 ? nan : 2.0;
+  case 4: // the sum overflows to inf; max stays finite
+    return rank <= 1 ? big : 0.0;
+  case 5: // negative overflow
+    return rank <= 1 ? -big : 0.0;
+  case 6:
+    return -inf;
+  default: // a negative NaN among infinities
+    return rank == 1 ? -nan : -inf;
+  }
+}
+constexpr size_t kSpecialCount = 8;
+
+/// Small integers times 2^100 (about 1.3e30), 2^120, 2^-100 and 2^-120:
+/// exact bf16 sums far outside the f16 range.
+double wideRange(int rank, size_t i) {
+  const int exponents[] = {100, 120, -100, -120, 0};
+  const double k = static_cast<double>((rank * 7 + i * 3) % 13) - 6.0;
+  return std::ldexp(k, exponents[i % 5]);
+}
+
+class HalfChecks {
+public:
+  HalfChecks(zeroc_rt_comm_t *comm, CheckCounter &counter,
+             const HalfFormat &format)
+      : comm(comm), counter(counter), format(format),
+        rank(zeroc_rt_comm_rank(comm)), size(zeroc_rt_comm_size(comm)) {}
+
+  void runAll() {
+    HalfValues exact = exactHalves;
+    for (size_t count : {size_t(1), size_t(7), size_t(1000)}) {
+      allReduce("exact", exact, count, /*isMax=*/false, /*inPlace=*/false);
+      allReduce("exact", exact, count, /*isMax=*/true, /*inPlace=*/false);
+      allReduce("exact", exact, count, /*isMax=*/false, /*inPlace=*/true);
+      reduceScatter("exact", exact, count, /*isMax=*/false);
+      reduceScatter("exact", exact, count, /*isMax=*/true);
+    }
+
+    const HalfFormat &f = format;
+    HalfValues rounding = [f](int r, size_t i) {
+      return roundingPair(f, r, i % kRoundingCount);
+    };
+    allReduce("rounding", rounding, kRoundingCount, false, false);
+    allReduce("rounding", rounding, kRoundingCount, false, true);
+    reduceScatter("rounding", rounding, kRoundingCount, false);
+    checkRoundingIsExercised(rounding);
+
+    int n = size;
+    HalfValues special = [f, n](int r, size_t i) {
+      return specialValue(f, n, r, i);
+    };
+    for (bool isMax : {false, true}) {
+      allReduce("inf/nan", special, kSpecialCount, isMax, false);
+      allReduce("inf/nan", special, kSpecialCount, isMax, true);
+      reduceScatter("inf/nan", special, kSpecialCount, isMax);
+    }
+
+    if (format.dtype == ZEROC_RT_DTYPE_BF16) {
+      HalfValues wide = wideRange;
+      allReduce("1e30-range", wide, 100, false, false);
+      allReduce("1e30-range", wide, 100, true, false);
+      reduceScatter("1e30-range", wide, 100, false);
+    }
+  }
+
+private:
+  std::string label(const std::string &collective, const std::string &name,
+                    bool isMax, bool inPlace, size_t count) const {
+    return collective + (isMax ? " max " : " sum ") +
+           zeroc_rt_dtype_name(format.dtype) + " " + name +
+           (inPlace ? " in-place" : "") + " count=" + std::to_string(count);
+  }
+
+  /// Bits must match, except that any NaN matches any NaN.
+  std::string firstHalfMismatch(const std::vector<uint16_t> &got,
+                                const std::vector<uint16_t> &want) const {
+    for (size_t i = 0; i < want.size(); ++i) {
+      bool bothNaN = std::isnan(format.decode(got[i])) &&
+                     std::isnan(format.decode(want[i]));
+      if (got[i] != want[i] && !bothNaN) {
+        std::ostringstream out;
+        out << "index " << i << ": got " << format.decode(got[i]) << " (0x"
+            << std::hex << got[i] << "), want " << std::dec
+            << format.decode(want[i]) << " (0x" << std::hex << want[i] << ")";
+        return out.str();
+      }
+    }
+    return "";
+  }
+
+  void expect(const std::string &what, zeroc_rt_status_t status,
+              const std::vector<uint16_t> &got,
+              const std::vector<uint16_t> &want) {
+    if (status) {
+      counter.check(false, what, statusText(status));
+      return;
+    }
+    std::string mismatch = firstHalfMismatch(got, want);
+    counter.check(mismatch.empty(), what, mismatch);
+  }
+
+  void allReduce(const std::string &name, const HalfValues &values,
+                 size_t count, bool isMax, bool inPlace) {
+    std::vector<uint16_t> send(count), recv(count, 0xFFFF), want(count);
+    for (size_t i = 0; i < count; ++i) {
+      send[i] = format.encode(values(rank, i));
+      want[i] = halfReference(format, values, size, i, isMax);
+    }
+    std::vector<uint16_t> &out = inPlace ? send : recv;
+    zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
+        comm, send.data(), out.data(), count, format.dtype,
+        isMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM);
+    std::string what = label("all_reduce", name, isMax, inPlace, count);
+    bool ok = status == nullptr;
+    expect(what, status, out, want);
+    if (ok)
+      checkSameBitsOnEveryRank(what, out);
+  }
+
+  /// Every rank must get the very same bits (NaNs included), whatever order
+  /// MPI combined the operands in on each rank.
+  void checkSameBitsOnEveryRank(const std::string &what,
+                                const std::vector<uint16_t> &mine) {
+    const size_t count = mine.size();
+    std::vector<uint16_t> all(count * size);
+    zeroc_rt_status_t status = zeroc_rt_comm_all_gather(
+        comm, mine.data(), all.data(), count, format.dtype);
+    if (status) {
+      counter.check(false, what + ": same bits on every rank",
+                    statusText(status));
+      return;
+    }
+    bool same = true;
+    for (int r = 0; r < size; ++r)
+      same =
+          same && std::equal(mine.begin(), mine.end(), all.begin() + r * count);
+    counter.check(same, what + ": same bits on every rank");
+  }
+
+  void reduceScatter(const std::string &name, const HalfValues &values,
+                     size_t count, bool isMax) {
+    std::vector<uint16_t> send(count * size), recv(count, 0xFFFF), want(count);
+    for (size_t j = 0; j < count * size; ++j)
+      send[j] = format.encode(values(rank, j));
+    for (size_t i = 0; i < count; ++i)
+      want[i] = halfReference(format, values, size, rank * count + i, isMax);
+    zeroc_rt_status_t status = zeroc_rt_comm_reduce_scatter(
+        comm, send.data(), recv.data(), count, format.dtype,
+        isMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM);
+    expect(label("reduce_scatter", name, isMax, false, count), status, recv,
+           want);
+  }
+
+  /// Guards the rounding inputs: with two or more ranks, some expected sums
+  /// must differ from the exact a + b, some by rounding up and some down.
+  void checkRoundingIsExercised(const HalfValues &values) {
+    if (size < 2)
+      return;
+    int up = 0, down = 0;
+    for (size_t i = 0; i < kRoundingCount; ++i) {
+      double exact = values(0, i) + values(1, i);
+      double rounded = format.decode(halfReference(format, values, size, i,
+                                                   /*isMax=*/false));
+      up += std::fabs(rounded) > std::fabs(exact);
+      down += std::fabs(rounded) < std::fabs(exact);
+    }
+    counter.check(up > 0 && down > 0,
+                  std::string("rounding inputs round both ways for ") +
+                      zeroc_rt_dtype_name(format.dtype),
+                  std::to_string(up) + " up, " + std::to_string(down) +
+                      " down");
+  }
+
+  zeroc_rt_comm_t *comm;
+  CheckCounter &counter;
+  const HalfFormat &format;
+  int rank;
+  int size;
+};
+
+/// f16 travels as MPI_UINT16_T and bool as bytes; both must move unchanged.
 void checkByteMovedDtypes(zeroc_rt_comm_t *comm, CheckCounter &counter) {
   int rank = zeroc_rt_comm_rank(comm), size = zeroc_rt_comm_size(comm);
   const size_t count = 5;
@@ -213,9 +483,9 @@ void checkValidation(zeroc_rt_comm_t *comm, CheckCounter &counter) {
   };
   expectInvalid(zeroc_rt_comm_broadcast(comm, buf, 1, ZEROC_RT_DTYPE_F32, size),
                 "broadcast rejects root == size");
-  expectInvalid(zeroc_rt_comm_all_reduce(comm, buf, buf, 2, ZEROC_RT_DTYPE_F16,
+  expectInvalid(zeroc_rt_comm_all_reduce(comm, buf, buf, 2, ZEROC_RT_DTYPE_BOOL,
                                          ZEROC_RT_REDUCE_SUM),
-                "all_reduce rejects f16");
+                "all_reduce rejects bool");
   expectInvalid(zeroc_rt_comm_all_reduce(comm, buf, buf + 1, 2,
                                          ZEROC_RT_DTYPE_F32,
                                          ZEROC_RT_REDUCE_SUM),
@@ -244,6 +514,8 @@ void runCommConformance(zeroc_rt_comm_t *comm, CheckCounter &counter) {
     TypedChecks<int32_t>(comm, counter, count).runAll();
     TypedChecks<uint8_t>(comm, counter, count).runAll();
   }
+  HalfChecks(comm, counter, kF16).runAll();
+  HalfChecks(comm, counter, kBF16).runAll();
   checkByteMovedDtypes(comm, counter);
   checkValidation(comm, counter);
 }

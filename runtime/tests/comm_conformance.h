@@ -3,7 +3,9 @@
 // Checks every collective of a communicator against values computed locally:
 // all_reduce (sum/max, in and out of place), all_gather (in and out of
 // place), reduce_scatter (sum/max) and broadcast from every root, for f32,
-// f64, i64, i32 and u8 with counts 1, 7 and 1000, plus byte-moved f16/bool.
+// f64, i64, i32 and u8 with counts 1, 7 and 1000; f16 and bf16 reductions
+// (exact sums and maxima, round-to-nearest-even sums, inf/NaN propagation and
+// overflow, bf16 values beyond the f16 range); moves of f16/bool bits.
 // Must be called collectively by every rank of `comm`.
 //
 //===----------------------------------------------------------------------===//

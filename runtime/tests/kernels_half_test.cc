@@ -740,6 +740,40 @@ TYPED_TEST(KernelsHalf, AccumulateScaleSumSquaresMatchF32) {
   EXPECT_EQ(got, 0.0);
 }
 
+// The mixed-precision step: the 16-bit gradient into f32 with the
+// unscale/clip factor, the f32 master back into 16 bits (rounded once).
+TYPED_TEST(KernelsHalf, ConvertWidensWithAFactorAndRoundsBack) {
+  constexpr zeroc_rt_dtype_t dt = TypeParam::dt;
+  std::mt19937_64 rng(116);
+  const int64_t n = 333;
+  Twin g = randomTwin(dt, {n}, rng, -1000, 1000);
+  HostTensor wide(F32, {n});
+  const double factor = 1.0 / (3.0 * 65536.0);
+  ZEROC_RT_ASSERT_OK(
+      zeroc_rt_k_convert(dt, g.half.data(), F32, wide.data(), n, factor));
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(wide.get(i),
+              static_cast<double>(static_cast<float>(g.half.get(i) * factor)))
+        << i;
+  HostTensor master(F32, {n}), back(dt, {n});
+  for (int64_t i = 0; i < n; ++i)
+    master.set(i, std::ldexp(static_cast<double>(i) - 166.0, -3) + 1e-4);
+  master.set(0, 1e6); // beyond F16: inf there, finite in BF16
+  ZEROC_RT_ASSERT_OK(
+      zeroc_rt_k_convert(F32, master.data(), dt, back.data(), n, 1.0));
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(back.get(i), roundTo(dt, master.get(i))) << i;
+  EXPECT_EQ(back.get(0), dt == ZEROC_RT_DTYPE_F16 ? INFINITY : roundTo(dt, 1e6));
+  // n == 0 accepts NULL; overlap and non-float dtypes are rejected.
+  ZEROC_RT_EXPECT_OK(zeroc_rt_k_convert(dt, nullptr, F32, nullptr, 0, 1.0));
+  ZEROC_RT_EXPECT_ERROR(
+      zeroc_rt_k_convert(dt, master.data(), F32, master.data(), 4, 1.0),
+      ZEROC_RT_INVALID_ARGUMENT, "overlap");
+  ZEROC_RT_EXPECT_ERROR(
+      zeroc_rt_k_convert(ZEROC_RT_DTYPE_I32, master.data(), dt, back.data(), 4, 1.0),
+      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_convert: dtype i32");
+}
+
 TYPED_TEST(KernelsHalf, OptimizerStepsRejectSixteenBitParams) {
   constexpr zeroc_rt_dtype_t dt = TypeParam::dt;
   uint16_t p[4] = {}, g[4] = {}, m[4] = {}, v[4] = {};

@@ -938,7 +938,23 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.program.abi_version = 99;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "invalid program (recompile it with this runtime): program "
-                "ABI version 99, this runtime implements 2");
+                "ABI version 99, this runtime implements 3");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.params[0].dtype = ZEROC_RT_DTYPE_F32;
+    program.params[0].master_dtype = ZEROC_RT_DTYPE_F64;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "parameter 'fc.weight' has dtype f32 with master dtype f64; "
+                "the engine trains f32 and f64 parameters, and f16 and bf16 "
+                "ones with an f32 master");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.params[1].dtype = ZEROC_RT_DTYPE_F16;
+    program.params[1].master_dtype = ZEROC_RT_DTYPE_F16;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "parameter 'fc/bias' has dtype f16 with master dtype f16");
   }
   {
     TestProgram program(cfg, ws.blob);

@@ -100,12 +100,12 @@ public:
   TestProgram &operator=(const TestProgram &) = delete;
 
   zeroc_rt_program_t program;
+  zeroc_rt_param_desc_t params[2]; ///< program.params
   const zeroc_rt_program_t *get() const { return &program; }
 
 private:
   ModelConfig cfg;
   std::string blobFile, hint, csvPath, csvJob;
-  zeroc_rt_param_desc_t params[2];
   zeroc_rt_input_desc_t inputs[2];
 };
 

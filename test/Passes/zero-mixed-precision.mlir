@@ -1,10 +1,11 @@
 // RUN: zeroc-opt %s -split-input-file -zero-mixed-precision="dtype=f16" -verify-diagnostics | FileCheck %s
 // RUN: zeroc-opt %s -split-input-file -zero-mixed-precision="dtype=bf16" -verify-diagnostics | FileCheck %s --check-prefix=BF16
 
-// Tests that parameters keep their f32 master value and are cast to the
-// compute type, float inputs and constants too, every float op computes in
-// 16 bits, integer paths are untouched, and the loss returns as f32.
-graph.param trainable @w = dense<0.5> : tensor<4x3xf32>
+// Tests that trainable parameters become 16-bit with an f32 master (their
+// initial value rounded), float inputs and constants are cast to the compute
+// type, every float op computes in 16 bits, integer paths are untouched, and
+// the loss returns as f32.
+graph.param trainable @w = dense<0.1> : tensor<4x3xf32>
 func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<4x3xf32>
   %c = graph.constant dense<2.0> : tensor<f32>
@@ -13,17 +14,19 @@ func.func @forward(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> (tensor<f32> {grap
   %l = graph.softmax_cross_entropy_loss %z, %t {reduction = "mean"} : tensor<2x3xf32>, tensor<2xi64> -> tensor<f32>
   return %l : tensor<f32>
 }
+// CHECK: graph.param trainable @w master(f32) = dense<9.997550e-02> : tensor<4x3xf16>
 // CHECK-LABEL: func.func @forward(%arg0: tensor<2x4xf32>, %arg1: tensor<2xi64>) -> (tensor<f32> {graph.loss})
 // CHECK: %[[X:.*]] = graph.cast %arg0 : tensor<2x4xf32> -> tensor<2x4xf16>
-// CHECK: %[[W:.*]] = graph.load_param @w : tensor<4x3xf32>
-// CHECK: %[[WH:.*]] = graph.cast %[[W]] : tensor<4x3xf32> -> tensor<4x3xf16>
+// CHECK: %[[W:.*]] = graph.load_param @w : tensor<4x3xf16>
+// CHECK-NOT: graph.cast %[[W]]
 // CHECK: %[[C:.*]] = graph.constant dense<2.000000e+00> : tensor<f32>
 // CHECK: %[[CH:.*]] = graph.cast %[[C]] : tensor<f32> -> tensor<f16>
-// CHECK: %[[Y:.*]] = graph.matmul %[[X]], %[[WH]] : tensor<2x4xf16>, tensor<4x3xf16> -> tensor<2x3xf16>
+// CHECK: %[[Y:.*]] = graph.matmul %[[X]], %[[W]] : tensor<2x4xf16>, tensor<4x3xf16> -> tensor<2x3xf16>
 // CHECK: %[[Z:.*]] = graph.mul %[[Y]], %[[CH]] : tensor<2x3xf16>, tensor<f16> -> tensor<2x3xf16>
 // CHECK: %[[L:.*]] = graph.softmax_cross_entropy_loss %[[Z]], %arg1 {{.*}} -> tensor<f16>
 // CHECK: %[[LF:.*]] = graph.cast %[[L]] : tensor<f16> -> tensor<f32>
 // CHECK: return %[[LF]] : tensor<f32>
+// BF16: graph.param trainable @w master(f32) = dense<1.000980e-01> : tensor<4x3xbf16>
 // BF16: graph.matmul {{.*}} -> tensor<2x3xbf16>
 
 // -----
@@ -37,3 +40,20 @@ func.func @forward(%x: tensor<2xf32>) -> (tensor<f32> {graph.loss}) {
   %l = graph.reduce_sum %w {axes = [0], keepdims = false} : tensor<2xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Tests that a non-trainable float parameter keeps its f32 value and is cast.
+graph.param trainable @w = dense<0.5> : tensor<2xf32>
+graph.param @b = dense<0.25> : tensor<2xf32>
+func.func @forward(%x: tensor<2xf32>) -> (tensor<f32> {graph.loss}) {
+  %w = graph.load_param @w : tensor<2xf32>
+  %b = graph.load_param @b : tensor<2xf32>
+  %s = graph.add %w, %b : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+  %l = graph.reduce_sum %s {axes = [0], keepdims = false} : tensor<2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK: graph.param @b = dense<2.500000e-01> : tensor<2xf32>
+// CHECK: %[[B:.*]] = graph.load_param @b : tensor<2xf32>
+// CHECK: graph.cast %[[B]] : tensor<2xf32> -> tensor<2xf16>
+

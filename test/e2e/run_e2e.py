@@ -8,9 +8,10 @@ tools/reference/onnx_torch_train.py (same data order and optimizer, float64):
   * every step's loss within --rtol (relative) of the reference;
   * the parameters identical on every rank after the final gather, and close
     to the reference's;
-  * plan.json's per-rank model-state bytes equal the ZeRO formulas (fp32
-    Adam: 16Ψ, 8Ψ+8Ψ/W, 4Ψ+12Ψ/W, 16Ψ/W) up to padding, and its
-    communication volume 2Ψ (stages 0-2) or 3Ψ (stage 3) per step.
+  * plan.json's per-rank model-state bytes equal the ZeRO formulas (Adam
+    with fp16/bf16: 16Ψ, 4Ψ+12Ψ/W, 2Ψ+14Ψ/W, 16Ψ/W; fp32: 16Ψ, 8Ψ+8Ψ/W,
+    4Ψ+12Ψ/W, 16Ψ/W) up to padding, and its communication volume 2Ψ
+    (stages 0-2) or 3Ψ (stage 3) per step.
 
 Prints one line per run and `e2e: N passed, M failed`; exits 1 on failure.
 """
@@ -50,13 +51,30 @@ def mpi_env():
     return env
 
 
-def check_plan(plan, psi, stage, w, nparams):
+def mixed_precision(config_path):
+    """Whether the ds_config turns fp16 or bf16 on."""
+    if not config_path:
+        return False
+    cfg = json.load(open(config_path))
+    return any(cfg.get(k, {}).get("enabled") is True for k in ("fp16", "bf16"))
+
+
+def check_plan(plan, psi, stage, w, nparams, mixed):
+    if mixed and plan["dtype_bytes"] != 2:
+        return "plan.json: mixed precision with %d-byte parameters" % plan["dtype_bytes"]
+    if mixed and plan["optimizer"].lower() in ("adam", "adamw") and \
+            plan["optimizer_state_bytes_per_parameter"] != 12:
+        return "plan.json: mixed-precision Adam keeps %d state bytes per " \
+               "parameter, not 12" % plan["optimizer_state_bytes_per_parameter"]
     b = plan["model_state_bytes"]
-    # K bytes of optimizer state per parameter: 8 for Adam (the paper's
-    # formulas), 4 for SGD with momentum.
+    # The paper's formulas with d bytes per parameter and gradient element
+    # (2 with mixed precision, 4 in fp32) and K bytes of optimizer state per
+    # parameter (mixed precision with Adam: 12, the fp32 master, m and v;
+    # fp32 Adam: 8; fp32 SGD with momentum: 4).
+    d = plan["dtype_bytes"]
     k = plan["optimizer_state_bytes_per_parameter"]
-    formulas = {0: (8 + k) * psi, 1: 8 * psi + k * psi / w,
-                2: 4 * psi + (4 + k) * psi / w, 3: (8 + k) * psi / w}
+    formulas = {0: (2 * d + k) * psi, 1: 2 * d * psi + k * psi / w,
+                2: d * psi + (d + k) * psi / w, 3: (2 * d + k) * psi / w}
     slack = 16 * nparams * w  # each parameter pads by fewer than W elements
     if abs(b["total"] - formulas[stage]) > slack:
         return "plan.json total %d != ZeRO formula %.0f" % (b["total"], formulas[stage])
@@ -162,7 +180,8 @@ def main():
                         problems.append("params differ from the reference by "
                                         "%.2e (relative norm)" % pworst)
                     plan_problem = check_plan(json.load(open(out + "/plan.json")),
-                                              psi, stage, w, nparams)
+                                              psi, stage, w, nparams,
+                                              mixed_precision(args.config))
                     if plan_problem:
                         problems.append(plan_problem)
                     if problems:

@@ -134,17 +134,21 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
 def MixedPrecision : Pass<"zero-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "runs @forward in fp16 or bf16 with fp32 master parameters";
   let description = [{
-    DeepSpeed's fp16/bf16 training keeps fp32 master weights and computes in
-    16 bits. This pass rewrites `@forward` (before autodiff): every
-    trainable parameter read, float data input and float constant is cast to
-    the 16-bit type, every float op then computes in it, and the loss is cast
-    back to f32. Autodiff differentiates through the casts, so the gradient
-    of each fp32 master parameter is the 16-bit gradient cast to fp32.
+    DeepSpeed's fp16/bf16 training stores the model in 16 bits (its
+    `module.half()`), computes in 16 bits, and keeps fp32 master weights only
+    inside the optimizer. This pass rewrites the module before autodiff:
+    every trainable f32 `graph.param` becomes a 16-bit parameter with
+    `master(f32)` (its initial value rounded to nearest even; a value outside
+    the 16-bit range is an error), so its reads, its gradient and every
+    collective the ZeRO passes put around them are 16-bit. Float data
+    inputs, float constants and non-trainable parameters are cast to the
+    16-bit type, every float op then computes in it, and the loss is cast
+    back to f32.
 
     ```mlir
-    %w = graph.load_param @w : tensor<4x3xf32>
-    %h = graph.cast %w : tensor<4x3xf32> -> tensor<4x3xf16>
-    %y = graph.matmul %x16, %h : tensor<2x4xf16>, tensor<4x3xf16> -> tensor<2x3xf16>
+    graph.param trainable @w master(f32) = dense<...> : tensor<4x3xf16>
+    %w = graph.load_param @w : tensor<4x3xf16>
+    %y = graph.matmul %x16, %w : tensor<2x4xf16>, tensor<4x3xf16> -> tensor<2x3xf16>
     ```
   }];
   let dependentDialects = ["::zeroc::graph::GraphDialect"];

@@ -12,9 +12,13 @@
 //  - reduce_scatter: send and receive buffers must not overlap.
 //  - buffers may be NULL only when the element count is 0; a zero count is a
 //    local no-op (no communication happens).
-// Reductions support F32, F64, I64, I32 and U8; all_gather and broadcast move
-// any dtype. Integer sums that overflow are implementation-defined (Open MPI
-// 4.1 saturates 8-bit sums on its AVX path, open-mpi/ompi#8045).
+// Reductions support F32, F64, F16, BF16, I64, I32 and U8; all_gather and
+// broadcast move any dtype. F16/BF16 reduce pairwise in float, each partial
+// result rounded to nearest even (as NCCL does), so with more than two ranks
+// the rounding may depend on the backend's reduction order; a NaN anywhere
+// (or inf + -inf) gives NaN, and sums past the 16-bit range give +-inf.
+// Integer sums that overflow are implementation-defined (Open MPI 4.1
+// saturates 8-bit sums on its AVX path, open-mpi/ompi#8045).
 //
 //===----------------------------------------------------------------------===//
 

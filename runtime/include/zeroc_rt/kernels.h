@@ -319,6 +319,14 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_scale(zeroc_rt_dtype_t dtype,
                                                      void *x, int64_t n,
                                                      double factor);
 
+/// dst[i] = src[i] * factor, computed in double and rounded once to the
+/// dtype of dst: the fp16/bf16 gradient into the f32 optimizer copy
+/// (unscaled and clipped on the way), the updated f32 master back into the
+/// 16-bit parameter (factor 1).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_convert(
+    zeroc_rt_dtype_t from, const void *src, zeroc_rt_dtype_t to, void *dst,
+    int64_t n, double factor);
+
 /// *out = sum of x[i]^2, accumulated in double.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sum_squares(
     zeroc_rt_dtype_t dtype, const void *x, int64_t n, double *out);

@@ -24,6 +24,15 @@
 // W * grad_accum (times the loss scale, with loss scaling) at the optimizer
 // step.
 //
+// Mixed precision (a parameter whose master_dtype differs from its dtype):
+// as DeepSpeed's fp16/bf16 optimizers, the parameter, its gradient
+// accumulator and every collective on them use the 16-bit dtype, and the
+// optimizer keeps an f32 master copy of the elements it updates (all n in
+// stage 0, the rank's S in stages 1-3) with its state (Adam's m and v) in
+// f32. At the step the rank's reduced 16-bit gradient is converted to f32
+// (unscaled and clipped on the way), the master updated, and the master
+// rounded back into the 16-bit parameter before the stage 1-2 all-gather.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ZEROC_RT_TRAIN_H
@@ -39,15 +48,20 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 2
+#define ZEROC_RT_PROGRAM_ABI_VERSION 3
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
-  zeroc_rt_dtype_t dtype;
+  zeroc_rt_dtype_t dtype; ///< of the parameter, its gradient, collectives
   int32_t rank;
   int64_t dims[ZEROC_RT_MAX_RANK];
   int64_t numel;
   int64_t blob_offset; ///< byte offset of the initial value in the blob file
+  // ABI version 3:
+  /// The dtype the optimizer updates: equal to dtype (F32 or F64: no
+  /// separate copy), or F32 for an F16/BF16 parameter (an f32 master copy,
+  /// initialized from the 16-bit initial value).
+  zeroc_rt_dtype_t master_dtype;
 } zeroc_rt_param_desc_t;
 
 /// A data input of the model; dims[0] is the micro-batch size. The file
@@ -217,8 +231,9 @@ void *zeroc_rt_engine_arena(zeroc_rt_engine_t *engine);
 /// The whole blob file, 64-byte aligned (never NULL, even when empty).
 const void *zeroc_rt_engine_blob(zeroc_rt_engine_t *engine);
 zeroc_rt_comm_t *zeroc_rt_engine_comm(zeroc_rt_engine_t *engine);
-/// Stages 0-2: the full current value of parameter `param` (numel elements;
-/// the buffer holds the zero-padded P elements). NULL in stage 3.
+/// Stages 0-2: the full current value of parameter `param` (numel elements
+/// of its dtype; the buffer holds the zero-padded P elements). NULL in
+/// stage 3.
 void *zeroc_rt_engine_param_replica(zeroc_rt_engine_t *engine, int32_t param);
 /// Stage 3: this rank's shard of the parameter's padded flat buffer (S
 /// elements). NULL in stages 0-2.

@@ -94,6 +94,30 @@ zeroc_rt_status_t kScale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
   return nullptr;
 }
 
+zeroc_rt_status_t kConvert(zeroc_rt_dtype_t from, const void *src,
+                           zeroc_rt_dtype_t to, void *dst, int64_t n,
+                           double factor) {
+  const char *k = "zeroc_rt_k_convert";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, from, kFloatDtypes, n, {{"src", src}}));
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, to, kFloatDtypes, n, {{"dst", dst}}));
+  if (n == 0)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(
+      k, "src", src, static_cast<size_t>(n) * zeroc_rt_dtype_size(from), "dst",
+      dst, static_cast<size_t>(n) * zeroc_rt_dtype_size(to)));
+  dispatchFloat(from, [&](auto fromTag) {
+    using S = decltype(fromTag);
+    dispatchFloat(to, [&](auto toTag) {
+      using D = decltype(toTag);
+      const S *ps = static_cast<const S *>(src);
+      D *pd = static_cast<D *>(dst);
+      for (int64_t i = 0; i < n; ++i)
+        pd[i] = storeValue<D>(loadDouble(ps[i]) * factor);
+    });
+  });
+  return nullptr;
+}
+
 zeroc_rt_status_t kSumSquares(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
                               double *out) {
   const char *k = "zeroc_rt_k_sum_squares";
@@ -256,6 +280,12 @@ zeroc_rt_status_t zeroc_rt_k_accumulate(zeroc_rt_dtype_t dtype, const void *x,
 zeroc_rt_status_t zeroc_rt_k_scale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
                                    double factor) {
   return ZEROC_RT_GUARD_EXCEPTIONS(kScale(dtype, x, n, factor));
+}
+
+zeroc_rt_status_t zeroc_rt_k_convert(zeroc_rt_dtype_t from, const void *src,
+                                     zeroc_rt_dtype_t to, void *dst, int64_t n,
+                                     double factor) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kConvert(from, src, to, dst, n, factor));
 }
 
 zeroc_rt_status_t zeroc_rt_k_sum_squares(zeroc_rt_dtype_t dtype, const void *x,

@@ -15,18 +15,23 @@
 //      (DynamicLossScaler.update_scale); on overflow the step is skipped:
 //      the gradients are zeroed and the parameters, the optimizer state, its
 //      step count and the LR scheduler stay as they were;
-//   3. average and unscale: multiply by 1 / (W * GAS * scale);
-//   4. global L2 norm over the full parameters: stage 0 from the local full
-//      gradients (identical on every rank), stages 1-3 from the shards plus an
-//      all-reduce of the sum of squares;
-//   5. clip (gradient_clipping > 0, finite norm): c = (norm + 1e-6) / max;
-//      if c > 1 the gradients are multiplied by 1 / c (DeepSpeed's
-//      unscale_and_clip_grads, on the unscaled gradients);
-//   6. Adam / SGD on the rank's elements (zeroc_rt_k_adam_step / sgd_step) at
+//   3. global L2 norm of the averaged, unscaled gradients over the full
+//      parameters: the sum of squares of the reduced gradients (in double)
+//      times a^2, a = 1 / (W * GAS * scale); stage 0 from the local full
+//      gradients (identical on every rank), stages 1-3 from the shards plus
+//      an all-reduce of the sum;
+//   4. clip (gradient_clipping > 0, finite norm): c = (norm + 1e-6) / max;
+//      DeepSpeed's unscale_and_clip_grads multiplies the gradients by a / c
+//      when c > 1, by a otherwise, in one pass;
+//   5. Adam / SGD on the rank's elements (zeroc_rt_k_adam_step / sgd_step) at
 //      the scheduled lr (and OneCycle's betas), step = 1-based count of
 //      updates; padding elements have zero gradient and zero value and stay
-//      zero; the scheduler then counts one more step;
-//   7. stages 1-2 all-gather the updated shards back into the replicas.
+//      zero; the scheduler then counts one more step. A parameter with an
+//      f32 master (mixed precision) has its 16-bit gradient converted to f32
+//      with that factor, the master updated, and the master rounded back
+//      into the 16-bit parameter (DeepSpeed's fp32 partition step);
+//   6. stages 1-2 all-gather the updated shards back into the replicas (in
+//      the parameters' dtype: 16-bit with mixed precision).
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,17 +84,8 @@ zeroc_rt_status_t reduceGradients(zeroc_rt_engine &engine) {
   return nullptr;
 }
 
-zeroc_rt_status_t scaleGradients(ZeroState &st, double factor) {
-  for (ParamState &p : st.params) {
-    zeroc_rt_status_t status =
-        zeroc_rt_k_scale(p.dtype, p.updateGrad, p.updateCount, factor);
-    if (status)
-      return paramError(status, "gradient scaling", p);
-  }
-  return nullptr;
-}
-
-/// This rank's sum of squares (stages 1-3: of its shard).
+/// This rank's sum of squares of its reduced gradients (stages 1-3: of its
+/// shard), before averaging and unscaling.
 zeroc_rt_status_t localSumSquares(ZeroState &st, double *total) {
   *total = 0.0;
   for (ParamState &p : st.params) {
@@ -103,22 +99,44 @@ zeroc_rt_status_t localSumSquares(ZeroState &st, double *total) {
   return nullptr;
 }
 
-zeroc_rt_status_t applyOptimizer(zeroc_rt_engine &engine, const StepHyper &h) {
+/// Multiplies each gradient by `factor` (averaging, unscaling, clipping) and
+/// applies the optimizer: to the parameter itself, or to its master copy,
+/// which is then rounded back into the parameter.
+zeroc_rt_status_t applyOptimizer(zeroc_rt_engine &engine, const StepHyper &h,
+                                 double factor) {
   const zeroc_rt_optimizer_config_t &opt = engine.program->optimizer;
   const int64_t step = ++engine.optimizerSteps;
   for (ParamState &p : engine.state.params) {
+    const char *what = "gradient scaling";
+    void *param = p.updateParam, *grad = p.updateGrad;
     zeroc_rt_status_t status;
-    if (opt.type == ZEROC_RT_OPTIMIZER_ADAM)
-      status = zeroc_rt_k_adam_step(p.dtype, p.updateParam, p.updateGrad,
-                                    p.expAvg, p.expAvgSq, p.updateCount, h.lr,
-                                    h.beta1, h.beta2, opt.eps, opt.weight_decay,
-                                    opt.adam_w_mode, step);
-    else
-      status = zeroc_rt_k_sgd_step(p.dtype, p.updateParam, p.updateGrad,
-                                   p.momentum, p.updateCount, h.lr, h.momentum,
-                                   opt.weight_decay, step);
+    if (p.hasMaster()) {
+      param = p.master;
+      grad = engine.state.masterGrad.data();
+      status = zeroc_rt_k_convert(p.dtype, p.updateGrad, p.masterDtype, grad,
+                                  p.updateCount, factor);
+    } else {
+      status = zeroc_rt_k_scale(p.dtype, grad, p.updateCount, factor);
+    }
+    if (!status) {
+      what = "optimizer update";
+      if (opt.type == ZEROC_RT_OPTIMIZER_ADAM)
+        status = zeroc_rt_k_adam_step(p.masterDtype, param, grad, p.expAvg,
+                                      p.expAvgSq, p.updateCount, h.lr, h.beta1,
+                                      h.beta2, opt.eps, opt.weight_decay,
+                                      opt.adam_w_mode, step);
+      else
+        status = zeroc_rt_k_sgd_step(p.masterDtype, param, grad, p.momentum,
+                                     p.updateCount, h.lr, h.momentum,
+                                     opt.weight_decay, step);
+    }
+    if (!status && p.hasMaster()) {
+      what = "rounding the master copy";
+      status = zeroc_rt_k_convert(p.masterDtype, p.master, p.dtype,
+                                  p.updateParam, p.updateCount, 1.0);
+    }
     if (status)
-      return paramError(status, "optimizer update", p);
+      return paramError(status, what, p);
   }
   return nullptr;
 }
@@ -249,13 +267,11 @@ zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,
     }
   }
 
-  const double scale =
+  const double average =
       1.0 / (static_cast<double>(engine.world) * prog.grad_accum * out.lossScale);
   double total = 0.0;
-  ZEROC_RT_RETURN_IF_ERROR(timed(&times.stepMs, [&] {
-    ZEROC_RT_RETURN_IF_ERROR(scaleGradients(st, scale));
-    return localSumSquares(st, &total);
-  }));
+  ZEROC_RT_RETURN_IF_ERROR(
+      timed(&times.stepMs, [&] { return localSumSquares(st, &total); }));
   if (st.stage != 0)
     ZEROC_RT_RETURN_IF_ERROR(timed(&times.reduceMs, [&] {
       return ZEROC_RT_TRAIN_WRAP(
@@ -263,16 +279,16 @@ zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,
                                    ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM),
           "gradient norm all-reduce: ");
     }));
-  const double norm = std::sqrt(total);
+  const double norm = std::sqrt(total) * average;
   out.gradNorm = norm;
-  ZEROC_RT_RETURN_IF_ERROR(timed(&times.stepMs, [&]() -> zeroc_rt_status_t {
-    if (prog.gradient_clipping > 0.0 && std::isfinite(norm)) {
-      double clip = (norm + 1e-6) / prog.gradient_clipping;
-      if (clip > 1.0)
-        ZEROC_RT_RETURN_IF_ERROR(scaleGradients(st, 1.0 / clip));
-    }
-    return applyOptimizer(engine, hyper);
-  }));
+  double factor = average;
+  if (prog.gradient_clipping > 0.0 && std::isfinite(norm)) {
+    double clip = (norm + 1e-6) / prog.gradient_clipping;
+    if (clip > 1.0)
+      factor = average / clip;
+  }
+  ZEROC_RT_RETURN_IF_ERROR(timed(
+      &times.stepMs, [&] { return applyOptimizer(engine, hyper, factor); }));
   return timed(&times.reduceMs, [&] { return gatherParams(engine); });
 }
 

@@ -68,10 +68,15 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
       return INVALID_PROGRAM("parameter '%s' saves to the same file name as "
                              "another parameter",
                              d.name);
-    if (d.dtype != ZEROC_RT_DTYPE_F32 && d.dtype != ZEROC_RT_DTYPE_F64)
-      return INVALID_PROGRAM("parameter '%s' has dtype %s; the engine trains "
-                             "f32 and f64 parameters",
-                             d.name, zeroc_rt_dtype_name(d.dtype));
+    const bool wide = d.dtype == ZEROC_RT_DTYPE_F32 || d.dtype == ZEROC_RT_DTYPE_F64;
+    const bool half = d.dtype == ZEROC_RT_DTYPE_F16 || d.dtype == ZEROC_RT_DTYPE_BF16;
+    if (!(wide && d.master_dtype == d.dtype) &&
+        !(half && d.master_dtype == ZEROC_RT_DTYPE_F32))
+      return INVALID_PROGRAM("parameter '%s' has dtype %s with master dtype "
+                             "%s; the engine trains f32 and f64 parameters, "
+                             "and f16 and bf16 ones with an f32 master",
+                             d.name, zeroc_rt_dtype_name(d.dtype),
+                             zeroc_rt_dtype_name(d.master_dtype));
     if (d.rank < 0 || d.rank > ZEROC_RT_MAX_RANK)
       return INVALID_PROGRAM("parameter '%s' has rank %d", d.name, d.rank);
     int64_t n = elementCount(d.rank, d.dims);

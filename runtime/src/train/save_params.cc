@@ -2,7 +2,9 @@
 //
 // Every rank reconstructs the full parameters (stage 3 all-gathers each
 // shard; stages 0-2 hold full replicas) and writes DIR/rank<r>/<file>.npy,
-// so a test can check that all ranks agree. Rank 0 also writes
+// so a test can check that all ranks agree. With mixed precision the saved
+// values are the f32 masters, as DeepSpeed's zero_to_fp32 recovers them
+// (stage 0 holds the whole master; stages 1-3 all-gather the partitions). Rank 0 also writes
 // DIR/params.json in the format of tools/reference/onnx_torch_train.py:
 //   {"psi": N, "num_params": K, "params": [
 //     {"name": ..., "file": ..., "shape": [...], "numel": n, "dtype": ...},
@@ -38,7 +40,8 @@ zeroc_rt_status_t writeParamsJson(const ZeroState &st, const std::string &dir) {
                    "\"numel\": %lld, \"dtype\": \"%s\"}%s\n",
                    jsonString(d.name).c_str(),
                    jsonString(paramFileName(d.name)).c_str(), shape.c_str(),
-                   static_cast<long long>(d.numel), numpyDtypeName(d.dtype),
+                   static_cast<long long>(d.numel),
+                   numpyDtypeName(st.params[i].masterDtype),
                    i + 1 < st.params.size() ? "," : "");
   }
   text += "]}\n";
@@ -69,24 +72,32 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
   // every rank so that nobody is left waiting in a collective.
   zeroc_rt_status_t first = ZEROC_RT_TRAIN_WRAP(makeDirectories(rankDir), prefix);
 
+  // What is saved: the master copy when there is one, else the parameter;
+  // a full local buffer, or a rank's S elements to all-gather.
+  auto source = [&](const ParamState &p) -> const void * {
+    if (p.hasMaster())
+      return p.master;
+    return st.stage == 3 ? p.shardParam : p.replica;
+  };
+  auto needsGather = [&](const ParamState &p) {
+    return p.hasMaster() ? st.stage != 0 : st.stage == 3;
+  };
   AlignedBuffer gathered;
-  if (st.stage == 3) {
-    size_t maxBytes = 0;
-    for (const ParamState &p : st.params)
-      maxBytes = std::max(maxBytes, static_cast<size_t>(p.padded) * p.elemSize);
-    zeroc_rt_status_t status = gathered.allocate(maxBytes, "--save-params");
-    if (status) {
-      zeroc_rt_status_free(first);
-      *desynced = true;
-      return status;
-    }
+  size_t maxBytes = 0;
+  for (const ParamState &p : st.params)
+    if (needsGather(p))
+      maxBytes = std::max(maxBytes, static_cast<size_t>(p.padded) * p.masterElemSize);
+  if (zeroc_rt_status_t status = gathered.allocate(maxBytes, "--save-params")) {
+    zeroc_rt_status_free(first);
+    *desynced = true;
+    return status;
   }
   for (const ParamState &p : st.params) {
-    const void *full = p.replica;
-    if (st.stage == 3) {
-      zeroc_rt_status_t status =
-          zeroc_rt_comm_all_gather(engine.comm, p.shardParam, gathered.data(),
-                                   static_cast<size_t>(p.shard), p.dtype);
+    const void *full = source(p);
+    if (needsGather(p)) {
+      zeroc_rt_status_t status = zeroc_rt_comm_all_gather(
+          engine.comm, full, gathered.data(), static_cast<size_t>(p.shard),
+          p.masterDtype);
       if (status) {
         zeroc_rt_status_free(first);
         *desynced = true;
@@ -99,7 +110,7 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
     if (first)
       continue;
     std::string path = rankDir + "/" + paramFileName(p.desc->name);
-    first = ZEROC_RT_TRAIN_WRAP(zeroc_rt_npy_save(path.c_str(), p.dtype,
+    first = ZEROC_RT_TRAIN_WRAP(zeroc_rt_npy_save(path.c_str(), p.masterDtype,
                                                   p.desc->rank, p.desc->dims,
                                                   full),
                                 prefix);

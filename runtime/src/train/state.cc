@@ -9,10 +9,17 @@
 //   2     | replica (P)   | S (micro-step scatters)| S, replica + r*S
 //   3     | shard (S)     | S (micro-step scatters)| S, the shard
 //
+// With mixed precision (a 16-bit parameter with an f32 master dtype) the
+// parameter and gradient columns hold 16-bit elements and the optimizer
+// state adds the f32 master of the update elements (n in stage 0, S in
+// stages 1-3); Adam's m and v are f32. Per element with Adam that is
+// DeepSpeed's 2 + 2 + 12 bytes: 16Ψ, 4Ψ + 12Ψ/W, 2Ψ + 14Ψ/W, 16Ψ/W.
+//
 // Buffers live in three 64-byte aligned slabs (parameters, gradients,
 // optimizer state), each sub-buffer 64-byte aligned. The gradient slab keeps
-// the f32 accumulators before the f64 ones, so that in stage 0 each dtype is
-// one contiguous run for a single all-reduce (the alignment gaps are zero).
+// the accumulators grouped by dtype (f32, f64, f16, bf16), so that in stage
+// 0 each dtype is one contiguous run for a single all-reduce (the alignment
+// gaps are zero).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +50,8 @@ private:
 constexpr size_t kNone = static_cast<size_t>(-1);
 
 struct Offsets {
-  size_t param = kNone, grad = kNone, gradShard = kNone, expAvg = kNone,
-         expAvgSq = kNone, momentum = kNone;
+  size_t param = kNone, grad = kNone, gradShard = kNone, master = kNone,
+         expAvg = kNone, expAvgSq = kNone, momentum = kNone;
 };
 
 void *at(const AlignedBuffer &slab, size_t offset) {
@@ -76,6 +83,8 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     p.desc = &program.params[i];
     p.dtype = p.desc->dtype;
     p.elemSize = zeroc_rt_dtype_size(p.dtype);
+    p.masterDtype = p.desc->master_dtype;
+    p.masterElemSize = zeroc_rt_dtype_size(p.masterDtype);
     p.numel = p.desc->numel;
     p.padded = (p.numel + world - 1) / world * world;
     p.shard = p.padded / world;
@@ -87,14 +96,19 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
   // Plan the three slabs.
   std::vector<Offsets> off(state.params.size());
   SlabPlan paramPlan, gradPlan, optimPlan;
+  size_t masterGradBytes = 0;
   for (size_t i = 0; i < state.params.size(); ++i) {
     const ParamState &p = state.params[i];
     size_t es = p.elemSize;
     off[i].param = paramPlan.add(
         static_cast<size_t>(stage <= 2 ? p.padded : p.shard) * es);
-    size_t update = static_cast<size_t>(p.updateCount) * es;
+    size_t update = static_cast<size_t>(p.updateCount) * p.masterElemSize;
     if (stage == 1)
       off[i].gradShard = optimPlan.add(static_cast<size_t>(p.shard) * es);
+    if (p.hasMaster()) {
+      off[i].master = optimPlan.add(update);
+      masterGradBytes = std::max(masterGradBytes, update);
+    }
     if (adam) {
       off[i].expAvg = optimPlan.add(update);
       off[i].expAvgSq = optimPlan.add(update);
@@ -106,7 +120,10 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     zeroc_rt_dtype_t dtype;
     size_t begin = kNone, end = 0;
   };
-  RunPlan runs[2] = {{ZEROC_RT_DTYPE_F32}, {ZEROC_RT_DTYPE_F64}};
+  RunPlan runs[] = {{ZEROC_RT_DTYPE_F32},
+                    {ZEROC_RT_DTYPE_F64},
+                    {ZEROC_RT_DTYPE_F16},
+                    {ZEROC_RT_DTYPE_BF16}};
   for (RunPlan &run : runs) {
     for (size_t i = 0; i < state.params.size(); ++i) {
       const ParamState &p = state.params[i];
@@ -127,6 +144,8 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
       state.gradStorage.allocate(gradPlan.size(), "the gradients"));
   ZEROC_RT_RETURN_IF_ERROR(
       state.optimStorage.allocate(optimPlan.size(), "the optimizer state"));
+  ZEROC_RT_RETURN_IF_ERROR(state.masterGrad.allocate(
+      masterGradBytes, "the optimizer's gradient copy"));
 
   state.gradRuns.clear();
   for (const RunPlan &run : runs)
@@ -155,6 +174,18 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
         std::memcpy(p.shardParam, init + static_cast<size_t>(begin) * es,
                     static_cast<size_t>(end - begin) * es);
       p.updateParam = p.shardParam;
+    }
+    p.master = at(state.optimStorage, off[i].master);
+    if (p.master) {
+      // DeepSpeed's partition.clone().float(): the master starts from the
+      // 16-bit value (padding stays zero).
+      int64_t begin = stage == 0 ? 0 : static_cast<int64_t>(rank) * p.shard;
+      int64_t end = std::min(begin + p.updateCount, p.numel);
+      if (end > begin)
+        ZEROC_RT_RETURN_IF_ERROR(ZEROC_RT_TRAIN_WRAP(
+            zeroc_rt_k_convert(p.dtype, init + static_cast<size_t>(begin) * es,
+                               p.masterDtype, p.master, end - begin, 1.0),
+            format("initial master copy of parameter '%s': ", p.desc->name)));
     }
     p.grad = at(state.gradStorage, off[i].grad);
     p.gradShard = at(state.optimStorage, off[i].gradShard);

@@ -170,13 +170,21 @@ struct ParamState {
   int64_t padded = 0; ///< P = ceil(n / W) * W
   int64_t shard = 0;  ///< S = P / W
 
+  /// The optimizer's copy (desc->master_dtype); == dtype: none, the
+  /// optimizer updates the parameter itself.
+  zeroc_rt_dtype_t masterDtype = ZEROC_RT_DTYPE_F32;
+  size_t masterElemSize = 0;
+
   void *replica = nullptr;    ///< stages 0-2: P elements (padding zero)
   void *shardParam = nullptr; ///< stage 3: S elements
+  /// With a master dtype: the f32 copy of the update elements (updateCount,
+  /// the rank's partition in stages 1-3); NULL otherwise.
+  void *master = nullptr;
   /// Gradient accumulator: stage 0: n; stage 1: P (first n accumulated, the
   /// padding stays zero for the reduce-scatter); stages 2-3: S.
   void *grad = nullptr;
   void *gradShard = nullptr; ///< stage 1: S, receives the reduce-scatter
-  void *expAvg = nullptr;    ///< Adam m (update count elements)
+  void *expAvg = nullptr;    ///< Adam m (update count elements, master dtype)
   void *expAvgSq = nullptr;  ///< Adam v
   void *momentum = nullptr;  ///< SGD momentum buffer (when momentum != 0)
 
@@ -185,6 +193,8 @@ struct ParamState {
   void *updateGrad = nullptr;  ///< grad (stage 0, 2, 3) or gradShard (1)
   int64_t updateCount = 0;     ///< n (stage 0) or S
   int64_t accumulateCount = 0; ///< what grad_accumulate expects: n or S
+
+  bool hasMaster() const { return masterDtype != dtype; }
 };
 
 /// A run of same-dtype gradient accumulators stored back to back (gaps
@@ -201,6 +211,10 @@ struct ZeroState {
   std::vector<ParamState> params;
   std::vector<GradRun> gradRuns;
   AlignedBuffer paramStorage, gradStorage, optimStorage;
+  /// The largest update of a parameter with a master copy, in the master
+  /// dtype: its 16-bit gradient converted for the optimizer (DeepSpeed's
+  /// transient fp32 partition gradient, one parameter at a time here).
+  AlignedBuffer masterGrad;
 
   void zeroGradients();
 };

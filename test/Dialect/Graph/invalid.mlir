@@ -12,6 +12,24 @@ graph.param trainable @p = dense<1> : tensor<2xi64>
 
 // -----
 
+// Tests that only trainable parameters have a master copy.
+// expected-error @+1 {{only a trainable parameter can have a master type}}
+graph.param @p master(f32) = dense<1.0> : tensor<2xf16>
+
+// -----
+
+// Tests that the master type is wider than the parameter's.
+// expected-error @+1 {{master type 'f16' must be a floating-point type wider than 'bf16'}}
+graph.param trainable @p master(f16) = dense<1.0> : tensor<2xbf16>
+
+// -----
+
+// Tests that the master type is a floating-point type.
+// expected-error @+1 {{master type 'i32' must be a floating-point type wider than 'f16'}}
+graph.param trainable @p master(i32) = dense<1.0> : tensor<2xf16>
+
+// -----
+
 // Tests that load_param names an existing parameter.
 func.func @f() -> tensor<2xf32> {
   // expected-error @+1 {{'nope' does not name a graph.param}}

@@ -7,6 +7,8 @@
 graph.param trainable @"fc.weight" = dense<0.5> : tensor<3x4xf32>
 // CHECK: graph.param @attn.bias = dense<true> : tensor<4x4xi1>
 graph.param @"attn.bias" = dense<true> : tensor<4x4xi1>
+// CHECK: graph.param trainable @fc.bias master(f32) = dense<2.500000e-01> : tensor<4xf16>
+graph.param trainable @"fc.bias" master(f32) = dense<0.25> : tensor<4xf16>
 
 // CHECK-LABEL: func.func @forward
 func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"},

@@ -137,18 +137,35 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol]> {
     `trainable` parameter has a floating-point type and receives a gradient;
     the ZeRO passes partition trainable parameters across ranks.
 
+    A trainable parameter may name a wider `master` element type: the
+    parameter (and so its gradient and every collective that moves either)
+    is stored in its own, narrower type, and the optimizer keeps a copy in
+    the master type, updates that copy and rounds it back into the
+    parameter. `zero-mixed-precision` makes fp16/bf16 parameters with f32
+    masters this way, as DeepSpeed's fp16/bf16 optimizers do; the initial
+    value is the rounded one, and the master starts from it.
+
     ```mlir
     graph.param trainable @"wte.weight" = dense<0.0> : tensor<61x32xf32>
+    graph.param trainable @"wpe.weight" master(f32) = dense<0.0> : tensor<8x32xf16>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, ElementsAttr:$initial_value,
-                   UnitAttr:$trainable);
+                   UnitAttr:$trainable, OptionalAttr<TypeAttr>:$master);
   let assemblyFormat = [{
-    (`trainable` $trainable^)? $sym_name `=` $initial_value attr-dict
+    (`trainable` $trainable^)? $sym_name (`master` `(` $master^ `)`)? `=`
+    $initial_value attr-dict
   }];
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getInitialValue().getType());
+    }
+    /// The element type the optimizer updates: `master` if set, otherwise
+    /// the parameter's own element type.
+    ::mlir::Type getMasterElementType() {
+      if (auto m = getMaster())
+        return *m;
+      return getType().getElementType();
     }
   }];
   let hasVerifier = 1;
