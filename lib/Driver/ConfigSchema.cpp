@@ -368,12 +368,15 @@ std::vector<Field> makeTopLevel() {
           .atLeast(0, true)
           .ignored(kGradDivide),
       F::choice("communication_data_type", nullptr, {"fp32", "fp16", "bf16"})
-          .ignored("zeroc picks the communication dtype itself")
-          .withNote("None: follows fp16/bf16"),
+          .ignored("zeroc communicates in the training dtype: fp16 or bf16 "
+                   "with mixed precision, else fp32")
+          .withNote("None: follows fp16/bf16; other values warn"),
       F::block("data_types",
                {F::dtype("grad_accum_dtype")
-                    .ignored("zeroc accumulates gradients in fp32")
-                    .withNote("None: the model dtype")}),
+                    .ignored("zeroc accumulates gradients in the training "
+                             "dtype: fp16 or bf16 with mixed precision, else "
+                             "fp32")
+                    .withNote("None: the model dtype; other values warn")}),
       F::boolean("wall_clock_breakdown", false),
       F::boolean("dump_state", false)
           .ignored("zeroc does not dump the engine state"),

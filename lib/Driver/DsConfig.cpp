@@ -668,6 +668,15 @@ void Reader::noEffectWarnings() {
     if (path == "zero_optimization.overlap_comm")
       def = stage == 3;
     const ojson &v = at(out, path);
+    // Honoured when unset or naming the training dtype (DeepSpeed's default).
+    if (path == "communication_data_type" ||
+        path == "data_types.grad_accum_dtype") {
+      if (v.is_null())
+        continue;
+      def = at(out, "fp16.enabled") == true   ? "fp16"
+            : at(out, "bf16.enabled") == true ? "bf16"
+                                              : "fp32";
+    }
     if (v == def)
       continue;
     warn(path + " has no effect" + (f->never ? "" : " yet") + " (" +
