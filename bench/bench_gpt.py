@@ -2,7 +2,8 @@
 """Benchmark zeroc's ZeRO stages 0-3 against PyTorch on the example GPT.
 
 Usage: /usr/bin/python3 bench/bench_gpt.py [--steps 30] [--warmup 5]
-           [--size small|medium] [--zeroc PATH] [--keep]
+           [--size small|medium] [--precision fp32|fp16|bf16] [--zeroc PATH]
+           [--keep]
 
 Exports examples/models.py's GPT (dropout off) with torch.onnx in training
 mode, makes data with tools/reference/onnx_torch_train.py, then trains it for
@@ -18,6 +19,10 @@ per step (docs/Training.md's data contract: G = micro_batch x 2 samples per
 step, rank r gets micro-batch r), AdamW lr 1e-3, weight decay 0 (zeroc's
 default optimizer), one thread per process. Prints a table and plan.json's
 model-state bytes and communication next to the ZeRO formulas.
+
+--precision fp16|bf16 compiles zeroc with a ds_config turning on that mixed
+precision (fp16: dynamic loss scale from 2^12); the PyTorch rows stay fp32,
+the baseline the loss column compares against.
 """
 import argparse
 import json
@@ -195,9 +200,19 @@ def export(dims, onnx_path, init_path):
 
 def run_zeroc(args, stage, onnx_path, data, work):
     out = os.path.join(work, "out_s%d" % stage)
+    cmd = [args.zeroc, "compile", onnx_path, "-o", out, "--stage", str(stage),
+           "--world-size", str(WORLD)]
+    if args.precision != "fp32":
+        cfg = {args.precision: {"enabled": True},
+               "optimizer": {"type": "AdamW", "params": {"lr": LR}}}
+        if args.precision == "fp16":
+            cfg["fp16"]["initial_scale_power"] = 12
+        cfg_path = os.path.join(work, "ds_config_%s.json" % args.precision)
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        cmd += ["--config", cfg_path]
     t0 = time.perf_counter()
-    run([args.zeroc, "compile", onnx_path, "-o", out, "--stage", str(stage),
-         "--world-size", str(WORLD)], what="zeroc compile --stage %d" % stage)
+    run(cmd, what="zeroc compile --stage %d" % stage)
     compile_s = time.perf_counter() - t0
     log = os.path.join(out, "log.jsonl")
     rss_dir = os.path.join(out, "rss")
@@ -217,7 +232,10 @@ def run_zeroc(args, stage, onnx_path, data, work):
     with open(os.path.join(out, "plan.json")) as f:
         plan = json.load(f)
     times = [r["time_ms"] for r in recs[args.warmup:]]
-    return dict(system="zeroc", variant="stage %d" % stage, ranks=WORLD,
+    variant = "stage %d" % stage
+    if args.precision != "fp32":
+        variant += " " + args.precision
+    return dict(system="zeroc", variant=variant, ranks=WORLD,
                 compile_s=compile_s, step_ms=statistics.median(times),
                 rss=rss, state=[plan["model_state_bytes"]["total"]] * WORLD,
                 losses=[r["loss"] for r in recs], plan=plan)
@@ -409,16 +427,22 @@ def print_table(rows, global_batch, ref_losses):
                         for i, (w, c) in enumerate(zip(widths, t))))
 
 
-def print_plans(rows, psi):
+def print_plans(rows, psi, precision):
     W = WORLD
-    formulas = {0: ("16Ψ", 16 * psi), 1: ("8Ψ+8Ψ/2", 8 * psi + 8 * psi / W),
-                2: ("4Ψ+12Ψ/2", 4 * psi + 12 * psi / W),
-                3: ("16Ψ/2", 16 * psi / W)}
+    if precision == "fp32":
+        formulas = {0: ("16Ψ", 16 * psi), 1: ("8Ψ+8Ψ/2", 8 * psi + 8 * psi / W),
+                    2: ("4Ψ+12Ψ/2", 4 * psi + 12 * psi / W),
+                    3: ("16Ψ/2", 16 * psi / W)}
+    else:  # the paper's mixed-precision accounting, K = 12
+        formulas = {0: ("16Ψ", 16 * psi), 1: ("4Ψ+12Ψ/2", 4 * psi + 12 * psi / W),
+                    2: ("2Ψ+14Ψ/2", 2 * psi + 14 * psi / W),
+                    3: ("16Ψ/2", 16 * psi / W)}
     print()
-    print("Ψ = %d trainable elements; fp32 AdamW, W = %d; plan.json per rank "
-          "(bytes) vs the ZeRO formula:" % (psi, W))
+    print("Ψ = %d trainable elements; %s AdamW, W = %d; plan.json per rank "
+          "(bytes) vs the ZeRO formula:" % (psi, precision, W))
     head = ("stage", "formula", "formula B", "plan total B", "params B",
-            "grads B", "optim B", "comm elems/step (AR+RS+AG)", "comm/Ψ")
+            "grads B", "optim B", "comm elems/step (AR+RS+AG)", "comm/Ψ",
+            "comm B/step")
     body = []
     for r in rows:
         if r["system"] != "zeroc" or "error" in r:
@@ -431,7 +455,8 @@ def print_plans(rows, psi):
                      str(b["optimizer_state"]),
                      "%d+%d+%d = %d" % (c["all_reduce"], c["reduce_scatter"],
                                         c["all_gather"], c["total"]),
-                     "%.3f" % (c["total"] / psi)))
+                     "%.3f" % (c["total"] / psi),
+                     str(r["plan"]["communication_bytes_per_step"])))
     widths = [max(len(head[i]), *(len(t[i]) for t in body)) if body else len(head[i])
               for i in range(len(head))]
     print("  ".join("%*s" % (w, h) for w, h in zip(widths, head)))
@@ -455,6 +480,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5,
                     help="first steps left out of the step time (default 5)")
     ap.add_argument("--size", choices=sorted(SIZES), default="medium")
+    ap.add_argument("--precision", choices=("fp32", "fp16", "bf16"),
+                    default="fp32", help="zeroc's training precision")
     ap.add_argument("--zeroc", default=os.path.join(ROOT, "build", "bin", "zeroc"))
     ap.add_argument("--samples", type=int, default=256,
                     help="samples in the generated data set (default 256)")
@@ -533,7 +560,7 @@ def main():
                     and "error" not in r), None)
         print()
         print_table(rows, G, ref)
-        print_plans(rows, psi)
+        print_plans(rows, psi, args.precision)
         print()
         print("samples/s = global batch %d / median step; peak RSS = ru_maxrss "
               "(zeroc: of out/train under rss_wrap.py; torch: of the process, "
