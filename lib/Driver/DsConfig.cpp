@@ -421,21 +421,18 @@ void Reader::readOptimizer(const ojson &opt) {
 
   ojson &p = o["params"];
   if (lowerType == "sgd") {
-    if (p["dampening"].get<double>() != 0.0)
-      throw ConfigError("optimizer.params.dampening " + show(p["dampening"]) +
-                        " is not supported by zeroc yet (only 0)");
-    if (p["nesterov"].get<bool>())
+    if (p["nesterov"].get<bool>() && (p["momentum"].get<double>() <= 0.0 ||
+                                      p["dampening"].get<double>() != 0.0))
       throw ConfigError(
-          "optimizer.params.nesterov true is not supported by zeroc yet");
+          "optimizer.params.nesterov true needs momentum > 0 and dampening 0 "
+          "(torch.optim.SGD raises \"Nesterov momentum requires a momentum "
+          "and zero dampening\"), got momentum " +
+          show(p["momentum"]) + " and dampening " + show(p["dampening"]));
     if (p["maximize"].get<bool>())
       throw ConfigError(
           "optimizer.params.maximize true is not supported by zeroc yet");
     return;
   }
-  if (!p["bias_correction"].get<bool>())
-    throw ConfigError(
-        "optimizer.params.bias_correction false is not supported by zeroc "
-        "yet (its Adam always corrects the bias)");
   if (p["amsgrad"].get<bool>())
     throw ConfigError(
         p["torch_adam"].get<bool>()
@@ -487,10 +484,6 @@ void Reader::readScheduler(const ojson &sched) {
   given = dropOtherTypesParams("scheduler.params.", type, given, *params,
                                others, warnings);
   readBlock("scheduler.params.", given, *params, s["params"], log);
-  if (type == "LRRangeTest")
-    throw ConfigError(
-        "scheduler.type 'LRRangeTest' is not supported by zeroc yet (use "
-        "WarmupLR, WarmupDecayLR, WarmupCosineLR or OneCycle)");
 }
 
 void Reader::resolveAuto() {
@@ -730,6 +723,8 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   if (lower(type) == "sgd") {
     c.optimizer = TrainConfig::Optimizer::SGD;
     c.momentum = op["momentum"].get<double>();
+    c.dampening = op["dampening"].get<double>();
+    c.nesterov = op["nesterov"].get<bool>();
   } else {
     c.optimizer = TrainConfig::Optimizer::Adam;
     c.beta1 = op["betas"][0].get<double>();
@@ -737,6 +732,7 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
     c.eps = op["eps"].get<double>();
     // "AdamW" is always decoupled; "Adam" unless adam_w_mode is false.
     c.adamWMode = lower(type) == "adamw" || op["adam_w_mode"].get<bool>();
+    c.biasCorrection = op["bias_correction"].get<bool>();
   }
 
   const ojson &fp16 = o["fp16"];
@@ -792,6 +788,12 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
       c.cycleMinMom = sp["cycle_min_mom"].get<double>();
       c.cycleMaxMom = sp["cycle_max_mom"].get<double>();
       c.decayMomRate = sp["decay_mom_rate"].get<double>();
+    } else if (st == "LRRangeTest") {
+      c.schedule = TrainConfig::Schedule::LRRangeTest;
+      c.rangeMinLr = sp["lr_range_test_min_lr"].get<double>();
+      c.rangeStepSize = sp["lr_range_test_step_size"].get<int64_t>();
+      c.rangeStepRate = sp["lr_range_test_step_rate"].get<double>();
+      c.rangeStaircase = sp["lr_range_test_staircase"].get<bool>();
     }
   }
 

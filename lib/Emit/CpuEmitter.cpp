@@ -619,6 +619,9 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.optimizer.weight_decay = " << cxxDouble(config.weightDecay) << ";\n"
      << "  program.optimizer.momentum = " << cxxDouble(config.momentum) << ";\n"
      << "  program.optimizer.adam_w_mode = " << int(config.adamWMode) << ";\n"
+     << "  program.optimizer.bias_correction = " << int(config.biasCorrection) << ";\n"
+     << "  program.optimizer.dampening = " << cxxDouble(config.dampening) << ";\n"
+     << "  program.optimizer.nesterov = " << int(config.nesterov) << ";\n"
      << "  program.micro_step = microStep;\n"
      << "  program.recompile_hint = " << cString(hint) << ";\n";
   // ABI 2: LR schedule, loss scaler, precision, monitoring.
@@ -629,6 +632,7 @@ LogicalResult Emitter::run(EmittedProgram &out) {
   case TrainConfig::Schedule::WarmupDecayLR: schedule = "ZEROC_RT_LR_WARMUP_DECAY"; break;
   case TrainConfig::Schedule::WarmupCosineLR: schedule = "ZEROC_RT_LR_WARMUP_COSINE"; break;
   case TrainConfig::Schedule::OneCycle: schedule = "ZEROC_RT_LR_ONE_CYCLE"; break;
+  case TrainConfig::Schedule::LRRangeTest: schedule = "ZEROC_RT_LR_RANGE_TEST"; break;
   }
   double initialScale = 1.0; // 2^initial_scale_power, exactly
   for (int64_t i = 0; i < config.initialScalePower; ++i)
@@ -656,6 +660,10 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.lr_schedule.cycle_min_mom = " << cxxDouble(config.cycleMinMom) << ";\n"
      << "  program.lr_schedule.cycle_max_mom = " << cxxDouble(config.cycleMaxMom) << ";\n"
      << "  program.lr_schedule.decay_mom_rate = " << cxxDouble(config.decayMomRate) << ";\n"
+     << "  program.lr_schedule.range_min_lr = " << cxxDouble(config.rangeMinLr) << ";\n"
+     << "  program.lr_schedule.range_step_rate = " << cxxDouble(config.rangeStepRate) << ";\n"
+     << "  program.lr_schedule.range_step_size = " << config.rangeStepSize << ";\n"
+     << "  program.lr_schedule.range_staircase = " << int(config.rangeStaircase) << ";\n"
      << "  program.loss_scaler.enabled = " << int(config.lossScaling) << ";\n"
      << "  program.loss_scaler.static_scale = " << cxxDouble(config.staticLossScale) << ";\n"
      << "  program.loss_scaler.initial_scale = "

@@ -780,9 +780,9 @@ TYPED_TEST(KernelsHalf, OptimizerStepsRejectSixteenBitParams) {
   std::string want = std::string("dtype ") + zeroc_rt_dtype_name(dt) + " (" +
                      std::to_string(dt) + "); expected f32 or f64";
   EXPECT_KERNEL_ERROR(
-      zeroc_rt_k_adam_step(dt, p, g, m, v, 4, 0.1, 0.9, 0.999, 1e-8, 0, 1, 1),
+      zeroc_rt_k_adam_step(dt, p, g, m, v, 4, 0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 1),
       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_adam_step", want);
-  EXPECT_KERNEL_ERROR(zeroc_rt_k_sgd_step(dt, p, g, m, 4, 0.1, 0.9, 0.0, 1),
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_sgd_step(dt, p, g, m, 4, 0.1, 0.9, 0.0, 0.0, 0, 1),
                       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sgd_step", want);
 }
 

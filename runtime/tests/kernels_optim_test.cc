@@ -46,6 +46,7 @@ TYPED_TEST(KernelsFlat, AccumulateScaleSumSquares) {
 /// torch.optim.Adam / AdamW in double, written out step by step.
 struct AdamRef {
   std::vector<double> p, m, v;
+  bool biasCorrection = true;
   void step(const std::vector<double> &g, double lr, double b1, double b2,
             double eps, double wd, bool adamW, int64_t t) {
     for (size_t i = 0; i < p.size(); ++i) {
@@ -56,8 +57,8 @@ struct AdamRef {
         gi = gi + wd * p[i];
       m[i] = b1 * m[i] + (1 - b1) * gi;
       v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-      double bc1 = 1 - std::pow(b1, double(t));
-      double bc2 = 1 - std::pow(b2, double(t));
+      double bc1 = biasCorrection ? 1 - std::pow(b1, double(t)) : 1.0;
+      double bc2 = biasCorrection ? 1 - std::pow(b2, double(t)) : 1.0;
       double denom = std::sqrt(v[i]) / std::sqrt(bc2) + eps;
       p[i] = p[i] - (lr / bc1) * m[i] / denom;
     }
@@ -69,19 +70,22 @@ TYPED_TEST(KernelsFlat, AdamThreeStepsMatchHandComputedReference) {
   std::mt19937_64 rng(2);
   const int64_t n = 11;
   const double lr = 1e-2, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  for (bool corrected : {true, false})
   for (bool adamW : {true, false})
     for (double wd : {0.0, 0.1}) {
       HostTensor p = randomTensor(dt, {n}, rng), m(dt, {n}), v(dt, {n});
       AdamRef ref{p.values(), std::vector<double>(n, 0.0),
-                  std::vector<double>(n, 0.0)};
+                  std::vector<double>(n, 0.0), corrected};
       for (int64_t t = 1; t <= 3; ++t) {
         HostTensor g = randomTensor(dt, {n}, rng, -2, 2);
         ZEROC_RT_ASSERT_OK(zeroc_rt_k_adam_step(dt, p.data(), g.data(),
                                                 m.data(), v.data(), n, lr, b1,
-                                                b2, eps, wd, adamW, t));
+                                                b2, eps, wd, adamW, corrected,
+                                                t));
         ref.step(g.values(), lr, b1, b2, eps, wd, adamW, t);
         std::string what = std::string(adamW ? "adamw" : "adam-l2") + " wd " +
-                           std::to_string(wd) + " step " + std::to_string(t);
+                           std::to_string(wd) + " step " + std::to_string(t) +
+                           (corrected ? "" : " no bias correction");
         expectClose(p, ref.p, 10 * tolOf<TypeParam>(), "param " + what);
         expectClose(m, ref.m, 10 * tolOf<TypeParam>(), "exp_avg " + what);
         expectClose(v, ref.v, 10 * tolOf<TypeParam>(), "exp_avg_sq " + what);
@@ -94,7 +98,7 @@ TEST(KernelsFlat, AdamFirstStepByHand) {
   // v_hat = 0.25, p = 1 - 0.1 * 0.5 / (0.5 + 1e-8).
   double p = 1.0, g = 0.5, m = 0.0, v = 0.0;
   ZEROC_RT_ASSERT_OK(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F64, &p, &g, &m, &v, 1,
-                                          0.1, 0.9, 0.999, 1e-8, 0.0, 1, 1));
+                                          0.1, 0.9, 0.999, 1e-8, 0.0, 1, 1, 1));
   EXPECT_NEAR(m, 0.05, 1e-15);
   EXPECT_NEAR(v, 2.5e-4, 1e-15);
   EXPECT_NEAR(p, 1.0 - 0.1 * 0.5 / (0.5 + 1e-8), 1e-14);
@@ -102,13 +106,13 @@ TEST(KernelsFlat, AdamFirstStepByHand) {
   p = 1.0;
   m = v = 0.0;
   ZEROC_RT_ASSERT_OK(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F64, &p, &g, &m, &v, 1,
-                                          0.1, 0.9, 0.999, 1e-8, 0.5, 1, 1));
+                                          0.1, 0.9, 0.999, 1e-8, 0.5, 1, 1, 1));
   EXPECT_NEAR(p, 0.95 - 0.1 * 0.5 / (0.5 + 1e-8), 1e-14);
   // L2 mode with wd = 0.5: g' = 0.5 + 0.5 * 1 = 1; m_hat = 1, v_hat = 1.
   p = 1.0;
   m = v = 0.0;
   ZEROC_RT_ASSERT_OK(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F64, &p, &g, &m, &v, 1,
-                                          0.1, 0.9, 0.999, 1e-8, 0.5, 0, 1));
+                                          0.1, 0.9, 0.999, 1e-8, 0.5, 0, 1, 1));
   EXPECT_NEAR(m, 0.1, 1e-15);
   EXPECT_NEAR(p, 1.0 - 0.1 / (1.0 + 1e-8), 1e-14);
 }
@@ -124,7 +128,7 @@ TYPED_TEST(KernelsFlat, SgdMomentumThreeSteps) {
   for (int64_t t = 1; t <= 3; ++t) {
     HostTensor g = randomTensor(dt, {n}, rng);
     ZEROC_RT_ASSERT_OK(zeroc_rt_k_sgd_step(dt, p.data(), g.data(), buf.data(),
-                                           n, lr, momentum, wd, t));
+                                           n, lr, momentum, wd, 0.0, 0, t));
     for (int64_t i = 0; i < n; ++i) {
       double d = g.get(i) + wd * rp[i];
       rb[i] = t == 1 ? d : momentum * rb[i] + d;
@@ -139,47 +143,85 @@ TYPED_TEST(KernelsFlat, SgdMomentumThreeSteps) {
   HostTensor g = randomTensor(dt, {n}, rng);
   std::vector<double> before = p.values();
   ZEROC_RT_ASSERT_OK(
-      zeroc_rt_k_sgd_step(dt, p.data(), g.data(), nullptr, n, lr, 0.0, 0.0, 5));
+      zeroc_rt_k_sgd_step(dt, p.data(), g.data(), nullptr, n, lr, 0.0, 0.0, 0.0, 0, 5));
   for (int64_t i = 0; i < n; ++i)
     before[i] -= lr * g.get(i);
   expectClose(p, before, tolOf<TypeParam>(), "sgd without momentum");
+}
+
+// torch.optim.SGD's dampening and Nesterov momentum, written out.
+TYPED_TEST(KernelsFlat, SgdDampeningAndNesterov) {
+  constexpr zeroc_rt_dtype_t dt = dtypeOf<TypeParam>();
+  std::mt19937_64 rng(4);
+  const int64_t n = 9;
+  const double lr = 0.05, momentum = 0.8, wd = 0.02;
+  struct Variant {
+    double dampening;
+    int nesterov;
+  };
+  for (Variant var : {Variant{0.3, 0}, Variant{0.0, 1}}) {
+    HostTensor p = randomTensor(dt, {n}, rng), buf(dt, {n});
+    std::vector<double> rp = p.values(), rb(n);
+    for (int64_t t = 1; t <= 3; ++t) {
+      HostTensor g = randomTensor(dt, {n}, rng);
+      ZEROC_RT_ASSERT_OK(zeroc_rt_k_sgd_step(dt, p.data(), g.data(), buf.data(),
+                                             n, lr, momentum, wd, var.dampening,
+                                             var.nesterov, t));
+      for (int64_t i = 0; i < n; ++i) {
+        double d = g.get(i) + wd * rp[i];
+        rb[i] = t == 1 ? d : momentum * rb[i] + (1 - var.dampening) * d;
+        rp[i] -= lr * (var.nesterov ? d + momentum * rb[i] : rb[i]);
+      }
+      std::string what = std::string(var.nesterov ? "nesterov" : "dampening") +
+                         " step " + std::to_string(t);
+      expectClose(p, rp, 10 * tolOf<TypeParam>(), "sgd param " + what);
+      expectClose(buf, rb, 10 * tolOf<TypeParam>(), "sgd buf " + what);
+    }
+  }
 }
 
 TEST(KernelsFlat, RejectsBadArguments) {
   float p[4] = {}, g[4] = {}, m[4] = {}, v[4] = {};
   const char *adam = "zeroc_rt_k_adam_step";
   EXPECT_KERNEL_ERROR(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F32, p, g, m, v, 4,
-                                           0.1, 1.0, 0.999, 1e-8, 0, 1, 1),
+                                           0.1, 1.0, 0.999, 1e-8, 0, 1, 1, 1),
                       ZEROC_RT_INVALID_ARGUMENT, adam, "beta1 = 1");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F32, p, g, m, v, 4,
-                                           NAN, 0.9, 0.999, 1e-8, 0, 1, 1),
+                                           NAN, 0.9, 0.999, 1e-8, 0, 1, 1, 1),
                       ZEROC_RT_INVALID_ARGUMENT, adam, "lr = nan");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F32, p, g, m, v, 4,
-                                           0.1, 0.9, 0.999, 1e-8, 0, 1, 0),
+                                           0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 0),
                       ZEROC_RT_INVALID_ARGUMENT, adam, "step 0");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F32, p, p + 1, m, v,
-                                           4, 0.1, 0.9, 0.999, 1e-8, 0, 1, 1),
+                                           4, 0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 1),
                       ZEROC_RT_INVALID_ARGUMENT, adam, "grad overlaps param");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F32, p, g, nullptr, v,
-                                           4, 0.1, 0.9, 0.999, 1e-8, 0, 1, 1),
+                                           4, 0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 1),
                       ZEROC_RT_INVALID_ARGUMENT, adam, "exp_avg is NULL");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F32, p, g, m,
                                            reinterpret_cast<char *>(v) + 1, 2,
-                                           0.1, 0.9, 0.999, 1e-8, 0, 1, 1),
+                                           0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 1),
                       ZEROC_RT_INVALID_ARGUMENT, adam,
                       "exp_avg_sq data 0x");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_I32, p, g, m, v, 4,
-                                           0.1, 0.9, 0.999, 1e-8, 0, 1, 1),
+                                           0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 1),
                       ZEROC_RT_INVALID_ARGUMENT, adam, "dtype i32");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_adam_step(ZEROC_RT_DTYPE_F32, p, g, m, v, -1,
-                                           0.1, 0.9, 0.999, 1e-8, 0, 1, 1),
+                                           0.1, 0.9, 0.999, 1e-8, 0, 1, 1, 1),
                       ZEROC_RT_INVALID_ARGUMENT, adam, "element count -1");
   EXPECT_KERNEL_ERROR(
-      zeroc_rt_k_sgd_step(ZEROC_RT_DTYPE_F32, p, g, nullptr, 4, 0.1, 0.9, 0, 2),
+      zeroc_rt_k_sgd_step(ZEROC_RT_DTYPE_F32, p, g, nullptr, 4, 0.1, 0.9, 0, 0.0, 0, 2),
       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sgd_step", "momentum_buf is NULL");
   EXPECT_KERNEL_ERROR(
-      zeroc_rt_k_sgd_step(ZEROC_RT_DTYPE_F32, p, g, m, 4, -0.1, 0.9, 0, 2),
+      zeroc_rt_k_sgd_step(ZEROC_RT_DTYPE_F32, p, g, m, 4, -0.1, 0.9, 0, 0.0, 0, 2),
       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sgd_step", "lr = -0.1");
+  EXPECT_KERNEL_ERROR(
+      zeroc_rt_k_sgd_step(ZEROC_RT_DTYPE_F32, p, g, m, 4, 0.1, 0.9, 0, 0.5, 1, 2),
+      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sgd_step",
+      "Nesterov momentum requires a momentum and zero dampening");
+  EXPECT_KERNEL_ERROR(
+      zeroc_rt_k_sgd_step(ZEROC_RT_DTYPE_F32, p, g, m, 4, 0.1, 0.9, 0, -1.0, 0, 2),
+      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sgd_step", "dampening = -1");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_accumulate(ZEROC_RT_DTYPE_F32, p, p, 4),
                       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_accumulate",
                       "overlaps");

@@ -21,7 +21,7 @@ STEPS = 1000
 RTOL = 1e-12
 
 TYPES = {"constant": 0, "WarmupLR": 1, "WarmupDecayLR": 2,
-         "WarmupCosineLR": 3, "OneCycle": 4}
+         "WarmupCosineLR": 3, "OneCycle": 4, "LRRangeTest": 5}
 
 # (name, type, base_lr, ds params) -- the params are DeepSpeed's config keys.
 CASES = [
@@ -109,6 +109,17 @@ CASES = [
       "decay_lr_rate": 0.001, "decay_step_size": 1, "cycle_momentum": True,
       "cycle_min_mom": 0.6, "cycle_max_mom": 0.99,
       "decay_mom_rate": -0.0001}),
+    # LRRangeTest
+    ("range_defaults", "LRRangeTest", 0.1, {}),
+    ("range_continuous", "LRRangeTest", 0.1,
+     {"lr_range_test_min_lr": 1e-4, "lr_range_test_step_size": 7,
+      "lr_range_test_step_rate": 0.5, "lr_range_test_staircase": False}),
+    ("range_staircase", "LRRangeTest", 0.1,
+     {"lr_range_test_min_lr": 3e-5, "lr_range_test_step_size": 50,
+      "lr_range_test_step_rate": 2.0, "lr_range_test_staircase": True}),
+    ("range_step_1", "LRRangeTest", 0.1,
+     {"lr_range_test_min_lr": 1e-6, "lr_range_test_step_size": 1,
+      "lr_range_test_step_rate": 0.01, "lr_range_test_staircase": True}),
 ]
 
 # DeepSpeed's constructor defaults for the keys a case leaves out, as the
@@ -119,7 +130,9 @@ DEFAULTS = {"warmup_min_lr": 0.0, "warmup_max_lr": 0.001,
             "decay_lr_rate": 0.0, "cycle_first_step_size": 2000,
             "cycle_second_step_size": None, "decay_step_size": 0,
             "cycle_momentum": True, "cycle_min_mom": 0.8,
-            "cycle_max_mom": 0.9, "decay_mom_rate": 0.0}
+            "cycle_max_mom": 0.9, "decay_mom_rate": 0.0,
+            "lr_range_test_min_lr": 1e-3, "lr_range_test_step_size": 2000,
+            "lr_range_test_step_rate": 1.0, "lr_range_test_staircase": False}
 
 
 def engine_fields(typ, base_lr, params):
@@ -144,6 +157,10 @@ def engine_fields(typ, base_lr, params):
         p["cycle_first_step_size"] if second is None else second)
     f["warmup_type_log"] = 1 if p["warmup_type"] == "log" else 0
     f["cycle_momentum"] = 1 if p["cycle_momentum"] else 0
+    f["range_min_lr"] = repr(float(p["lr_range_test_min_lr"]))
+    f["range_step_rate"] = repr(float(p["lr_range_test_step_rate"]))
+    f["range_step_size"] = int(p["lr_range_test_step_size"])
+    f["range_staircase"] = 1 if p["lr_range_test_staircase"] else 0
     return f
 
 

@@ -107,6 +107,14 @@ void lrCase(const std::string &name, std::map<std::string, std::string> &f) {
       s.cycle_max_mom = number(value);
     else if (key == "decay_mom_rate")
       s.decay_mom_rate = number(value);
+    else if (key == "range_min_lr")
+      s.range_min_lr = number(value);
+    else if (key == "range_step_rate")
+      s.range_step_rate = number(value);
+    else if (key == "range_step_size")
+      s.range_step_size = integer(value);
+    else if (key == "range_staircase")
+      s.range_staircase = static_cast<int32_t>(integer(value));
     else
       die("unknown lr field '" + key + "'");
   }

@@ -270,13 +270,13 @@ private:
 
 ModelConfig adamwConfig() {
   ModelConfig c;
-  c.optimizer = {ZEROC_RT_OPTIMIZER_ADAM, 0.05, 0.9, 0.999, 1e-8, 0.01, 0.0, 1};
+  c.optimizer = {ZEROC_RT_OPTIMIZER_ADAM, 0.05, 0.9, 0.999, 1e-8, 0.01, 0.0, 1, 1, 0.0, 0};
   return c;
 }
 
 ModelConfig adamL2ClipConfig() {
   ModelConfig c;
-  c.optimizer = {ZEROC_RT_OPTIMIZER_ADAM, 0.03, 0.8, 0.99, 1e-6, 0.1, 0.0, 0};
+  c.optimizer = {ZEROC_RT_OPTIMIZER_ADAM, 0.03, 0.8, 0.99, 1e-6, 0.1, 0.0, 0, 1, 0.0, 0};
   c.clip = 0.05;
   return c;
 }
@@ -295,7 +295,7 @@ zeroc_rt_loss_scaler_config_t dynamicScaler(int64_t window, int hysteresis,
 
 ModelConfig sgdClipConfig() {
   ModelConfig c;
-  c.optimizer = {ZEROC_RT_OPTIMIZER_SGD, 0.1, 0.0, 0.0, 0.0, 0.01, 0.9, 0};
+  c.optimizer = {ZEROC_RT_OPTIMIZER_SGD, 0.1, 0.0, 0.0, 0.0, 0.01, 0.9, 0, 1, 0.0, 0};
   c.clip = 0.2;
   return c;
 }

@@ -54,7 +54,10 @@ struct ModelConfig {
                                            1e-8,
                                            0.0,
                                            0.0,
-                                           1};
+                                           1,
+                                           1,
+                                           0.0,
+                                           0};
   double clip = 0.0;
   int stepsPerPrint = 1;
   std::string recompileHint =

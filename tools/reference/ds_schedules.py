@@ -38,7 +38,8 @@ Known DeepSpeed quirks kept on purpose:
 
 import math
 
-LR_SCHEDULES = ("WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle")
+LR_SCHEDULES = ("WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle",
+                "LRRangeTest")
 
 
 class ParamGroups(object):
@@ -284,8 +285,41 @@ class OneCycle(object):
                 g["betas"] = m
 
 
+class LRRangeTest(object):
+    """lr = min_lr * (1 + step_rate * x) with x = (i + 1) / step_size
+    (floor'ed with staircase), i = last_batch_iteration; the initial lr is
+    min_lr.  The i + 1 is the newer DeepSpeed's (older versions used i)."""
+
+    def __init__(self, optimizer, lr_range_test_min_lr=1e-3,
+                 lr_range_test_step_size=2000, lr_range_test_step_rate=1.0,
+                 lr_range_test_staircase=False, last_batch_iteration=-1):
+        self.optimizer = optimizer
+        self.min_lr = [lr_range_test_min_lr] * len(optimizer.param_groups)
+        self.step_size = lr_range_test_step_size
+        self.step_rate = lr_range_test_step_rate
+        self.last_batch_iteration = last_batch_iteration
+        self.staircase = lr_range_test_staircase
+        if last_batch_iteration == -1:
+            _set_lrs(optimizer, self.min_lr)
+
+    def _interval(self):
+        x = float(self.last_batch_iteration + 1) / self.step_size
+        return math.floor(x) if self.staircase else x
+
+    def get_lr(self):
+        increase = 1 + self.step_rate * self._interval()
+        return [m * increase for m in self.min_lr]
+
+    def step(self, batch_iteration=None):
+        if batch_iteration is None:
+            batch_iteration = self.last_batch_iteration + 1
+        self.last_batch_iteration = batch_iteration
+        self._last_lr = _set_lrs(self.optimizer, self.get_lr())
+
+
 _CLASSES = {"WarmupLR": WarmupLR, "WarmupDecayLR": WarmupDecayLR,
-            "WarmupCosineLR": WarmupCosineLR, "OneCycle": OneCycle}
+            "WarmupCosineLR": WarmupCosineLR, "OneCycle": OneCycle,
+            "LRRangeTest": LRRangeTest}
 
 # Parameters each class accepts (DeepSpeed passes the config's "params"
 # dict as keyword arguments: anything else is a TypeError there).
@@ -298,6 +332,9 @@ _PARAMS = {
     "WarmupCosineLR": ("total_num_steps", "warmup_min_ratio",
                        "warmup_num_steps", "cos_min_ratio", "warmup_type",
                        "last_batch_iteration"),
+    "LRRangeTest": ("lr_range_test_min_lr", "lr_range_test_step_size",
+                    "lr_range_test_step_rate", "lr_range_test_staircase",
+                    "last_batch_iteration"),
     "OneCycle": ("cycle_min_lr", "cycle_max_lr", "decay_lr_rate",
                  "cycle_first_step_size", "cycle_second_step_size",
                  "cycle_first_stair_count", "cycle_second_stair_count",
@@ -340,9 +377,9 @@ def check_scheduler(sched):
             if v not in ("log", "linear"):
                 raise ScheduleError("warmup_type must be \"log\" or "
                                     "\"linear\", got %r" % (v,))
-        elif k == "cycle_momentum":
+        elif k in ("cycle_momentum", "lr_range_test_staircase"):
             if not isinstance(v, bool):
-                raise ScheduleError("cycle_momentum must be a boolean")
+                raise ScheduleError("%s must be a boolean" % k)
         elif v is not None and (isinstance(v, bool) or
                                 not isinstance(v, (int, float))):
             raise ScheduleError("%s.%s must be a number, got %r"

@@ -19,8 +19,11 @@ struct TrainConfig {
   int64_t stepsPerPrint = 10;
   enum class Optimizer { Adam, SGD } optimizer = Optimizer::Adam;
   bool adamWMode = true;
+  bool biasCorrection = true; ///< Adam (FusedAdam's bias_correction)
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weightDecay = 0.0, momentum = 0.0;
+  double dampening = 0.0; ///< SGD
+  bool nesterov = false;  ///< SGD
   std::string optimizerName = "AdamW"; ///< as written in the config, for logs
 
   // Mixed precision (fp16 / bf16 blocks).
@@ -34,8 +37,14 @@ struct TrainConfig {
   double minLossScale = 1.0;
 
   // Scheduler block (DeepSpeed's names and defaults).
-  enum class Schedule { Constant, WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle }
-      schedule = Schedule::Constant;
+  enum class Schedule {
+    Constant,
+    WarmupLR,
+    WarmupDecayLR,
+    WarmupCosineLR,
+    OneCycle,
+    LRRangeTest
+  } schedule = Schedule::Constant;
   double warmupMinLr = 0.0, warmupMaxLr = 1e-3;
   int64_t warmupNumSteps = 1000;
   bool warmupLog = true;
@@ -45,6 +54,9 @@ struct TrainConfig {
   int64_t cycleFirstStepSize = 2000, cycleSecondStepSize = 0, decayStepSize = 0;
   bool cycleMomentum = true;
   double cycleMinMom = 0.8, cycleMaxMom = 0.9, decayMomRate = 0.0;
+  double rangeMinLr = 1e-3, rangeStepRate = 1.0;
+  int64_t rangeStepSize = 2000;
+  bool rangeStaircase = false;
 
   // Monitoring.
   bool wallClockBreakdown = false;

@@ -337,9 +337,10 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_has_inf_or_nan(
     zeroc_rt_dtype_t dtype, const void *x, int64_t n, int *out);
 
 /// AdamW (adam_w_mode != 0: decoupled weight decay, p -= lr*wd*p before the
-/// Adam update; == 0: L2, g += wd*p) with torch's bias correction;
-/// `step` is the 1-based count of applied updates. p, g, m, v: n elements.
-/// Exactly torch.optim.Adam/AdamW:
+/// Adam update; == 0: L2, g += wd*p) with torch's bias correction
+/// (bias_correction != 0; 0: FusedAdam's bias_correction=False, bc1 = bc2 =
+/// 1); `step` is the 1-based count of applied updates. p, g, m, v: n
+/// elements. Exactly torch.optim.Adam/AdamW:
 ///   m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2
 ///   denom = sqrt(v) / sqrt(1 - b2^step) + eps
 ///   p -= lr / (1 - b1^step) * m / denom
@@ -348,15 +349,18 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_has_inf_or_nan(
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_adam_step(
     zeroc_rt_dtype_t dtype, void *param, const void *grad, void *exp_avg,
     void *exp_avg_sq, int64_t n, double lr, double beta1, double beta2,
-    double eps, double weight_decay, int adam_w_mode, int64_t step);
+    double eps, double weight_decay, int adam_w_mode, int bias_correction,
+    int64_t step);
 
-/// SGD with momentum as torch.optim.SGD (dampening 0, no nesterov):
-/// g += wd*p; buf = step == 1 ? g : momentum*buf + g; p -= lr*buf.
-/// With momentum == 0 this is p -= lr*g: momentum_buf is neither read nor
-/// written and may be NULL. F32 or F64 only.
+/// SGD as torch.optim.SGD: g += wd*p; buf = step == 1 ? g :
+/// momentum*buf + (1-dampening)*g; d = nesterov ? g + momentum*buf : buf;
+/// p -= lr*d. With momentum == 0 this is p -= lr*g: momentum_buf is neither
+/// read nor written and may be NULL. Nesterov needs momentum > 0 and
+/// dampening 0 (torch's rule). F32 or F64 only.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sgd_step(
     zeroc_rt_dtype_t dtype, void *param, const void *grad, void *momentum_buf,
-    int64_t n, double lr, double momentum, double weight_decay, int64_t step);
+    int64_t n, double lr, double momentum, double weight_decay,
+    double dampening, int nesterov, int64_t step);
 
 ZEROC_RT_EXTERN_C_END
 

@@ -82,6 +82,10 @@ typedef struct zeroc_rt_optimizer_config {
   zeroc_rt_optimizer_type_t type;
   double lr, beta1, beta2, eps, weight_decay, momentum;
   int32_t adam_w_mode; ///< 1: decoupled weight decay (AdamW); 0: L2
+  // ABI version 3:
+  int32_t bias_correction; ///< Adam: 1 (FusedAdam's default) or 0
+  double dampening;        ///< SGD (torch.optim.SGD's)
+  int32_t nesterov;        ///< SGD: needs momentum > 0 and dampening 0
 } zeroc_rt_optimizer_config_t;
 
 /// DeepSpeed's LR schedulers (runtime/lr_schedules.py). The scheduler steps
@@ -90,7 +94,8 @@ typedef struct zeroc_rt_optimizer_config {
 /// first optimizer step runs at the scheduler's initial lr: warmup_min_lr
 /// (WarmupLR, WarmupDecayLR), 0 (WarmupCosineLR, whose get_lr() returns 0
 /// before its first step), cycle_min_lr with momentum cycle_min_mom
-/// (OneCycle). Fields as DeepSpeed's: warmup_num_steps below 2 counts as 2;
+/// (OneCycle), lr_range_test_min_lr (LRRangeTest, which needs a step size
+/// >= 1). Fields as DeepSpeed's: warmup_num_steps below 2 counts as 2;
 /// WarmupCosineLR needs total_num_steps != max(2, warmup_num_steps);
 /// OneCycle needs cycle_first_step_size >= 1 and cycle_second_step_size >= 0
 /// (DeepSpeed's None, "same as the first", is resolved by the compiler);
@@ -106,6 +111,7 @@ typedef ZEROC_RT_ENUM(zeroc_rt_lr_schedule_type){
     ZEROC_RT_LR_WARMUP_DECAY = 2,  ///< WarmupDecayLR
     ZEROC_RT_LR_WARMUP_COSINE = 3, ///< WarmupCosineLR
     ZEROC_RT_LR_ONE_CYCLE = 4,     ///< OneCycle
+    ZEROC_RT_LR_RANGE_TEST = 5,    ///< LRRangeTest (ABI version 3)
 } zeroc_rt_lr_schedule_type_t;
 
 typedef struct zeroc_rt_lr_schedule {
@@ -122,6 +128,11 @@ typedef struct zeroc_rt_lr_schedule {
   int64_t cycle_first_step_size, cycle_second_step_size, decay_step_size;
   int32_t cycle_momentum;
   double cycle_min_mom, cycle_max_mom, decay_mom_rate;
+  // LRRangeTest (ABI version 3): lr = min_lr * (1 + step_rate * x),
+  // x = t / step_size (floor'ed with staircase) after t scheduler steps.
+  double range_min_lr, range_step_rate;
+  int64_t range_step_size;
+  int32_t range_staircase;
 } zeroc_rt_lr_schedule_t;
 
 /// DeepSpeed's loss scaler (runtime/fp16/loss_scaler.py). With `enabled`,

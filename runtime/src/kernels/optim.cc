@@ -179,7 +179,8 @@ zeroc_rt_status_t kHasInfOrNaN(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
 zeroc_rt_status_t kAdam(zeroc_rt_dtype_t dtype, void *param, const void *grad,
                         void *expAvg, void *expAvgSq, int64_t n, double lr,
                         double beta1, double beta2, double eps,
-                        double weightDecay, int adamWMode, int64_t step) {
+                        double weightDecay, int adamWMode, int biasCorrection,
+                        int64_t step) {
   const char *k = "zeroc_rt_k_adam_step";
   ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, dtype, kWideFloatDtypes, n,
                                      {{"param", param},
@@ -198,8 +199,10 @@ zeroc_rt_status_t kAdam(zeroc_rt_dtype_t dtype, void *param, const void *grad,
                           static_cast<long long>(step));
   const bool decoupled = flag(adamWMode);
   const double stepD = static_cast<double>(step);
-  const double biasCorrection1 = 1.0 - std::pow(beta1, stepD);
-  const double biasCorrection2Sqrt = std::sqrt(1.0 - std::pow(beta2, stepD));
+  const bool corrected = flag(biasCorrection);
+  const double biasCorrection1 = corrected ? 1.0 - std::pow(beta1, stepD) : 1.0;
+  const double biasCorrection2Sqrt =
+      corrected ? std::sqrt(1.0 - std::pow(beta2, stepD)) : 1.0;
   const double stepSize = lr / biasCorrection1;
   const double decay = 1.0 - lr * weightDecay;
   dispatchWideFloat(dtype, [&](auto tag) {
@@ -228,12 +231,20 @@ zeroc_rt_status_t kAdam(zeroc_rt_dtype_t dtype, void *param, const void *grad,
 
 zeroc_rt_status_t kSgd(zeroc_rt_dtype_t dtype, void *param, const void *grad,
                        void *momentumBuf, int64_t n, double lr,
-                       double momentum, double weightDecay, int64_t step) {
+                       double momentum, double weightDecay, double dampening,
+                       int nesterov, int64_t step) {
   const char *k = "zeroc_rt_k_sgd_step";
   ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "lr", lr, 0.0, kInf, true));
   ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "momentum", momentum, 0.0, kInf, true));
   ZEROC_RT_RETURN_IF_ERROR(
       checkRange(k, "weight_decay", weightDecay, 0.0, kInf, true));
+  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "dampening", dampening, 0.0, kInf, true));
+  const bool useNesterov = flag(nesterov);
+  if (useNesterov && (momentum <= 0.0 || dampening != 0.0))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: Nesterov momentum requires a momentum and zero "
+                          "dampening",
+                          k);
   if (step < 1)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: step %lld must be >= 1 (1-based)", k,
@@ -255,9 +266,11 @@ zeroc_rt_status_t kSgd(zeroc_rt_dtype_t dtype, void *param, const void *grad,
       double pi = p[i];
       double d = static_cast<double>(g[i]) + weightDecay * pi;
       if (useMomentum) {
-        double b = step == 1 ? d : momentum * static_cast<double>(buf[i]) + d;
+        double b = step == 1 ? d
+                             : momentum * static_cast<double>(buf[i]) +
+                                   (1.0 - dampening) * d;
         buf[i] = static_cast<T>(b);
-        d = b;
+        d = useNesterov ? d + momentum * b : b;
       }
       p[i] = static_cast<T>(pi - lr * d);
     }
@@ -304,18 +317,21 @@ zeroc_rt_status_t zeroc_rt_k_adam_step(zeroc_rt_dtype_t dtype, void *param,
                                        void *exp_avg_sq, int64_t n, double lr,
                                        double beta1, double beta2, double eps,
                                        double weight_decay, int adam_w_mode,
-                                       int64_t step) {
+                                       int bias_correction, int64_t step) {
   return ZEROC_RT_GUARD_EXCEPTIONS(kAdam(dtype, param, grad, exp_avg,
                                          exp_avg_sq, n, lr, beta1, beta2, eps,
-                                         weight_decay, adam_w_mode, step));
+                                         weight_decay, adam_w_mode,
+                                         bias_correction, step));
 }
 
 zeroc_rt_status_t zeroc_rt_k_sgd_step(zeroc_rt_dtype_t dtype, void *param,
                                       const void *grad, void *momentum_buf,
                                       int64_t n, double lr, double momentum,
-                                      double weight_decay, int64_t step) {
+                                      double weight_decay, double dampening,
+                                      int nesterov, int64_t step) {
   return ZEROC_RT_GUARD_EXCEPTIONS(kSgd(dtype, param, grad, momentum_buf, n, lr,
-                                        momentum, weight_decay, step));
+                                        momentum, weight_decay, dampening,
+                                        nesterov, step));
 }
 
 } // extern "C"

@@ -18,6 +18,9 @@
 //                   k = i - total + 1: lr = min / (1 + rate * k / size),
 //                   mom = max_mom * (1 + mom_rate * k / size) (no decay when
 //                   the size or the rate is 0).
+//   LRRangeTest:    lr = min * (1 + rate * x); x = (i + 1) / size, floor'ed
+//                   with staircase (the newer DeepSpeed's interval; the
+//                   initial lr is min).
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,6 +127,15 @@ double oneCycleLr(const zeroc_rt_lr_schedule_t &s, int64_t i, double *mom) {
   return s.cycle_min_lr / (1 + s.decay_lr_rate * (k / size));
 }
 
+double rangeTestLr(const zeroc_rt_lr_schedule_t &s, int64_t i) {
+  if (i < 0)
+    return s.range_min_lr;
+  double x = static_cast<double>(i + 1) / static_cast<double>(s.range_step_size);
+  if (s.range_staircase)
+    x = std::floor(x);
+  return s.range_min_lr * (1 + s.range_step_rate * x);
+}
+
 } // namespace
 
 extern "C" double zeroc_rt_lr_at(const zeroc_rt_lr_schedule_t *schedule,
@@ -149,6 +161,9 @@ extern "C" double zeroc_rt_lr_at(const zeroc_rt_lr_schedule_t *schedule,
     case ZEROC_RT_LR_ONE_CYCLE:
       lr = oneCycleLr(s, i, &mom);
       break;
+    case ZEROC_RT_LR_RANGE_TEST:
+      lr = rangeTestLr(s, i);
+      break;
     }
   }
   if (momentum_out)
@@ -170,6 +185,8 @@ const char *lrScheduleName(zeroc_rt_lr_schedule_type_t type) {
     return "WarmupCosineLR";
   case ZEROC_RT_LR_ONE_CYCLE:
     return "OneCycle";
+  case ZEROC_RT_LR_RANGE_TEST:
+    return "LRRangeTest";
   }
   return "unknown";
 }
@@ -218,6 +235,16 @@ zeroc_rt_status_t checkLrSchedule(const zeroc_rt_lr_schedule_t &s) {
       return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                             "lr schedule OneCycle: lrs, momenta and decay "
                             "rates must be finite");
+    return nullptr;
+  case ZEROC_RT_LR_RANGE_TEST:
+    if (s.range_step_size < 1 || !finite(s.range_min_lr) ||
+        !finite(s.range_step_rate))
+      return ZEROC_RT_ERROR(
+          ZEROC_RT_INVALID_ARGUMENT,
+          "lr schedule LRRangeTest: lr_range_test_step_size %lld must be >= "
+          "1, lr_range_test_min_lr %g and lr_range_test_step_rate %g finite",
+          static_cast<long long>(s.range_step_size), s.range_min_lr,
+          s.range_step_rate);
     return nullptr;
   }
   return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,

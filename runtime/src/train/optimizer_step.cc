@@ -124,11 +124,13 @@ zeroc_rt_status_t applyOptimizer(zeroc_rt_engine &engine, const StepHyper &h,
         status = zeroc_rt_k_adam_step(p.masterDtype, param, grad, p.expAvg,
                                       p.expAvgSq, p.updateCount, h.lr, h.beta1,
                                       h.beta2, opt.eps, opt.weight_decay,
-                                      opt.adam_w_mode, step);
+                                      opt.adam_w_mode, opt.bias_correction,
+                                      step);
       else
         status = zeroc_rt_k_sgd_step(p.masterDtype, param, grad, p.momentum,
                                      p.updateCount, h.lr, h.momentum,
-                                     opt.weight_decay, step);
+                                     opt.weight_decay, opt.dampening,
+                                     opt.nesterov, step);
     }
     if (!status && p.hasMaster()) {
       what = "rounding the master copy";
