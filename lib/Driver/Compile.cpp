@@ -127,8 +127,6 @@ int runCompile(const CompileArgs &args) {
   if (!args.configPath.empty() &&
       !readDsConfig(args.configPath, config, stageGiven, trainBatch, warnings, error))
     return fail(error);
-  for (const std::string &w : warnings)
-    llvm::errs() << "zeroc: warning: " << args.configPath << ": " << w << "\n";
   if (args.stage)
     config.stage = *args.stage;
 
@@ -156,6 +154,10 @@ int runCompile(const CompileArgs &args) {
     if (failed(emitCpuProgram(*module, config, args.commandLine, program)))
       return fail(args.model + ": cannot emit code: " + diag);
   }
+  // The config's warnings once the model and the config were accepted, so
+  // that a rejected input gets its one error line alone.
+  for (const std::string &w : warnings)
+    llvm::errs() << "zeroc: warning: " << args.configPath << ": " << w << "\n";
 
   // Stage everything in a temporary directory and move it into place only
   // when the C++ compiler succeeded: a failed compile leaves no train.
