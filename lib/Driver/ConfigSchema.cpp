@@ -373,10 +373,11 @@ std::vector<Field> makeTopLevel() {
           .withNote("None: follows fp16/bf16; other values warn"),
       F::block("data_types",
                {F::dtype("grad_accum_dtype")
-                    .ignored("zeroc accumulates gradients in the training "
-                             "dtype: fp16 or bf16 with mixed precision, else "
-                             "fp32")
-                    .withNote("None: the model dtype; other values warn")}),
+                    .ignored("zeroc accumulates gradients in fp32 or in the "
+                             "training dtype")
+                    .withNote("None: fp16 with fp16, fp32 with bf16 (as "
+                              "BF16_Optimizer) and fp32; \"fp32\" or the "
+                              "training dtype are honoured, others warn")}),
       F::boolean("wall_clock_breakdown", false),
       F::boolean("dump_state", false)
           .ignored("zeroc does not dump the engine state"),

@@ -232,6 +232,12 @@ private:
                        [&](const auto &g) { return g.first == path; });
   }
   void warn(std::string w) { warnings.push_back(std::move(w)); }
+  /// "fp16", "bf16" or "fp32", from the fp16/bf16 blocks.
+  std::string trainingDtype() {
+    return at(out, "fp16.enabled") == true   ? "fp16"
+           : at(out, "bf16.enabled") == true ? "bf16"
+                                             : "fp32";
+  }
 
   ojson normalize(const ojson &root);
   void readZero(const ojson &root, std::optional<int> stageOverride, Parsed &p);
@@ -661,14 +667,14 @@ void Reader::noEffectWarnings() {
     if (path == "zero_optimization.overlap_comm")
       def = stage == 3;
     const ojson &v = at(out, path);
-    // Honoured when unset or naming the training dtype (DeepSpeed's default).
+    // Honoured when unset or naming the training dtype (DeepSpeed's
+    // default); gradients also accumulate in fp32 on request.
     if (path == "communication_data_type" ||
         path == "data_types.grad_accum_dtype") {
-      if (v.is_null())
+      if (v.is_null() ||
+          (path == "data_types.grad_accum_dtype" && v == "fp32"))
         continue;
-      def = at(out, "fp16.enabled") == true   ? "fp16"
-            : at(out, "bf16.enabled") == true ? "bf16"
-                                              : "fp32";
+      def = trainingDtype();
     }
     if (v == def)
       continue;
@@ -750,6 +756,12 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   } else if (o["bf16"]["enabled"].get<bool>()) {
     c.precision = TrainConfig::Precision::BF16; // loss scale 1
   }
+  // bf16 accumulates in fp32 unless grad_accum_dtype says bf16; fp16 in
+  // fp16 unless it says fp32 (other values warn and keep the default).
+  const ojson &accum = o["data_types"]["grad_accum_dtype"];
+  c.gradAccumFp32 = c.precision == TrainConfig::Precision::BF16
+                        ? accum != "bf16"
+                        : accum == "fp32";
 
   c.schedule = TrainConfig::Schedule::Constant;
   const ojson &sched = o["scheduler"];

@@ -7,7 +7,8 @@
 // master, m and v: K = 12) they are the ZeRO paper's formulas: 16Ψ (stage
 // 0), 4Ψ + 12Ψ/W (1), 2Ψ + 14Ψ/W (2), 16Ψ/W (3); in fp32 (K = 8) 16Ψ,
 // 8Ψ + 8Ψ/W, 4Ψ + 12Ψ/W, 16Ψ/W; up to the padding of each parameter to a
-// multiple of W. Communication: 2Ψ elements for stages 0-2 and 3Ψ for stage
+// multiple of W. With fp32 gradient accumulation (bf16's default) the
+// gradients count 4 bytes instead of 2. Communication: 2Ψ elements for stages 0-2 and 3Ψ for stage
 // 3 per step without gradient accumulation, in the parameters' dtype.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +18,7 @@
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
+#include "zeroc/Emit/CpuEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -33,8 +35,8 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   // Per parameter, as the runtime allocates: the parameter and gradient in
   // its dtype, the optimizer state (plus the master copy with mixed
   // precision) in the master dtype, for the elements the rank updates.
-  int64_t psi = 0, padded = 0, bytesPerElem = 4, stateBytesPerElem = 0;
-  int64_t params = 0, grads = 0, state = 0;
+  int64_t psi = 0, padded = 0, bytesPerElem = 4, gradBytesPerElem = 4;
+  int64_t stateBytesPerElem = 0, params = 0, grads = 0, state = 0;
   for (auto p : module.getOps<graph::ParamOp>()) {
     if (!p.getTrainable())
       continue;
@@ -42,13 +44,15 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     int64_t pad = (n + w - 1) / w * w, shard = pad / w;
     int64_t b = zero::elementBytes(p.getType().getElementType());
     int64_t m = zero::elementBytes(p.getMasterElementType());
+    int64_t g = zero::elementBytes(gradAccumulatorType(p, config));
     int64_t copies = statePerElem + (p.getMaster() ? 1 : 0);
     psi += n;
     padded += pad;
     bytesPerElem = b;
+    gradBytesPerElem = g;
     stateBytesPerElem = copies * m;
     params += (stage == 3 ? shard : pad) * b;
-    grads += (stage >= 2 ? shard : n) * b;
+    grads += (stage >= 2 ? shard : n) * g;
     state += copies * (stage >= 1 ? shard : n) * m;
   }
 
@@ -62,6 +66,10 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   }
   gatherElems *= config.gradAccum;
   scatterElems *= config.gradAccum;
+  // The micro-step's collectives move the parameters' dtype; the step
+  // boundary reduces the gradient accumulators (their dtype) and gathers
+  // the parameters.
+  int64_t bytes = (gatherElems + scatterElems) * bytesPerElem;
   int64_t allReduceElems = 0;
   if (stage == 0)
     allReduceElems = 2 * psi; // reduce-scatter + all-gather of the gradients
@@ -69,6 +77,8 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     scatterElems += padded;
   if (stage == 1 || stage == 2)
     gatherElems += padded;
+  bytes += (stage == 0 ? allReduceElems : stage == 1 ? padded : 0) * gradBytesPerElem;
+  bytes += (stage == 1 || stage == 2 ? padded : 0) * bytesPerElem;
   int64_t total = allReduceElems + gatherElems + scatterElems;
 
   std::string s;
@@ -79,6 +89,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"parameters\": " << psi << ",\n"
      << "  \"padded_parameters\": " << padded << ",\n"
      << "  \"dtype_bytes\": " << bytesPerElem << ",\n"
+     << "  \"grad_dtype_bytes\": " << gradBytesPerElem << ",\n"
      << "  \"micro_batch\": " << config.microBatch << ",\n"
      << "  \"gradient_accumulation_steps\": " << config.gradAccum << ",\n"
      << "  \"optimizer\": \"" << config.optimizerName << "\",\n"
@@ -90,7 +101,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << allReduceElems << ", \"reduce_scatter\": " << scatterElems
      << ", \"all_gather\": " << gatherElems << ", \"total\": " << total
      << "},\n"
-     << "  \"communication_bytes_per_step\": " << total * bytesPerElem << "\n"
+     << "  \"communication_bytes_per_step\": " << bytes << "\n"
      << "}\n";
   return s;
 }

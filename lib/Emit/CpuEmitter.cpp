@@ -564,10 +564,12 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     os << "    {" << cString(p.getSymName()) << ", " << dtypeName(t.getElementType())
        << ", " << t.getRank() << ", " << dimsInit(t.getShape()) << ", "
        << t.getNumElements() << ", " << 0 << ", "
-       << dtypeName(p.getMasterElementType()) << "},\n";
+       << dtypeName(p.getMasterElementType()) << ", "
+       << dtypeName(gradAccumulatorType(p, config)) << "},\n";
   }
   if (params.empty())
-    os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0, ZEROC_RT_DTYPE_F32},\n";
+    os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0, ZEROC_RT_DTYPE_F32, "
+          "ZEROC_RT_DTYPE_F32},\n";
   os << "};\n\nconst zeroc_rt_input_desc_t kInputs[] = {\n";
   for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
     auto t = llvm::cast<RankedTensorType>(arg.getType());
@@ -686,6 +688,14 @@ LogicalResult Emitter::run(EmittedProgram &out) {
 }
 
 } // namespace
+
+Type gradAccumulatorType(Operation *op, const TrainConfig &config) {
+  auto param = llvm::cast<graph::ParamOp>(op);
+  Type own = param.getType().getElementType();
+  if (param.getMaster() && config.gradAccumFp32)
+    return Float32Type::get(op->getContext());
+  return own;
+}
 
 LogicalResult emitCpuProgram(ModuleOp module, const TrainConfig &config,
                              const std::string &recompileHint,

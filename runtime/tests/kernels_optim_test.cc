@@ -43,6 +43,33 @@ TYPED_TEST(KernelsFlat, AccumulateScaleSumSquares) {
   EXPECT_EQ(got, 0.0);
 }
 
+// The 16-bit micro-batch gradient into an f32 accumulator: exact widening,
+// one float rounding per element.
+TEST(KernelsFlat, AccumulateWideningAddsSixteenBitIntoF32) {
+  std::mt19937_64 rng(5);
+  for (zeroc_rt_dtype_t half : {ZEROC_RT_DTYPE_F16, ZEROC_RT_DTYPE_BF16}) {
+    const int64_t n = 101;
+    HostTensor x = randomTensor(half, {n}, rng, -100, 100);
+    HostTensor acc = randomTensor(ZEROC_RT_DTYPE_F32, {n}, rng, -1e4, 1e4);
+    std::vector<double> want(n);
+    for (int64_t i = 0; i < n; ++i)
+      want[i] = static_cast<float>(static_cast<float>(acc.get(i)) +
+                                   static_cast<float>(x.get(i)));
+    ZEROC_RT_ASSERT_OK(zeroc_rt_k_accumulate_widening(
+        half, x.data(), ZEROC_RT_DTYPE_F32, acc.data(), n));
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(acc.get(i), want[i]) << zeroc_rt_dtype_name(half) << " " << i;
+    ZEROC_RT_EXPECT_OK(zeroc_rt_k_accumulate_widening(
+        half, nullptr, ZEROC_RT_DTYPE_F32, nullptr, 0));
+    // The accumulator must not be narrower than the gradient.
+    EXPECT_KERNEL_ERROR(zeroc_rt_k_accumulate_widening(ZEROC_RT_DTYPE_F32,
+                                                       acc.data(), half,
+                                                       x.data(), 4),
+                        ZEROC_RT_INVALID_ARGUMENT,
+                        "zeroc_rt_k_accumulate_widening", "narrower");
+  }
+}
+
 /// torch.optim.Adam / AdamW in double, written out step by step.
 struct AdamRef {
   std::vector<double> p, m, v;

@@ -958,6 +958,14 @@ TEST_F(TrainErrors, InvalidProgram) {
   }
   {
     TestProgram program(cfg, ws.blob);
+    program.params[0].dtype = ZEROC_RT_DTYPE_F32;
+    program.params[0].master_dtype = ZEROC_RT_DTYPE_F32;
+    program.params[0].grad_dtype = ZEROC_RT_DTYPE_F64;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "parameter 'fc.weight' has dtype f32 with gradient dtype f64");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
     program.program.blob_bytes = 64; // b at offset 64 no longer fits
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "parameter 'fc/bias' (16 bytes at offset 64) lies outside the "

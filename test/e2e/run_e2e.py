@@ -9,9 +9,10 @@ tools/reference/onnx_torch_train.py (same data order and optimizer, float64):
   * the parameters identical on every rank after the final gather, and close
     to the reference's;
   * plan.json's per-rank model-state bytes equal the ZeRO formulas (Adam
-    with fp16/bf16: 16Ψ, 4Ψ+12Ψ/W, 2Ψ+14Ψ/W, 16Ψ/W; fp32: 16Ψ, 8Ψ+8Ψ/W,
-    4Ψ+12Ψ/W, 16Ψ/W) up to padding, and its communication volume 2Ψ
-    (stages 0-2) or 3Ψ (stage 3) per step.
+    with fp16: 16Ψ, 4Ψ+12Ψ/W, 2Ψ+14Ψ/W, 16Ψ/W; fp32: 16Ψ, 8Ψ+8Ψ/W,
+    4Ψ+12Ψ/W, 16Ψ/W; bf16 with its fp32 gradient accumulators: 18Ψ,
+    6Ψ+12Ψ/W, 2Ψ+16Ψ/W, 18Ψ/W) up to padding, and its communication volume
+    2Ψ (stages 0-2) or 3Ψ (stage 3) per step.
 
 Prints one line per run and `e2e: N passed, M failed`; exits 1 on failure.
 """
@@ -52,29 +53,47 @@ def mpi_env():
 
 
 def mixed_precision(config_path):
-    """Whether the ds_config turns fp16 or bf16 on."""
-    if not config_path:
-        return False
-    cfg = json.load(open(config_path))
-    return any(cfg.get(k, {}).get("enabled") is True for k in ("fp16", "bf16"))
+    """"fp16", "bf16" or None (fp32), from the ds_config."""
+    cfg = json.load(open(config_path)) if config_path else {}
+    for k in ("fp16", "bf16"):
+        if cfg.get(k, {}).get("enabled") is True:
+            return k
+    return None
 
 
-def check_plan(plan, psi, stage, w, nparams, mixed):
+def expected_grad_bytes(config_path, mixed):
+    """bf16 accumulates in fp32 unless grad_accum_dtype says bf16; fp16 in
+    fp16 unless it says fp32."""
+    cfg = json.load(open(config_path)) if config_path else {}
+    accum = cfg.get("data_types", {}).get("grad_accum_dtype")
+    if mixed == "bf16":
+        return 2 if accum == "bf16" else 4
+    if mixed == "fp16":
+        return 4 if accum == "fp32" else 2
+    return None
+
+
+def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     if mixed and plan["dtype_bytes"] != 2:
         return "plan.json: mixed precision with %d-byte parameters" % plan["dtype_bytes"]
+    if grad_bytes and plan["grad_dtype_bytes"] != grad_bytes:
+        return "plan.json: %d-byte gradients, expected %d" % (
+            plan["grad_dtype_bytes"], grad_bytes)
     if mixed and plan["optimizer"].lower() in ("adam", "adamw") and \
             plan["optimizer_state_bytes_per_parameter"] != 12:
         return "plan.json: mixed-precision Adam keeps %d state bytes per " \
                "parameter, not 12" % plan["optimizer_state_bytes_per_parameter"]
     b = plan["model_state_bytes"]
-    # The paper's formulas with d bytes per parameter and gradient element
-    # (2 with mixed precision, 4 in fp32) and K bytes of optimizer state per
+    # The paper's formulas with d bytes per parameter element (2 with mixed
+    # precision, 4 in fp32), g per gradient element (d, or 4 with fp32
+    # accumulation: bf16's default) and K bytes of optimizer state per
     # parameter (mixed precision with Adam: 12, the fp32 master, m and v;
     # fp32 Adam: 8; fp32 SGD with momentum: 4).
     d = plan["dtype_bytes"]
+    g = plan["grad_dtype_bytes"]
     k = plan["optimizer_state_bytes_per_parameter"]
-    formulas = {0: (2 * d + k) * psi, 1: 2 * d * psi + k * psi / w,
-                2: d * psi + (d + k) * psi / w, 3: (2 * d + k) * psi / w}
+    formulas = {0: (d + g + k) * psi, 1: (d + g) * psi + k * psi / w,
+                2: d * psi + (g + k) * psi / w, 3: (d + g + k) * psi / w}
     slack = 16 * nparams * w  # each parameter pads by fewer than W elements
     if abs(b["total"] - formulas[stage]) > slack:
         return "plan.json total %d != ZeRO formula %.0f" % (b["total"], formulas[stage])
@@ -110,6 +129,7 @@ def main():
     ap.add_argument("--config", default=None, help="ds_config.json for every run")
     args = ap.parse_args()
 
+    mixed = mixed_precision(args.config)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     env = mpi_env()
@@ -180,8 +200,8 @@ def main():
                         problems.append("params differ from the reference by "
                                         "%.2e (relative norm)" % pworst)
                     plan_problem = check_plan(json.load(open(out + "/plan.json")),
-                                              psi, stage, w, nparams,
-                                              mixed_precision(args.config))
+                                              psi, stage, w, nparams, mixed,
+                                              expected_grad_bytes(args.config, mixed))
                     if plan_problem:
                         problems.append(plan_problem)
                     if problems:

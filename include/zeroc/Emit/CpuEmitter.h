@@ -27,6 +27,11 @@ mlir::LogicalResult emitCpuProgram(mlir::ModuleOp module,
                                    const std::string &recompileHint,
                                    EmittedProgram &out);
 
+/// The element type the runtime accumulates `param`'s gradients in: f32 for
+/// a parameter with a master copy when config.gradAccumFp32, else the
+/// parameter's own type. plan.json counts the gradient bytes with it.
+mlir::Type gradAccumulatorType(mlir::Operation *param, const TrainConfig &config);
+
 } // namespace zeroc
 
 #endif // ZEROC_EMIT_CPUEMITTER_H

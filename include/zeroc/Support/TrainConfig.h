@@ -35,6 +35,9 @@ struct TrainConfig {
   int64_t hysteresis = 2;
   bool consecutiveHysteresis = false;
   double minLossScale = 1.0;
+  /// Accumulate the gradients of 16-bit parameters in fp32
+  /// (data_types.grad_accum_dtype "fp32"; bf16's default).
+  bool gradAccumFp32 = false;
 
   // Scheduler block (DeepSpeed's names and defaults).
   enum class Schedule {

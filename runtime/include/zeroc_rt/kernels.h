@@ -314,6 +314,13 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_zero(const zeroc_rt_tensor_t *out
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_accumulate(
     zeroc_rt_dtype_t dtype, const void *x, void *acc, int64_t n);
 
+/// acc[i] += x[i] with acc at least as wide as x (the 16-bit micro-batch
+/// gradient into an f32 accumulator): x widens exactly and the sum is
+/// rounded once in acc's compute type.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_accumulate_widening(
+    zeroc_rt_dtype_t from, const void *x, zeroc_rt_dtype_t to, void *acc,
+    int64_t n);
+
 /// x[i] *= factor (in place).
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_scale(zeroc_rt_dtype_t dtype,
                                                      void *x, int64_t n,

@@ -32,6 +32,8 @@
 // f32. At the step the rank's reduced 16-bit gradient is converted to f32
 // (unscaled and clipped on the way), the master updated, and the master
 // rounded back into the 16-bit parameter before the stage 1-2 all-gather.
+// With an f32 grad_dtype (bf16's default) the gradient accumulators are f32
+// instead: micro-batch gradients are added into them in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +64,12 @@ typedef struct zeroc_rt_param_desc {
   /// separate copy), or F32 for an F16/BF16 parameter (an f32 master copy,
   /// initialized from the 16-bit initial value).
   zeroc_rt_dtype_t master_dtype;
+  /// The gradient accumulator's dtype (DeepSpeed's grad_accum_dtype): equal
+  /// to dtype, or F32 for an F16/BF16 parameter. The micro-step hands
+  /// gradients (or reduce-scattered shards) in dtype; the engine adds them
+  /// into the accumulator, and the step-boundary reductions of stages 0-1
+  /// move the accumulator's dtype.
+  zeroc_rt_dtype_t grad_dtype;
 } zeroc_rt_param_desc_t;
 
 /// A data input of the model; dims[0] is the micro-batch size. The file

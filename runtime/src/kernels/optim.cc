@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace zeroc_rt::kernels {
 namespace {
@@ -90,6 +91,36 @@ zeroc_rt_status_t kScale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
     T *px = static_cast<T *>(x);
     for (int64_t i = 0; i < n; ++i)
       px[i] = storeValue<T>(loadDouble(px[i]) * factor);
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t kAccumulateWidening(zeroc_rt_dtype_t from, const void *x,
+                                      zeroc_rt_dtype_t to, void *acc,
+                                      int64_t n) {
+  const char *k = "zeroc_rt_k_accumulate_widening";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, from, kFloatDtypes, n, {{"x", x}}));
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, to, kFloatDtypes, n, {{"acc", acc}}));
+  if (zeroc_rt_dtype_size(to) < zeroc_rt_dtype_size(from))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: acc dtype %s is narrower than x dtype %s", k,
+                          zeroc_rt_dtype_name(to), zeroc_rt_dtype_name(from));
+  if (n == 0)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(
+      k, "x", x, static_cast<size_t>(n) * zeroc_rt_dtype_size(from), "acc",
+      acc, static_cast<size_t>(n) * zeroc_rt_dtype_size(to)));
+  dispatchFloat(from, [&](auto fromTag) {
+    using S = decltype(fromTag);
+    dispatchFloat(to, [&](auto toTag) {
+      using D = decltype(toTag);
+      using C = decltype(loadValue(std::declval<D>())); // acc's compute type
+      const S *px = static_cast<const S *>(x);
+      D *pa = static_cast<D *>(acc);
+      // x widens exactly; the sum is rounded once, in acc's compute type.
+      for (int64_t i = 0; i < n; ++i)
+        pa[i] = storeValue<D>(loadValue(pa[i]) + static_cast<C>(loadDouble(px[i])));
+    });
   });
   return nullptr;
 }
@@ -293,6 +324,13 @@ zeroc_rt_status_t zeroc_rt_k_accumulate(zeroc_rt_dtype_t dtype, const void *x,
 zeroc_rt_status_t zeroc_rt_k_scale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
                                    double factor) {
   return ZEROC_RT_GUARD_EXCEPTIONS(kScale(dtype, x, n, factor));
+}
+
+zeroc_rt_status_t zeroc_rt_k_accumulate_widening(zeroc_rt_dtype_t from,
+                                                 const void *x,
+                                                 zeroc_rt_dtype_t to, void *acc,
+                                                 int64_t n) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kAccumulateWidening(from, x, to, acc, n));
 }
 
 zeroc_rt_status_t zeroc_rt_k_convert(zeroc_rt_dtype_t from, const void *src,

@@ -43,7 +43,10 @@ zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
         static_cast<long long>(p->accumulateCount));
   }
   zeroc_rt_status_t status =
-      zeroc_rt_k_accumulate(p->dtype, grad, p->grad, count);
+      p->gradDtype == p->dtype
+          ? zeroc_rt_k_accumulate(p->dtype, grad, p->grad, count)
+          : zeroc_rt_k_accumulate_widening(p->dtype, grad, p->gradDtype,
+                                           p->grad, count);
   if (status)
     return ZEROC_RT_TRAIN_WRAP(
         status, zeroc_rt::train::format(

@@ -76,7 +76,7 @@ zeroc_rt_status_t reduceGradients(zeroc_rt_engine &engine) {
     for (ParamState &p : st.params) {
       zeroc_rt_status_t status = zeroc_rt_comm_reduce_scatter(
           engine.comm, p.grad, p.gradShard, static_cast<size_t>(p.shard),
-          p.dtype, ZEROC_RT_REDUCE_SUM);
+          p.gradDtype, ZEROC_RT_REDUCE_SUM);
       if (status)
         return paramError(status, "gradient reduce-scatter", p);
     }
@@ -91,7 +91,7 @@ zeroc_rt_status_t localSumSquares(ZeroState &st, double *total) {
   for (ParamState &p : st.params) {
     double sum = 0.0;
     zeroc_rt_status_t status =
-        zeroc_rt_k_sum_squares(p.dtype, p.updateGrad, p.updateCount, &sum);
+        zeroc_rt_k_sum_squares(p.gradDtype, p.updateGrad, p.updateCount, &sum);
     if (status)
       return paramError(status, "gradient norm", p);
     *total += sum;
@@ -110,13 +110,14 @@ zeroc_rt_status_t applyOptimizer(zeroc_rt_engine &engine, const StepHyper &h,
     const char *what = "gradient scaling";
     void *param = p.updateParam, *grad = p.updateGrad;
     zeroc_rt_status_t status;
-    if (p.hasMaster()) {
+    if (p.hasMaster())
       param = p.master;
+    if (p.gradDtype != p.masterDtype) {
       grad = engine.state.masterGrad.data();
-      status = zeroc_rt_k_convert(p.dtype, p.updateGrad, p.masterDtype, grad,
-                                  p.updateCount, factor);
+      status = zeroc_rt_k_convert(p.gradDtype, p.updateGrad, p.masterDtype,
+                                  grad, p.updateCount, factor);
     } else {
-      status = zeroc_rt_k_scale(p.dtype, grad, p.updateCount, factor);
+      status = zeroc_rt_k_scale(p.gradDtype, grad, p.updateCount, factor);
     }
     if (!status) {
       what = "optimizer update";
@@ -149,7 +150,8 @@ zeroc_rt_status_t localOverflow(const ZeroState &st, int32_t *flag) {
   for (const ParamState &p : st.params) {
     int found = 0;
     zeroc_rt_status_t status =
-        zeroc_rt_k_has_inf_or_nan(p.dtype, p.updateGrad, p.updateCount, &found);
+        zeroc_rt_k_has_inf_or_nan(p.gradDtype, p.updateGrad, p.updateCount,
+                                  &found);
     if (status)
       return paramError(status, "gradient overflow check", p);
     if (found) {

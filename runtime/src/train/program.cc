@@ -83,6 +83,12 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
                              "and f16 and bf16 ones with an f32 master",
                              d.name, zeroc_rt_dtype_name(d.dtype),
                              zeroc_rt_dtype_name(d.master_dtype));
+    if (d.grad_dtype != d.dtype && !(half && d.grad_dtype == ZEROC_RT_DTYPE_F32))
+      return INVALID_PROGRAM("parameter '%s' has dtype %s with gradient dtype "
+                             "%s; the gradients accumulate in the parameter's "
+                             "dtype, or in f32 for f16 and bf16 parameters",
+                             d.name, zeroc_rt_dtype_name(d.dtype),
+                             zeroc_rt_dtype_name(d.grad_dtype));
     if (d.rank < 0 || d.rank > ZEROC_RT_MAX_RANK)
       return INVALID_PROGRAM("parameter '%s' has rank %d", d.name, d.rank);
     int64_t n = elementCount(d.rank, d.dims);

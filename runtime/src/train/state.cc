@@ -85,6 +85,8 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     p.elemSize = zeroc_rt_dtype_size(p.dtype);
     p.masterDtype = p.desc->master_dtype;
     p.masterElemSize = zeroc_rt_dtype_size(p.masterDtype);
+    p.gradDtype = p.desc->grad_dtype;
+    p.gradElemSize = zeroc_rt_dtype_size(p.gradDtype);
     p.numel = p.desc->numel;
     p.padded = (p.numel + world - 1) / world * world;
     p.shard = p.padded / world;
@@ -104,10 +106,12 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
         static_cast<size_t>(stage <= 2 ? p.padded : p.shard) * es);
     size_t update = static_cast<size_t>(p.updateCount) * p.masterElemSize;
     if (stage == 1)
-      off[i].gradShard = optimPlan.add(static_cast<size_t>(p.shard) * es);
+      off[i].gradShard =
+          optimPlan.add(static_cast<size_t>(p.shard) * p.gradElemSize);
     if (p.hasMaster()) {
       off[i].master = optimPlan.add(update);
-      masterGradBytes = std::max(masterGradBytes, update);
+      if (p.gradDtype != p.masterDtype) // else scaled in place
+        masterGradBytes = std::max(masterGradBytes, update);
     }
     if (adam) {
       off[i].expAvg = optimPlan.add(update);
@@ -127,10 +131,10 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
   for (RunPlan &run : runs) {
     for (size_t i = 0; i < state.params.size(); ++i) {
       const ParamState &p = state.params[i];
-      if (p.dtype != run.dtype)
+      if (p.gradDtype != run.dtype)
         continue;
       int64_t count = stage == 0 ? p.numel : stage == 1 ? p.padded : p.shard;
-      size_t bytes = static_cast<size_t>(count) * p.elemSize;
+      size_t bytes = static_cast<size_t>(count) * p.gradElemSize;
       off[i].grad = gradPlan.add(bytes);
       if (run.begin == kNone)
         run.begin = off[i].grad;

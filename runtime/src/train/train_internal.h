@@ -174,14 +174,18 @@ struct ParamState {
   /// optimizer updates the parameter itself.
   zeroc_rt_dtype_t masterDtype = ZEROC_RT_DTYPE_F32;
   size_t masterElemSize = 0;
+  /// The gradient accumulators' dtype (desc->grad_dtype): dtype, or f32.
+  zeroc_rt_dtype_t gradDtype = ZEROC_RT_DTYPE_F32;
+  size_t gradElemSize = 0;
 
   void *replica = nullptr;    ///< stages 0-2: P elements (padding zero)
   void *shardParam = nullptr; ///< stage 3: S elements
   /// With a master dtype: the f32 copy of the update elements (updateCount,
   /// the rank's partition in stages 1-3); NULL otherwise.
   void *master = nullptr;
-  /// Gradient accumulator: stage 0: n; stage 1: P (first n accumulated, the
-  /// padding stays zero for the reduce-scatter); stages 2-3: S.
+  /// Gradient accumulator (gradDtype): stage 0: n; stage 1: P (first n
+  /// accumulated, the padding stays zero for the reduce-scatter); stages
+  /// 2-3: S.
   void *grad = nullptr;
   void *gradShard = nullptr; ///< stage 1: S, receives the reduce-scatter
   void *expAvg = nullptr;    ///< Adam m (update count elements, master dtype)
