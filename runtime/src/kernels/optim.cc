@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 namespace zeroc_rt::kernels {
@@ -95,58 +96,58 @@ zeroc_rt_status_t kScale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
   return nullptr;
 }
 
-zeroc_rt_status_t kAccumulateWidening(zeroc_rt_dtype_t from, const void *x,
-                                      zeroc_rt_dtype_t to, void *acc,
-                                      int64_t n) {
-  const char *k = "zeroc_rt_k_accumulate_widening";
-  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, from, kFloatDtypes, n, {{"x", x}}));
-  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, to, kFloatDtypes, n, {{"acc", acc}}));
-  if (zeroc_rt_dtype_size(to) < zeroc_rt_dtype_size(from))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: acc dtype %s is narrower than x dtype %s", k,
-                          zeroc_rt_dtype_name(to), zeroc_rt_dtype_name(from));
+/// checkFlat for a kernel reading n elements of `from` at `in` and writing n
+/// of `to` at `out` (different dtypes, so different byte sizes), then calls
+/// fn(S *, D *) with the element types when n > 0.
+template <typename Fn>
+zeroc_rt_status_t twoDtypeFlat(const char *k, zeroc_rt_dtype_t from,
+                               const char *inName, const void *in,
+                               zeroc_rt_dtype_t to, const char *outName,
+                               void *out, int64_t n, Fn &&fn) {
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, from, kFloatDtypes, n, {{inName, in}}));
+  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, to, kFloatDtypes, n, {{outName, out}}));
   if (n == 0)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(
-      k, "x", x, static_cast<size_t>(n) * zeroc_rt_dtype_size(from), "acc",
-      acc, static_cast<size_t>(n) * zeroc_rt_dtype_size(to)));
+      k, inName, in, static_cast<size_t>(n) * zeroc_rt_dtype_size(from),
+      outName, out, static_cast<size_t>(n) * zeroc_rt_dtype_size(to)));
   dispatchFloat(from, [&](auto fromTag) {
     using S = decltype(fromTag);
     dispatchFloat(to, [&](auto toTag) {
       using D = decltype(toTag);
-      using C = decltype(loadValue(std::declval<D>())); // acc's compute type
-      const S *px = static_cast<const S *>(x);
-      D *pa = static_cast<D *>(acc);
-      // x widens exactly; the sum is rounded once, in acc's compute type.
-      for (int64_t i = 0; i < n; ++i)
-        pa[i] = storeValue<D>(loadValue(pa[i]) + static_cast<C>(loadDouble(px[i])));
+      fn(static_cast<const S *>(in), static_cast<D *>(out));
     });
   });
   return nullptr;
 }
 
+zeroc_rt_status_t kAccumulateWidening(zeroc_rt_dtype_t from, const void *x,
+                                      zeroc_rt_dtype_t to, void *acc,
+                                      int64_t n) {
+  const char *k = "zeroc_rt_k_accumulate_widening";
+  if (zeroc_rt_dtype_size(to) < zeroc_rt_dtype_size(from))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: acc dtype %s is narrower than x dtype %s", k,
+                          zeroc_rt_dtype_name(to), zeroc_rt_dtype_name(from));
+  return twoDtypeFlat(k, from, "x", x, to, "acc", acc, n,
+                      [&](const auto *px, auto *pa) {
+    using D = std::remove_pointer_t<decltype(pa)>;
+    using C = decltype(loadValue(std::declval<D>())); // acc's compute type
+    // x widens exactly; the sum is rounded once, in acc's compute type.
+    for (int64_t i = 0; i < n; ++i)
+      pa[i] = storeValue<D>(loadValue(pa[i]) + static_cast<C>(loadDouble(px[i])));
+  });
+}
+
 zeroc_rt_status_t kConvert(zeroc_rt_dtype_t from, const void *src,
                            zeroc_rt_dtype_t to, void *dst, int64_t n,
                            double factor) {
-  const char *k = "zeroc_rt_k_convert";
-  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, from, kFloatDtypes, n, {{"src", src}}));
-  ZEROC_RT_RETURN_IF_ERROR(checkFlat(k, to, kFloatDtypes, n, {{"dst", dst}}));
-  if (n == 0)
-    return nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(
-      k, "src", src, static_cast<size_t>(n) * zeroc_rt_dtype_size(from), "dst",
-      dst, static_cast<size_t>(n) * zeroc_rt_dtype_size(to)));
-  dispatchFloat(from, [&](auto fromTag) {
-    using S = decltype(fromTag);
-    dispatchFloat(to, [&](auto toTag) {
-      using D = decltype(toTag);
-      const S *ps = static_cast<const S *>(src);
-      D *pd = static_cast<D *>(dst);
-      for (int64_t i = 0; i < n; ++i)
-        pd[i] = storeValue<D>(loadDouble(ps[i]) * factor);
-    });
+  return twoDtypeFlat("zeroc_rt_k_convert", from, "src", src, to, "dst", dst, n,
+                      [&](const auto *ps, auto *pd) {
+    using D = std::remove_pointer_t<decltype(pd)>;
+    for (int64_t i = 0; i < n; ++i)
+      pd[i] = storeValue<D>(loadDouble(ps[i]) * factor);
   });
-  return nullptr;
 }
 
 zeroc_rt_status_t kSumSquares(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
