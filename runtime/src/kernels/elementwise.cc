@@ -3,11 +3,22 @@
 #include "kernels/scalar_types.h"
 #include "kernels/tensor_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
 namespace zeroc_rt::kernels {
 namespace {
+
+template <typename T>
+constexpr bool kIsNarrowFloat =
+    std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
+
+/// Elements per chunk of the F16/BF16 loops, which convert chunks of their
+/// operands into float buffers on the stack (loadRow), compute on those and
+/// round the results back (storeRow): the conversions then run vectorized
+/// instead of once per element inside the compute loop.
+constexpr int64_t kChunk = 256;
 
 const char *unaryName(zeroc_rt_unary_op_t op) {
   switch (op) {
@@ -39,8 +50,19 @@ template <typename S, typename F>
 void map1(const void *in, void *out, int64_t n, F f) {
   const S *x = static_cast<const S *>(in);
   S *y = static_cast<S *>(out);
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = storeValue<S>(f(loadValue(x[i])));
+  if constexpr (kIsNarrowFloat<S>) {
+    float buf[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      loadRow(x + i, buf, m);
+      for (int64_t j = 0; j < m; ++j)
+        buf[j] = f(buf[j]);
+      storeRow(buf, y + i, m);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = storeValue<S>(f(loadValue(x[i])));
+  }
 }
 
 template <typename S>
@@ -78,8 +100,23 @@ void map2(const void *g, const void *v, void *out, int64_t n, F f) {
   const S *gy = static_cast<const S *>(g);
   const S *a = static_cast<const S *>(v);
   S *gx = static_cast<S *>(out);
-  for (int64_t i = 0; i < n; ++i)
-    gx[i] = storeValue<S>(f(loadValue(gy[i]), a ? loadValue(a[i]) : T(0)));
+  if constexpr (kIsNarrowFloat<S>) {
+    float bg[kChunk], bv[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      loadRow(gy + i, bg, m);
+      if (a)
+        loadRow(a + i, bv, m);
+      else
+        std::fill_n(bv, m, 0.0f);
+      for (int64_t j = 0; j < m; ++j)
+        bg[j] = f(bg[j], bv[j]);
+      storeRow(bg, gx + i, m);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      gx[i] = storeValue<S>(f(loadValue(gy[i]), a ? loadValue(a[i]) : T(0)));
+  }
 }
 
 template <typename S>
@@ -268,15 +305,90 @@ inline bool equalValues(Bool8 a, Bool8 b) {
   return (a.byte != 0) == (b.byte != 0);
 }
 
+/// o[i] = f(x[i * SX], y[i * SY]) for i < n, with the strides known at
+/// compile time: 1 (contiguous) or 0 (broadcast) operands make loops the
+/// compiler vectorizes.
+template <int SX, int SY, typename Out, typename In, typename F>
+void mapRow(Out *o, const In *x, const In *y, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = f(x[i * SX], y[i * SY]);
+}
+
 template <typename Out, typename In, typename F>
 void broadcastMap(const Loop<3> &loop, void *out, const void *a, const void *b,
                   F f) {
   Out *o = static_cast<Out *>(out);
   const In *x = static_cast<const In *>(a);
   const In *y = static_cast<const In *>(b);
-  forEach(loop, {0, 0, 0}, [&](const std::array<int64_t, 3> &off) {
-    o[off[0]] = f(x[off[1]], y[off[2]]);
-  });
+  // out is contiguous, so its innermost stride is 1 (rank > 0).
+  const int64_t so = loop.innerStride(0);
+  const int64_t sx = loop.innerStride(1), sy = loop.innerStride(2);
+  auto row = [&](const std::array<int64_t, 3> &off, int64_t n) {
+    Out *po = o + off[0];
+    const In *px = x + off[1], *py = y + off[2];
+    if (so == 1 && sx == 1 && sy == 1)
+      return mapRow<1, 1>(po, px, py, n, f);
+    if (so == 1 && sx == 0 && sy == 1)
+      return mapRow<0, 1>(po, px, py, n, f);
+    if (so == 1 && sx == 1 && sy == 0)
+      return mapRow<1, 0>(po, px, py, n, f);
+    for (int64_t i = 0; i < n; ++i)
+      po[i * so] = f(px[i * sx], py[i * sy]);
+  };
+  forEachRow(loop, {0, 0, 0}, row);
+}
+
+/// Loads `count` operand elements at `stride` 1 (contiguous) or 0
+/// (broadcast) into a float buffer.
+template <typename S>
+void loadOperand(const S *p, int64_t stride, float *buf, int64_t count) {
+  if (stride)
+    loadRow(p, buf, count);
+  else
+    std::fill_n(buf, count, loadValue(*p));
+}
+
+/// broadcastMap for F16/BF16 with f on float: rows whose operands are
+/// contiguous or broadcast run in chunks through float buffers.
+template <typename S, typename F>
+void broadcastMapNarrow(const Loop<3> &loop, void *out, const void *a,
+                        const void *b, F f) {
+  S *o = static_cast<S *>(out);
+  const S *x = static_cast<const S *>(a);
+  const S *y = static_cast<const S *>(b);
+  const int64_t so = loop.innerStride(0);
+  const int64_t sx = loop.innerStride(1), sy = loop.innerStride(2);
+  const bool chunked = so == 1 && (sx == 0 || sx == 1) && (sy == 0 || sy == 1);
+  auto row = [&](const std::array<int64_t, 3> &off, int64_t n) {
+    S *po = o + off[0];
+    const S *px = x + off[1], *py = y + off[2];
+    if (!chunked) {
+      for (int64_t i = 0; i < n; ++i)
+        po[i * so] =
+            storeValue<S>(f(loadValue(px[i * sx]), loadValue(py[i * sy])));
+      return;
+    }
+    float bx[kChunk], by[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      loadOperand(px + i * sx, sx, bx, m);
+      loadOperand(py + i * sy, sy, by, m);
+      for (int64_t j = 0; j < m; ++j)
+        bx[j] = f(bx[j], by[j]);
+      storeRow(bx, po + i, m);
+    }
+  };
+  forEachRow(loop, {0, 0, 0}, row);
+}
+
+/// out = f(a, b) elementwise with f on the compute type of float storage T.
+template <typename T, typename F>
+void floatMap(const Loop<3> &loop, void *out, const void *a, const void *b,
+              F f) {
+  if constexpr (kIsNarrowFloat<T>)
+    broadcastMapNarrow<T>(loop, out, a, b, f);
+  else
+    broadcastMap<T, T>(loop, out, a, b, lifted<T>(f));
 }
 
 template <typename T>
@@ -286,20 +398,16 @@ void arithmetic(zeroc_rt_binary_op_t op, const Loop<3> &loop, void *out,
     using C = ComputeOf<T>;
     switch (op) {
     case ZEROC_RT_BINARY_ADD:
-      return broadcastMap<T, T>(loop, out, a, b,
-                                lifted<T>([](C x, C y) { return x + y; }));
+      return floatMap<T>(loop, out, a, b, [](C x, C y) { return x + y; });
     case ZEROC_RT_BINARY_SUB:
-      return broadcastMap<T, T>(loop, out, a, b,
-                                lifted<T>([](C x, C y) { return x - y; }));
+      return floatMap<T>(loop, out, a, b, [](C x, C y) { return x - y; });
     case ZEROC_RT_BINARY_MUL:
-      return broadcastMap<T, T>(loop, out, a, b,
-                                lifted<T>([](C x, C y) { return x * y; }));
+      return floatMap<T>(loop, out, a, b, [](C x, C y) { return x * y; });
     case ZEROC_RT_BINARY_DIV:
-      return broadcastMap<T, T>(loop, out, a, b,
-                                lifted<T>([](C x, C y) { return x / y; }));
+      return floatMap<T>(loop, out, a, b, [](C x, C y) { return x / y; });
     case ZEROC_RT_BINARY_POW:
-      return broadcastMap<T, T>(
-          loop, out, a, b, lifted<T>([](C x, C y) { return std::pow(x, y); }));
+      return floatMap<T>(loop, out, a, b,
+                         [](C x, C y) { return std::pow(x, y); });
     case ZEROC_RT_BINARY_EQUAL:
       break;
     }
@@ -417,6 +525,47 @@ zeroc_rt_status_t kBinary(zeroc_rt_binary_op_t op, const zeroc_rt_tensor_t *a,
 // Where, cast
 //===----------------------------------------------------------------------===//
 
+/// o[i] = c[i * SC] ? x[i * SX] : y[i * SY] for i < n (strides 0 or 1).
+template <int SC, int SX, int SY, typename U>
+void selectRow(U *o, const uint8_t *c, const U *x, const U *y, int64_t n) {
+  // Both operands are loaded (they are valid at every index) so that the
+  // select has no control flow.
+  for (int64_t i = 0; i < n; ++i) {
+    const U a = x[i * SX], b = y[i * SY];
+    o[i] = c[i * SC] ? a : b;
+  }
+}
+
+/// The rows of where's loop (0: out, 1: cond, 2: a, 3: b), with the common
+/// cases of a contiguous out and contiguous or broadcast operands spelled
+/// out for the vectorizer.
+template <typename U>
+void selectRows(const Loop<4> &loop, U *o, const uint8_t *c, const U *x,
+                const U *y) {
+  int64_t s[4];
+  bool unit = true;
+  for (size_t k = 0; k < 4; ++k) {
+    s[k] = loop.innerStride(k);
+    unit = unit && (s[k] == 0 || s[k] == 1);
+  }
+  unit = unit && s[0] == 1;
+  // One instantiation per (cond, a, b) pattern of unit strides.
+  using RowFn = void (*)(U *, const uint8_t *, const U *, const U *, int64_t);
+  static constexpr RowFn rows[8] = {
+      selectRow<0, 0, 0, U>, selectRow<0, 0, 1, U>, selectRow<0, 1, 0, U>,
+      selectRow<0, 1, 1, U>, selectRow<1, 0, 0, U>, selectRow<1, 0, 1, U>,
+      selectRow<1, 1, 0, U>, selectRow<1, 1, 1, U>};
+  const RowFn unitRow = unit ? rows[s[1] * 4 + s[2] * 2 + s[3]] : nullptr;
+  auto row = [&](const std::array<int64_t, 4> &off, int64_t n) {
+    if (unitRow)
+      return unitRow(o + off[0], c + off[1], x + off[2], y + off[3], n);
+    for (int64_t i = 0; i < n; ++i)
+      o[off[0] + i * s[0]] =
+          c[off[1] + i * s[1]] ? x[off[2] + i * s[2]] : y[off[3] + i * s[3]];
+  };
+  forEachRow(loop, {0, 0, 0, 0}, row);
+}
+
 zeroc_rt_status_t kWhere(const zeroc_rt_tensor_t *cond,
                          const zeroc_rt_tensor_t *a,
                          const zeroc_rt_tensor_t *b,
@@ -451,14 +600,34 @@ zeroc_rt_status_t kWhere(const zeroc_rt_tensor_t *cond,
   const uint8_t *c = static_cast<const uint8_t *>(cond->data);
   dispatchBySize(zeroc_rt_dtype_size(out->dtype), [&](auto tag) {
     using U = decltype(tag);
-    U *o = static_cast<U *>(out->data);
-    const U *x = static_cast<const U *>(a->data);
-    const U *y = static_cast<const U *>(b->data);
-    forEach(loop, {0, 0, 0, 0}, [&](const std::array<int64_t, 4> &off) {
-      o[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
-    });
+    selectRows<U>(loop, static_cast<U *>(out->data), c,
+                  static_cast<const U *>(a->data),
+                  static_cast<const U *>(b->data));
   });
   return nullptr;
+}
+
+/// dst[i] = narrow<D>(widen(src[i])) for i < n. Between float, F16 and
+/// BF16 the values go through float rows instead of doubles: widening to
+/// float is exact like widening to double, and rounding a float gives the
+/// bits of rounding the same value as a double, so only the cost changes.
+template <typename S, typename D>
+void castElements(const S *src, D *dst, int64_t n) {
+  if constexpr (std::is_same_v<S, float> && kIsNarrowFloat<D>) {
+    storeRow(src, dst, n);
+  } else if constexpr (kIsNarrowFloat<S> && std::is_same_v<D, float>) {
+    loadRow(src, dst, n);
+  } else if constexpr (kIsNarrowFloat<S> && kIsNarrowFloat<D>) {
+    float buf[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t m = std::min(kChunk, n - i);
+      loadRow(src + i, buf, m);
+      storeRow(buf, dst + i, m);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = narrow<D>(widen(src[i]));
+  }
 }
 
 zeroc_rt_status_t kCast(const zeroc_rt_tensor_t *in,
@@ -473,10 +642,8 @@ zeroc_rt_status_t kCast(const zeroc_rt_tensor_t *in,
     using S = decltype(srcTag);
     dispatchAny(out->dtype, [&](auto dstTag) {
       using D = decltype(dstTag);
-      const S *src = static_cast<const S *>(in->data);
-      D *dst = static_cast<D *>(out->data);
-      for (int64_t i = 0; i < n; ++i)
-        dst[i] = narrow<D>(widen(src[i]));
+      castElements(static_cast<const S *>(in->data),
+                   static_cast<D *>(out->data), n);
     });
   });
   return nullptr;

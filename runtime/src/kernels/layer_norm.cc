@@ -8,6 +8,7 @@
 
 #include "kernels/tensor_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -18,17 +19,34 @@ struct RowStats {
   double mean, rstd;
 };
 
+/// Rows are walked in chunks of this many elements; F16/BF16 chunks are
+/// converted to float buffers (loadChunk) once per pass.
+constexpr int64_t kChunk = 256;
+
+/// Calls fn(j0, m) for the chunks [j0, j0 + m) of a row of n elements.
+template <typename Fn> void forEachChunk(int64_t n, Fn &&fn) {
+  for (int64_t j0 = 0; j0 < n; j0 += kChunk)
+    fn(j0, std::min(kChunk, n - j0));
+}
+
 template <typename T>
 RowStats rowStats(const T *x, int64_t n, double epsilon) {
+  float buf[kChunk];
   double sum = 0.0;
-  for (int64_t j = 0; j < n; ++j)
-    sum += loadDouble(x[j]);
+  forEachChunk(n, [&](int64_t j0, int64_t m) {
+    const auto *v = loadChunk(x + j0, m, buf);
+    for (int64_t j = 0; j < m; ++j)
+      sum += v[j];
+  });
   double mean = sum / static_cast<double>(n);
   double sq = 0.0;
-  for (int64_t j = 0; j < n; ++j) {
-    double d = loadDouble(x[j]) - mean;
-    sq += d * d;
-  }
+  forEachChunk(n, [&](int64_t j0, int64_t m) {
+    const auto *v = loadChunk(x + j0, m, buf);
+    for (int64_t j = 0; j < m; ++j) {
+      double d = static_cast<double>(v[j]) - mean;
+      sq += d * d;
+    }
+  });
   double var = sq / static_cast<double>(n);
   return {mean, 1.0 / std::sqrt(var + epsilon)};
 }
@@ -80,16 +98,23 @@ zeroc_rt_status_t kLayerNorm(const zeroc_rt_tensor_t *x,
     const T *g = static_cast<const T *>(scale->data);
     const T *b = bias ? static_cast<const T *>(bias->data) : nullptr;
     T *py = static_cast<T *>(y->data);
+    float bx[kChunk], bg[kChunk], bb[kChunk];
     for (int64_t r = 0; r < rows; ++r) {
       const T *xr = px + r * n;
       T *yr = py + r * n;
       RowStats s = rowStats(xr, n, epsilon);
-      for (int64_t j = 0; j < n; ++j) {
-        double v = (loadDouble(xr[j]) - s.mean) * s.rstd * loadDouble(g[j]);
-        if (b)
-          v += loadDouble(b[j]);
-        yr[j] = storeValue<T>(v);
-      }
+      forEachChunk(n, [&](int64_t j0, int64_t m) {
+        const auto *vx = loadChunk(xr + j0, m, bx);
+        const auto *vg = loadChunk(g + j0, m, bg);
+        const auto *vb = b ? loadChunk(b + j0, m, bb) : nullptr;
+        for (int64_t j = 0; j < m; ++j) {
+          double v = (static_cast<double>(vx[j]) - s.mean) * s.rstd *
+                     static_cast<double>(vg[j]);
+          if (vb)
+            v += static_cast<double>(vb[j]);
+          yr[j0 + j] = storeValue<T>(v);
+        }
+      });
     }
   });
   return nullptr;
@@ -144,6 +169,7 @@ zeroc_rt_status_t kLayerNormGrad(const zeroc_rt_tensor_t *x,
     const T *pgy = static_cast<const T *>(gradY->data);
     T *pgx = static_cast<T *>(gradX->data);
     const double invN = 1.0 / static_cast<double>(n);
+    float bx[kChunk], bgy[kChunk], bg[kChunk];
     for (int64_t r = 0; r < rows; ++r) {
       const T *xr = px + r * n;
       const T *gyr = pgy + r * n;
@@ -152,21 +178,31 @@ zeroc_rt_status_t kLayerNormGrad(const zeroc_rt_tensor_t *x,
       // dxhat = gy * scale; gx = rstd * (dxhat - mean(dxhat)
       //                                  - xhat * mean(dxhat * xhat)).
       double sumD = 0.0, sumDX = 0.0;
-      for (int64_t j = 0; j < n; ++j) {
-        double xhat = (loadDouble(xr[j]) - s.mean) * s.rstd;
-        double gy = loadDouble(gyr[j]);
-        double d = gy * loadDouble(g[j]);
-        sumD += d;
-        sumDX += d * xhat;
-        sumScale[j] += gy * xhat;
-        sumBias[j] += gy;
-      }
-      for (int64_t j = 0; j < n; ++j) {
-        double xhat = (loadDouble(xr[j]) - s.mean) * s.rstd;
-        double d = loadDouble(gyr[j]) * loadDouble(g[j]);
-        gxr[j] =
-            storeValue<T>(s.rstd * (d - sumD * invN - xhat * sumDX * invN));
-      }
+      forEachChunk(n, [&](int64_t j0, int64_t m) {
+        const auto *vx = loadChunk(xr + j0, m, bx);
+        const auto *vgy = loadChunk(gyr + j0, m, bgy);
+        const auto *vg = loadChunk(g + j0, m, bg);
+        for (int64_t j = 0; j < m; ++j) {
+          double xhat = (static_cast<double>(vx[j]) - s.mean) * s.rstd;
+          double gy = vgy[j];
+          double d = gy * static_cast<double>(vg[j]);
+          sumD += d;
+          sumDX += d * xhat;
+          sumScale[j0 + j] += gy * xhat;
+          sumBias[j0 + j] += gy;
+        }
+      });
+      forEachChunk(n, [&](int64_t j0, int64_t m) {
+        const auto *vx = loadChunk(xr + j0, m, bx);
+        const auto *vgy = loadChunk(gyr + j0, m, bgy);
+        const auto *vg = loadChunk(g + j0, m, bg);
+        for (int64_t j = 0; j < m; ++j) {
+          double xhat = (static_cast<double>(vx[j]) - s.mean) * s.rstd;
+          double d = static_cast<double>(vgy[j]) * static_cast<double>(vg[j]);
+          gxr[j0 + j] =
+              storeValue<T>(s.rstd * (d - sumD * invN - xhat * sumDX * invN));
+        }
+      });
     }
     T *pgs = static_cast<T *>(gradScale->data);
     for (int64_t j = 0; j < n; ++j)

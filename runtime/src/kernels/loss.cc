@@ -9,7 +9,9 @@
 
 #include "kernels/tensor_check.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace zeroc_rt::kernels {
 namespace {
@@ -86,14 +88,34 @@ zeroc_rt_status_t checkLoss(const char *k, const zeroc_rt_tensor_t *scores,
   return nullptr;
 }
 
+/// Calls fn(j, v) for the class scores x[j * stride], j < c, in order, v
+/// the score as double. Contiguous F16/BF16 scores (one position per sample)
+/// are converted in chunks by loadChunk, vectorized.
+template <typename T, typename Fn>
+void forEachScore(const T *x, int64_t c, int64_t stride, Fn &&fn) {
+  constexpr bool narrow = std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
+  if (!narrow || stride != 1) {
+    for (int64_t j = 0; j < c; ++j)
+      fn(j, loadDouble(x[j * stride]));
+    return;
+  }
+  constexpr int64_t kChunk = 256;
+  float buf[kChunk];
+  for (int64_t j0 = 0; j0 < c; j0 += kChunk) {
+    const int64_t m = std::min(kChunk, c - j0);
+    const auto *v = loadChunk(x + j0, m, buf);
+    for (int64_t j = 0; j < m; ++j)
+      fn(j0 + j, static_cast<double>(v[j]));
+  }
+}
+
 /// log(sum_c exp(x_c)) of the class scores at one position, max subtracted.
 template <typename T> double logSumExp(const T *x, int64_t c, int64_t stride) {
   double m = -INFINITY;
-  for (int64_t j = 0; j < c; ++j)
-    m = std::fmax(m, loadDouble(x[j * stride]));
+  forEachScore(x, c, stride, [&](int64_t, double v) { m = std::fmax(m, v); });
   double sum = 0.0;
-  for (int64_t j = 0; j < c; ++j)
-    sum += std::exp(loadDouble(x[j * stride]) - m);
+  forEachScore(x, c, stride,
+               [&](int64_t, double v) { sum += std::exp(v - m); });
   return m + std::log(sum);
 }
 
@@ -102,7 +124,7 @@ zeroc_rt_status_t kLoss(const zeroc_rt_tensor_t *scores,
                         zeroc_rt_loss_reduction_t reduction, int hasIgnore,
                         int64_t ignoreIndex, const zeroc_rt_tensor_t *out) {
   const char *k = "zeroc_rt_k_softmax_cross_entropy";
-  LossShape sh;
+  LossShape sh{};
   bool ignore = flag(hasIgnore);
   ZEROC_RT_RETURN_IF_ERROR(checkLoss(k, scores, labels, reduction, ignore,
                                      ignoreIndex, "out", out, &sh));
@@ -144,7 +166,7 @@ zeroc_rt_status_t kLossGrad(const zeroc_rt_tensor_t *scores,
                             const zeroc_rt_tensor_t *gradOut,
                             const zeroc_rt_tensor_t *gradScores) {
   const char *k = "zeroc_rt_k_softmax_cross_entropy_grad";
-  LossShape sh;
+  LossShape sh{};
   bool ignore = flag(hasIgnore);
   ZEROC_RT_RETURN_IF_ERROR(checkLoss(k, scores, labels, reduction, ignore,
                                      ignoreIndex, "grad_out", gradOut, &sh));
@@ -188,10 +210,10 @@ zeroc_rt_status_t kLossGrad(const zeroc_rt_tensor_t *scores,
         double w =
             reduction == ZEROC_RT_LOSS_NONE ? loadDouble(g[pos]) : scalar;
         double lse = logSumExp(xs, sh.c, sh.d);
-        for (int64_t c = 0; c < sh.c; ++c) {
-          double p = std::exp(loadDouble(xs[c * sh.d]) - lse);
+        forEachScore(xs, sh.c, sh.d, [&](int64_t c, double v) {
+          double p = std::exp(v - lse);
           gs[c * sh.d] = storeValue<T>(w * (p - (c == label ? 1.0 : 0.0)));
-        }
+        });
       }
   });
   return nullptr;

@@ -39,13 +39,17 @@ void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
 /// operands run through cblas_sgemm; rounding back is to nearest even).
 template <typename S> void loadFloats(const void *src, float *dst, int64_t n) {
   const S *s = static_cast<const S *>(src);
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = loadValue(s[i]);
+  if constexpr (std::is_same_v<S, float>)
+    std::copy(s, s + n, dst);
+  else
+    loadRow(s, dst, n);
 }
 template <typename S> void storeFloats(const float *src, void *dst, int64_t n) {
   S *d = static_cast<S *>(dst);
-  for (int64_t i = 0; i < n; ++i)
-    d[i] = storeValue<S>(src[i]);
+  if constexpr (std::is_same_v<S, float>)
+    std::copy(src, src + n, d);
+  else
+    storeRow(src, d, n);
 }
 
 /// Float copies of a 16-bit tensor's elements (NULL data for none).

@@ -7,20 +7,85 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace zeroc_rt::kernels {
 namespace {
 
+/// The tile edge of strided copies that transpose: a 32 x 32 tile reads
+/// 32 source lines, which stay cached while the tile's rows are written.
+constexpr int64_t kTile = 32;
+
+/// Copies the 2-D block d[i * dstRow + j] = s[i + j * srcCol] for i < rows,
+/// j < cols (the source is contiguous along i, the destination along j) in
+/// tiles: within a tile the strided reads reuse cache lines that a
+/// row-by-row copy would have evicted before coming back to them.
+template <typename U>
+void transposeBlock(U *d, const U *s, int64_t rows, int64_t cols,
+                    int64_t dstRow, int64_t srcCol) {
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t i1 = std::min(rows, i0 + kTile);
+      const int64_t j1 = std::min(cols, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j)
+          d[i * dstRow + j] = s[i + j * srcCol];
+    }
+}
+
+/// The dim, other than the innermost, along which the source is contiguous
+/// while the destination is contiguous along the innermost one and the
+/// source is not (a transpose of the two); -1 when there is none.
+int transposedDim(const Loop<2> &loop) {
+  if (loop.rank < 2 || loop.innerStride(0) != 1 || loop.innerStride(1) == 1 ||
+      loop.innerStride(1) == 0)
+    return -1;
+  for (int d = 0; d < loop.rank - 1; ++d)
+    if (loop.strides[1][d] == 1)
+      return d;
+  return -1;
+}
+
 /// Runs a two-operand loop (0: destination, 1: source, element offsets),
-/// copying one element of `size` bytes per index.
+/// copying one element of `size` bytes per index. Every destination element
+/// is written once, so the visiting order is free: transposes go tile by
+/// tile, contiguous rows are memcpy'd and broadcast rows filled.
 void stridedCopy(const Loop<2> &loop, void *dst, const void *src,
                  std::array<int64_t, 2> base, size_t size) {
   dispatchBySize(size, [&](auto tag) {
     using U = decltype(tag);
     U *d = static_cast<U *>(dst);
     const U *s = static_cast<const U *>(src);
-    forEach(loop, base, [&](const std::array<int64_t, 2> &off) {
-      d[off[0]] = s[off[1]];
+    if (int p = transposedDim(loop); p >= 0) {
+      // Loop over every dim but p and the innermost; each step copies one
+      // rows(p) x cols(innermost) block.
+      Loop<2> rest;
+      for (int dim = 0; dim < loop.rank - 1; ++dim) {
+        if (dim == p)
+          continue;
+        rest.dims[rest.rank] = loop.dims[dim];
+        rest.strides[0][rest.rank] = loop.strides[0][dim];
+        rest.strides[1][rest.rank] = loop.strides[1][dim];
+        ++rest.rank;
+      }
+      forEach(rest, base, [&](const std::array<int64_t, 2> &off) {
+        transposeBlock(d + off[0], s + off[1], loop.dims[p],
+                       loop.dims[loop.rank - 1], loop.strides[0][p],
+                       loop.innerStride(1));
+      });
+      return;
+    }
+    const int64_t sd = loop.innerStride(0), ss = loop.innerStride(1);
+    forEachRow(loop, base, [&](const std::array<int64_t, 2> &off, int64_t n) {
+      U *pd = d + off[0];
+      const U *ps = s + off[1];
+      if (sd == 1 && ss == 1)
+        std::memcpy(pd, ps, static_cast<size_t>(n) * sizeof(U));
+      else if (sd == 1 && ss == 0)
+        std::fill_n(pd, n, *ps);
+      else
+        for (int64_t j = 0; j < n; ++j)
+          pd[j * sd] = ps[j * ss];
     });
   });
 }
@@ -106,21 +171,12 @@ zeroc_rt_status_t kSumTo(const zeroc_rt_tensor_t *in,
   for (int d = 0; d < in->rank; ++d)
     if (d < lead || (out->dims[d - lead] == 1 && in->dims[d] != 1))
       mask |= 1u << d;
-  Loop<1> outer, inner;
-  splitReduction(in->dims, in->rank, mask, &outer, &inner);
   dispatchFloat(in->dtype, [&](auto tag) {
     using T = decltype(tag);
-    const T *x = static_cast<const T *>(in->data);
     T *y = static_cast<T *>(out->data);
-    int64_t o = 0;
-    forEach(outer, {0}, [&](const Offsets1 &base) {
-      double acc = 0.0;
-      forEach(inner, base,
-              [&](const Offsets1 &off) { acc += loadDouble(x[off[0]]); });
-      y[o++] = storeValue<T>(acc);
-    });
-    // An empty reduction leaves the outer loop with nothing to visit only
-    // when out itself is empty; otherwise acc stays 0 as it should.
+    // An empty reduction (a zero dim in `in`) leaves every sum 0.
+    sumOver(static_cast<const T *>(in->data), in->dims, in->rank, mask,
+            [&](int64_t o, double sum) { y[o] = storeValue<T>(sum); });
   });
   return nullptr;
 }
@@ -387,15 +443,13 @@ zeroc_rt_status_t kSliceGrad(const zeroc_rt_tensor_t *gradOut,
       checkNoOverlap(k, "grad_in", *gradIn, "grad_out", *gradOut));
   if (size_t bytes = numBytes(*gradIn))
     std::memset(gradIn->data, 0, bytes);
-  // The strided positions are distinct (steps != 0): a scatter, no sums.
-  dispatchBySize(zeroc_rt_dtype_size(gradIn->dtype), [&](auto tag) {
-    using U = decltype(tag);
-    U *d = static_cast<U *>(gradIn->data);
-    const U *s = static_cast<const U *>(gradOut->data);
-    forEach(loop, {0, base}, [&](const std::array<int64_t, 2> &off) {
-      d[off[1]] = s[off[0]];
-    });
-  });
+  // The strided positions are distinct (steps != 0): a scatter, no sums,
+  // which is the slice's loop copying the other way.
+  Loop<2> scatter = loop;
+  for (int d = 0; d < loop.rank; ++d)
+    std::swap(scatter.strides[0][d], scatter.strides[1][d]);
+  stridedCopy(scatter, gradIn->data, gradOut->data, {base, 0},
+              zeroc_rt_dtype_size(gradIn->dtype));
   return nullptr;
 }
 

@@ -57,8 +57,8 @@ zeroc_rt_status_t kReduce(zeroc_rt_tensor_reduce_op_t op, const zeroc_rt_tensor_
     using C = ComputeOf<T>;
     const T *x = static_cast<const T *>(in->data);
     T *y = static_cast<T *>(out->data);
-    int64_t o = 0;
     if (op == ZEROC_RT_REDUCE_OP_MAX) {
+      int64_t o = 0;
       // NaN propagates (torch.amax); an empty reduction gives -inf (ONNX).
       // 16-bit values compare as floats (exact), so the max is an input.
       forEach(outer, {0}, [&](const Offsets1 &base) {
@@ -74,11 +74,8 @@ zeroc_rt_status_t kReduce(zeroc_rt_tensor_reduce_op_t op, const zeroc_rt_tensor_
     }
     // An empty mean is 0/0 = NaN, as in numpy and torch.
     bool mean = op == ZEROC_RT_REDUCE_OP_MEAN;
-    forEach(outer, {0}, [&](const Offsets1 &base) {
-      double acc = 0.0;
-      forEach(inner, base,
-              [&](const Offsets1 &off) { acc += loadValue(x[off[0]]); });
-      y[o++] = storeValue<T>(mean ? acc / static_cast<double>(count) : acc);
+    sumOver(x, in->dims, in->rank, axesMask, [&](int64_t o, double acc) {
+      y[o] = storeValue<T>(mean ? acc / static_cast<double>(count) : acc);
     });
   });
   return nullptr;

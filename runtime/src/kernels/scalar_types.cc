@@ -1,8 +1,20 @@
 //===- kernels/scalar_types.cc - f16/bf16 conversions -----------*- C++ -*-===//
+//
+// The reference f16/bf16 <-> double conversions, and the row conversions
+// with their x86 variants (F16C for binary16, AVX2 for bfloat16) picked once
+// from CPUID.
+//
+//===----------------------------------------------------------------------===//
 
 #include "kernels/scalar_types.h"
 
 #include <cmath>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define ZEROC_RT_HAVE_X86_ROWS 1
+#endif
 
 namespace zeroc_rt::kernels {
 namespace {
@@ -68,7 +80,139 @@ template <int ExpBits, int MantBits> double decodeSmall(uint16_t bits) {
   return (bits & 0x8000u) ? -magnitude : magnitude;
 }
 
+//===----------------------------------------------------------------------===//
+// Row conversions
+//===----------------------------------------------------------------------===//
+
+/// Portable rows: the branch-free element conversions in loops that the
+/// compiler vectorizes.
+void loadRowGeneric(const F16 *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = detail::f16ToFloatBranchFree(src[i].bits);
+}
+void storeRowGeneric(const float *src, F16 *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i].bits = detail::floatToF16BranchFree(src[i]);
+}
+void loadRowGeneric(const BF16 *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = bf16BitsToFloat(src[i].bits);
+}
+void storeRowGeneric(const float *src, BF16 *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i].bits = floatToBF16Bits(src[i]);
+}
+
+#ifdef ZEROC_RT_HAVE_X86_ROWS
+
+/// AVX with F16C, enabled by the OS (XCR0 saves the SSE and AVX state).
+bool cpuHasF16C() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+    return false;
+  const bool osxsave = ecx & (1u << 27), avx = ecx & (1u << 28),
+             f16c = ecx & (1u << 29);
+  if (!osxsave || !avx || !f16c)
+    return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 6u) == 6u;
+}
+
+/// AVX2 (256-bit integer vectors) on top of cpuHasF16C.
+bool cpuHasAvx2() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return cpuHasF16C() && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) &&
+         (ebx & (1u << 5));
+}
+
+// Dynamic initializers: a row converted before they run (from another
+// static initializer) takes the portable path, which gives the same bits.
+const bool kUseF16C = cpuHasF16C();
+const bool kUseAvx2 = cpuHasAvx2();
+
+/// The portable bfloat16 rows compiled for AVX2: the same element code,
+/// vectorized twice as wide.
+__attribute__((target("avx2"))) void loadRowAvx2(const BF16 *src, float *dst,
+                                                 int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = bf16BitsToFloat(src[i].bits);
+}
+__attribute__((target("avx2"))) void storeRowAvx2(const float *src, BF16 *dst,
+                                                  int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i].bits = floatToBF16Bits(src[i]);
+}
+
+/// vcvtph2ps is exact and quiets NaNs as f16BitsToFloat does.
+__attribute__((target("avx,f16c"))) void loadRowF16C(const F16 *src, float *dst,
+                                                     int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  loadRowGeneric(src + i, dst + i, n - i);
+}
+
+/// vcvtps2ph with an explicit round-to-nearest-even (independent of the
+/// MXCSR rounding mode) rounds as floatToF16Bits; only NaNs differ (it keeps
+/// payload bits), so they are replaced first by the canonical quiet NaN of
+/// their sign.
+__attribute__((target("avx,f16c"))) void storeRowF16C(const float *src,
+                                                      F16 *dst, int64_t n) {
+  const __m256 signBit =
+      _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(0x80000000u)));
+  const __m256 quietNaN = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000));
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(src + i);
+    __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    __m256 canonical = _mm256_or_ps(_mm256_and_ps(v, signBit), quietNaN);
+    // A bitwise select: GCC lowers _mm256_blendv_ps on a compare mask to
+    // per-lane branches when AVX comes from a target attribute only.
+    v = _mm256_or_ps(_mm256_andnot_ps(nan, v), _mm256_and_ps(nan, canonical));
+    __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i), h);
+  }
+  storeRowGeneric(src + i, dst + i, n - i);
+}
+
+#endif // ZEROC_RT_HAVE_X86_ROWS
+
 } // namespace
+
+void loadRow(const F16 *src, float *dst, int64_t n) {
+#ifdef ZEROC_RT_HAVE_X86_ROWS
+  if (kUseF16C)
+    return loadRowF16C(src, dst, n);
+#endif
+  loadRowGeneric(src, dst, n);
+}
+
+void storeRow(const float *src, F16 *dst, int64_t n) {
+#ifdef ZEROC_RT_HAVE_X86_ROWS
+  if (kUseF16C)
+    return storeRowF16C(src, dst, n);
+#endif
+  storeRowGeneric(src, dst, n);
+}
+
+void loadRow(const BF16 *src, float *dst, int64_t n) {
+#ifdef ZEROC_RT_HAVE_X86_ROWS
+  if (kUseAvx2)
+    return loadRowAvx2(src, dst, n);
+#endif
+  loadRowGeneric(src, dst, n);
+}
+
+void storeRow(const float *src, BF16 *dst, int64_t n) {
+#ifdef ZEROC_RT_HAVE_X86_ROWS
+  if (kUseAvx2)
+    return storeRowAvx2(src, dst, n);
+#endif
+  storeRowGeneric(src, dst, n);
+}
 
 uint16_t encodeF16(double value) { return encodeSmall<5, 10>(value); }
 uint16_t encodeBF16(double value) { return encodeSmall<8, 7>(value); }

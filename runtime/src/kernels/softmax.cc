@@ -3,6 +3,7 @@
 #include "kernels/tensor_check.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace zeroc_rt::kernels {
 namespace {
@@ -25,10 +26,62 @@ template <typename Fn> void forEachLine(const AxisView &view, Fn &&fn) {
       fn(o * view.len * view.inner + i);
 }
 
+/// Lines up to this length run on stack buffers: their elements are read
+/// into the compute type once (F16/BF16 contiguous lines with loadRow) and
+/// their exponentials computed once. Longer lines reread and recompute them;
+/// the values are the same either way.
+constexpr int64_t kLineCache = 1024;
+
+/// The `len` elements x[j * stride] as compute-type values: a contiguous
+/// float or double line in place, otherwise converted or gathered into buf.
+template <typename T>
+const ComputeOf<T> *lineValues(const T *x, int64_t len, int64_t stride,
+                               ComputeOf<T> *buf) {
+  if constexpr (std::is_same_v<T, F16> || std::is_same_v<T, BF16>) {
+    if (stride == 1) {
+      loadRow(x, buf, len);
+      return buf;
+    }
+  } else {
+    if (stride == 1)
+      return x;
+  }
+  for (int64_t j = 0; j < len; ++j)
+    buf[j] = loadValue(x[j * stride]);
+  return buf;
+}
+
+/// Softmax of one line of at most kLineCache elements at `stride`.
+template <typename T>
+void softmaxLine(const T *x, T *y, int64_t len, int64_t stride, bool log,
+                 ComputeOf<T> *buf, double *e) {
+  const auto *v = lineValues(x, len, stride, buf);
+  double max = -INFINITY;
+  for (int64_t j = 0; j < len; ++j)
+    max = std::fmax(max, static_cast<double>(v[j]));
+  double sum = 0.0;
+  for (int64_t j = 0; j < len; ++j) {
+    e[j] = std::exp(static_cast<double>(v[j]) - max);
+    sum += e[j];
+  }
+  if (log) {
+    double logSum = std::log(sum);
+    for (int64_t j = 0; j < len; ++j)
+      y[j * stride] = storeValue<T>(static_cast<double>(v[j]) - max - logSum);
+  } else {
+    for (int64_t j = 0; j < len; ++j)
+      y[j * stride] = storeValue<T>(e[j] / sum);
+  }
+}
+
 template <typename T>
 void softmax(const T *x, T *y, const AxisView &v, bool log) {
+  ComputeOf<T> buf[kLineCache];
+  double e[kLineCache];
   forEachLine(v, [&](int64_t base) {
     const int64_t s = v.inner;
+    if (v.len <= kLineCache)
+      return softmaxLine(x + base, y + base, v.len, s, log, buf, e);
     double max = -INFINITY;
     for (int64_t j = 0; j < v.len; ++j)
       max = std::fmax(max, loadDouble(x[base + j * s]));
@@ -50,28 +103,34 @@ void softmax(const T *x, T *y, const AxisView &v, bool log) {
 
 template <typename T>
 void softmaxGrad(const T *y, const T *gy, T *gx, const AxisView &v, bool log) {
+  ComputeOf<T> bufY[kLineCache], bufG[kLineCache];
   forEachLine(v, [&](int64_t base) {
     const int64_t s = v.inner;
+    const bool cached = v.len <= kLineCache;
+    // The line's y and grad_y as compute-type values (reread when long).
+    const ComputeOf<T> *vy =
+        cached ? lineValues(y + base, v.len, s, bufY) : nullptr;
+    const ComputeOf<T> *vg =
+        cached ? lineValues(gy + base, v.len, s, bufG) : nullptr;
+    auto yAt = [&](int64_t j) {
+      return cached ? static_cast<double>(vy[j]) : loadDouble(y[base + j * s]);
+    };
+    auto gAt = [&](int64_t j) {
+      return cached ? static_cast<double>(vg[j]) : loadDouble(gy[base + j * s]);
+    };
     double acc = 0.0;
     if (log) {
       // gx = gy - exp(y) * sum(gy)
       for (int64_t j = 0; j < v.len; ++j)
-        acc += loadDouble(gy[base + j * s]);
-      for (int64_t j = 0; j < v.len; ++j) {
-        int64_t i = base + j * s;
-        gx[i] =
-            storeValue<T>(loadDouble(gy[i]) - std::exp(loadDouble(y[i])) * acc);
-      }
+        acc += gAt(j);
+      for (int64_t j = 0; j < v.len; ++j)
+        gx[base + j * s] = storeValue<T>(gAt(j) - std::exp(yAt(j)) * acc);
     } else {
       // gx = y * (gy - sum(gy * y))
-      for (int64_t j = 0; j < v.len; ++j) {
-        int64_t i = base + j * s;
-        acc += loadDouble(gy[i]) * loadDouble(y[i]);
-      }
-      for (int64_t j = 0; j < v.len; ++j) {
-        int64_t i = base + j * s;
-        gx[i] = storeValue<T>(loadDouble(y[i]) * (loadDouble(gy[i]) - acc));
-      }
+      for (int64_t j = 0; j < v.len; ++j)
+        acc += gAt(j) * yAt(j);
+      for (int64_t j = 0; j < v.len; ++j)
+        gx[base + j * s] = storeValue<T>(yAt(j) * (gAt(j) - acc));
     }
   });
 }

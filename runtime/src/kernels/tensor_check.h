@@ -15,11 +15,13 @@
 #include "kernels/scalar_types.h"
 #include "status_internal.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <string>
+#include <type_traits>
 
 namespace zeroc_rt::kernels {
 
@@ -123,6 +125,11 @@ template <size_t N> struct Loop {
   int64_t dims[kMaxRank] = {};
   int64_t strides[N][kMaxRank] = {};
 
+  /// Stride of operand k along the innermost dim (0 for rank 0).
+  int64_t innerStride(size_t k) const {
+    return rank > 0 ? strides[k][rank - 1] : 0;
+  }
+
   bool empty() const {
     for (int d = 0; d < rank; ++d)
       if (dims[d] == 0)
@@ -160,26 +167,23 @@ template <size_t N> struct Loop {
 
 using Offsets1 = std::array<int64_t, 1>;
 
-/// Calls fn(offsets) for every index of the nest in row-major order, starting
-/// from `base`. Offsets are in whatever unit the strides use.
+/// Calls fn(offsets, count) once per innermost row of the nest, rows in
+/// row-major order, starting from `base`: the row's elements are at
+/// offsets[k] + j * innerStride(k) for j < count (a rank-0 nest is one row of
+/// one element). Kernels specialize their inner loops on those strides
+/// (contiguous or broadcast operands), which the compiler vectorizes.
 template <size_t N, typename Fn>
-void forEach(const Loop<N> &loop, std::array<int64_t, N> base, Fn &&fn) {
+void forEachRow(const Loop<N> &loop, std::array<int64_t, N> base, Fn &&fn) {
   if (loop.empty())
     return;
   if (loop.rank == 0) {
-    fn(base);
+    fn(base, int64_t(1));
     return;
   }
   const int last = loop.rank - 1;
-  const int64_t inner = loop.dims[last];
   int64_t index[kMaxRank] = {};
   for (;;) {
-    std::array<int64_t, N> off = base;
-    for (int64_t j = 0; j < inner; ++j) {
-      fn(off);
-      for (size_t k = 0; k < N; ++k)
-        off[k] += loop.strides[k][last];
-    }
+    fn(base, loop.dims[last]);
     int d = last - 1;
     for (; d >= 0; --d) {
       for (size_t k = 0; k < N; ++k)
@@ -195,12 +199,102 @@ void forEach(const Loop<N> &loop, std::array<int64_t, N> base, Fn &&fn) {
   }
 }
 
+/// Calls fn(offsets) for every index of the nest in row-major order, starting
+/// from `base`. Offsets are in whatever unit the strides use.
+template <size_t N, typename Fn>
+void forEach(const Loop<N> &loop, std::array<int64_t, N> base, Fn &&fn) {
+  std::array<int64_t, N> step;
+  for (size_t k = 0; k < N; ++k)
+    step[k] = loop.innerStride(k);
+  forEachRow(loop, base, [&](std::array<int64_t, N> off, int64_t count) {
+    for (int64_t j = 0; j < count; ++j) {
+      fn(off);
+      for (size_t k = 0; k < N; ++k)
+        off[k] += step[k];
+    }
+  });
+}
+
 /// Splits `in` (shape dims/rank, contiguous) into the kept dims (bit clear in
 /// `reducedMask`) and the reduced ones: `outer` visits kept indices in
 /// row-major order (stride 0: in, stride 1 unused), `inner` the reduced ones.
 /// Both are coalesced. Returns the number of reduced elements.
 int64_t splitReduction(const int64_t *dims, int rank, uint32_t reducedMask,
                        Loop<1> *outer, Loop<1> *inner);
+
+/// Reads `count` contiguous float-storage elements as the compute type:
+/// F16/BF16 through loadRow into `buf` (returned), float and double in place.
+template <typename T>
+const ComputeOf<T> *loadChunk(const T *x, int64_t count, float *buf) {
+  if constexpr (std::is_same_v<T, F16> || std::is_same_v<T, BF16>) {
+    loadRow(x, buf, count);
+    return buf;
+  } else {
+    (void)count;
+    (void)buf;
+    return x;
+  }
+}
+
+/// Sums of the contiguous float-storage tensor x (dims, rank) over the dims
+/// in `reducedMask`: each sum runs in double from 0.0 over the reduced
+/// indices in row-major order, and store(o, sum) receives the o-th sum, o in
+/// row-major order of the kept dims. When the innermost dim is kept, a block
+/// of adjacent sums is accumulated together, row by row of x, which reads x
+/// in memory order and vectorizes; every sum still adds the same terms in
+/// the same order.
+template <typename T, typename Store>
+void sumOver(const T *x, const int64_t *dims, int rank, uint32_t reducedMask,
+             Store &&store) {
+  constexpr int64_t kBlock = 256;
+  Loop<1> outer, inner;
+  splitReduction(dims, rank, reducedMask, &outer, &inner);
+  if (outer.empty())
+    return;
+  float buf[kBlock];
+  int64_t o = 0;
+  if (outer.rank == 0 || outer.innerStride(0) != 1 || inner.empty()) {
+    // The innermost dim is reduced (or nothing is): one sum at a time over
+    // contiguous rows of x.
+    forEach(outer, {0}, [&](const Offsets1 &base) {
+      double acc = 0.0;
+      forEachRow(inner, base, [&](const Offsets1 &off, int64_t n) {
+        const int64_t step = inner.innerStride(0);
+        if (step != 1) {
+          for (int64_t j = 0; j < n; ++j)
+            acc += loadValue(x[off[0] + j * step]);
+          return;
+        }
+        for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+          const int64_t m = std::min(kBlock, n - j0);
+          const auto *v = loadChunk(x + off[0] + j0, m, buf);
+          for (int64_t j = 0; j < m; ++j)
+            acc += v[j];
+        }
+      });
+      store(o++, acc);
+    });
+    return;
+  }
+  // The innermost dim (kept, stride 1) is split off `outer` and walked in
+  // blocks of adjacent sums.
+  Loop<1> rest = outer;
+  const int64_t k = rest.dims[--rest.rank];
+  double acc[kBlock];
+  forEach(rest, {0}, [&](const Offsets1 &base) {
+    for (int64_t k0 = 0; k0 < k; k0 += kBlock) {
+      const int64_t m = std::min(kBlock, k - k0);
+      std::fill_n(acc, m, 0.0);
+      forEach(inner, {base[0] + k0}, [&](const Offsets1 &off) {
+        const auto *v = loadChunk(x + off[0], m, buf);
+        for (int64_t j = 0; j < m; ++j)
+          acc[j] += v[j];
+      });
+      for (int64_t j = 0; j < m; ++j)
+        store(o++, acc[j]);
+    }
+  });
+}
 
 /// Calls fn(S{}) with S = float, double, F16 or BF16 for F32 / F64 / F16 /
 /// BF16 (a dtype that passed kFloatDtypes). One switch per kernel call; the
