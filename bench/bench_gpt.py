@@ -429,14 +429,15 @@ def print_table(rows, global_batch, ref_losses):
 
 def print_plans(rows, psi, precision):
     W = WORLD
-    if precision == "fp32":
-        formulas = {0: ("16Ψ", 16 * psi), 1: ("8Ψ+8Ψ/2", 8 * psi + 8 * psi / W),
-                    2: ("4Ψ+12Ψ/2", 4 * psi + 12 * psi / W),
-                    3: ("16Ψ/2", 16 * psi / W)}
-    else:  # the paper's mixed-precision accounting, K = 12
-        formulas = {0: ("16Ψ", 16 * psi), 1: ("4Ψ+12Ψ/2", 4 * psi + 12 * psi / W),
-                    2: ("2Ψ+14Ψ/2", 2 * psi + 14 * psi / W),
-                    3: ("16Ψ/2", 16 * psi / W)}
+    # Bytes per element of parameters d, gradients g and optimizer state k:
+    # fp32 (4, 4, 8), fp16 (2, 2, 12: the paper's mixed precision), bf16
+    # (2, 4, 12: zeroc accumulates bf16 gradients in fp32).
+    d, g, k = {"fp32": (4, 4, 8), "fp16": (2, 2, 12), "bf16": (2, 4, 12)}[precision]
+    formulas = {
+        0: ("%dΨ" % (d + g + k), (d + g + k) * psi),
+        1: ("%dΨ+%dΨ/2" % (d + g, k), (d + g) * psi + k * psi / W),
+        2: ("%dΨ+%dΨ/2" % (d, g + k), d * psi + (g + k) * psi / W),
+        3: ("%dΨ/2" % (d + g + k), (d + g + k) * psi / W)}
     print()
     print("Ψ = %d trainable elements; %s AdamW, W = %d; plan.json per rank "
           "(bytes) vs the ZeRO formula:" % (psi, precision, W))
