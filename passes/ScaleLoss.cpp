@@ -17,8 +17,15 @@ using namespace mlir;
 namespace {
 
 struct ScaleLossPass : zeroc::impl::ScaleLossBase<ScaleLossPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (gradAccumSteps < 1) {
+      module.emitError("zero-scale-loss: grad-accum-steps must be >= 1, got ")
+          << gradAccumSteps;
+      return signalPassFailure();
+    }
     auto fn = module.lookupSymbol<func::FuncOp>("forward_backward");
     if (!fn) {
       module.emitError("zero-scale-loss needs @forward_backward (run zero-autodiff)");
@@ -35,13 +42,26 @@ struct ScaleLossPass : zeroc::impl::ScaleLossBase<ScaleLossPass> {
       return signalPassFailure();
     }
     auto seed = seeds.front();
-    if (!seed.getType().getElementType().isF32()) {
-      seed.emitOpError("loss scaling needs an f32 loss, got ") << seed.getType();
+    auto type = llvm::cast<RankedTensorType>(seed.getType());
+    if (dynamic && !type.getElementType().isF32()) {
+      seed.emitOpError("loss scaling needs an f32 loss, got ") << type;
       return signalPassFailure();
     }
     OpBuilder b(seed);
-    Value scale = b.create<zeroc::zero::LossScaleOp>(seed.getLoc(), seed.getType());
-    seed.getResult().replaceAllUsesWith(scale);
+    Attribute inverse = DenseElementsAttr::get(
+        type, b.getFloatAttr(type.getElementType(),
+                             1.0 / static_cast<double>(gradAccumSteps)));
+    if (!dynamic) {
+      seed.setValueAttr(llvm::cast<ElementsAttr>(inverse));
+      return;
+    }
+    Value scaled = b.create<zeroc::zero::LossScaleOp>(seed.getLoc(), type);
+    if (gradAccumSteps > 1) {
+      Value g = b.create<zeroc::graph::ConstantOp>(
+          seed.getLoc(), type, llvm::cast<ElementsAttr>(inverse));
+      scaled = b.create<zeroc::graph::MulOp>(seed.getLoc(), type, scaled, g);
+    }
+    seed.getResult().replaceAllUsesWith(scaled);
     seed.erase();
   }
 };

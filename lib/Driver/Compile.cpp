@@ -45,9 +45,12 @@ std::vector<Phase> compilePhases(const TrainConfig &config) {
   phases.push_back({"autodiff", [](OpPassManager &pm) {
                       pm.addPass(createAutodiff());
                     }});
-  if (config.lossScaling)
-    phases.push_back({"scale-loss", [](OpPassManager &pm) {
-                        pm.addPass(createScaleLoss());
+  if (config.lossScaling || config.gradAccum > 1)
+    phases.push_back({"scale-loss", [config](OpPassManager &pm) {
+                        ScaleLossOptions options;
+                        options.dynamic = config.lossScaling;
+                        options.gradAccumSteps = config.gradAccum;
+                        pm.addPass(createScaleLoss(options));
                       }});
   phases.push_back({"partition", [config](OpPassManager &pm) {
                       PartitionOptions options;

@@ -368,8 +368,9 @@ std::vector<Field> makeTopLevel() {
           .atLeast(0, true)
           .ignored(kGradDivide),
       F::choice("communication_data_type", nullptr, {"fp32", "fp16", "bf16"})
-          .ignored("zeroc communicates in the training dtype: fp16 or bf16 "
-                   "with mixed precision, else fp32")
+          .ignored("zeroc reduces gradients in the accumulators' dtype at "
+                   "the stage 0-1 optimizer step and in the training dtype "
+                   "inside stage 2-3 micro-steps")
           .withNote("None: follows fp16/bf16; other values warn"),
       F::block("data_types",
                {F::dtype("grad_accum_dtype")

@@ -97,6 +97,26 @@ std::string lower(std::string s) {
   return s;
 }
 
+/// "fp16", "bf16" or "fp32", from the resolved config's fp16/bf16 blocks.
+std::string trainingDtypeOf(const ojson &resolved) {
+  return resolved.at("fp16").at("enabled") == true   ? "fp16"
+         : resolved.at("bf16").at("enabled") == true ? "bf16"
+                                                     : "fp32";
+}
+
+/// The gradient accumulators' dtype zeroc uses: fp32 with bf16 unless
+/// grad_accum_dtype says bf16 (BF16_Optimizer's fp32 accumulation), fp32
+/// with fp16 only when it says so, fp32 in fp32 training.
+std::string accumulatorDtypeOf(const ojson &resolved) {
+  const std::string training = trainingDtypeOf(resolved);
+  const ojson &accum = resolved.at("data_types").at("grad_accum_dtype");
+  if (training == "bf16")
+    return accum == "bf16" ? "bf16" : "fp32";
+  if (training == "fp16")
+    return accum == "fp32" ? "fp32" : "fp16";
+  return "fp32";
+}
+
 /// The value at a dotted path of `j` (which must exist).
 ojson &at(ojson &j, const std::string &path) {
   ojson *cur = &j;
@@ -232,12 +252,8 @@ private:
                        [&](const auto &g) { return g.first == path; });
   }
   void warn(std::string w) { warnings.push_back(std::move(w)); }
-  /// "fp16", "bf16" or "fp32", from the fp16/bf16 blocks.
-  std::string trainingDtype() {
-    return at(out, "fp16.enabled") == true   ? "fp16"
-           : at(out, "bf16.enabled") == true ? "bf16"
-                                             : "fp32";
-  }
+  std::string trainingDtype() { return trainingDtypeOf(out); }
+  std::string accumulatorDtype() { return accumulatorDtypeOf(out); }
 
   ojson normalize(const ojson &root);
   void readZero(const ojson &root, std::optional<int> stageOverride, Parsed &p);
@@ -667,20 +683,31 @@ void Reader::noEffectWarnings() {
     if (path == "zero_optimization.overlap_comm")
       def = stage == 3;
     const ojson &v = at(out, path);
-    // Honoured when unset or naming the training dtype (DeepSpeed's
-    // default); gradients also accumulate in fp32 on request.
+    // Honoured when unset or naming what zeroc does: gradients accumulate in
+    // fp32 on request, and are reduced in the accumulators' dtype at the
+    // stage 0-1 optimizer step, in the training dtype inside stage 2-3
+    // micro-steps.
     if (path == "communication_data_type" ||
         path == "data_types.grad_accum_dtype") {
       if (v.is_null() ||
           (path == "data_types.grad_accum_dtype" && v == "fp32"))
         continue;
-      def = trainingDtype();
+      def = path == "communication_data_type" && stage <= 1 ? accumulatorDtype()
+                                                            : trainingDtype();
     }
     if (v == def)
       continue;
     warn(path + " has no effect" + (f->never ? "" : " yet") + " (" +
          f->noEffect + ")");
   }
+  // DeepSpeed's _do_optimizer_sanity_check raises NotImplementedError for
+  // these stage-0 combinations; zeroc can run them.
+  const std::string training = trainingDtype(), accum = accumulatorDtype();
+  if (stage == 0 && training != "fp32" &&
+      (training == "fp16") == (accum == "fp32"))
+    warn("data_types.grad_accum_dtype " + accum + " with " + training +
+         " at stage 0 is rejected by DeepSpeed (NotImplementedError); zeroc "
+         "runs it");
 }
 
 Parsed Reader::read(const std::string &path, std::optional<int> stageOverride) {
@@ -758,10 +785,8 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   }
   // bf16 accumulates in fp32 unless grad_accum_dtype says bf16; fp16 in
   // fp16 unless it says fp32 (other values warn and keep the default).
-  const ojson &accum = o["data_types"]["grad_accum_dtype"];
-  c.gradAccumFp32 = c.precision == TrainConfig::Precision::BF16
-                        ? accum != "bf16"
-                        : accum == "fp32";
+  c.gradAccumFp32 =
+      c.precision != TrainConfig::Precision::FP32 && accumulatorDtypeOf(o) == "fp32";
 
   c.schedule = TrainConfig::Schedule::Constant;
   const ojson &sched = o["scheduler"];

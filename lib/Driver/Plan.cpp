@@ -1,8 +1,11 @@
 //===- Plan.cpp - per-rank memory and communication of a ZeRO plan --------===//
 //
 // plan.json states, for the compiled stage and world size, the model-state
-// bytes each rank holds and the elements each optimizer step communicates,
-// computed from the partitioned IR (the same sizes the runtime allocates).
+// bytes each rank holds in the paper's categories and the elements each
+// optimizer step communicates, computed from the partitioned IR. The runtime
+// allocates these plus, in stage 1, the S-element buffer each gradient is
+// reduce-scattered into and, with mixed precision, one parameter's update in
+// f32 for the optimizer (transient in DeepSpeed too).
 // With Adam and mixed precision (16-bit parameters and gradients, an f32
 // master, m and v: K = 12) they are the ZeRO paper's formulas: 16Ψ (stage
 // 0), 4Ψ + 12Ψ/W (1), 2Ψ + 14Ψ/W (2), 16Ψ/W (3); in fp32 (K = 8) 16Ψ,

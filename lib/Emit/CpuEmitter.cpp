@@ -176,6 +176,10 @@ LogicalResult Emitter::collectParams() {
     if (!dtypeName(p.getType().getElementType()) ||
         !dtypeName(p.getMasterElementType()))
       return p.emitOpError("has an element type the CPU target does not support");
+    if (p.getMaster() && !p.getMasterElementType().isF32())
+      return p.emitOpError("has master type ")
+             << p.getMasterElementType()
+             << "; the CPU runtime keeps f32 masters only";
     paramIndex[p.getSymName()] = params.size();
     params.push_back(p);
   }

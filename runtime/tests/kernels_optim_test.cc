@@ -66,7 +66,14 @@ TEST(KernelsFlat, AccumulateWideningAddsSixteenBitIntoF32) {
                                                        acc.data(), half,
                                                        x.data(), 4),
                         ZEROC_RT_INVALID_ARGUMENT,
-                        "zeroc_rt_k_accumulate_widening", "narrower");
+                        "zeroc_rt_k_accumulate_widening", "must be wider");
+    zeroc_rt_dtype_t other =
+        half == ZEROC_RT_DTYPE_F16 ? ZEROC_RT_DTYPE_BF16 : ZEROC_RT_DTYPE_F16;
+    HostTensor y(other, {4});
+    EXPECT_KERNEL_ERROR(
+        zeroc_rt_k_accumulate_widening(half, x.data(), other, y.data(), 4),
+        ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_accumulate_widening",
+        "must be wider");
   }
 }
 
@@ -247,8 +254,8 @@ TEST(KernelsFlat, RejectsBadArguments) {
       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sgd_step",
       "Nesterov momentum requires a momentum and zero dampening");
   EXPECT_KERNEL_ERROR(
-      zeroc_rt_k_sgd_step(ZEROC_RT_DTYPE_F32, p, g, m, 4, 0.1, 0.9, 0, -1.0, 0, 2),
-      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sgd_step", "dampening = -1");
+      zeroc_rt_k_sgd_step(ZEROC_RT_DTYPE_F32, p, g, m, 4, 0.1, 0.9, 0, NAN, 0, 2),
+      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sgd_step", "dampening = nan");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_accumulate(ZEROC_RT_DTYPE_F32, p, p, 4),
                       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_accumulate",
                       "overlaps");

@@ -202,12 +202,12 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
       (g_faults.nanOnRank < 0 || g_faults.nanOnRank == rank))
     *lossOut = std::numeric_limits<double>::quiet_NaN();
 
-  // Backward, seeded with the loss scale:
-  // dz = scale * 2 * diff / (MB * 2); dW = x^T dz; db = sum_rows dz.
+  // Backward, seeded with loss scale / GAS (DeepSpeed's scale_wrt_gas):
+  // dz = scale / GAS * 2 * diff / (MB * 2); dW = x^T dz; db = sum_rows dz.
   zeroc_rt_tensor_t coef = tensor(arena + layout.coef, dt, {});
   storeScalar(coef.data, dt,
               roundTo(2.0 / static_cast<double>(mb * kOutFeatures), dt) *
-                  lossScale);
+                  lossScale / static_cast<double>(cfg.gradAccum));
   zeroc_rt_tensor_t dz = tensor(arena + layout.dz, dt, {mb, kOutFeatures});
   zeroc_rt_tensor_t dW = tensor(arena + layout.dW, dt, {kInFeatures, kOutFeatures});
   zeroc_rt_tensor_t db = tensor(arena + layout.db, dt, {kOutFeatures});

@@ -159,14 +159,31 @@ def MixedPrecision : Pass<"zero-mixed-precision", "::mlir::ModuleOp"> {
 }
 
 def ScaleLoss : Pass<"zero-scale-loss", "::mlir::ModuleOp"> {
-  let summary = "seeds the backward pass with the dynamic loss scale";
+  let summary = "seeds the backward pass with loss_scale / accumulation steps";
   let description = [{
     Replaces the constant 1 that seeds `@forward_backward`'s reverse sweep
-    (marked `graph.loss_seed` by zero-autodiff) with `zero.loss_scale`, so
-    all gradients are scaled by the loss scale, as DeepSpeed's
-    `backward(loss * scale)`. The runtime unscales them at the optimizer step.
+    (marked `graph.loss_seed` by zero-autodiff) with what DeepSpeed's
+    `engine.backward` differentiates: the loss divided by the gradient
+    accumulation steps (`scale_wrt_gas`) and, with `dynamic`, multiplied by
+    the loss scale (`zero.loss_scale`, DeepSpeed's `backward(loss * scale)`).
+    Every micro-batch gradient is then already averaged over the
+    accumulation steps, so 16-bit accumulators and collectives see the
+    magnitudes DeepSpeed's do (and overflow when DeepSpeed's would); the
+    runtime divides by the world size and unscales at the optimizer step.
+
+    ```mlir
+    %s = zero.loss_scale : tensor<f32>
+    %g = graph.constant dense<2.500000e-01> : tensor<f32>
+    %seed = graph.mul %s, %g : tensor<f32>, tensor<f32> -> tensor<f32>
+    ```
   }];
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+  let options = [
+    Option<"dynamic", "dynamic", "bool", /*default=*/"true",
+           "Multiply the seed by zero.loss_scale (fp16 loss scaling)">,
+    Option<"gradAccumSteps", "grad-accum-steps", "int64_t", /*default=*/"1",
+           "Divide the seed by this many gradient accumulation steps">,
+  ];
 }
 
 #endif // ZEROC_PASSES_PASSES_TD

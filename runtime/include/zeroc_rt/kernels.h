@@ -314,9 +314,10 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_zero(const zeroc_rt_tensor_t *out
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_accumulate(
     zeroc_rt_dtype_t dtype, const void *x, void *acc, int64_t n);
 
-/// acc[i] += x[i] with acc at least as wide as x (the 16-bit micro-batch
-/// gradient into an f32 accumulator): x widens exactly and the sum is
-/// rounded once in acc's compute type.
+/// acc[i] += x[i] with acc of x's dtype or a wider one (the 16-bit
+/// micro-batch gradient into an f32 accumulator; f16 and bf16 do not hold
+/// each other): x widens exactly and the sum is rounded once in acc's
+/// compute type.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_accumulate_widening(
     zeroc_rt_dtype_t from, const void *x, zeroc_rt_dtype_t to, void *acc,
     int64_t n);

@@ -20,9 +20,10 @@
 //            (it reduce-scatters them); optimizer on the shard; all-gather.
 //   stage 3: only the shard of params, grads and optimizer state; the
 //            micro-step all-gathers parameters around their uses.
-// Gradients are summed over micro-batches and ranks and divided once by
-// W * grad_accum (times the loss scale, with loss scaling) at the optimizer
-// step.
+// The micro-step differentiates loss / grad_accum (times the loss scale,
+// with loss scaling), as DeepSpeed's engine.backward does; the engine sums
+// the gradients over micro-batches and ranks and divides once by W (times
+// the loss scale) at the optimizer step.
 //
 // Mixed precision (a parameter whose master_dtype differs from its dtype):
 // as DeepSpeed's fp16/bf16 optimizers, the parameter, its gradient
@@ -90,7 +91,8 @@ typedef struct zeroc_rt_optimizer_config {
   zeroc_rt_optimizer_type_t type;
   double lr, beta1, beta2, eps, weight_decay, momentum;
   int32_t adam_w_mode; ///< 1: decoupled weight decay (AdamW); 0: L2
-  // ABI version 3:
+  // ABI version 3 (zero-initialized, bias_correction is 0: set it to 1 for
+  // FusedAdam's default):
   int32_t bias_correction; ///< Adam: 1 (FusedAdam's default) or 0
   double dampening;        ///< SGD (torch.optim.SGD's)
   int32_t nesterov;        ///< SGD: needs momentum > 0 and dampening 0
@@ -269,8 +271,8 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_grad_accumulate(
 /// optimizer step s (0-based) at accumulation step a.
 uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine);
 /// The loss scale of the current optimizer step (DeepSpeed's cur_scale): the
-/// micro-step multiplies the loss gradient it seeds backward with by it, and
-/// still returns the unscaled loss. 1 without loss scaling (and for a NULL
+/// micro-step seeds backward with scale / grad_accum (1 / grad_accum without
+/// loss scaling), and still returns the unscaled loss. 1 without loss scaling (and for a NULL
 /// engine); a static scale never changes; a dynamic one changes only between
 /// optimizer steps.
 double zeroc_rt_engine_loss_scale(zeroc_rt_engine_t *engine);

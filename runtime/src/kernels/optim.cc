@@ -125,10 +125,12 @@ zeroc_rt_status_t kAccumulateWidening(zeroc_rt_dtype_t from, const void *x,
                                       zeroc_rt_dtype_t to, void *acc,
                                       int64_t n) {
   const char *k = "zeroc_rt_k_accumulate_widening";
-  if (zeroc_rt_dtype_size(to) < zeroc_rt_dtype_size(from))
+  // Same dtype, or strictly wider (f16 and bf16 do not hold each other).
+  if (to != from && zeroc_rt_dtype_size(to) <= zeroc_rt_dtype_size(from))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: acc dtype %s is narrower than x dtype %s", k,
-                          zeroc_rt_dtype_name(to), zeroc_rt_dtype_name(from));
+                          "%s: acc dtype %s does not hold x dtype %s exactly "
+                          "(it must be wider)",
+                          k, zeroc_rt_dtype_name(to), zeroc_rt_dtype_name(from));
   return twoDtypeFlat(k, from, "x", x, to, "acc", acc, n,
                       [&](const auto *px, auto *pa) {
     using D = std::remove_pointer_t<decltype(pa)>;
@@ -270,7 +272,8 @@ zeroc_rt_status_t kSgd(zeroc_rt_dtype_t dtype, void *param, const void *grad,
   ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "momentum", momentum, 0.0, kInf, true));
   ZEROC_RT_RETURN_IF_ERROR(
       checkRange(k, "weight_decay", weightDecay, 0.0, kInf, true));
-  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "dampening", dampening, 0.0, kInf, true));
+  // torch.optim.SGD accepts any dampening.
+  ZEROC_RT_RETURN_IF_ERROR(checkRange(k, "dampening", dampening, -kInf, kInf, true));
   const bool useNesterov = flag(nesterov);
   if (useNesterov && (momentum <= 0.0 || dampening != 0.0))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,

@@ -17,7 +17,8 @@
 //      step count and the LR scheduler stay as they were;
 //   3. global L2 norm of the averaged, unscaled gradients over the full
 //      parameters: the sum of squares of the reduced gradients (in double)
-//      times a^2, a = 1 / (W * GAS * scale); stage 0 from the local full
+//      times a^2, a = 1 / (W * scale) (the micro-step already divided by
+//      GAS when it seeded backward); stage 0 from the local full
 //      gradients (identical on every rank), stages 1-3 from the shards plus
 //      an all-reduce of the sum;
 //   4. clip (gradient_clipping > 0, finite norm): c = (norm + 1e-6) / max;
@@ -271,8 +272,9 @@ zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,
     }
   }
 
-  const double average =
-      1.0 / (static_cast<double>(engine.world) * prog.grad_accum * out.lossScale);
+  // The micro-step seeded backward with loss_scale / GAS (DeepSpeed's
+  // scale_wrt_gas), so what is left is the mean over ranks and the scale.
+  const double average = 1.0 / (static_cast<double>(engine.world) * out.lossScale);
   double total = 0.0;
   ZEROC_RT_RETURN_IF_ERROR(
       timed(&times.stepMs, [&] { return localSumSquares(st, &total); }));

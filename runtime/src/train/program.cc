@@ -47,9 +47,9 @@ zeroc_rt_status_t validateOptimizer(const zeroc_rt_optimizer_config_t &opt) {
     if (!finiteAtLeast(opt.eps, 0.0))
       return INVALID_PROGRAM("Adam eps %g must be finite and >= 0", opt.eps);
   } else if (!finiteAtLeast(opt.momentum, 0.0) ||
-             !finiteAtLeast(opt.dampening, 0.0)) {
-    return INVALID_PROGRAM("SGD momentum %g and dampening %g must be finite "
-                           "and >= 0",
+             !std::isfinite(opt.dampening)) {
+    return INVALID_PROGRAM("SGD momentum %g must be finite and >= 0, "
+                           "dampening %g finite",
                            opt.momentum, opt.dampening);
   } else if (opt.nesterov && (opt.momentum <= 0.0 || opt.dampening != 0.0)) {
     return INVALID_PROGRAM("SGD with Nesterov momentum needs momentum > 0 and "

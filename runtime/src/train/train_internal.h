@@ -325,7 +325,7 @@ struct StepOutcome {
 
 /// The per-stage optimizer-step boundary after the micro-steps of one step:
 /// gradient collectives, (with loss scaling) the overflow check and the
-/// loss-scaler update, averaging and unscaling by 1/(W*GAS*scale), the
+/// loss-scaler update, averaging and unscaling by 1/(W*scale), the
 /// global norm, clipping, the optimizer update at the scheduled lr and
 /// (stages 1-2) the parameter all-gather. Adds the phases' times to
 /// engine.times. On an error, *agreed tells whether every rank returns the
