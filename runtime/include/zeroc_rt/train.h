@@ -259,7 +259,8 @@ void *zeroc_rt_engine_param_replica(zeroc_rt_engine_t *engine, int32_t param);
 /// Stage 3: this rank's shard of the parameter's padded flat buffer (S
 /// elements). NULL in stages 0-2.
 void *zeroc_rt_engine_param_shard(zeroc_rt_engine_t *engine, int32_t param);
-/// Adds `count` elements to the parameter's gradient accumulator: the full
+/// Adds `count` elements of the parameter's dtype to its gradient
+/// accumulator (of grad_dtype: widened into f32 when that is wider): the full
 /// gradient (numel) in stages 0-1, this rank's shard (S) in stages 2-3.
 /// Another count (or a bad index) is ZEROC_RT_INVALID_ARGUMENT naming the
 /// parameter. The accumulators are zeroed at the start of each optimizer
