@@ -10,15 +10,6 @@
 namespace zeroc_rt::kernels {
 namespace {
 
-template <typename T>
-constexpr bool kIsNarrowFloat =
-    std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
-
-/// Elements per chunk of the F16/BF16 loops, which convert chunks of their
-/// operands into float buffers on the stack (loadRow), compute on those and
-/// round the results back (storeRow): the conversions then run vectorized
-/// instead of once per element inside the compute loop.
-constexpr int64_t kChunk = 256;
 
 const char *unaryName(zeroc_rt_unary_op_t op) {
   switch (op) {
@@ -52,13 +43,12 @@ void map1(const void *in, void *out, int64_t n, F f) {
   S *y = static_cast<S *>(out);
   if constexpr (kIsNarrowFloat<S>) {
     float buf[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
+    forEachChunk(n, [&](int64_t i, int64_t m) {
       loadRow(x + i, buf, m);
       for (int64_t j = 0; j < m; ++j)
         buf[j] = f(buf[j]);
       storeRow(buf, y + i, m);
-    }
+    });
   } else {
     for (int64_t i = 0; i < n; ++i)
       y[i] = storeValue<S>(f(loadValue(x[i])));
@@ -102,8 +92,7 @@ void map2(const void *g, const void *v, void *out, int64_t n, F f) {
   S *gx = static_cast<S *>(out);
   if constexpr (kIsNarrowFloat<S>) {
     float bg[kChunk], bv[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
+    forEachChunk(n, [&](int64_t i, int64_t m) {
       loadRow(gy + i, bg, m);
       if (a)
         loadRow(a + i, bv, m);
@@ -112,7 +101,7 @@ void map2(const void *g, const void *v, void *out, int64_t n, F f) {
       for (int64_t j = 0; j < m; ++j)
         bg[j] = f(bg[j], bv[j]);
       storeRow(bg, gx + i, m);
-    }
+    });
   } else {
     for (int64_t i = 0; i < n; ++i)
       gx[i] = storeValue<S>(f(loadValue(gy[i]), a ? loadValue(a[i]) : T(0)));
@@ -369,14 +358,13 @@ void broadcastMapNarrow(const Loop<3> &loop, void *out, const void *a,
       return;
     }
     float bx[kChunk], by[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
+    forEachChunk(n, [&](int64_t i, int64_t m) {
       loadOperand(px + i * sx, sx, bx, m);
       loadOperand(py + i * sy, sy, by, m);
       for (int64_t j = 0; j < m; ++j)
         bx[j] = f(bx[j], by[j]);
       storeRow(bx, po + i, m);
-    }
+    });
   };
   forEachRow(loop, {0, 0, 0}, row);
 }
@@ -619,11 +607,10 @@ void castElements(const S *src, D *dst, int64_t n) {
     loadRow(src, dst, n);
   } else if constexpr (kIsNarrowFloat<S> && kIsNarrowFloat<D>) {
     float buf[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-      const int64_t m = std::min(kChunk, n - i);
+    forEachChunk(n, [&](int64_t i, int64_t m) {
       loadRow(src + i, buf, m);
       storeRow(buf, dst + i, m);
-    }
+    });
   } else {
     for (int64_t i = 0; i < n; ++i)
       dst[i] = narrow<D>(widen(src[i]));

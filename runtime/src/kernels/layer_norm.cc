@@ -19,16 +19,6 @@ struct RowStats {
   double mean, rstd;
 };
 
-/// Rows are walked in chunks of this many elements; F16/BF16 chunks are
-/// converted to float buffers (loadChunk) once per pass.
-constexpr int64_t kChunk = 256;
-
-/// Calls fn(j0, m) for the chunks [j0, j0 + m) of a row of n elements.
-template <typename Fn> void forEachChunk(int64_t n, Fn &&fn) {
-  for (int64_t j0 = 0; j0 < n; j0 += kChunk)
-    fn(j0, std::min(kChunk, n - j0));
-}
-
 template <typename T>
 RowStats rowStats(const T *x, int64_t n, double epsilon) {
   float buf[kChunk];

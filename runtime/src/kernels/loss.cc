@@ -93,20 +93,17 @@ zeroc_rt_status_t checkLoss(const char *k, const zeroc_rt_tensor_t *scores,
 /// are converted in chunks by loadChunk, vectorized.
 template <typename T, typename Fn>
 void forEachScore(const T *x, int64_t c, int64_t stride, Fn &&fn) {
-  constexpr bool narrow = std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
-  if (!narrow || stride != 1) {
+  if (!kIsNarrowFloat<T> || stride != 1) {
     for (int64_t j = 0; j < c; ++j)
       fn(j, loadDouble(x[j * stride]));
     return;
   }
-  constexpr int64_t kChunk = 256;
   float buf[kChunk];
-  for (int64_t j0 = 0; j0 < c; j0 += kChunk) {
-    const int64_t m = std::min(kChunk, c - j0);
+  forEachChunk(c, [&](int64_t j0, int64_t m) {
     const auto *v = loadChunk(x + j0, m, buf);
     for (int64_t j = 0; j < m; ++j)
       fn(j0 + j, static_cast<double>(v[j]));
-  }
+  });
 }
 
 /// log(sum_c exp(x_c)) of the class scores at one position, max subtracted.

@@ -68,19 +68,9 @@ zeroc_rt_status_t checkRange(const char *k, const char *name, double value,
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// 16-bit buffers are converted a chunk at a time through float rows
-/// (loadRow/storeRow round exactly as loadValue/storeValue do), which the
-/// per-element conversions made the slowest part of a mixed-precision step.
-constexpr int64_t kChunk = 256;
-
-template <typename T>
-constexpr bool kIsHalf = std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
-
-/// fn(first, count) over [0, n) in chunks of kChunk, in order.
-template <typename Fn> void forChunks(int64_t n, Fn &&fn) {
-  for (int64_t i = 0; i < n; i += kChunk)
-    fn(i, std::min(kChunk, n - i));
-}
+// 16-bit buffers are converted a chunk at a time through float rows
+// (loadRow/storeRow round exactly as loadValue/storeValue do), which the
+// per-element conversions made the slowest part of a mixed-precision step.
 
 zeroc_rt_status_t kAccumulate(zeroc_rt_dtype_t dtype, const void *x, void *acc,
                               int64_t n) {
@@ -92,9 +82,9 @@ zeroc_rt_status_t kAccumulate(zeroc_rt_dtype_t dtype, const void *x, void *acc,
     const T *px = static_cast<const T *>(x);
     T *pa = static_cast<T *>(acc);
     // In the compute type (float for 16-bit), rounded once.
-    if constexpr (kIsHalf<T>) {
+    if constexpr (kIsNarrowFloat<T>) {
       float ba[kChunk], bx[kChunk];
-      forChunks(n, [&](int64_t i0, int64_t m) {
+      forEachChunk(n, [&](int64_t i0, int64_t m) {
         loadRow(pa + i0, ba, m);
         loadRow(px + i0, bx, m);
         for (int64_t j = 0; j < m; ++j)
@@ -163,9 +153,9 @@ zeroc_rt_status_t kAccumulateWidening(zeroc_rt_dtype_t from, const void *x,
     using D = std::remove_pointer_t<decltype(pa)>;
     using C = decltype(loadValue(std::declval<D>())); // acc's compute type
     // x widens exactly; the sum is rounded once, in acc's compute type.
-    if constexpr (kIsHalf<S> && std::is_same_v<D, float>) {
+    if constexpr (kIsNarrowFloat<S> && std::is_same_v<D, float>) {
       float bx[kChunk];
-      forChunks(n, [&](int64_t i0, int64_t m) {
+      forEachChunk(n, [&](int64_t i0, int64_t m) {
         loadRow(px + i0, bx, m);
         for (int64_t j = 0; j < m; ++j)
           pa[i0 + j] += bx[j];
@@ -184,21 +174,21 @@ zeroc_rt_status_t kConvert(zeroc_rt_dtype_t from, const void *src,
                       [&](const auto *ps, auto *pd) {
     using S = std::remove_const_t<std::remove_pointer_t<decltype(ps)>>;
     using D = std::remove_pointer_t<decltype(pd)>;
-    if constexpr (kIsHalf<S> && !kIsHalf<D>) {
+    if constexpr (kIsNarrowFloat<S> && !kIsNarrowFloat<D>) {
       // The 16-bit gradient into the optimizer's copy: exact widening, the
       // product in double, one rounding.
       float b[kChunk];
-      forChunks(n, [&](int64_t i0, int64_t m) {
+      forEachChunk(n, [&](int64_t i0, int64_t m) {
         loadRow(ps + i0, b, m);
         for (int64_t j = 0; j < m; ++j)
           pd[i0 + j] = storeValue<D>(static_cast<double>(b[j]) * factor);
       });
       return;
-    } else if constexpr (std::is_same_v<S, float> && kIsHalf<D>) {
+    } else if constexpr (std::is_same_v<S, float> && kIsNarrowFloat<D>) {
       // The f32 master back into the 16-bit parameter: with factor 1 the
       // value is the float itself, which storeRow rounds as storeValue does.
       if (factor == 1.0) {
-        forChunks(n, [&](int64_t i0, int64_t m) { storeRow(ps + i0, pd + i0, m); });
+        forEachChunk(n, [&](int64_t i0, int64_t m) { storeRow(ps + i0, pd + i0, m); });
         return;
       }
     }
@@ -217,9 +207,9 @@ zeroc_rt_status_t kSumSquares(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
     using T = decltype(tag);
     const T *px = static_cast<const T *>(x);
     double acc = 0.0;
-    if constexpr (kIsHalf<T>) {
+    if constexpr (kIsNarrowFloat<T>) {
       float b[kChunk];
-      forChunks(n, [&](int64_t i0, int64_t m) {
+      forEachChunk(n, [&](int64_t i0, int64_t m) {
         loadRow(px + i0, b, m);
         for (int64_t j = 0; j < m; ++j) {
           double v = b[j];

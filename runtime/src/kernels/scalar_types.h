@@ -251,6 +251,12 @@ inline constexpr bool kIsFloatStorage =
     std::is_same_v<S, float> || std::is_same_v<S, double> ||
     std::is_same_v<S, F16> || std::is_same_v<S, BF16>;
 
+/// F16 and BF16: the storage types computed in float and converted a chunk
+/// at a time (loadRow/storeRow).
+template <typename S>
+inline constexpr bool kIsNarrowFloat =
+    std::is_same_v<S, F16> || std::is_same_v<S, BF16>;
+
 /// float for F16/BF16/float, double for double.
 template <typename S>
 using ComputeOf = std::conditional_t<std::is_same_v<S, double>, double, float>;

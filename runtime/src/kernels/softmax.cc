@@ -37,7 +37,7 @@ constexpr int64_t kLineCache = 1024;
 template <typename T>
 const ComputeOf<T> *lineValues(const T *x, int64_t len, int64_t stride,
                                ComputeOf<T> *buf) {
-  if constexpr (std::is_same_v<T, F16> || std::is_same_v<T, BF16>) {
+  if constexpr (kIsNarrowFloat<T>) {
     if (stride == 1) {
       loadRow(x, buf, len);
       return buf;

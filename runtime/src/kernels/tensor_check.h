@@ -222,11 +222,24 @@ void forEach(const Loop<N> &loop, std::array<int64_t, N> base, Fn &&fn) {
 int64_t splitReduction(const int64_t *dims, int rank, uint32_t reducedMask,
                        Loop<1> *outer, Loop<1> *inner);
 
+/// Elements per chunk of the F16/BF16 loops, which convert chunks of their
+/// operands into float buffers on the stack (loadRow), compute on those and
+/// round the results back (storeRow): the conversions then run vectorized
+/// instead of once per element inside the compute loop.
+constexpr int64_t kChunk = 256;
+
+/// Calls fn(first, count) for the chunks [first, first + count) of n
+/// elements, in order.
+template <typename Fn> void forEachChunk(int64_t n, Fn &&fn) {
+  for (int64_t first = 0; first < n; first += kChunk)
+    fn(first, std::min(kChunk, n - first));
+}
+
 /// Reads `count` contiguous float-storage elements as the compute type:
 /// F16/BF16 through loadRow into `buf` (returned), float and double in place.
 template <typename T>
 const ComputeOf<T> *loadChunk(const T *x, int64_t count, float *buf) {
-  if constexpr (std::is_same_v<T, F16> || std::is_same_v<T, BF16>) {
+  if constexpr (kIsNarrowFloat<T>) {
     loadRow(x, buf, count);
     return buf;
   } else {
