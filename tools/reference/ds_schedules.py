@@ -76,7 +76,22 @@ def _warmup_gamma(warmup_type, inverse_log, i, n):
     return i / n
 
 
-class WarmupLR(object):
+class _Schedule(object):
+    """What the DeepSpeed schedulers share: step() advances
+    last_batch_iteration and writes get_lr() into the param groups; only
+    OneCycle has a momentum schedule."""
+
+    def get_mom(self):
+        return None
+
+    def step(self, last_batch_iteration=None):
+        if last_batch_iteration is None:
+            last_batch_iteration = self.last_batch_iteration + 1
+        self.last_batch_iteration = last_batch_iteration
+        self._last_lr = _set_lrs(self.optimizer, self.get_lr())
+
+
+class WarmupLR(_Schedule):
     """lr = min + (max - min) * gamma; gamma = ln(i+1)/ln(N) ("log") or i/N
     ("linear") for i < N = max(2, warmup_num_steps), then 1."""
 
@@ -112,16 +127,6 @@ class WarmupLR(object):
         return [lo + (d * gamma) for lo, d in zip(self.min_lrs,
                                                   self.delta_lrs)]
 
-    def get_mom(self):
-        return None
-
-    def step(self, last_batch_iteration=None):
-        if last_batch_iteration is None:
-            last_batch_iteration = self.last_batch_iteration + 1
-        self.last_batch_iteration = last_batch_iteration
-        self._last_lr = _set_lrs(self.optimizer, self.get_lr())
-
-
 class WarmupDecayLR(WarmupLR):
     """WarmupLR, then gamma = max(0, (T - i) / max(1, T - N))."""
 
@@ -143,7 +148,7 @@ class WarmupDecayLR(WarmupLR):
                              self.warmup_num_steps)))
 
 
-class WarmupCosineLR(object):
+class WarmupCosineLR(_Schedule):
     """lr = optimizer lr * ratio: warmup_min_ratio -> 1 over the warmup (log
     or linear), then c + (1 - c) * (1 + cos(pi * (i-N+1) / (T-N))) / 2,
     floored at 0 (c = cos_min_ratio).  Before the first step: 0."""
@@ -186,17 +191,7 @@ class WarmupCosineLR(object):
         ratio = self.get_lr_ratio()
         return [lr * ratio for lr in self.org_lrs]
 
-    def get_mom(self):
-        return None
-
-    def step(self, last_batch_iteration=None):
-        if last_batch_iteration is None:
-            last_batch_iteration = self.last_batch_iteration + 1
-        self.last_batch_iteration = last_batch_iteration
-        self._last_lr = _set_lrs(self.optimizer, self.get_lr())
-
-
-class OneCycle(object):
+class OneCycle(_Schedule):
     """lr cycles linearly cycle_min_lr -> cycle_max_lr over
     cycle_first_step_size steps and back over cycle_second_step_size (None:
     the first size), momentum (Adam's beta1; beta2 becomes 0.99) inversely
@@ -276,16 +271,13 @@ class OneCycle(object):
         return [(b0 * factor, b1) for b0, b1 in self.max_moms]
 
     def step(self, batch_iteration=None):
-        if batch_iteration is None:
-            batch_iteration = self.last_batch_iteration + 1
-        self.last_batch_iteration = batch_iteration
-        self._last_lr = _set_lrs(self.optimizer, self.get_lr())
+        super(OneCycle, self).step(batch_iteration)
         if self.cycle_momentum:
             for g, m in zip(self.optimizer.param_groups, self.get_mom()):
                 g["betas"] = m
 
 
-class LRRangeTest(object):
+class LRRangeTest(_Schedule):
     """lr = min_lr * (1 + step_rate * x) with x = (i + 1) / step_size
     (floor'ed with staircase), i = last_batch_iteration; the initial lr is
     min_lr.  The i + 1 is the newer DeepSpeed's (older versions used i)."""
@@ -309,12 +301,6 @@ class LRRangeTest(object):
     def get_lr(self):
         increase = 1 + self.step_rate * self._interval()
         return [m * increase for m in self.min_lr]
-
-    def step(self, batch_iteration=None):
-        if batch_iteration is None:
-            batch_iteration = self.last_batch_iteration + 1
-        self.last_batch_iteration = batch_iteration
-        self._last_lr = _set_lrs(self.optimizer, self.get_lr())
 
 
 _CLASSES = {"WarmupLR": WarmupLR, "WarmupDecayLR": WarmupDecayLR,
