@@ -52,25 +52,18 @@ def mpi_env():
     return env
 
 
-def mixed_precision(config_path):
-    """"fp16", "bf16" or None (fp32), from the ds_config."""
-    cfg = json.load(open(config_path)) if config_path else {}
-    for k in ("fp16", "bf16"):
-        if cfg.get(k, {}).get("enabled") is True:
-            return k
-    return None
-
-
-def expected_grad_bytes(config_path, mixed):
-    """bf16 accumulates in fp32 unless grad_accum_dtype says bf16; fp16 in
-    fp16 unless it says fp32."""
+def precision_of(config_path):
+    """(mixed, grad_bytes) from the ds_config: mixed is "fp16", "bf16" or
+    None (fp32); grad_bytes the gradient accumulators' element size zeroc
+    must report (bf16 accumulates in fp32 unless grad_accum_dtype says bf16;
+    fp16 in fp16 unless it says fp32), None in fp32."""
     cfg = json.load(open(config_path)) if config_path else {}
     accum = cfg.get("data_types", {}).get("grad_accum_dtype")
-    if mixed == "bf16":
-        return 2 if accum == "bf16" else 4
-    if mixed == "fp16":
-        return 4 if accum == "fp32" else 2
-    return None
+    if cfg.get("bf16", {}).get("enabled") is True:
+        return "bf16", 2 if accum == "bf16" else 4
+    if cfg.get("fp16", {}).get("enabled") is True:
+        return "fp16", 4 if accum == "fp32" else 2
+    return None, None
 
 
 def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
@@ -129,7 +122,7 @@ def main():
     ap.add_argument("--config", default=None, help="ds_config.json for every run")
     args = ap.parse_args()
 
-    mixed = mixed_precision(args.config)
+    mixed, grad_bytes = precision_of(args.config)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     env = mpi_env()
@@ -201,7 +194,7 @@ def main():
                                         "%.2e (relative norm)" % pworst)
                     plan_problem = check_plan(json.load(open(out + "/plan.json")),
                                               psi, stage, w, nparams, mixed,
-                                              expected_grad_bytes(args.config, mixed))
+                                              grad_bytes)
                     if plan_problem:
                         problems.append(plan_problem)
                     if problems:
