@@ -6,6 +6,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace zeroc::graph;
 
@@ -102,6 +104,16 @@ LogicalResult LayerNormOp::verify() {
     return failure();
   if (!(getEpsilon().convertToDouble() > 0.0))
     return emitOpError("epsilon must be positive");
+  if (!std::isfinite(getEpsilon().convertToDouble()))
+    return emitOpError("epsilon must be finite");
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  for (auto [name, v] : {std::pair{"alpha", getAlpha()}, {"beta", getBeta()}})
+    if (!v.isFinite())
+      return emitOpError(name) << " must be finite, got "
+                               << (v.isNaN() ? "nan" : "inf");
   return success();
 }
 

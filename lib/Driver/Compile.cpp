@@ -1,9 +1,12 @@
 //===- Compile.cpp - `zeroc compile`: ONNX model to out/train -------------===//
 #include "zeroc/Driver/Compile.h"
 
+#include "ProgramChecks.h"
+
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Driver/BuildPaths.h"
 #include "zeroc/Driver/DsConfig.h"
+#include "zeroc/Driver/OutputDir.h"
 #include "zeroc/Driver/Pipeline.h"
 #include "zeroc/Emit/CpuEmitter.h"
 #include "zeroc/InitAll.h"
@@ -14,6 +17,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -120,13 +124,46 @@ bool writeFile(const std::string &path, const std::string &bytes,
 
 } // namespace
 
+std::string shellQuote(llvm::StringRef arg) {
+  auto safe = [](unsigned char c) {
+    return llvm::isAlnum(c) || llvm::StringRef("_-./=:,+@%").contains(c);
+  };
+  if (!arg.empty() && llvm::all_of(arg, safe))
+    return arg.str();
+  bool printable = llvm::all_of(
+      arg, [](unsigned char c) { return c >= 0x20 && c < 0x7f; });
+  if (printable) {
+    std::string out = "'";
+    for (char c : arg)
+      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  std::string out = "$'";
+  for (unsigned char c : arg) {
+    if (c == '\'' || c == '\\')
+      out += std::string("\\") + static_cast<char>(c);
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c >= 0x20 && c < 0x7f)
+      out += static_cast<char>(c);
+    else
+      out += llvm::formatv("\\x{0:x-2}", static_cast<unsigned>(c)).str();
+  }
+  return out + "'";
+}
+
 int runCompile(const CompileArgs &args) {
+  StagedOutput output(args.outDir);
+  std::string error;
+  if (!output.checkTarget(error))
+    return fail(error);
   TrainConfig config;
   config.worldSize = args.worldSize;
   bool stageGiven = false;
   int64_t trainBatch = 0;
   std::vector<std::string> warnings;
-  std::string error;
   if (!args.configPath.empty() &&
       !readDsConfig(args.configPath, config, stageGiven, trainBatch, warnings, error))
     return fail(error);
@@ -141,6 +178,8 @@ int runCompile(const CompileArgs &args) {
   OwningOpRef<ModuleOp> module = importOnnxModel(context, args.model, args.import, error);
   if (!module)
     return fail(error);
+  if (!checkRuntimeContract(*module, error))
+    return fail(args.model + ": " + error);
   if (!resolveBatchSizes(config, trainBatch, modelBatch(*module), error))
     return fail((args.configPath.empty() ? args.model : args.configPath) + ": " + error);
   if (!runPhases(*module, compilePhases(config), args.dumpDir, error))
@@ -162,32 +201,21 @@ int runCompile(const CompileArgs &args) {
   for (const std::string &w : warnings)
     llvm::errs() << "zeroc: warning: " << args.configPath << ": " << w << "\n";
 
-  // Stage everything in a temporary directory and move it into place only
-  // when the C++ compiler succeeded: a failed compile leaves no train.
-  if (std::error_code ec = llvm::sys::fs::create_directories(args.outDir))
-    return fail("cannot create output directory '" + args.outDir + "': " + ec.message());
-  std::string tmp = args.outDir + "/.zeroc-tmp-" + std::to_string(getpid());
-  llvm::sys::fs::remove_directories(tmp);
-  if (std::error_code ec = llvm::sys::fs::create_directories(tmp))
-    return fail("cannot create '" + tmp + "': " + ec.message());
-  auto cleanup = [&] { llvm::sys::fs::remove_directories(tmp); };
+  // Everything is written into a staging folder that replaces OUT as one
+  // unit only when the C++ compiler succeeded (OutputDir.h).
+  if (!output.create(error))
+    return fail(error);
+  const std::string &tmp = output.path();
   if (!writeFile(tmp + "/train.cpp", program.source, error) ||
       !writeFile(tmp + "/model.bin", program.blob, error) ||
       !writeFile(tmp + "/plan.json", planJson(*module, config), error) ||
-      !compileCxx(tmp, error)) {
-    cleanup();
+      !compileCxx(tmp, error))
     return fail(error);
-  }
-  for (const char *name : {"train.cpp", "model.bin", "plan.json", "train"}) {
-    std::string from = tmp + "/" + name, to = args.outDir + "/" + name;
-    if (std::error_code ec = llvm::sys::fs::rename(from, to)) {
-      cleanup();
-      return fail("cannot move '" + from + "' to '" + to + "': " + ec.message());
-    }
-  }
-  cleanup();
-  llvm::outs() << "zeroc: compiled " << args.model << " -> " << args.outDir
-               << "/train (ZeRO stage " << config.stage << ", world size "
+  llvm::sys::fs::remove(tmp + "/compile.log");
+  if (!output.commit(error))
+    return fail(error);
+  llvm::outs() << "zeroc: compiled " << shellQuote(args.model) << " -> "
+               << shellQuote(args.outDir + "/train") << " (ZeRO stage " << config.stage << ", world size "
                << config.worldSize << ", micro batch " << config.microBatch
                << ", grad accum " << config.gradAccum << ", "
                << config.optimizerName << ")\n";

@@ -69,7 +69,7 @@ void convertConstant(NodeConverter &c) {
     h = c.gb.toHost(a->t());
   } else if (c.attr("value_float")) {
     h.dtype = TP::FLOAT;
-    h.floats = {c.attrFloat("value_float", 0)};
+    h.floats = {c.attrFloatValue("value_float", 0)};
   } else if (const auto *a = c.attr("value_floats")) {
     h.dtype = TP::FLOAT;
     h.floats.assign(a->floats().begin(), a->floats().end());

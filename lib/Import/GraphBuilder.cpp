@@ -212,9 +212,27 @@ Entry &GraphBuilder::lookup(const std::string &name) {
   return values[name] = e;
 }
 
-Value GraphBuilder::materialize(Entry &e, Location loc) {
+void GraphBuilder::chargeConstant(const std::string &name,
+                                  RankedTensorType type) {
+  int64_t width = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  int64_t bytes = 0, total = 0;
+  if (__builtin_mul_overflow(type.getNumElements(), width, &bytes) ||
+      __builtin_add_overflow(constantBytes, bytes, &total) ||
+      total > maxConstantBytes)
+    throw ImportError(
+        "constant '" + name + "' (" + std::to_string(type.getNumElements()) +
+        " elements of " + std::to_string(width) + " bytes) would take the "
+        "constant data zeroc writes into model.bin past its limit of " +
+        std::to_string(maxConstantBytes) +
+        " bytes; --max-constant-bytes raises it");
+  constantBytes = total;
+}
+
+Value GraphBuilder::materialize(Entry &e, Location loc,
+                                const std::string &name) {
   if (e.value)
     return e.value;
+  chargeConstant(name, e.type);
   DenseElementsAttr attr = e.attr ? e.attr : e.constant->toAttr(e.type);
   e.value = b.create<graph::ConstantOp>(loc, attr);
   return e.value;
@@ -307,7 +325,7 @@ func::FuncOp GraphBuilder::buildForward() {
                                                : "is produced by no node"));
     }
     Entry &e = *found;
-    materialize(e, fileLoc);
+    materialize(e, fileLoc, out.name());
     if (lossIndex < 0 && e.type.getRank() == 0 &&
         llvm::isa<FloatType>(e.type.getElementType()))
       lossIndex = results.size();

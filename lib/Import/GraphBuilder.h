@@ -47,7 +47,11 @@ public:
   /// The SSA value of ONNX value `name`: loads parameters and materializes
   /// constants on first use.
   Entry &lookup(const std::string &name);
-  mlir::Value materialize(Entry &e, mlir::Location loc);
+  /// `name` is the ONNX value's, for errors.
+  mlir::Value materialize(Entry &e, mlir::Location loc,
+                          const std::string &name);
+  /// The most bytes of constant data the model may put into model.bin.
+  void setMaxConstantBytes(int64_t bytes) { maxConstantBytes = bytes; }
 
   mlir::MLIRContext &getContext() { return ctx; }
   mlir::OpBuilder &builder() { return b; }
@@ -83,6 +87,10 @@ private:
   std::string lastDiagnostic;
   int64_t opset = 17;
   bool allowNoLoss;
+  /// Counts every constant materialized into the IR against the limit.
+  void chargeConstant(const std::string &name, mlir::RankedTensorType type);
+  int64_t maxConstantBytes = INT64_MAX;
+  int64_t constantBytes = 0;
   mlir::Block *entryBlock = nullptr;
   mlir::Operation *lastParamLoad = nullptr;
 };

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Verifier.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -73,6 +74,20 @@ float NodeConverter::attrFloat(const char *name, float dflt) const {
     return dflt;
   if (a->type() != onnx::AttributeProto::FLOAT)
     throw ImportError(std::string("attribute '") + name + "' must be a float");
+  if (!std::isfinite(a->f()))
+    throw ImportError(std::string("attribute '") + name + "' is " +
+                      (std::isnan(a->f()) ? "NaN" : "infinite") +
+                      "; it must be a finite number (re-export the model "
+                      "with a finite value)");
+  return a->f();
+}
+
+float NodeConverter::attrFloatValue(const char *name, float dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return dflt;
+  if (a->type() != onnx::AttributeProto::FLOAT)
+    throw ImportError(std::string("attribute '") + name + "' must be a float");
   return a->f();
 }
 
@@ -106,7 +121,9 @@ Entry &NodeConverter::input(int i) {
   return gb.lookup(node.input(i));
 }
 
-Value NodeConverter::value(int i) { return gb.materialize(input(i), loc); }
+Value NodeConverter::value(int i) {
+  return gb.materialize(input(i), loc, node.input(i));
+}
 
 bool NodeConverter::allConst() {
   for (int i = 0; i < node.input_size(); ++i)

@@ -22,7 +22,10 @@ public:
   // Attributes (type-checked; throw ImportError on a wrong type).
   const onnx::AttributeProto *attr(const char *name) const;
   int64_t attrInt(const char *name, int64_t dflt) const;
+  /// A float attribute that configures the op: it must be finite.
   float attrFloat(const char *name, float dflt) const;
+  /// A float attribute that is data (a constant's value): any float.
+  float attrFloatValue(const char *name, float dflt) const;
   std::string attrString(const char *name, const std::string &dflt) const;
   std::optional<std::vector<int64_t>> attrInts(const char *name) const;
 

@@ -12,6 +12,7 @@ importOnnxModel(mlir::MLIRContext &context, const std::string &path,
   try {
     onnx::ModelProto model = onnximport::loadModel(path, options.inputShapes);
     onnximport::GraphBuilder builder(context, model, path, options.allowNoLoss);
+    builder.setMaxConstantBytes(options.maxConstantBytes);
     return builder.build();
   } catch (const onnximport::ImportError &e) {
     error = path + ": " + e.what();

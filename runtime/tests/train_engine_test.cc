@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -805,6 +806,21 @@ TEST_F(TrainErrors, BlobTooShortOrLongOrMissing) {
   std::remove(ws.blob.c_str());
   expectError(runTrain(program.get(), basicArgs(ws)),
               "parameters: cannot open the blob '" + ws.blob + "'");
+}
+
+TEST_F(TrainErrors, BlobWithAFlippedBitIsRefused) {
+  ModelConfig cfg = adamwConfig();
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  std::string blob = blobBytes(cfg.dtype);
+  blob[70] = static_cast<char>(blob[70] ^ 0x10);
+  {
+    std::ofstream out(ws.blob, std::ios::binary | std::ios::trunc);
+    out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
+  }
+  expectError(runTrain(program.get(), basicArgs(ws)),
+              "parameters: the blob '" + ws.blob + "' does not match this "
+              "program (checksum");
 }
 
 TEST_F(TrainErrors, NanLossStopsTraining) {

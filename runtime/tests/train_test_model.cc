@@ -4,6 +4,7 @@
 
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
+#include "zeroc_rt/checksum.h"
 #include "zeroc_rt/zeroc_rt.h"
 
 #include <algorithm>
@@ -338,6 +339,8 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   program.inputs = inputs;
   program.blob_file = blobFile.c_str();
   program.blob_bytes = kBlobBytes;
+  const std::string expected = blobBytes(cfg.dtype, kBlobBytes);
+  program.blob_checksum = zeroc_rt_checksum64(expected.data(), expected.size());
   program.arena_bytes = static_cast<int64_t>(ArenaLayout(cfg, cfg.world).total);
   program.micro_batch = cfg.microBatch;
   program.grad_accum = cfg.gradAccum;
@@ -426,8 +429,7 @@ std::string writeData(const std::string &dir, const Data &data,
   return saveArray(dir + "/y.npy", dtype, {samples, kOutFeatures}, data.y);
 }
 
-std::string writeBlob(const std::string &path, zeroc_rt_dtype_t dtype,
-                      int64_t bytes) {
+std::string blobBytes(zeroc_rt_dtype_t dtype, int64_t bytes) {
   std::string blob(static_cast<size_t>(std::max<int64_t>(bytes, kBlobBytes)),
                    '\0');
   std::string w = toBytes(dtype, initialW(dtype));
@@ -435,6 +437,12 @@ std::string writeBlob(const std::string &path, zeroc_rt_dtype_t dtype,
   blob.replace(0, w.size(), w);
   blob.replace(static_cast<size_t>(kBiasOffset), b.size(), b);
   blob.resize(static_cast<size_t>(bytes));
+  return blob;
+}
+
+std::string writeBlob(const std::string &path, zeroc_rt_dtype_t dtype,
+                      int64_t bytes) {
+  std::string blob = blobBytes(dtype, bytes);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
   return out ? "" : "cannot write " + path;

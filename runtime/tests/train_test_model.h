@@ -125,6 +125,8 @@ std::vector<double> initialB(zeroc_rt_dtype_t dtype);
 std::string writeData(const std::string &dir, const Data &data,
                       zeroc_rt_dtype_t dtype);
 /// Writes the kBlobBytes blob with W at 0 and b at kBiasOffset.
+/// The blob's bytes: the initial W and b in `dtype`, `bytes` long.
+std::string blobBytes(zeroc_rt_dtype_t dtype, int64_t bytes = kBlobBytes);
 std::string writeBlob(const std::string &path, zeroc_rt_dtype_t dtype,
                       int64_t bytes = kBlobBytes);
 /// Saves an arbitrary array (doubles converted to dtype).

@@ -23,11 +23,16 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <optional>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -50,13 +55,17 @@ const char *kUsage =
     "  --elide-constants             print large constants as __elided__\n"
     "  --allow-no-loss               accept a model without a scalar loss output\n"
     "                                (inference graphs, ONNX node tests)\n"
+    "  --max-constant-bytes N        the most constant data (bytes, or with K/M/G)\n"
+    "                                the model may compute from no input; zeroc\n"
+    "                                writes it into model.bin (default 256M)\n"
     "\n"
     "compile options:\n"
     "  -o DIR                        output directory (train, model.bin, plan.json)\n"
     "  --stage N                     ZeRO stage 0-3 (overrides the config's)\n"
     "  --world-size W                number of data-parallel ranks (default 1)\n"
     "  --config FILE                 DeepSpeed config (ds_config.json)\n"
-    "  --input-shape, --dump-ir      as for import\n"
+    "  --input-shape, --dump-ir,     as for import\n"
+    "  --max-constant-bytes\n"
     "\n"
     "config-check options:\n"
     "  --world-size W                number of data-parallel ranks (default 1)\n"
@@ -103,6 +112,23 @@ struct ArgCursor {
   }
 };
 
+/// A byte count: digits with an optional K, M or G suffix (powers of 1024).
+bool parseBytes(const char *text, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (!*text || !std::isdigit(static_cast<unsigned char>(*text)) || errno)
+    return false;
+  int shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10, ++end;
+  else if (*end == 'M' || *end == 'm') shift = 20, ++end;
+  else if (*end == 'G' || *end == 'g') shift = 30, ++end;
+  if (*end || v > (static_cast<unsigned long long>(INT64_MAX) >> shift))
+    return false;
+  out = static_cast<int64_t>(v << shift);
+  return true;
+}
+
 /// Options every model command takes.
 struct ModelArgs {
   std::string model, dumpDir;
@@ -123,6 +149,13 @@ std::optional<int> parseModelArg(ArgCursor &c, ModelArgs &args) {
       return usageError("--input-shape needs NAME=D0,D1,...");
     if (!zeroc::parseInputShapeFlag(v, args.options.inputShapes, error))
       return usageError(error);
+    return std::nullopt;
+  }
+  if (c.is("--max-constant-bytes")) {
+    const char *v = c.value("--max-constant-bytes");
+    if (!v || !parseBytes(v, args.options.maxConstantBytes))
+      return usageError("--max-constant-bytes needs a byte count (e.g. "
+                        "268435456 or 256M)");
     return std::nullopt;
   }
   if (c.is("--dump-ir")) {
@@ -324,7 +357,17 @@ int runConfigCheck(int argc, char **argv) {
 
 } // namespace
 
+/// An allocation the machine cannot serve ends the compile with one line
+/// (the output is staged, so nothing that looks valid is left behind).
+[[noreturn]] void outOfMemory() {
+  static const char msg[] = "zeroc: error: out of memory (the model needs "
+                            "more memory than this machine has)\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  std::_Exit(1);
+}
+
 int main(int argc, char **argv) {
+  std::set_new_handler(outOfMemory);
   if (argc < 2)
     return usageError("no command given");
   std::string cmd = argv[1];
@@ -337,7 +380,7 @@ int main(int argc, char **argv) {
   if (cmd == "compile") {
     std::string line = "zeroc";
     for (int i = 1; i < argc; ++i)
-      line += std::string(" ") + argv[i];
+      line += " " + zeroc::shellQuote(argv[i]);
     return runCompileCommand(argc - 2, argv + 2, line);
   }
   if (cmd == "config-check")

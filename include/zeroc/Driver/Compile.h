@@ -6,6 +6,7 @@
 #include "zeroc/Support/TrainConfig.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <string>
@@ -22,10 +23,17 @@ struct CompileArgs {
 };
 
 /// Runs the whole pipeline: import, autodiff, ZeRO partitioning, emission,
-/// and the system C++ compiler. Writes OUT/train, OUT/model.bin,
-/// OUT/train.cpp and OUT/plan.json only when every step succeeded. Returns
+/// and the system C++ compiler. OUT (with train, model.bin, train.cpp and
+/// plan.json) is replaced as one unit only when every step succeeded
+/// (OutputDir.h). Returns
 /// the process exit code after printing one "zeroc: error:" line on failure.
 int runCompile(const CompileArgs &args);
+
+/// `arg` as a POSIX shell word, printable on one line: as is when it holds
+/// only safe characters, else in single quotes, or as $'...' with escapes
+/// when it holds control characters or non-ASCII bytes. The recompile hint
+/// is built from these, so a trainer's error line stays one line.
+std::string shellQuote(llvm::StringRef arg);
 
 /// The memory and communication plan of a partitioned module (plan.json).
 std::string planJson(mlir::ModuleOp module, const TrainConfig &config);

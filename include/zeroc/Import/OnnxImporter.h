@@ -17,6 +17,12 @@ struct OnnxImportOptions {
   /// Accept a model without a scalar float output (nothing is marked
   /// graph.loss): for inspecting inference graphs and ONNX's node tests.
   bool allowNoLoss = false;
+  /// The most bytes of constant data (tensors the graph computes from no
+  /// input, which zeroc writes into model.bin) the model may hold in all:
+  /// an 8 KB ConstantOfShape must not become a 4 GB file. From
+  /// --max-constant-bytes.
+  int64_t maxConstantBytes = kDefaultMaxConstantBytes;
+  static constexpr int64_t kDefaultMaxConstantBytes = int64_t(256) << 20;
 };
 
 /// Imports the ONNX model at `path` into a module holding graph.param symbols

@@ -51,7 +51,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 3
+#define ZEROC_RT_PROGRAM_ABI_VERSION 4
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -225,6 +225,10 @@ typedef struct zeroc_rt_program {
   zeroc_rt_loss_scaler_config_t loss_scaler;
   zeroc_rt_precision_t precision; ///< of the micro-step's compute
   zeroc_rt_monitor_config_t monitor;
+  // ABI version 4:
+  /// zeroc_rt_checksum64 of the blob file (zeroc_rt/checksum.h), verified
+  /// when the blob is loaded.
+  uint64_t blob_checksum;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses

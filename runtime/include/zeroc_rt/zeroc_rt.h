@@ -12,11 +12,13 @@
 #ifndef ZEROC_RT_ZEROC_RT_H
 #define ZEROC_RT_ZEROC_RT_H
 
+#include "zeroc_rt/checksum.h"
 #include "zeroc_rt/comm.h"
 #include "zeroc_rt/common.h"
 #include "zeroc_rt/dtype.h"
 #include "zeroc_rt/gemm.h"
 #include "zeroc_rt/kernels.h"
+#include "zeroc_rt/names.h"
 #include "zeroc_rt/npy.h"
 #include "zeroc_rt/status.h"
 

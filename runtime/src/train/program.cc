@@ -12,6 +12,7 @@
 #include "status_internal.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
+#include "zeroc_rt/checksum.h"
 
 #include <cctype>
 #include <cerrno>
@@ -261,6 +262,16 @@ zeroc_rt_status_t loadBlob(const zeroc_rt_program_t &program,
                           "parameters: reading the blob '%s' failed after "
                           "%zu of %zu bytes",
                           path.c_str(), got, want);
+  const uint64_t checksum = zeroc_rt_checksum64(blob.data(), want);
+  if (checksum != program.blob_checksum)
+    return ZEROC_RT_ERROR(
+        ZEROC_RT_FORMAT_ERROR,
+        "parameters: the blob '%s' does not match this program (checksum "
+        "%016llx, expected %016llx): it was modified or belongs to another "
+        "build; copy the matching model.bin next to the executable (or "
+        "recompile)",
+        path.c_str(), static_cast<unsigned long long>(checksum),
+        static_cast<unsigned long long>(program.blob_checksum));
   return nullptr;
 }
 

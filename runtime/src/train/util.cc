@@ -3,6 +3,7 @@
 #include "train/train_internal.h"
 
 #include "status_internal.h"
+#include "zeroc_rt/names.h"
 
 #include <cerrno>
 #include <climits>
@@ -18,6 +19,16 @@ zeroc_rt_status_t AlignedBuffer::allocate(size_t bytes, const char *what) {
   if (rounded < bytes)
     return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
                           "out of memory: %s needs %zu bytes", what, bytes);
+  // Memory the machine does not have would only be faulted in by the
+  // memset below until the kernel kills the process.
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 &&
+      rounded / static_cast<size_t>(page) > static_cast<size_t>(pages))
+    return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
+                          "out of memory: %s needs %zu bytes but this machine "
+                          "has %zu bytes of memory",
+                          what, bytes,
+                          static_cast<size_t>(pages) * static_cast<size_t>(page));
   void *p = std::aligned_alloc(kAlignment, rounded);
   if (!p)
     return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
@@ -121,13 +132,9 @@ std::string jsonString(const std::string &text) {
 }
 
 std::string paramFileName(const std::string &name) {
-  std::string file = name;
-  for (char &c : file)
-    if (c == '/')
-      c = '_';
-  if (file == "." || file == "..")
-    file = "_" + file;
-  return file + ".npy";
+  std::string file(zeroc_rt_param_file_name(name.c_str(), nullptr, 0), '\0');
+  zeroc_rt_param_file_name(name.c_str(), file.data(), file.size() + 1);
+  return file;
 }
 
 zeroc_rt_status_t makeDirectories(const std::string &path) {

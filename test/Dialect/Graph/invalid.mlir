@@ -121,6 +121,33 @@ func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// Tests that layer_norm's epsilon is finite.
+func.func @f(%x: tensor<2x3xf32>, %g: tensor<3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{epsilon must be finite}}
+  %0 = graph.layer_norm %x, %g {axis = 1 : i64, epsilon = 0x7FF0000000000000 : f64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that gemm's alpha is finite.
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{alpha must be finite, got nan}}
+  %0 = graph.gemm %a, %b {alpha = 0x7FF8000000000000 : f64} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Tests that gemm's beta is finite.
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{beta must be finite, got inf}}
+  %0 = graph.gemm %a, %b, %c {beta = 0xFFF0000000000000 : f64} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // Tests that reshape keeps the element count.
 func.func @f(%x: tensor<2x3xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{element count changes from 6 to 8}}

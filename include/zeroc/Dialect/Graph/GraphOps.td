@@ -314,7 +314,7 @@ def Graph_GemmOp : Graph_ComputeOp<"gemm",
   let summary = "alpha * op(A) * op(B) + beta * C";
   let description = [{
     ONNX Gemm: rank-2 `a` and `b`, optionally transposed, and an optional `c`
-    broadcastable to the (M, N) result.
+    broadcastable to the (M, N) result. `alpha` and `beta` are finite.
 
     ```mlir
     %y = graph.gemm %x, %w, %b {transB = true} : (tensor<8x10xf32>, tensor<7x10xf32>, tensor<7xf32>) -> tensor<8x7xf32>
@@ -330,6 +330,7 @@ def Graph_GemmOp : Graph_ComputeOp<"gemm",
   let assemblyFormat = [{
     $a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Graph_SoftmaxOp : Graph_ComputeOp<"softmax", [SameOperandsAndResultType]> {

@@ -1,0 +1,27 @@
+//===- ProgramChecks.h - What out/train can run, checked at compile time -===//
+//
+// The trainer validates its program table at start-up and calls a mismatch
+// "invalid program (recompile it with this runtime)". That message is right
+// for a real ABI mismatch and wrong for a model the runtime can never run:
+// recompiling does not help. zeroc therefore refuses such models here, with
+// the names at fault, before it writes anything.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZEROC_LIB_DRIVER_PROGRAMCHECKS_H
+#define ZEROC_LIB_DRIVER_PROGRAMCHECKS_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace zeroc {
+
+/// Checks the imported module's inputs (each names a data file
+/// `<input>.npy`, has a leading batch dim equal to every other input's, and
+/// a dtype .npy holds) and trainable parameters (names are C strings whose
+/// save files are distinct). Returns false with one line in `error`.
+bool checkRuntimeContract(mlir::ModuleOp module, std::string &error);
+
+} // namespace zeroc
+
+#endif // ZEROC_LIB_DRIVER_PROGRAMCHECKS_H
