@@ -277,6 +277,12 @@ uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine);
 /// engine); a static scale never changes; a dynamic one changes only between
 /// optimizer steps.
 double zeroc_rt_engine_loss_scale(zeroc_rt_engine_t *engine);
+/// Marks the end of the micro-step's forward pass: the generated code calls
+/// it once per micro-step, right after the op that computes the loss (the
+/// last forward op, `zero.forward_end` in the IR). The engine splits
+/// wall_clock_breakdown's fwd and bwd timers there; without the call the
+/// whole micro-step counts as forward. A NULL engine is ignored.
+void zeroc_rt_engine_mark_backward(zeroc_rt_engine_t *engine);
 
 ZEROC_RT_EXTERN_C_END
 
