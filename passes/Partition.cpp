@@ -2,6 +2,7 @@
 #include "zeroc/Passes/Passes.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,6 +41,10 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     Block &body = fn.getBody().front();
     auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
     Operation *lossDef = ret.getOperand(0).getDefiningOp();
+    // The forward/backward boundary (Autodiff appends every gradient op
+    // after the forward ops): recorded for the emitter's backward marker.
+    if (lossDef)
+      lossDef->setAttr(zero::kForwardEndAttr, UnitAttr::get(&getContext()));
 
     llvm::StringMap<graph::ParamOp> trainable;
     for (auto p : module.getOps<graph::ParamOp>())

@@ -509,9 +509,12 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     if (!shapeOf(arg.getType()) || !dtypeName(shapeOf(arg.getType())->elem))
       return fn.emitOpError("input ") << i << " has a type the CPU target does not support";
   }
-  for (Operation &op : block.without_terminator())
+  for (Operation &op : block.without_terminator()) {
     if (failed(emitOp(&op)))
       return failure();
+    if (op.hasAttr(zero::kForwardEndAttr)) // set by zero-partition
+      line("zeroc_rt_engine_mark_backward(e);");
+  }
   auto ret = llvm::cast<func::ReturnOp>(block.getTerminator());
   Value loss = ret.getOperand(0);
   Type lossElem = llvm::cast<RankedTensorType>(loss.getType()).getElementType();

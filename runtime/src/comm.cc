@@ -8,11 +8,23 @@
 #include "comm_internal.h"
 #include "status_internal.h"
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 
 namespace zeroc_rt {
 namespace {
+
+/// Runs one backend collective, adding its wall-clock time to
+/// comm->collectiveMs.
+template <typename Fn> zeroc_rt_status_t timed(zeroc_rt_comm_t *comm, Fn &&fn) {
+  const auto start = std::chrono::steady_clock::now();
+  zeroc_rt_status_t status = fn();
+  comm->collectiveMs += std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  return status;
+}
 
 bool isReducibleDtype(zeroc_rt_dtype_t dtype) {
   switch (dtype) {
@@ -83,7 +95,7 @@ zeroc_rt_status_t checkBuffers(const char *what, const void *send,
 
 zeroc_rt_status_t barrier(zeroc_rt_comm_t *comm) {
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, "barrier"));
-  return comm->barrier();
+  return timed(comm, [&] { return comm->barrier(); });
 }
 
 zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
@@ -102,7 +114,7 @@ zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
                           "%s: send and receive buffers partially overlap "
                           "(pass the same pointer for in-place)",
                           what);
-  return comm->allReduce(send, recv, count, dtype, op);
+  return timed(comm, [&] { return comm->allReduce(send, recv, count, dtype, op); });
 }
 
 zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
@@ -123,7 +135,7 @@ zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
                           "%s: send buffer overlaps the receive buffer other "
                           "than at this rank's block (in-place form)",
                           what);
-  return comm->allGather(send, recv, countPerRank, dtype);
+  return timed(comm, [&] { return comm->allGather(send, recv, countPerRank, dtype); });
 }
 
 zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
@@ -141,7 +153,9 @@ zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
   if (overlaps(send, totalBytes, recv, blockBytes))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: send and receive buffers overlap", what);
-  return comm->reduceScatter(send, recv, countPerRank, dtype, op);
+  return timed(comm, [&] {
+    return comm->reduceScatter(send, recv, countPerRank, dtype, op);
+  });
 }
 
 zeroc_rt_status_t broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
@@ -158,7 +172,7 @@ zeroc_rt_status_t broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
   if (count == 0)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, buf, buf));
-  return comm->broadcast(buf, count, dtype, root);
+  return timed(comm, [&] { return comm->broadcast(buf, count, dtype, root); });
 }
 
 } // namespace

@@ -39,6 +39,10 @@ struct zeroc_rt_comm {
 
   const int rank;
   const int size;
+  /// Wall-clock milliseconds spent so far in this communicator's
+  /// collectives (the backend calls behind the C entry points), for the
+  /// training engine's wall_clock_breakdown.
+  double collectiveMs = 0;
 };
 
 #endif // ZEROC_RT_SRC_COMM_INTERNAL_H

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -264,8 +265,9 @@ TEST_F(TrainEngine, JsonlIsTruncatedAndWellFormed) {
   std::regex line(R"(\{"step": [0-9]+, "loss": [-+0-9.e]+, "lr": [-+0-9.e]+, )"
                   R"("grad_norm": [-+0-9.e]+, "loss_scale": 1\.0, )"
                   R"("skipped": false, "time_ms": [0-9.]+, )"
-                  R"("samples_per_s": [0-9.]+, "time_fwd_bwd_ms": [0-9.]+, )"
-                  R"("time_reduce_ms": [0-9.]+, "time_step_ms": [0-9.]+\})");
+                  R"("samples_per_s": [0-9.]+, "time_fwd_ms": [0-9.]+, )"
+                  R"("time_bwd_ms": [0-9.]+, "time_bwd_inner_ms": [0-9.]+, )"
+                  R"("time_bwd_allreduce_ms": [0-9.]+, "time_step_ms": [0-9.]+\})");
   size_t start = 0;
   for (int i = 0; i < 3; ++i) {
     size_t end = text.find('\n', start);
@@ -516,7 +518,9 @@ TEST_F(TrainEngine, OverflowSkipsTheStepInEveryStage) {
     expectMatchesReference(o, ref, cfg, 1e-9, "stage " + std::to_string(stage));
     for (size_t i = 0; i < o.log.size(); ++i) {
       if (ref.skipped[i]) {
-        EXPECT_EQ(o.log[i].gradNorm, -1.0);
+        // DeepSpeed 0.19 logs an overflow step's norm as inf (JSONL:
+        // Infinity).
+        EXPECT_EQ(o.log[i].gradNorm, std::numeric_limits<double>::infinity());
       }
     }
   }
@@ -542,7 +546,7 @@ TEST_F(TrainEngine, OverflowSkipsTheStepInEveryStage) {
   EXPECT_NE(r.out.find("[Rank 0] step=9, skipped=4, lr="), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("step 2/9 | loss "), std::string::npos);
-  EXPECT_NE(r.out.find("| loss_scale 65536 | grad_norm -1.0000 |"),
+  EXPECT_NE(r.out.find("| loss_scale 65536 | grad_norm inf |"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("samples/s | skipped\n"), std::string::npos) << r.out;
@@ -571,7 +575,11 @@ TEST_F(TrainEngine, StaticLossScaleSkipsOverflowsAndNeverChanges) {
   TestProgram program(cfg, ws.blob);
   RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "5"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.out.find("OVERFLOW"), std::string::npos) << r.out;
+  // The OVERFLOW line with the unchanged static scale, once.
+  const std::string line = "[deepspeed] OVERFLOW! Rank 0 Skipping step. "
+                           "Attempted loss scale: 1000, reducing to 1000\n";
+  EXPECT_NE(r.out.find(line), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("OVERFLOW"), r.out.rfind("OVERFLOW")) << r.out;
   EXPECT_NE(r.out.find("[Rank 0] step=5, skipped=1,"), std::string::npos);
 }
 
@@ -616,11 +624,15 @@ TEST_F(TrainEngine, CsvMonitorWritesDeepSpeedFiles) {
       {"Train_Samples_train_loss.csv", "train_loss"},
       {"Train_Samples_lr.csv", "lr"},
       {"Train_Samples_loss_scale.csv", "loss_scale"},
-      {"Train_Samples_elapsed_time_ms_fwd_bwd.csv", "elapsed_time_ms_fwd_bwd"},
-      {"Train_Samples_elapsed_time_ms_reduce.csv", "elapsed_time_ms_reduce"},
+      {"Train_Samples_elapsed_time_ms_forward.csv", "elapsed_time_ms_forward"},
+      {"Train_Samples_elapsed_time_ms_backward.csv", "elapsed_time_ms_backward"},
+      {"Train_Samples_elapsed_time_ms_backward_inner.csv",
+       "elapsed_time_ms_backward_inner"},
+      {"Train_Samples_elapsed_time_ms_backward_allreduce.csv",
+       "elapsed_time_ms_backward_allreduce"},
       {"Train_Samples_elapsed_time_ms_step.csv", "elapsed_time_ms_step"},
   };
-  for (int e = 0; e < 6; ++e) {
+  for (int e = 0; e < 8; ++e) {
     std::string text = readFile(dir + events[e].file);
     SCOPED_TRACE(events[e].file);
     std::vector<std::string> rows;
@@ -670,6 +682,7 @@ TEST_F(TrainEngine, CsvMonitorWritesDeepSpeedFiles) {
 TEST_F(TrainEngine, WallClockBreakdownLinesAndJsonlTimes) {
   ModelConfig cfg = adamwConfig();
   cfg.stage = 2;
+  cfg.gradAccum = 2;
   cfg.stepsPerPrint = 2;
   cfg.wallClock = true;
   Workspace ws(cfg);
@@ -679,28 +692,66 @@ TEST_F(TrainEngine, WallClockBreakdownLinesAndJsonlTimes) {
                                          "--log-jsonl", log});
   ASSERT_EQ(r.rc, 0) << r.err;
   std::vector<std::string> lines = splitLines(r.out);
-  ASSERT_EQ(lines.size(), 7u) << r.out;
-  std::regex time(R"(\[Rank 0\] time \(ms\) \| fwd_bwd: [0-9]+\.[0-9]{2} \| )"
-                  R"(reduce: [0-9]+\.[0-9]{2} \| step: [0-9]+\.[0-9]{2})");
-  for (int i : {0, 1}) {
-    EXPECT_EQ(lines[1 + 3 * i].rfind("[Rank 0] step=" + std::to_string(2 * i + 2) +
-                                         ", skipped=0, lr=[0.05], mom=[(0.9, 0.999)]",
-                                     0),
-              0u)
-        << lines[1 + 3 * i];
-    EXPECT_EQ(lines[2 + 3 * i].rfind("step " + std::to_string(2 * i + 2) + "/4 |", 0),
-              0u);
-    EXPECT_TRUE(std::regex_match(lines[3 + 3 * i], time)) << lines[3 + 3 * i];
+  // DeepSpeed 0.19: the micro timers after every micro-step, the global
+  // timers after every optimizer step, whatever steps_per_print is.
+  const std::string n = R"([0-9]+\.[0-9]{2})";
+  std::regex micro(R"(\[Rank 0\] time \(ms\) \| fwd_microstep: )" + n +
+                   R"( \| bwd_microstep: )" + n + R"( \| bwd_inner_microstep: )" +
+                   n + R"( \| bwd_allreduce_microstep: )" + n +
+                   R"( \| step_microstep: )" + n);
+  std::regex global(R"(\[Rank 0\] time \(ms\) \| fwd: )" + n + R"( \| bwd: )" +
+                    n + R"( \| bwd_inner: )" + n + R"( \| bwd_allreduce: )" + n +
+                    R"( \| step: )" + n);
+  ASSERT_EQ(lines.size(), 17u) << r.out;
+  size_t at = 1;
+  for (int step = 1; step <= 4; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    EXPECT_TRUE(std::regex_match(lines[at++], micro)) << lines[at - 1];
+    if (step % 2 == 0) {
+      EXPECT_EQ(lines[at++].rfind("[Rank 0] step=" + std::to_string(step) +
+                                      ", skipped=0, lr=[0.05], mom=[(0.9, 0.999)]",
+                                  0),
+                0u)
+          << lines[at - 1];
+      EXPECT_EQ(lines[at++].rfind("step " + std::to_string(step) + "/4 |", 0), 0u);
+    }
+    EXPECT_TRUE(std::regex_match(lines[at++], micro)) << lines[at - 1];
+    EXPECT_TRUE(std::regex_match(lines[at++], global)) << lines[at - 1];
   }
   std::vector<JsonRecord> records = readJsonl(log);
   ASSERT_EQ(records.size(), 4u);
   for (const JsonRecord &rec : records) {
     EXPECT_TRUE(rec.hasAllKeys);
-    EXPECT_GE(rec.fwdBwdMs, 0.0);
-    EXPECT_GE(rec.reduceMs, 0.0);
+    EXPECT_GE(rec.fwdMs, 0.0);
+    EXPECT_GE(rec.bwdInnerMs, 0.0);
+    EXPECT_GE(rec.bwdAllreduceMs, 0.0);
     EXPECT_GE(rec.stepMs, 0.0);
-    EXPECT_LE(rec.fwdBwdMs + rec.reduceMs + rec.stepMs, rec.timeMs + 0.01);
+    EXPECT_NEAR(rec.bwdMs, rec.bwdInnerMs + rec.bwdAllreduceMs, 0.0021);
+    EXPECT_LE(rec.fwdMs + rec.bwdMs + rec.stepMs, rec.timeMs + 0.01);
   }
+
+  // steps_per_print <= 0 (DeepSpeed's null): no progress or step lines, the
+  // timer lines still every step.
+  cfg.stepsPerPrint = 0;
+  cfg.gradAccum = 1;
+  Workspace ws0(cfg);
+  TestProgram quiet(cfg, ws0.blob);
+  r = runTrain(quiet.get(), {"--data", ws0.dataDir, "--steps", "3"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  lines = splitLines(r.out);
+  ASSERT_EQ(lines.size(), 7u) << r.out;
+  for (size_t i = 1; i < lines.size(); ++i)
+    EXPECT_TRUE(std::regex_match(lines[i], i % 2 ? micro : global)) << lines[i];
+}
+
+TEST_F(TrainEngine, NoPerStepLinesWithoutStepsPerPrint) {
+  ModelConfig cfg = adamwConfig();
+  cfg.stepsPerPrint = 0;
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "3"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(splitLines(r.out).size(), 1u) << r.out; // the header only
 }
 
 //===----------------------------------------------------------------------===//
@@ -912,8 +963,9 @@ TEST_F(TrainErrors, BadArguments) {
   ModelConfig cfg = adamwConfig();
   Workspace ws(cfg);
   TestProgram program(cfg, ws.blob);
-  const std::string usage = "usage: train --data DIR --steps N [--log-jsonl "
-                            "FILE] [--save-params DIR] [--quiet]";
+  const std::string usage =
+      "usage: train --data DIR --steps N [--log-jsonl FILE] [--save-params "
+      "DIR] [--max-skipped-steps N (default 50, 0: no limit)] [--quiet]";
   struct Case {
     std::vector<std::string> args;
     std::string needle;
@@ -935,6 +987,9 @@ TEST_F(TrainErrors, BadArguments) {
       {{"--data", ws.dataDir, "--steps", "1", "--quiet=yes"},
        "--quiet takes no value"},
       {{"--data=", "--steps", "1"}, "--data needs a non-empty value"},
+      {{"--data", ws.dataDir, "--steps", "1", "--max-skipped-steps", "-2"},
+       "--max-skipped-steps must be a non-negative integer (0: no limit), got "
+       "'-2'"},
   };
   for (const Case &c : cases) {
     RunResult r = runTrain(program.get(), c.args);
@@ -1051,6 +1106,102 @@ TEST_F(TrainErrors, UnwritableOutputs) {
   args.push_back("--save-params");
   args.push_back(ws.blob + "/params"); // below a regular file
   expectError(runTrain(program.get(), args), "--save-params: '" + ws.blob);
+}
+
+TEST_F(TrainErrors, SkippedStepsEndTheRun) {
+  ModelConfig cfg = sgdClipConfig();
+  cfg.scaler.enabled = 1;
+  cfg.scaler.static_scale = 1024.0;
+  g_faults.overflowSteps = ~0ull; // every step overflows
+  for (int stage : {0, 3}) {
+    cfg.stage = stage;
+    Workspace ws(cfg);
+    TestProgram program(cfg, ws.blob);
+    SCOPED_TRACE("stage " + std::to_string(stage));
+    std::string log = ws.dir.file("skip.jsonl");
+    // The limit: 3 consecutive skipped steps.
+    RunResult r = runTrain(program.get(),
+                           {"--data", ws.dataDir, "--steps", "6", "--log-jsonl",
+                            log, "--max-skipped-steps", "3"});
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.err,
+              "train: error: step 3: no optimizer step could be taken for 3 "
+              "consecutive steps (steps 1-3 were all skipped for an fp16 "
+              "gradient overflow at the static loss scale 1024.0 "
+              "(fp16.loss_scale); lower fp16.loss_scale, or set it to 0 for "
+              "DeepSpeed's dynamic loss scaler; --max-skipped-steps 3, 0: no "
+              "limit)\n");
+    size_t overflows = 0;
+    for (const std::string &line : splitLines(r.out))
+      overflows += line == "[deepspeed] OVERFLOW! Rank 0 Skipping step. "
+                           "Attempted loss scale: 1024, reducing to 1024";
+    EXPECT_EQ(overflows, 3u) << r.out;
+    EXPECT_NE(r.out.find("[Rank 0] step=3, skipped=3,"), std::string::npos);
+    std::vector<JsonRecord> records = readJsonl(log);
+    ASSERT_EQ(records.size(), 3u);
+    for (const JsonRecord &rec : records) {
+      EXPECT_TRUE(rec.skipped);
+      EXPECT_EQ(rec.gradNorm, std::numeric_limits<double>::infinity());
+    }
+    EXPECT_NE(readFile(log).find("\"grad_norm\": Infinity,"), std::string::npos);
+    // Fewer steps than the limit, all skipped: an error at the end, before
+    // the save.
+    std::string params = ws.dir.file("skip_params");
+    r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "2", "--quiet",
+                                 "--save-params", params});
+    expectError(r, "no optimizer step was taken: all 2 steps were skipped for "
+                   "an fp16 gradient overflow at the static loss scale 1024.0");
+    EXPECT_FALSE(std::filesystem::exists(params + "/params.json"));
+    // 0: no limit.
+    r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "4", "--quiet",
+                                 "--max-skipped-steps", "0"});
+    EXPECT_EQ(r.rc, 0) << r.err;
+  }
+  // A dynamic scaler's message names its keys.
+  cfg = adamwConfig();
+  cfg.scaler = dynamicScaler(1000, /*hysteresis=*/1, /*minScale=*/1e-30);
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "9",
+                                         "--quiet", "--max-skipped-steps", "2"});
+  expectError(r, "step 2: no optimizer step could be taken for 2 consecutive "
+                 "steps (steps 1-2 were all skipped for an fp16 gradient "
+                 "overflow by the dynamic loss scaler (last attempted scale "
+                 "32768.0); lower fp16.initial_scale_power or "
+                 "fp16.min_loss_scale");
+}
+
+TEST_F(TrainErrors, SaveThatCannotSucceedFailsBeforeTheFirstStep) {
+  ModelConfig cfg = adamwConfig();
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  auto run = [&](const std::string &dir) {
+    return runTrain(program.get(),
+                    {"--data", ws.dataDir, "--steps", "2", "--save-params", dir});
+  };
+  // A parameter whose file name is longer than NAME_MAX.
+  const std::string longName(300, 'w');
+  program.params[0].name = longName.c_str();
+  std::string dir = ws.dir.file("long");
+  RunResult r = run(dir);
+  expectError(r, "--save-params: parameter '" + longName.substr(0, 80) +
+                     "...' would be saved as '");
+  expectError(r, "rename the parameter (its ONNX initializer)");
+  EXPECT_EQ(r.out.find("step"), std::string::npos) << r.out; // before any step
+  program.params[0].name = "fc.weight";
+  // A directory that cannot be created: a component over NAME_MAX.
+  r = run(ws.dir.file(std::string(300, 'd')));
+  expectError(r, "--save-params: '");
+  expectError(r, "File name too long; pass a --save-params DIR that can be "
+                 "created");
+  EXPECT_EQ(r.out.find("step"), std::string::npos) << r.out;
+  // The checks leave nothing behind in a good directory.
+  r = run(dir);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::set<std::string> files;
+  for (const auto &e : std::filesystem::directory_iterator(dir + "/rank0"))
+    files.insert(e.path().filename().string());
+  EXPECT_EQ(files, (std::set<std::string>{"fc_bias.npy", "fc.weight.npy"}));
 }
 
 } // namespace

@@ -203,6 +203,9 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
       (g_faults.nanOnRank < 0 || g_faults.nanOnRank == rank))
     *lossOut = std::numeric_limits<double>::quiet_NaN();
 
+  zeroc_rt_engine_mark_backward(engine); // as the emitted code does
+  zeroc_rt_engine_mark_backward(nullptr); // ignored
+
   // Backward, seeded with loss scale / GAS (DeepSpeed's scale_wrt_gas):
   // dz = scale / GAS * 2 * diff / (MB * 2); dW = x^T dz; db = sum_rows dz.
   zeroc_rt_tensor_t coef = tensor(arena + layout.coef, dt, {});
@@ -596,8 +599,10 @@ std::vector<JsonRecord> readJsonl(const std::string &path) {
     ok = field(line, "samples_per_s", &r.samplesPerS) && ok;
     ok = field(line, "loss_scale", &r.lossScale) && ok;
     ok = boolField(line, "skipped", &r.skipped) && ok;
-    ok = field(line, "time_fwd_bwd_ms", &r.fwdBwdMs) && ok;
-    ok = field(line, "time_reduce_ms", &r.reduceMs) && ok;
+    ok = field(line, "time_fwd_ms", &r.fwdMs) && ok;
+    ok = field(line, "time_bwd_ms", &r.bwdMs) && ok;
+    ok = field(line, "time_bwd_inner_ms", &r.bwdInnerMs) && ok;
+    ok = field(line, "time_bwd_allreduce_ms", &r.bwdAllreduceMs) && ok;
     ok = field(line, "time_step_ms", &r.stepMs) && ok;
     r.hasAllKeys = ok && line.front() == '{' && line.back() == '}';
     records.push_back(r);

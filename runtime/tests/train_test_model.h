@@ -145,8 +145,8 @@ Reference reference(const ModelConfig &cfg, const Data &data, int64_t steps);
 
 struct JsonRecord {
   double step = 0, loss = 0, lr = 0, gradNorm = 0, timeMs = -1,
-         samplesPerS = -1, lossScale = -1, fwdBwdMs = -1, reduceMs = -1,
-         stepMs = -1;
+         samplesPerS = -1, lossScale = -1, fwdMs = -1, bwdMs = -1,
+         bwdInnerMs = -1, bwdAllreduceMs = -1, stepMs = -1;
   bool skipped = false;
   bool hasAllKeys = false;
 };

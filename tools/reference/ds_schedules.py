@@ -409,14 +409,20 @@ MIN_SCALE_MESSAGE = ("Current loss scale already at minimum - cannot "
 
 
 class StaticLossScaler(object):
-    """fp16.loss_scale > 0 (or no fp16: scale 1): never changes."""
+    """fp16.loss_scale > 0 (or no fp16: scale 1): never changes.  DeepSpeed's
+    ZeRO optimizers log nothing for its overflows; zeroc (and so this
+    reference) logs the OVERFLOW line with the unchanged scale."""
     dynamic = False
 
     def __init__(self, scale=1.0):
         self.cur_scale = scale
 
     def update_scale(self, overflow):
-        return None
+        if not overflow:
+            return None
+        return ("[deepspeed] OVERFLOW! Rank 0 Skipping step. "
+                "Attempted loss scale: %d, reducing to %d"
+                % (int(self.cur_scale), int(self.cur_scale)))
 
 
 class DynamicLossScaler(object):

@@ -656,7 +656,7 @@ def train(model, data, samples, steps, cfg, on_step=None, on_log=None):
             if line and on_log is not None:
                 on_log(line)
         if overflow:
-            norm = -1.0
+            norm = math.inf  # DeepSpeed 0.19 logs an overflow step's norm as inf
         else:
             norm = global_grad_norm(grads)
             clip_gradients(grads, cfg.gradient_clipping, norm)
@@ -665,7 +665,7 @@ def train(model, data, samples, steps, cfg, on_step=None, on_log=None):
             if scheduler is not None:
                 scheduler.step()
         rec = {"step": s + 1, "loss": sum(losses) / n, "lr": float(lr),
-               "grad_norm": norm if math.isfinite(norm) else -1.0,
+               "grad_norm": norm if math.isfinite(norm) or overflow else -1.0,
                "loss_scale": scale, "skipped": overflow}
         records.append(rec)
         if on_step is not None:

@@ -81,7 +81,10 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
 
     The result is `func.func @train_micro_step(<inputs>) -> tensor<f32>`
     returning the micro-batch loss; the module gets `zero.stage` and
-    `zero.world_size`. The per-step averaging (divide by W times the
+    `zero.world_size`. The op defining the returned loss, the last op of the
+    forward pass, gets the unit attribute `zero.forward_end` (the backward
+    pass starts after it; the emitter marks that point for
+    wall_clock_breakdown's fwd/bwd timers). The per-step averaging (divide by W times the
     accumulation steps), the stage-0/1 reduction and the optimizer belong to
     the optimizer step that follows the micro-steps.
   }];

@@ -154,7 +154,10 @@ typedef struct zeroc_rt_lr_schedule {
 /// OVERFLOW! ..." lines, and an overflow at a scale already equal to
 /// min_scale ends the run on every rank ("Current loss scale already at
 /// minimum - cannot decrease scale anymore. Exiting run."). A static scale
-/// never changes but overflows still skip steps. With loss scaling a NaN/inf
+/// never changes but overflows still skip steps (and print the OVERFLOW
+/// line with the unchanged scale). --max-skipped-steps consecutive skipped
+/// steps (default 50), or a run whose every step was skipped, end the run
+/// with exit 1. With loss scaling a NaN/inf
 /// loss alone does not end the run (DeepSpeed checks only the gradients).
 /// Mapping DeepSpeed's fp16 section onto this struct (initial_scale =
 /// 2^initial_scale_power, and DeepSpeed's default of 2^32 with hysteresis 1
@@ -177,12 +180,16 @@ typedef ZEROC_RT_ENUM(zeroc_rt_precision){
 } zeroc_rt_precision_t;
 
 /// Monitoring as DeepSpeed's wall_clock_breakdown and csv_monitor (rank 0).
-/// wall_clock_breakdown prints "[Rank 0] time (ms) | fwd_bwd: .. | reduce:
-/// .. | step: .." with each progress print (times summed since the previous
-/// print); the JSONL log always has the per-step times. csv_monitor writes
+/// wall_clock_breakdown prints DeepSpeed 0.19's timer lines "[Rank 0] time
+/// (ms) | fwd_microstep: .. | bwd_microstep: .. | bwd_inner_microstep: .. |
+/// bwd_allreduce_microstep: .. | step_microstep: .." after every micro-step
+/// and "[Rank 0] time (ms) | fwd: .. | bwd: .. | bwd_inner: .. |
+/// bwd_allreduce: .. | step: .." after every optimizer step, whatever
+/// steps_per_print is; the JSONL log always has the per-step times.
+/// csv_monitor writes
 /// <csv_output_path>/<csv_job_name>/Train_Samples_{train_loss,lr,loss_scale}
-/// .csv (plus Train_Samples_elapsed_time_ms_{fwd_bwd,reduce,step}.csv with
-/// wall_clock_breakdown): header "step,<name>", then one row per optimizer
+/// .csv (plus Train_Samples_elapsed_time_ms_{forward,backward,
+/// backward_inner,backward_allreduce,step}.csv with wall_clock_breakdown): header "step,<name>", then one row per optimizer
 /// step "<samples seen after the step>,<this step's value>" (Python float
 /// formatting, "\r\n" line ends as Python's csv module writes them); the
 /// files are truncated when training starts.
@@ -232,7 +239,8 @@ typedef struct zeroc_rt_program {
 } zeroc_rt_program_t;
 
 /// The whole executable: parses
-///   --data DIR --steps N [--log-jsonl FILE] [--save-params DIR] [--quiet]
+///   --data DIR --steps N [--log-jsonl FILE] [--save-params DIR]
+///   [--max-skipped-steps N] [--quiet]
 /// runs the training loop and returns the process exit code (0 on success,
 /// 1 on any error, usage errors included, after printing one
 /// "train: error: ..." line to stderr, prefixed with "rank R: " when the
@@ -281,6 +289,12 @@ uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine);
 /// engine); a static scale never changes; a dynamic one changes only between
 /// optimizer steps.
 double zeroc_rt_engine_loss_scale(zeroc_rt_engine_t *engine);
+/// Marks the end of the micro-step's forward pass: the generated code calls
+/// it once per micro-step, right after the op that computes the loss (the
+/// last forward op, `zero.forward_end` in the IR). The engine splits
+/// wall_clock_breakdown's fwd and bwd timers there; without the call the
+/// whole micro-step counts as forward. A NULL engine is ignored.
+void zeroc_rt_engine_mark_backward(zeroc_rt_engine_t *engine);
 
 ZEROC_RT_EXTERN_C_END
 

@@ -1,6 +1,11 @@
 //===- args.cc - Command line of the training executable --------*- C++ -*-===//
 //
-//   train --data DIR --steps N [--log-jsonl FILE] [--save-params DIR] [--quiet]
+//   train --data DIR --steps N [--log-jsonl FILE] [--save-params DIR]
+//         [--max-skipped-steps N] [--quiet]
+//
+// --max-skipped-steps N (default 50, 0: no limit) ends the run with an error
+// once N consecutive steps were skipped for an fp16 gradient overflow (no
+// optimizer step taken); a run whose every step was skipped fails too.
 //
 // Flags take their value as the next argument or after '='. A repeated flag
 // keeps its last value. Every error is one line that ends with the usage.
@@ -41,8 +46,9 @@ bool parseSteps(const std::string &text, int64_t &out) {
 
 std::string usageText(const char *argv0) {
   return format("usage: %s --data DIR --steps N [--log-jsonl FILE] "
-                "[--save-params DIR] [--quiet]",
-                baseName(argv0));
+                "[--save-params DIR] [--max-skipped-steps N (default %lld, 0: "
+                "no limit)] [--quiet]",
+                baseName(argv0), static_cast<long long>(kDefaultMaxSkippedSteps));
 }
 
 zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
@@ -72,7 +78,7 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
       inlineValue = true;
     }
     if (flag != "--data" && flag != "--steps" && flag != "--log-jsonl" &&
-        flag != "--save-params") {
+        flag != "--save-params" && flag != "--max-skipped-steps") {
       if (flag == "--quiet")
         return fail("--quiet takes no value");
       return fail(format("unknown argument '%s'", arg.c_str()));
@@ -92,6 +98,11 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
         return fail(format("--steps must be a non-negative integer, got '%s'",
                            value.c_str()));
       haveSteps = true;
+    } else if (flag == "--max-skipped-steps") {
+      if (!parseSteps(value, args.maxSkippedSteps))
+        return fail(format("--max-skipped-steps must be a non-negative integer "
+                           "(0: no limit), got '%s'",
+                           value.c_str()));
     } else if (flag == "--log-jsonl") {
       args.logJsonl = value;
     } else {

@@ -9,6 +9,7 @@
 
 #include "train/train_internal.h"
 
+#include "comm_internal.h"
 #include "status_internal.h"
 
 namespace {
@@ -94,6 +95,15 @@ uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine) {
 
 double zeroc_rt_engine_loss_scale(zeroc_rt_engine_t *engine) {
   return engine ? engine->scaler.cur_scale : 1.0;
+}
+
+void zeroc_rt_engine_mark_backward(zeroc_rt_engine_t *engine) {
+  if (!engine)
+    return;
+  engine->backwardMarked = true;
+  engine->backwardStart = std::chrono::steady_clock::now();
+  engine->collectiveMsAtBackward =
+      engine->comm ? engine->comm->collectiveMs : 0.0;
 }
 
 } // extern "C"

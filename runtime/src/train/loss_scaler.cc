@@ -28,9 +28,20 @@ void writeLog(const std::string &text, char *out, size_t n) {
 zeroc_rt_status_t update(zeroc_rt_loss_scaler_state_t &s, bool overflow,
                          char *out, size_t n) {
   writeLog("", out, n);
-  if (!s.dynamic)
-    return nullptr;
   std::string log;
+  if (!s.dynamic) {
+    // A static scale never changes. DeepSpeed's ZeRO optimizers log nothing
+    // for it (LossScaler.update_scale is a no-op), which leaves a run whose
+    // every step overflows silent; zeroc prints the OVERFLOW line with the
+    // unchanged scale, as FP16_Optimizer's "Attempted loss scale: S,
+    // reducing to S" does for a static scale.
+    if (overflow)
+      writeLog("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss "
+               "scale: " +
+                   pyInt(s.cur_scale) + ", reducing to " + pyInt(s.cur_scale),
+               out, n);
+    return nullptr;
+  }
   if (overflow) {
     if (s.delayed_shift == 1 || s.cur_hysteresis == 1) {
       if (s.cur_scale == s.min_scale)

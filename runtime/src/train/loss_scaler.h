@@ -38,7 +38,11 @@ void zeroc_rt_loss_scaler_init(zeroc_rt_loss_scaler_state_t *state,
                                const zeroc_rt_loss_scaler_config_t *config);
 
 /// One call of update_scale(overflow) after an optimizer step. A static
-/// scaler never changes and logs nothing. A dynamic one, on overflow:
+/// scaler (or disabled scaling: scale 1) never changes; on overflow it logs
+/// "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: S,
+/// reducing to S" with its unchanged scale (DeepSpeed's ZeRO optimizers
+/// print nothing there; zeroc does, so that a run whose steps all overflow
+/// is not silent). A dynamic one, on overflow:
 ///  - delayed_shift == 1 or cur_hysteresis == 1: at cur_scale == min_scale
 ///    returns a ZEROC_RT_NUMERIC_ERROR "Current loss scale already at minimum
 ///    - cannot decrease scale anymore. Exiting run." and leaves the state

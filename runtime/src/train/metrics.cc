@@ -4,16 +4,20 @@
 // optimizer step, flushed per line:
 //   {"step": 1, "loss": 0.51234567890123456, "lr": 0.001, "grad_norm": 0.25,
 //    "loss_scale": 65536.0, "skipped": false, "time_ms": 1.234,
-//    "samples_per_s": 6482.1, "time_fwd_bwd_ms": 1.1, "time_reduce_ms": 0.05,
+//    "samples_per_s": 6482.1, "time_fwd_ms": 0.5, "time_bwd_ms": 0.6,
+//    "time_bwd_inner_ms": 0.55, "time_bwd_allreduce_ms": 0.05,
 //    "time_step_ms": 0.08}
-// loss, lr and grad_norm use 17 significant digits (exact doubles); a
-// non-finite grad norm (and the norm of a skipped step) is logged as -1 (as
+// loss, lr and grad_norm use 17 significant digits (exact doubles). The grad
+// norm of a step skipped for a gradient overflow is inf, as DeepSpeed 0.19
+// logs it, written as Infinity (what Python's json module writes and reads
+// for float('inf')); any other non-finite grad norm is logged as -1 (as
 // DeepSpeed and the reference do), any other non-finite number as null.
 // loss is the unscaled loss, lr the lr the step used (or would have used,
 // when skipped), loss_scale the scale of the step's backward as Python prints
 // a float (1.0 without loss scaling), skipped whether a gradient overflow
-// skipped the update; the three phase times are those of train_internal.h's
-// StepTimes.
+// skipped the update; the phase times are DeepSpeed's wall_clock_breakdown
+// timers fwd, bwd, bwd_inner, bwd_allreduce and step summed over the step's
+// micro-steps (train_internal.h's StepTimes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +29,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace zeroc_rt::train {
 namespace {
@@ -43,9 +48,13 @@ JsonlLog::~JsonlLog() {
 zeroc_rt_status_t JsonlLog::open(const std::string &p) {
   path = p;
   file = std::fopen(path.c_str(), "w");
-  if (!file)
-    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "--log-jsonl: '%s': cannot create: %s",
-                          path.c_str(), std::strerror(errno));
+  if (!file) {
+    const int err = errno;
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
+                          "--log-jsonl: '%s': cannot create: %s%s",
+                          path.c_str(), std::strerror(err),
+                          err == ENOENT ? " (create its directory first)" : "");
+  }
   return nullptr;
 }
 
@@ -54,19 +63,25 @@ zeroc_rt_status_t JsonlLog::write(const StepRecord &r) {
     return nullptr;
   double perSecond = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds
                                    : std::nan("");
-  const double norm = std::isfinite(r.gradNorm) && !r.skipped ? r.gradNorm : -1.0;
+  const std::string norm =
+      r.skipped ? std::string("Infinity")
+                : jsonNumber(std::isfinite(r.gradNorm) ? r.gradNorm : -1.0,
+                             "%.17g");
   std::string line = format(
       "{\"step\": %lld, \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, "
       "\"loss_scale\": %s, \"skipped\": %s, "
-      "\"time_ms\": %s, \"samples_per_s\": %s, \"time_fwd_bwd_ms\": %s, "
-      "\"time_reduce_ms\": %s, \"time_step_ms\": %s}\n",
+      "\"time_ms\": %s, \"samples_per_s\": %s, \"time_fwd_ms\": %s, "
+      "\"time_bwd_ms\": %s, \"time_bwd_inner_ms\": %s, "
+      "\"time_bwd_allreduce_ms\": %s, \"time_step_ms\": %s}\n",
       static_cast<long long>(r.step), jsonNumber(r.loss, "%.17g").c_str(),
-      jsonNumber(r.lr, "%.17g").c_str(), jsonNumber(norm, "%.17g").c_str(),
+      jsonNumber(r.lr, "%.17g").c_str(), norm.c_str(),
       std::isfinite(r.lossScale) ? pyFloat(r.lossScale).c_str() : "null",
       r.skipped ? "true" : "false", jsonNumber(r.seconds * 1e3, "%.3f").c_str(),
       jsonNumber(perSecond, "%.1f").c_str(),
-      jsonNumber(r.times.fwdBwdMs, "%.3f").c_str(),
-      jsonNumber(r.times.reduceMs, "%.3f").c_str(),
+      jsonNumber(r.times.fwdMs, "%.3f").c_str(),
+      jsonNumber(r.times.bwdMs(), "%.3f").c_str(),
+      jsonNumber(r.times.bwdInnerMs, "%.3f").c_str(),
+      jsonNumber(r.times.bwdAllreduceMs, "%.3f").c_str(),
       jsonNumber(r.times.stepMs, "%.3f").c_str());
   if (std::fputs(line.c_str(), file) < 0 || std::fflush(file) != 0)
     return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "--log-jsonl: '%s': write failed: %s",
@@ -96,7 +111,9 @@ std::string headerLine(const zeroc_rt_program_t &p, int64_t psi,
 std::string consoleLine(const StepRecord &r) {
   double perSecond =
       r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
-  const double norm = std::isfinite(r.gradNorm) && !r.skipped ? r.gradNorm : -1.0;
+  const double norm = r.skipped ? std::numeric_limits<double>::infinity()
+                    : std::isfinite(r.gradNorm) ? r.gradNorm
+                                                : -1.0;
   return format("step %lld/%lld | loss %.6f | lr %.3e | loss_scale %.6g | "
                 "grad_norm %.4f | %.1f ms | %.0f samples/s%s",
                 static_cast<long long>(r.step), static_cast<long long>(r.steps),

@@ -69,9 +69,12 @@ std::string dsProgressLine(const zeroc_rt_program_t &program, int64_t step,
                 pyFloat(hyper.lr).c_str(), mom.c_str());
 }
 
-std::string wallClockLine(const StepTimes &t) {
-  return format("[Rank 0] time (ms) | fwd_bwd: %.2f | reduce: %.2f | step: %.2f",
-                t.fwdBwdMs, t.reduceMs, t.stepMs);
+std::string wallClockLine(const StepTimes &t, bool micro) {
+  const char *sfx = micro ? "_microstep" : "";
+  return format("[Rank 0] time (ms) | fwd%s: %.2f | bwd%s: %.2f | "
+                "bwd_inner%s: %.2f | bwd_allreduce%s: %.2f | step%s: %.2f",
+                sfx, t.fwdMs, sfx, t.bwdMs(), sfx, t.bwdInnerMs, sfx,
+                t.bwdAllreduceMs, sfx, t.stepMs);
 }
 
 std::string csvDirectory(const zeroc_rt_monitor_config_t &monitor) {
@@ -90,11 +93,13 @@ const char *const kEvents[] = {
     "Train/Samples/train_loss",
     "Train/Samples/lr",
     "Train/Samples/loss_scale",
-    "Train/Samples/elapsed_time_ms_fwd_bwd",
-    "Train/Samples/elapsed_time_ms_reduce",
+    "Train/Samples/elapsed_time_ms_forward",
+    "Train/Samples/elapsed_time_ms_backward",
+    "Train/Samples/elapsed_time_ms_backward_inner",
+    "Train/Samples/elapsed_time_ms_backward_allreduce",
     "Train/Samples/elapsed_time_ms_step",
 };
-constexpr size_t kBasicEvents = 3, kAllEvents = 6;
+constexpr size_t kBasicEvents = 3, kAllEvents = 8;
 
 std::string eventFile(const std::string &event) {
   std::string name = event;
@@ -143,9 +148,11 @@ zeroc_rt_status_t CsvMonitor::open(const zeroc_rt_program_t &program) {
 }
 
 zeroc_rt_status_t CsvMonitor::write(const StepRecord &r, int64_t samplesSeen) {
-  const double values[kAllEvents] = {r.loss,           r.lr,
-                                     r.lossScale,      r.times.fwdBwdMs,
-                                     r.times.reduceMs, r.times.stepMs};
+  const double values[kAllEvents] = {
+      r.loss,          r.lr,
+      r.lossScale,     r.times.fwdMs,
+      r.times.bwdMs(), r.times.bwdInnerMs,
+      r.times.bwdAllreduceMs, r.times.stepMs};
   for (size_t i = 0; i < files.size(); ++i) {
     std::string row = std::to_string(samplesSeen) + "," + pyFloat(values[i]) +
                       "\r\n";

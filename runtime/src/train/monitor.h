@@ -29,17 +29,25 @@ std::string pyFloat(double v);
 std::string dsProgressLine(const zeroc_rt_program_t &program, int64_t step,
                            int64_t skipped, const StepHyper &hyper);
 
-/// DeepSpeed's timers.log line over `times` (summed since the last print):
-///   [Rank 0] time (ms) | fwd_bwd: 1.23 | reduce: 0.45 | step: 0.12
-std::string wallClockLine(const StepTimes &times);
+/// DeepSpeed 0.19's timers.log lines (engine.step, with
+/// wall_clock_breakdown; the numbers as Python's "{:.2f}"). After every
+/// micro-step (micro):
+///   [Rank 0] time (ms) | fwd_microstep: 1.23 | bwd_microstep: 2.34 |
+///   bwd_inner_microstep: 2.10 | bwd_allreduce_microstep: 0.24 |
+///   step_microstep: 0.12
+/// and after each optimizer step, over its micro-steps (global):
+///   [Rank 0] time (ms) | fwd: .. | bwd: .. | bwd_inner: .. |
+///   bwd_allreduce: .. | step: ..
+std::string wallClockLine(const StepTimes &times, bool micro);
 
 /// csv_monitor: one file per event under <output_path>/<job_name>/, named
 /// after the event with '/' -> '_' plus ".csv", with the header
 /// "step,<last path component of the event>" and one row per optimizer step
 /// "<samples seen after the step>,<value as Python prints it>", lines ended
 /// by "\r\n" (Python's csv module). Events: Train/Samples/train_loss, lr,
-/// loss_scale, and with wall_clock_breakdown elapsed_time_ms_fwd_bwd,
-/// elapsed_time_ms_reduce, elapsed_time_ms_step. The files are truncated
+/// loss_scale, and with wall_clock_breakdown DeepSpeed's
+/// elapsed_time_ms_{forward,backward,backward_inner,backward_allreduce,step}
+/// (the step's global timers). The files are truncated
 /// when the run starts.
 class CsvMonitor {
 public:

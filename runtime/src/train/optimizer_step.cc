@@ -242,13 +242,13 @@ zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,
   }
 
   ZEROC_RT_RETURN_IF_ERROR(
-      timed(&times.reduceMs, [&] { return reduceGradients(engine); }));
+      timed(&times.bwdAllreduceMs, [&] { return reduceGradients(engine); }));
 
   if (prog.loss_scaler.enabled) {
     int32_t flag = 0;
     ZEROC_RT_RETURN_IF_ERROR(
         timed(&times.stepMs, [&] { return localOverflow(st, &flag); }));
-    ZEROC_RT_RETURN_IF_ERROR(timed(&times.reduceMs, [&] {
+    ZEROC_RT_RETURN_IF_ERROR(timed(&times.stepMs, [&] {
       return ZEROC_RT_TRAIN_WRAP(
           zeroc_rt_comm_all_reduce(engine.comm, &flag, &flag, 1,
                                    ZEROC_RT_DTYPE_I32, ZEROC_RT_REDUCE_MAX),
@@ -265,7 +265,8 @@ zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,
     out.scalerLog = log;
     if (flag) {
       out.skipped = true;
-      out.gradNorm = std::numeric_limits<double>::quiet_NaN();
+      // DeepSpeed 0.19 logs the grad norm of an overflow step as inf.
+      out.gradNorm = std::numeric_limits<double>::infinity();
       ++engine.skippedSteps;
       st.zeroGradients();
       return nullptr;
@@ -279,7 +280,7 @@ zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,
   ZEROC_RT_RETURN_IF_ERROR(
       timed(&times.stepMs, [&] { return localSumSquares(st, &total); }));
   if (st.stage != 0)
-    ZEROC_RT_RETURN_IF_ERROR(timed(&times.reduceMs, [&] {
+    ZEROC_RT_RETURN_IF_ERROR(timed(&times.stepMs, [&] {
       return ZEROC_RT_TRAIN_WRAP(
           zeroc_rt_comm_all_reduce(engine.comm, &total, &total, 1,
                                    ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM),
@@ -295,7 +296,7 @@ zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,
   }
   ZEROC_RT_RETURN_IF_ERROR(timed(
       &times.stepMs, [&] { return applyOptimizer(engine, hyper, factor); }));
-  return timed(&times.reduceMs, [&] { return gatherParams(engine); });
+  return timed(&times.stepMs, [&] { return gatherParams(engine); });
 }
 
 } // namespace zeroc_rt::train

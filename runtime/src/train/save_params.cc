@@ -18,7 +18,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 namespace zeroc_rt::train {
 namespace {
@@ -60,7 +64,92 @@ zeroc_rt_status_t writeParamsJson(const ZeroState &st, const std::string &dir) {
   return nullptr;
 }
 
+/// `text` for an error line: its first 80 bytes, then "..." if longer.
+std::string shortened(const std::string &text) {
+  return text.size() <= 80 ? text : text.substr(0, 80) + "...";
+}
+
+/// The bytes one saved .npy takes: the header (padded to 64 bytes; at most
+/// a few hundred for ZEROC_RT_MAX_RANK dims) and the data, in whole blocks.
+uint64_t npyBytes(const ParamState &p, uint64_t block) {
+  uint64_t bytes = 512 + static_cast<uint64_t>(p.numel) * p.masterElemSize;
+  return block ? (bytes + block - 1) / block * block : bytes;
+}
+
 } // namespace
+
+zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
+                                  int rank) {
+  const std::string rankDir = dir + "/rank" + std::to_string(rank);
+  if (zeroc_rt_status_t status = makeDirectories(rankDir))
+    return ZEROC_RT_TRAIN_WRAP(status, "--save-params: ",
+                               "; pass a --save-params DIR that can be created");
+  // A file can be created there (a read-only file system, permissions).
+  const std::string pid = std::to_string(static_cast<long>(getpid()));
+  const std::string probe = rankDir + "/.zeroc-save-check." + pid;
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
+                          "--save-params: cannot create files in '%s': %s; "
+                          "pass a writable --save-params DIR",
+                          rankDir.c_str(), std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+
+  errno = 0;
+  long nameMax = ::pathconf(rankDir.c_str(), _PC_NAME_MAX);
+  if (nameMax <= 0)
+    nameMax = NAME_MAX;
+  long pathMax = ::pathconf(rankDir.c_str(), _PC_PATH_MAX);
+  if (pathMax <= 0)
+    pathMax = PATH_MAX;
+  // zeroc_rt_npy_save writes "<file>.tmp.<pid>" and renames it.
+  const size_t tmpSuffix = std::string(".tmp.").size() + pid.size();
+  for (const ParamState &p : st.params) {
+    const std::string file = paramFileName(p.desc->name);
+    const size_t longest = file.size() + tmpSuffix;
+    if (longest > static_cast<size_t>(nameMax))
+      return ZEROC_RT_ERROR(
+          ZEROC_RT_INVALID_ARGUMENT,
+          "--save-params: parameter '%s' would be saved as '%s' (%zu bytes, "
+          "%zu while it is written as '<file>.tmp.<pid>'), longer than the "
+          "%ld bytes the file system of '%s' allows in a file name; rename "
+          "the parameter (its ONNX initializer) or save to another file system",
+          shortened(p.desc->name).c_str(), shortened(file).c_str(), file.size(),
+          longest, nameMax, rankDir.c_str());
+    if (rankDir.size() + 1 + longest >= static_cast<size_t>(pathMax))
+      return ZEROC_RT_ERROR(
+          ZEROC_RT_INVALID_ARGUMENT,
+          "--save-params: the path of parameter '%s' ('%s/%s') would be "
+          "%zu bytes, over the file system's limit of %ld; pass a shorter "
+          "--save-params DIR",
+          shortened(p.desc->name).c_str(), rankDir.c_str(),
+          shortened(file).c_str(), rankDir.size() + 1 + longest, pathMax);
+  }
+
+  struct statvfs fs;
+  if (::statvfs(rankDir.c_str(), &fs) != 0)
+    return nullptr; // no free-space figure: the save itself will tell
+  const uint64_t block = fs.f_frsize ? fs.f_frsize : fs.f_bsize;
+  uint64_t need = 0;
+  for (const ParamState &p : st.params)
+    need += npyBytes(p, block);
+  if (rank == 0) // params.json: a line per parameter
+    for (const ParamState &p : st.params)
+      need += 2 * paramFileName(p.desc->name).size() + 160;
+  const uint64_t avail = static_cast<uint64_t>(fs.f_bavail) * block;
+  if (need > avail)
+    return ZEROC_RT_ERROR(
+        ZEROC_RT_IO_ERROR,
+        "--save-params: '%s' has %llu bytes (%.1f MiB) free but saving the "
+        "parameters needs %llu bytes (%.1f MiB); free some space or pass "
+        "another --save-params DIR",
+        rankDir.c_str(), static_cast<unsigned long long>(avail),
+        static_cast<double>(avail) / (1 << 20),
+        static_cast<unsigned long long>(need),
+        static_cast<double>(need) / (1 << 20));
+  return nullptr;
+}
 
 zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
                              bool *desynced) {

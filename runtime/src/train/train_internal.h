@@ -14,6 +14,7 @@
 #include "zeroc_rt/npy.h"
 #include "zeroc_rt/train.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -89,11 +90,16 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t executableDirectory(std::string &out);
 // Command line (args.cc)
 //===----------------------------------------------------------------------===//
 
+constexpr int64_t kDefaultMaxSkippedSteps = 50;
+
 struct Args {
   std::string data;
   int64_t steps = -1;
   std::string logJsonl;   ///< empty: no JSONL log
   std::string saveParams; ///< empty: no parameter dump
+  /// Fail when this many consecutive steps in a row were skipped for a
+  /// gradient overflow (no optimizer step taken); 0: no limit.
+  int64_t maxSkippedSteps = kDefaultMaxSkippedSteps;
   bool quiet = false;
   bool help = false;
 };
@@ -233,14 +239,34 @@ buildZeroState(const zeroc_rt_program_t &program, const char *blob, int rank,
 // Metrics (metrics.cc)
 //===----------------------------------------------------------------------===//
 
-/// Wall-clock time of one optimizer step's phases (rank 0's own clock), in
-/// milliseconds: the micro-steps (forward + backward, including the
-/// collectives stages 2-3 run inside them), the step-boundary collectives
-/// (loss and gradient reduction, overflow flag, norm, parameter all-gather)
-/// and the rest of the optimizer step (overflow scan, unscaling, norm,
-/// clipping, the update).
+/// Wall-clock time (this rank's own clock, in milliseconds) of DeepSpeed's
+/// wall_clock_breakdown timers, for one micro-step or, summed, one optimizer
+/// step:
+///  - fwd: the micro-step up to the end of its forward pass (the generated
+///    zeroc_rt_engine_mark_backward call), stage 3's parameter gathers there
+///    included (DeepSpeed's fwd timer also holds them);
+///  - bwd_inner: the rest of the micro-step, less the time spent in
+///    collectives there;
+///  - bwd_allreduce: the collectives of the backward pass (stage 2-3
+///    reduce-scatters, stage 3's re-gathers), and for the last micro-step of
+///    an optimizer step the step-boundary gradient reduction (stage 0's
+///    all-reduce, stage 1's reduce-scatter, which DeepSpeed runs in the
+///    boundary's backward) and the loss all-reduce;
+///  - bwd = bwd_inner + bwd_allreduce;
+///  - step: the rest of the optimizer step (overflow check and its
+///    all-reduce, norm, clipping, the update, the stage 1-2 parameter
+///    all-gather).
+/// Without a backward marker (a program emitted before it existed) the whole
+/// micro-step counts as fwd.
 struct StepTimes {
-  double fwdBwdMs = 0, reduceMs = 0, stepMs = 0;
+  double fwdMs = 0, bwdInnerMs = 0, bwdAllreduceMs = 0, stepMs = 0;
+  double bwdMs() const { return bwdInnerMs + bwdAllreduceMs; }
+  void add(const StepTimes &t) {
+    fwdMs += t.fwdMs;
+    bwdInnerMs += t.bwdInnerMs;
+    bwdAllreduceMs += t.bwdAllreduceMs;
+    stepMs += t.stepMs;
+  }
 };
 
 struct StepRecord {
@@ -248,7 +274,7 @@ struct StepRecord {
   int64_t steps = 0;  ///< total steps of the run
   double loss = 0;    ///< unscaled
   double lr = 0;      ///< the lr of this step (also when it was skipped)
-  double gradNorm = 0; ///< -1 when not finite (and for skipped steps)
+  double gradNorm = 0; ///< inf for a skipped step (as DeepSpeed 0.19 logs it)
   double lossScale = 1; ///< the scale this step's backward used
   bool skipped = false; ///< skipped for a gradient overflow
   double seconds = 0;
@@ -276,7 +302,18 @@ std::string headerLine(const zeroc_rt_program_t &program, int64_t psi,
 /// zeroc's per-step console line:
 ///   step 3/7 | loss 0.123456 | lr 5.000e-02 | loss_scale 65536 |
 ///   grad_norm 0.1234 | 1.2 ms | 6482 samples/s[ | skipped]
+/// (grad_norm inf for a skipped step).
 std::string consoleLine(const StepRecord &record);
+
+/// Setup check of --save-params DIR before any step (per rank): creates
+/// DIR/rank<r>, checks that a file can be created there, that every
+/// parameter's file name (and the temporary name it is written under) fits
+/// the file system's NAME_MAX and PATH_MAX, and that the file system has
+/// room for the bytes the save will write. Messages start with
+/// "--save-params".
+ZEROC_RT_MUST_USE zeroc_rt_status_t checkSaveTarget(const ZeroState &state,
+                                                    const std::string &dir,
+                                                    int rank);
 
 //===----------------------------------------------------------------------===//
 // Optimizer hyperparameters of a step (optimizer_step.cc)
@@ -311,12 +348,17 @@ struct zeroc_rt_engine {
   /// zeroc_rt_engine_loss_scale returns (1 without loss scaling).
   zeroc_rt_loss_scaler_state_t scaler = {};
   zeroc_rt::train::StepTimes times; ///< of the current optimizer step
+  /// Set by zeroc_rt_engine_mark_backward during the current micro-step:
+  /// when its backward pass started, and comm->collectiveMs then.
+  bool backwardMarked = false;
+  std::chrono::steady_clock::time_point backwardStart;
+  double collectiveMsAtBackward = 0;
 };
 
 namespace zeroc_rt::train {
 
 struct StepOutcome {
-  double gradNorm = 0;  ///< pre-clipping norm (NaN when skipped; may be inf)
+  double gradNorm = 0;  ///< pre-clipping norm (inf when skipped; may be inf or NaN)
   double lr = 0;        ///< the lr of this step
   double lossScale = 1; ///< the scale this step's backward used
   bool skipped = false; ///< gradient overflow: no update
@@ -327,8 +369,8 @@ struct StepOutcome {
 /// gradient collectives, (with loss scaling) the overflow check and the
 /// loss-scaler update, averaging and unscaling by 1/(W*scale), the
 /// global norm, clipping, the optimizer update at the scheduled lr and
-/// (stages 1-2) the parameter all-gather. Adds the phases' times to
-/// engine.times. On an error, *agreed tells whether every rank returns the
+/// (stages 1-2) the parameter all-gather. Adds the gradient reduction's
+/// time to engine.times.bwdAllreduceMs and the rest to its stepMs. On an error, *agreed tells whether every rank returns the
 /// same error at the same point (the scheduled hyperparameters are invalid,
 /// or the loss scale is already at its minimum), so that the ranks are still
 /// in step; any other error may leave the ranks out of step.

@@ -17,17 +17,29 @@
 //    scaling; with it, as in DeepSpeed, only an overflow in the gradients
 //    matters: it skips the step);
 //  - invalid scheduled hyperparameters and a loss scale that cannot decrease
-//    any more are seen identically by every rank.
+//    any more are seen identically by every rank;
+//  - so are skipped steps (the overflow flag is all-reduced): the run fails
+//    on every rank after --max-skipped-steps consecutive skipped steps, or at
+//    the end when every step was skipped;
+//  - --save-params is checked in setup (the directory can be created and
+//    written, every file name fits the file system, there is room), so that
+//    a save that cannot succeed fails before the first step.
 //
 // Console (rank 0, not with --quiet): the header line; the loss scaler's log
-// lines as DeepSpeed prints them ("[deepspeed] OVERFLOW! ..."); and every
-// steps_per_print steps and at the last step DeepSpeed's progress line
-// "[Rank 0] step=N, skipped=K, lr=[..], mom=[..]" (the lr and momentum the
-// optimizer holds after that step's scheduler step, as DeepSpeed prints
-// them), zeroc's line with this step's loss, lr, loss scale, grad norm and
-// speed, and with wall_clock_breakdown "[Rank 0] time (ms) | fwd_bwd: ..
-// | reduce: .. | step: .." summed over the steps since the previous print
-// (DeepSpeed's timers.log resets at each print).
+// lines as DeepSpeed prints them ("[deepspeed] OVERFLOW! ...", for a static
+// scale too); with steps_per_print > 0, every steps_per_print steps and at
+// the last step DeepSpeed's progress line "[Rank 0] step=N, skipped=K,
+// lr=[..], mom=[..]" (the lr and momentum the optimizer holds after that
+// step's scheduler step, as DeepSpeed prints them) and zeroc's line with
+// this step's loss, lr, loss scale, grad norm (inf when skipped) and speed
+// (steps_per_print <= 0, DeepSpeed's null: neither); and with
+// wall_clock_breakdown, as DeepSpeed 0.19 prints them whatever
+// steps_per_print is, after every micro-step "[Rank 0] time (ms) |
+// fwd_microstep: .. | bwd_microstep: .. | bwd_inner_microstep: .. |
+// bwd_allreduce_microstep: .. | step_microstep: .." and after every
+// optimizer step the global timers "[Rank 0] time (ms) | fwd: .. | bwd: .. |
+// bwd_inner: .. | bwd_allreduce: .. | step: .." of its micro-steps (see
+// StepTimes in train_internal.h).
 // A failure that can leave ranks out of step in their collectives (a
 // micro-step failure in stages 2-3, whose micro-steps run collectives; any
 // error in the optimizer-step boundary; a failed collective) cannot be
@@ -38,9 +50,11 @@
 
 #include "train/train_internal.h"
 
+#include "comm_internal.h"
 #include "status_internal.h"
 #include "train/monitor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -139,6 +153,9 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
   ZEROC_RT_RETURN_IF_ERROR(buildZeroState(program, engine.blob.bytes(),
                                           engine.rank, engine.world,
                                           engine.state));
+  if (!args.saveParams.empty())
+    ZEROC_RT_RETURN_IF_ERROR(
+        checkSaveTarget(engine.state, args.saveParams, engine.rank));
   ZEROC_RT_RETURN_IF_ERROR(engine.arena.allocate(
       static_cast<size_t>(program.arena_bytes), "the micro-step arena"));
   zeroc_rt_loss_scaler_init(&engine.scaler, &program.loss_scaler);
@@ -149,14 +166,44 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
   return nullptr;
 }
 
-void addTimes(StepTimes &sum, const StepTimes &t) {
-  sum.fwdBwdMs += t.fwdBwdMs;
-  sum.reduceMs += t.reduceMs;
-  sum.stepMs += t.stepMs;
-}
-
 double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double msBetween(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+/// The timers of one micro-step that ran from `start` to `end` with
+/// comm->collectiveMs going from `comm0` to `comm1` (see StepTimes).
+StepTimes microTimes(const zeroc_rt_engine &engine, Clock::time_point start,
+                     Clock::time_point end) {
+  StepTimes t;
+  if (!engine.backwardMarked || engine.backwardStart < start ||
+      engine.backwardStart > end) {
+    t.fwdMs = msBetween(start, end);
+    return t;
+  }
+  t.fwdMs = msBetween(start, engine.backwardStart);
+  const double bwd = msBetween(engine.backwardStart, end);
+  const double collectives =
+      (engine.comm ? engine.comm->collectiveMs : 0.0) - engine.collectiveMsAtBackward;
+  t.bwdAllreduceMs = std::min(std::max(collectives, 0.0), bwd);
+  t.bwdInnerMs = bwd - t.bwdAllreduceMs;
+  return t;
+}
+
+/// What to do about skipped steps, for the error lines.
+std::string skippedAdvice(const zeroc_rt_program_t &program, double scale) {
+  if (program.loss_scaler.static_scale > 0)
+    return format("at the static loss scale %s (fp16.loss_scale); lower "
+                  "fp16.loss_scale, or set it to 0 for DeepSpeed's dynamic "
+                  "loss scaler",
+                  pyFloat(scale).c_str());
+  return format("by the dynamic loss scaler (last attempted scale %s); "
+                "lower fp16.initial_scale_power or fp16.min_loss_scale, or "
+                "look for inf/NaN in the model's gradients",
+                pyFloat(scale).c_str());
 }
 
 int train(Session &session, const Args &args,
@@ -183,11 +230,13 @@ int train(Session &session, const Args &args,
   const int64_t globalBatch =
       static_cast<int64_t>(program.micro_batch) * gas * world;
   const bool wallClock = program.monitor.wall_clock_breakdown != 0;
-  StepTimes sincePrint; // wall_clock_breakdown sums since the last print
   zeroc_rt_status_t pending = nullptr; // rank-0 log failure, agreed next step
+  int64_t consecutiveSkipped = 0;
+  double lastScale = engine.scaler.cur_scale;
   for (int64_t step = 0; step < args.steps; ++step) {
     const Clock::time_point start = Clock::now();
     engine.times = StepTimes();
+    StepTimes lastMicro; // the boundary micro-step's timers
     engine.state.zeroGradients();
     double localLoss = 0.0;
     zeroc_rt_status_t microError = nullptr;
@@ -199,9 +248,19 @@ int train(Session &session, const Args &args,
                                   static_cast<uint64_t>(world) +
                               static_cast<uint64_t>(m);
       double loss = std::numeric_limits<double>::quiet_NaN();
+      engine.backwardMarked = false;
       const Clock::time_point microStart = Clock::now();
       microError = program.micro_step(&engine, data.inputs(), &loss);
-      engine.times.fwdBwdMs += msSince(microStart);
+      const StepTimes micro = microTimes(engine, microStart, Clock::now());
+      engine.times.add(micro);
+      if (a + 1 < gas) {
+        if (console && wallClock && !microError) {
+          std::printf("%s\n", wallClockLine(micro, true).c_str());
+          std::fflush(stdout);
+        }
+      } else {
+        lastMicro = micro;
+      }
       if (microError)
         microError = ZEROC_RT_TRAIN_WRAP(
             microError,
@@ -220,7 +279,9 @@ int train(Session &session, const Args &args,
     const Clock::time_point reduceStart = Clock::now();
     zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
         session.comm, sums, sums, 3, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM);
-    engine.times.reduceMs += msSince(reduceStart);
+    const double lossReduceMs = msSince(reduceStart);
+    engine.times.bwdAllreduceMs += lossReduceMs;
+    lastMicro.bwdAllreduceMs += lossReduceMs;
     if (status) {
       session.desynced = true;
       zeroc_rt_status_free(microError);
@@ -249,7 +310,11 @@ int train(Session &session, const Args &args,
 
     StepOutcome outcome;
     bool agreed = false;
+    const StepTimes beforeStep = engine.times;
     status = optimizerStep(engine, outcome, &agreed);
+    lastMicro.bwdAllreduceMs +=
+        engine.times.bwdAllreduceMs - beforeStep.bwdAllreduceMs;
+    lastMicro.stepMs += engine.times.stepMs - beforeStep.stepMs;
     if (status) {
       session.desynced = !agreed;
       zeroc_rt_status_free(pending);
@@ -266,31 +331,62 @@ int train(Session &session, const Args &args,
     record.steps = args.steps;
     record.loss = loss;
     record.lr = outcome.lr;
-    record.gradNorm = std::isfinite(outcome.gradNorm) ? outcome.gradNorm : -1.0;
+    record.gradNorm = outcome.skipped ? outcome.gradNorm
+                      : std::isfinite(outcome.gradNorm) ? outcome.gradNorm
+                                                        : -1.0;
     record.lossScale = outcome.lossScale;
     record.skipped = outcome.skipped;
     record.seconds =
         std::chrono::duration<double>(Clock::now() - start).count();
     record.samples = globalBatch;
     record.times = engine.times;
-    addTimes(sincePrint, engine.times);
     if (session.rank == 0 && !pending)
       pending = log.write(record);
     if (session.rank == 0 && !pending)
       pending = csv.write(record, record.step * globalBatch);
-    if (console && ((program.steps_per_print > 0 &&
-                     record.step % program.steps_per_print == 0) ||
-                    record.step == args.steps)) {
+    if (console && program.steps_per_print > 0 &&
+        (record.step % program.steps_per_print == 0 ||
+         record.step == args.steps)) {
       std::printf("%s\n%s\n",
                   dsProgressLine(program, record.step, engine.skippedSteps,
                                  hyperAt(program, engine.optimizerSteps))
                       .c_str(),
                   consoleLine(record).c_str());
-      if (wallClock)
-        std::printf("%s\n", wallClockLine(sincePrint).c_str());
       std::fflush(stdout);
-      sincePrint = StepTimes();
     }
+    if (console && wallClock) {
+      std::printf("%s\n%s\n", wallClockLine(lastMicro, true).c_str(),
+                  wallClockLine(engine.times, false).c_str());
+      std::fflush(stdout);
+    }
+
+    // Every rank sees the same skips (the overflow flag is all-reduced).
+    consecutiveSkipped = outcome.skipped ? consecutiveSkipped + 1 : 0;
+    lastScale = outcome.lossScale;
+    if (args.maxSkippedSteps > 0 && consecutiveSkipped >= args.maxSkippedSteps) {
+      zeroc_rt_status_free(pending);
+      session.report(format(
+          "step %lld: no optimizer step could be taken for %lld consecutive "
+          "steps (steps %lld-%lld were all skipped for an fp16 gradient "
+          "overflow %s; --max-skipped-steps %lld, 0: no limit)",
+          static_cast<long long>(record.step),
+          static_cast<long long>(consecutiveSkipped),
+          static_cast<long long>(record.step - consecutiveSkipped + 1),
+          static_cast<long long>(record.step),
+          skippedAdvice(program, lastScale).c_str(),
+          static_cast<long long>(args.maxSkippedSteps)));
+      return 1;
+    }
+  }
+  if (args.maxSkippedSteps > 0 && args.steps > 0 &&
+      consecutiveSkipped == args.steps) {
+    zeroc_rt_status_free(pending);
+    session.report(format(
+        "no optimizer step was taken: all %lld steps were skipped for an "
+        "fp16 gradient overflow %s",
+        static_cast<long long>(args.steps),
+        skippedAdvice(program, lastScale).c_str()));
+    return 1;
   }
 
   // Final phase: every rank runs saveParams (stage 3 gathers) even if this

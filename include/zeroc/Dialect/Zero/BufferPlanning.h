@@ -22,6 +22,11 @@ inline constexpr llvm::StringLiteral kArenaOffsetsAttr = "zero.arena_offsets";
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "zero.arena_bytes";
 /// Alignment of every arena buffer, in bytes.
 inline constexpr int64_t kArenaAlignment = 64;
+/// Unit attribute zero-partition puts on the last op of the forward pass of
+/// @train_micro_step (the op defining the returned loss): every op after it
+/// belongs to the backward pass. The emitter marks that point for the
+/// runtime's wall_clock_breakdown (fwd vs bwd timers).
+inline constexpr llvm::StringLiteral kForwardEndAttr = "zero.forward_end";
 
 /// The value whose storage `v` shares: through graph.reshape and zero.view.
 mlir::Value storageRoot(mlir::Value v);
