@@ -469,8 +469,11 @@ class DynamicLossScaler(object):
                 log = ("Consecutive hysteresis is enabled. Restoring "
                        "hysteresis to %d" % self.delayed_shift)
                 self.cur_hysteresis = self.delayed_shift
-            if (self.cur_iter - self.last_overflow_iter) % \
-                    self.scale_window == 0:
+            # DeepSpeed >= 0.17.1 (PR #6976): a window of stable steps
+            # *after* the last overflow.
+            stable_interval = self.cur_iter - self.last_overflow_iter - 1
+            if stable_interval > 0 and \
+                    stable_interval % self.scale_window == 0:
                 if not self.consecutive_hysteresis:
                     self.cur_hysteresis = self.delayed_shift
                 self.cur_scale *= self.scale_factor

@@ -70,7 +70,10 @@ zeroc_rt_status_t update(zeroc_rt_loss_scaler_state_t &s, bool overflow,
             std::to_string(s.delayed_shift);
       s.cur_hysteresis = s.delayed_shift;
     }
-    if ((s.cur_iter - s.last_overflow_iter) % s.scale_window == 0) {
+    // DeepSpeed >= 0.17.1 (PR #6976) counts the stable steps after the
+    // last overflow: the scale grows after scale_window of them.
+    const int64_t stable = s.cur_iter - s.last_overflow_iter - 1;
+    if (stable > 0 && stable % s.scale_window == 0) {
       if (!s.consecutive_hysteresis)
         s.cur_hysteresis = s.delayed_shift;
       s.cur_scale *= s.scale_factor;
