@@ -47,13 +47,15 @@ JsonlLog::~JsonlLog() {
 
 zeroc_rt_status_t JsonlLog::open(const std::string &p) {
   path = p;
-  file = std::fopen(path.c_str(), "w");
+  file = openForWriting(path);
   if (!file) {
     const int err = errno;
     return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
                           "--log-jsonl: '%s': cannot create: %s%s",
                           path.c_str(), std::strerror(err),
-                          err == ENOENT ? " (create its directory first)" : "");
+                          err == ENOENT   ? " (create its directory first)"
+                          : err == ENXIO ? " (a FIFO that no process reads)"
+                                         : "");
   }
   return nullptr;
 }

@@ -132,7 +132,7 @@ zeroc_rt_status_t CsvMonitor::open(const zeroc_rt_program_t &program) {
   for (size_t i = 0; i < count; ++i) {
     File f;
     f.path = dir + "/" + eventFile(kEvents[i]);
-    f.stream = std::fopen(f.path.c_str(), "w");
+    f.stream = openForWriting(f.path);
     if (!f.stream)
       return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
                             "csv_monitor: '%s': cannot create: %s",

@@ -80,6 +80,10 @@ std::string jsonString(const std::string &text);
 /// get a leading '_' (as tools/reference/onnx_torch_train.py does), + ".npy".
 std::string paramFileName(const std::string &name);
 
+/// fopen(path, "w") that never blocks: a FIFO no process reads is
+/// ENXIO instead of a hang. NULL with errno set on failure.
+std::FILE *openForWriting(const std::string &path);
+
 /// mkdir -p; an existing directory is fine.
 ZEROC_RT_MUST_USE zeroc_rt_status_t makeDirectories(const std::string &path);
 

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdarg>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,6 +135,27 @@ std::string jsonString(const std::string &text) {
 std::string paramFileName(const std::string &name) {
   std::string file(zeroc_rt_param_file_name(name.c_str(), nullptr, 0), '\0');
   zeroc_rt_param_file_name(name.c_str(), file.data(), file.size() + 1);
+  return file;
+}
+
+std::FILE *openForWriting(const std::string &path) {
+  int fd = ::open(path.c_str(),
+                  O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return nullptr;
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return nullptr;
+  }
+  std::FILE *file = ::fdopen(fd, "w");
+  if (!file) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+  }
   return file;
 }
 

@@ -407,7 +407,8 @@ def Zero_UpdateScaleOp : Zero_Op<"update_scale", [Pure]> {
     - `good_steps` increases by one;
     - with `consecutive_hysteresis`, `hysteresis` is reset to
       `delayed_shift`;
-    - if the new `good_steps` is a multiple of `scale_window`, the scale is
+    - if the `good_steps` before the step is a positive multiple of
+      `scale_window` (DeepSpeed >= 0.17.1), the scale is
       multiplied by `scale_factor` (without a cap) and, without
       `consecutive_hysteresis`, `hysteresis` is reset to `delayed_shift`.
 
