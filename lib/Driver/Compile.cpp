@@ -128,7 +128,8 @@ int runCompile(const CompileArgs &args) {
   std::vector<std::string> warnings;
   std::string error;
   if (!args.configPath.empty() &&
-      !readDsConfig(args.configPath, config, stageGiven, trainBatch, warnings, error))
+      !readDsConfig(args.configPath, config, stageGiven, trainBatch, warnings,
+                    error, args.maxConfigBytes))
     return fail(error);
   if (args.stage)
     config.stage = *args.stage;
@@ -142,7 +143,9 @@ int runCompile(const CompileArgs &args) {
   if (!module)
     return fail(error);
   if (!resolveBatchSizes(config, trainBatch, modelBatch(*module), error))
-    return fail((args.configPath.empty() ? args.model : args.configPath) + ": " + error);
+    return fail((args.configPath.empty() ? args.model
+                                         : messagePath(args.configPath)) +
+                ": " + error);
   if (!runPhases(*module, compilePhases(config), args.dumpDir, error))
     return fail(args.model + ": " + error);
 
@@ -160,7 +163,8 @@ int runCompile(const CompileArgs &args) {
   // The config's warnings once the model and the config were accepted, so
   // that a rejected input gets its one error line alone.
   for (const std::string &w : warnings)
-    llvm::errs() << "zeroc: warning: " << args.configPath << ": " << w << "\n";
+    llvm::errs() << "zeroc: warning: " << messagePath(args.configPath) << ": "
+                 << w << "\n";
 
   // Stage everything in a temporary directory and move it into place only
   // when the C++ compiler succeeded: a failed compile leaves no train.
