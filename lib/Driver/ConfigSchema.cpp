@@ -719,13 +719,26 @@ size_t appendEscaped(const std::string &s, size_t i, std::string &out) {
     out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
     return 1;
   }
+  static const char hex[] = "0123456789abcdef";
   size_t n = utf8Length(s, i);
   if (n == 0 || c < 0x20 || c == 0x7F) {
-    static const char hex[] = "0123456789abcdef";
     out += "\\x";
     out += hex[c >> 4];
     out += hex[c & 0xF];
     return 1;
+  }
+  // C1 controls and the line/paragraph separators end a line for some
+  // readers (Python's splitlines): \u0085, \u2028.
+  unsigned c1 = n > 1 ? static_cast<unsigned char>(s[i + 1]) : 0;
+  unsigned c2 = n > 2 ? static_cast<unsigned char>(s[i + 2]) : 0;
+  unsigned cp = n == 2 ? ((c & 0x1Fu) << 6) | (c1 & 0x3Fu)
+                : n == 3 ? ((c & 0x0Fu) << 12) | ((c1 & 0x3Fu) << 6) | (c2 & 0x3Fu)
+                         : 0;
+  if ((cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029) {
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4)
+      out += hex[(cp >> shift) & 0xF];
+    return n;
   }
   out.append(s, i, n);
   return n;

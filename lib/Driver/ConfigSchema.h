@@ -210,9 +210,9 @@ std::string show(const ojson &v);
 /// after PATH_MAX.
 constexpr size_t kMaxEchoBytes = 64, kMaxEchoPathBytes = 4096;
 
-/// `s` as a message may echo it: control characters, DEL and bytes that are
-/// not UTF-8 escaped (\n, \t, \xHH), and past `limit` bytes cut to
-/// "...(N bytes)" with N the whole length.
+/// `s` as a message may echo it: control characters (C0, DEL, C1), U+2028,
+/// U+2029 and bytes that are not UTF-8 escaped (\n, \t, \xHH, \uHHHH), and
+/// past `limit` bytes cut to "...(N bytes)" with N the whole length.
 std::string echo(const std::string &s, size_t limit = kMaxEchoBytes);
 
 /// `s` with control characters and non-UTF-8 bytes escaped as echo() does,
