@@ -165,7 +165,8 @@ int runCompile(const CompileArgs &args) {
   int64_t trainBatch = 0;
   std::vector<std::string> warnings;
   if (!args.configPath.empty() &&
-      !readDsConfig(args.configPath, config, stageGiven, trainBatch, warnings, error))
+      !readDsConfig(args.configPath, config, stageGiven, trainBatch, warnings,
+                    error, args.maxConfigBytes))
     return fail(error);
   if (args.stage)
     config.stage = *args.stage;
@@ -181,7 +182,9 @@ int runCompile(const CompileArgs &args) {
   if (!checkRuntimeContract(*module, error))
     return fail(args.model + ": " + error);
   if (!resolveBatchSizes(config, trainBatch, modelBatch(*module), error))
-    return fail((args.configPath.empty() ? args.model : args.configPath) + ": " + error);
+    return fail((args.configPath.empty() ? args.model
+                                         : messagePath(args.configPath)) +
+                ": " + error);
   if (!runPhases(*module, compilePhases(config), args.dumpDir, error))
     return fail(args.model + ": " + error);
 
@@ -199,7 +202,8 @@ int runCompile(const CompileArgs &args) {
   // The config's warnings once the model and the config were accepted, so
   // that a rejected input gets its one error line alone.
   for (const std::string &w : warnings)
-    llvm::errs() << "zeroc: warning: " << args.configPath << ": " << w << "\n";
+    llvm::errs() << "zeroc: warning: " << messagePath(args.configPath) << ": "
+                 << w << "\n";
 
   // Everything is written into a staging folder that replaces OUT as one
   // unit only when the C++ compiler succeeded (OutputDir.h).

@@ -1,7 +1,8 @@
 //===- ConfigSchema.cpp - the ds_config.json keys zeroc knows -------------===//
 //
-// Defaults are DeepSpeed's code defaults (snapshot 38327e07, see
-// shared/reference/deepspeed-semantics.md §1), not its docs.
+// Defaults are DeepSpeed's code defaults, not its docs: snapshot 38327e07 as
+// shared/reference/deepspeed-semantics.md §1 lists them, corrected where
+// DeepSpeed 0.19.8 behaves differently (zeroc follows 0.19.8).
 //
 //===----------------------------------------------------------------------===//
 #include "ConfigSchema.h"
@@ -271,12 +272,14 @@ std::vector<Field> fp16Fields() {
       F::integer("initial_scale_power", 16)
           .atLeast(0)
           .atMost(1023)
-          .withNote("no scaler key given: 32 (DynamicLossScaler default)"),
+          .withNote("applies without other scaler keys (DeepSpeed 0.19.x; "
+                    "older releases used 2^32)"),
       F::integer("loss_scale_window", 1000).atLeast(1),
       F::integer("hysteresis", 2)
           .atLeast(1)
           .atMost(std::numeric_limits<int32_t>::max())
-          .withNote("no scaler key given: 1 (DynamicLossScaler default)"),
+          .withNote("applies without other scaler keys (DeepSpeed 0.19.x; "
+                    "older releases used 1)"),
       F::boolean("consecutive_hysteresis", false),
       F::number("min_loss_scale", 1.0).atLeast(0, /*exclusive=*/true),
       F::boolean("fp16_master_weights_and_grads", false)
@@ -357,8 +360,8 @@ std::vector<Field> makeTopLevel() {
       F::integerOrNull("steps_per_print")
           .atLeast(1)
           .atMost(kInt32Max)
-          .withNote(
-              "None (DeepSpeed ≥ 0.15.2: no printing); zeroc prints every 10"),
+          .withNote("None (absent or null): no per-step line, as DeepSpeed "
+                    "≥ 0.15.2; out/train still ends with one"),
       F::number("gradient_clipping", 0.0)
           .atLeast(0)
           .autoValue()
@@ -685,7 +688,87 @@ const Field *findField(const std::string &path) {
   }
 }
 
-std::string show(const ojson &v) { return v.dump(); }
+namespace {
+
+/// The length of the UTF-8 sequence at s[i], or 0 when it is not one
+/// (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
+size_t utf8Length(const std::string &s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3
+                        : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size())
+    return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
+  unsigned char c1 = n > 1 ? byte(i + 1) : 0;
+  if ((n == 2 && c < 0xC2) || (n == 3 && c == 0xE0 && c1 < 0xA0) ||
+      (n == 3 && c == 0xED && c1 >= 0xA0) ||
+      (n == 4 && c == 0xF0 && c1 < 0x90) || (n == 4 && c > 0xF4) ||
+      (n == 4 && c == 0xF4 && c1 >= 0x90))
+    return 0;
+  return n;
+}
+
+/// Appends s[i]'s character (or byte) to `out`, escaped; returns how many
+/// bytes of `s` it took.
+size_t appendEscaped(const std::string &s, size_t i, std::string &out) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  if (c == '\n' || c == '\t' || c == '\r') {
+    out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+    return 1;
+  }
+  static const char hex[] = "0123456789abcdef";
+  size_t n = utf8Length(s, i);
+  if (n == 0 || c < 0x20 || c == 0x7F) {
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 0xF];
+    return 1;
+  }
+  // C1 controls and the line/paragraph separators end a line for some
+  // readers (Python's splitlines): \u0085, \u2028.
+  unsigned c1 = n > 1 ? static_cast<unsigned char>(s[i + 1]) : 0;
+  unsigned c2 = n > 2 ? static_cast<unsigned char>(s[i + 2]) : 0;
+  unsigned cp = n == 2 ? ((c & 0x1Fu) << 6) | (c1 & 0x3Fu)
+                : n == 3 ? ((c & 0x0Fu) << 12) | ((c1 & 0x3Fu) << 6) | (c2 & 0x3Fu)
+                         : 0;
+  if ((cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029) {
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4)
+      out += hex[(cp >> shift) & 0xF];
+    return n;
+  }
+  out.append(s, i, n);
+  return n;
+}
+
+std::string escapeUpTo(const std::string &s, size_t limit) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size() && i < limit)
+    i += appendEscaped(s, i, out);
+  if (i < s.size())
+    out += "...(" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
+} // namespace
+
+std::string echo(const std::string &s, size_t limit) {
+  return escapeUpTo(s, limit);
+}
+
+std::string oneLine(const std::string &s) {
+  return escapeUpTo(s, std::string::npos);
+}
+
+std::string show(const ojson &v) {
+  // The replace handler keeps dump() from throwing on bytes that are not
+  // UTF-8 (the parser rejects them, but values may come from elsewhere).
+  return echo(v.dump(-1, ' ', false, ojson::error_handler_t::replace));
+}
 
 [[noreturn]] void autoUnsupported(const std::string &path) {
   throw ConfigError(
@@ -824,6 +907,12 @@ std::string closestKey(const std::string &key,
   size_t bestDist = std::max<size_t>(2, key.size() / 4) + 1;
   std::string lk = lower(key);
   for (const std::string &c : candidates) {
+    // The distance is at least the length difference: skip the O(n m) work
+    // (a megabyte key against the schema's names).
+    size_t gap = key.size() > c.size() ? key.size() - c.size()
+                                       : c.size() - key.size();
+    if (gap >= bestDist)
+      continue;
     size_t d = editDistance(lk, lower(c));
     if (d < bestDist) {
       bestDist = d;
@@ -833,31 +922,57 @@ std::string closestKey(const std::string &key,
   return best;
 }
 
-std::string unknownKeyWarning(const std::string &path,
+/// The schema's leaf paths, computed once.
+const std::vector<std::string> &schemaPaths() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> p;
+    allPaths("", topLevelFields(), p);
+    return p;
+  }();
+  return paths;
+}
+
+std::string unknownKeyWarning(const std::string &prefix, const std::string &key,
                               const std::vector<std::string> &siblings) {
-  size_t dot = path.rfind('.');
-  std::string prefix = dot == std::string::npos ? "" : path.substr(0, dot + 1);
-  std::string key = dot == std::string::npos ? path : path.substr(dot + 1);
-  std::string suggestion;
+  std::string path = prefix + key, suggestion;
   std::string near = closestKey(key, siblings);
   if (!near.empty()) {
     suggestion = prefix + near;
   } else {
     // The right key in the wrong block ("overlap_comm" at the top level).
-    std::vector<std::string> paths;
-    allPaths("", topLevelFields(), paths);
-    for (const std::string &p : paths) {
+    for (const std::string &p : schemaPaths()) {
       size_t d = p.rfind('.');
-      if (p.substr(d == std::string::npos ? 0 : d + 1) == key && p != path) {
+      if (p.compare(d == std::string::npos ? 0 : d + 1, std::string::npos,
+                    key) == 0 &&
+          p != path) {
         suggestion = p;
         break;
       }
     }
   }
-  std::string w = "unknown key '" + path + "' (ignored";
+  std::string w = "unknown key '" + prefix + echo(key) + "' (ignored";
   if (!suggestion.empty())
     w += "; did you mean '" + suggestion + "'?";
   return w + ")";
+}
+
+void noteUnknownKey(const std::string &prefix, const std::string &key,
+                    const std::vector<std::string> &siblings, ReadLog &log) {
+  if (!log.warnings || log.unknownKeys++ >= kMaxUnknownKeyWarnings)
+    return;
+  log.warnings->push_back(unknownKeyWarning(prefix, key, siblings));
+  log.lastUnknownWarning = log.warnings->size() - 1;
+}
+
+void summarizeUnknownKeys(ReadLog &log) {
+  if (!log.warnings || log.unknownKeys <= kMaxUnknownKeyWarnings)
+    return;
+  std::vector<std::string> &w = *log.warnings;
+  w.insert(w.begin() + static_cast<std::ptrdiff_t>(log.lastUnknownWarning) + 1,
+           "... and " +
+               std::to_string(log.unknownKeys - kMaxUnknownKeyWarnings) +
+               " more unknown keys (ignored; only the first " +
+               std::to_string(kMaxUnknownKeyWarnings) + " are listed)");
 }
 
 void readBlock(const std::string &prefix, const ojson &in,
@@ -880,8 +995,7 @@ void readBlock(const std::string &prefix, const ojson &in,
     std::string path = prefix + key;
     const Field *f = findIn(fields, key);
     if (!f) {
-      if (log.warnings)
-        log.warnings->push_back(unknownKeyWarning(path, siblings));
+      noteUnknownKey(prefix, key, siblings, log);
       continue;
     }
     if (f->kind == Kind::Block) {
@@ -957,7 +1071,7 @@ std::string defaultText(const Field &f) {
     return "required";
   if (f.def.is_null())
     return "None";
-  return "`" + show(f.def) + "`";
+  return "`" + f.def.dump() + "`";
 }
 
 std::string effectText(const Field &f) {

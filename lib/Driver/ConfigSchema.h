@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -154,7 +155,23 @@ struct ReadLog {
   /// Keys whose value is "auto" (left as "auto" in the output).
   std::set<std::string> autos;
   std::vector<std::string> *warnings = nullptr;
+  /// Unknown keys seen; only the first kMaxUnknownKeyWarnings get a warning.
+  size_t unknownKeys = 0;
+  /// Where in `warnings` the last unknown-key warning is (for the summary).
+  size_t lastUnknownWarning = 0;
 };
+
+/// Unknown keys beyond this many are counted, not listed, in the warnings.
+constexpr size_t kMaxUnknownKeyWarnings = 20;
+
+/// Records the unknown key `prefix` + `key`: a warning (see
+/// unknownKeyWarning) while fewer than kMaxUnknownKeyWarnings were listed.
+void noteUnknownKey(const std::string &prefix, const std::string &key,
+                    const std::vector<std::string> &siblings, ReadLog &log);
+
+/// Adds "... and N more unknown keys (ignored)" after the last listed
+/// unknown-key warning when some were not listed.
+void summarizeUnknownKeys(ReadLog &log);
 
 /// Checks the object `in` (null: absent) against `fields` and writes every
 /// field into `out`, defaults for the ones `in` lacks. Unknown keys draw a
@@ -175,8 +192,9 @@ ojson defaults(const std::vector<Field> &fields);
 std::string closestKey(const std::string &key,
                        const std::vector<std::string> &candidates);
 
-/// "unknown key 'a.b' (ignored)" with a suggestion when one is close.
-std::string unknownKeyWarning(const std::string &path,
+/// "unknown key 'a.b' (ignored)" with a suggestion when one is close;
+/// `prefix` is the block's key path with a trailing dot.
+std::string unknownKeyWarning(const std::string &prefix, const std::string &key,
                               const std::vector<std::string> &siblings);
 
 /// The error for a key set to "auto" that zeroc cannot resolve.
@@ -185,8 +203,38 @@ std::string unknownKeyWarning(const std::string &path,
 /// The schema as Markdown tables (docs/Config.md, `config-check --schema`).
 std::string schemaMarkdown();
 
-/// A value as JSON text ("5e-05", "true", "\"log\"").
+/// A value as JSON text ("5e-05", "true", "\"log\""), cut as echo() cuts.
 std::string show(const ojson &v);
+
+/// Echoed user text (keys, values) is cut after this many bytes; file names
+/// after PATH_MAX.
+constexpr size_t kMaxEchoBytes = 64, kMaxEchoPathBytes = 4096;
+
+/// `s` as a message may echo it: control characters (C0, DEL, C1), U+2028,
+/// U+2029 and bytes that are not UTF-8 escaped (\n, \t, \xHH, \uHHHH), and
+/// past `limit` bytes cut to "...(N bytes)" with N the whole length.
+std::string echo(const std::string &s, size_t limit = kMaxEchoBytes);
+
+/// `s` with control characters and non-UTF-8 bytes escaped as echo() does,
+/// uncut: a message made one line of printable text.
+std::string oneLine(const std::string &s);
+
+//===----------------------------------------------------------------------===//
+// Reading the file (ConfigInput.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Objects and arrays nested deeper than this are rejected while parsing.
+constexpr size_t kMaxConfigDepth = 64;
+
+/// The bytes of the config file at `path`: it must be a regular file (no
+/// FIFO, device or directory; opened without blocking) of at most
+/// `maxBytes` bytes. Throws ConfigError otherwise.
+std::string readConfigFile(const std::string &path, uint64_t maxBytes);
+
+/// Parses `text` as JSON with comments, in linear time: duplicate keys and
+/// nesting deeper than kMaxConfigDepth throw ConfigError, as does bad JSON
+/// (with the offending token cut as echo() cuts).
+ojson parseConfigJson(const std::string &text);
 
 } // namespace zeroc::dsconfig
 

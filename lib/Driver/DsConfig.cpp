@@ -3,7 +3,10 @@
 // DeepSpeed's semantics on top of the key table of ConfigSchema.cpp: the
 // legacy spellings, deprecated keys, "auto" (as the HF Trainer resolves it),
 // cross-key validators, the batch-size rule and the TrainConfig fields.
-// References are to DeepSpeed snapshot 38327e07 (deepspeed-semantics.md §1).
+// zeroc follows DeepSpeed 0.19.8 (kDeepSpeedSemantics): the references are
+// to snapshot 38327e07 as deepspeed-semantics.md §1 describes it, with that
+// document's corrections for 0.19.8 (the fp16 scaler defaults always apply;
+// steps_per_print None prints no per-step line).
 //
 //===----------------------------------------------------------------------===//
 #include "zeroc/Driver/DsConfig.h"
@@ -12,8 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -22,10 +23,6 @@ namespace zeroc {
 namespace {
 
 using namespace dsconfig;
-
-/// zeroc's steps_per_print when the config leaves it None (DeepSpeed >=
-/// 0.15.2 then prints nothing; older versions printed every 10 steps).
-constexpr int64_t kDefaultStepsPerPrint = 10;
 
 // The HF Trainer's TrainingArguments defaults, which its DeepSpeed
 // integration writes into "auto" keys.
@@ -85,12 +82,6 @@ const std::vector<std::pair<std::string, std::string>> kZeroFieldNames = {
      "stage3_use_all_reduce_for_fetch_params"},
 };
 
-/// The five keys whose presence makes DeepSpeed pass fp16 scaler arguments
-/// (get_dynamic_loss_scale_args); loss_scale is not one of them.
-const char *const kScalerKeys[] = {"initial_scale_power", "loss_scale_window",
-                                   "min_loss_scale", "hysteresis",
-                                   "consecutive_hysteresis"};
-
 std::string lower(std::string s) {
   for (char &c : s)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -135,60 +126,17 @@ bool isAuto(const ojson &v) {
   return v.is_string() && v.get<std::string>() == "auto";
 }
 
-/// Parses the file, rejecting duplicate keys as DeepSpeed does and allowing
-/// comments (DeepSpeed reads the file with hjson).
-ojson loadJson(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ConfigError("cannot open the config file");
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  struct Frame {
-    bool object;
-    std::set<std::string> keys;
-    std::string key;
-  };
-  std::vector<Frame> stack;
-  auto callback = [&](int, ojson::parse_event_t event, ojson &parsed) {
-    switch (event) {
-    case ojson::parse_event_t::object_start:
-      stack.push_back({true, {}, {}});
-      break;
-    case ojson::parse_event_t::array_start:
-      stack.push_back({false, {}, {}});
-      break;
-    case ojson::parse_event_t::object_end:
-    case ojson::parse_event_t::array_end:
-      if (!stack.empty())
-        stack.pop_back();
-      break;
-    case ojson::parse_event_t::key: {
-      Frame &top = stack.back();
-      top.key = parsed.get<std::string>();
-      if (!top.keys.insert(top.key).second) {
-        std::string keyPath;
-        for (const Frame &f : stack)
-          if (f.object)
-            keyPath += (keyPath.empty() ? "" : ".") + f.key;
-        throw ConfigError("duplicate key '" + keyPath +
-                          "' (DeepSpeed rejects duplicate keys)");
-      }
-      break;
-    }
-    case ojson::parse_event_t::value:
-      break;
-    }
-    return true;
-  };
-  try {
-    return ojson::parse(text, callback, /*allow_exceptions=*/true,
-                        /*ignore_comments=*/true);
-  } catch (const ConfigError &) {
-    throw;
-  } catch (const ojson::exception &e) {
-    // parse_error, and out_of_range for a number that overflows a double.
-    throw ConfigError(std::string("not valid JSON: ") + e.what());
-  }
+/// Reads and parses the file within zeroc's limits, rejecting duplicate keys
+/// as DeepSpeed does and allowing comments (DeepSpeed reads the file with
+/// hjson).
+ojson loadJson(const std::string &path, uint64_t maxBytes) {
+  return parseConfigJson(readConfigFile(path, maxBytes));
+}
+
+/// Appends `key: value` to the object `obj`, which must not have `key` yet
+/// (ordered_json's operator[] would search the object: quadratic).
+void append(ojson &obj, const std::string &key, const ojson &value) {
+  obj.get_ref<ojson::object_t &>().emplace_back(key, value);
 }
 
 /// Drops from `given` (a params object) the keys that `fields` lacks but
@@ -212,7 +160,7 @@ ojson dropOtherTypesParams(
                       [&](const Field &f) { return f.name == key; }))
         takers += (takers.empty() ? "" : ", ") + name;
     if (takers.empty()) {
-      kept[key] = value;
+      append(kept, key, value);
       continue;
     }
     warnings.push_back(prefix + key + " is not a parameter of " + type +
@@ -239,7 +187,8 @@ public:
     log.warnings = &warnings;
   }
 
-  Parsed read(const std::string &path, std::optional<int> stageOverride);
+  Parsed read(const std::string &path, std::optional<int> stageOverride,
+             uint64_t maxBytes);
 
 private:
   std::vector<std::string> &warnings;
@@ -261,7 +210,7 @@ private:
   void readScheduler(const ojson &sched);
   void resolveAuto();
   void validate(const ojson &in);
-  void resolveRest(const ojson &in);
+  void resolveRest();
   void noEffectWarnings();
 };
 
@@ -273,7 +222,7 @@ ojson Reader::normalize(const ojson &root) {
       if (root.contains("bf16"))
         throw ConfigError(
             "bf16 and bfloat16 (its legacy name) are both given; keep bf16");
-      in["bf16"] = value;
+      append(in, "bf16", value);
     } else if (key == "allgather_size" && root.contains("zero_optimization") &&
                root["zero_optimization"].is_boolean()) {
       continue; // read with the boolean zero_optimization below
@@ -287,7 +236,7 @@ ojson Reader::normalize(const ojson &root) {
            (value.get<bool>() ? "true" : "false") +
            " is DeepSpeed's deprecated form of {\"stage\": " +
            (value.get<bool>() ? "1" : "0") + "}");
-      in[key] = z;
+      append(in, key, z);
     } else if (key == "zero_optimization" && value.is_object()) {
       ojson z = ojson::object();
       for (const auto &[zk, zv] : value.items()) {
@@ -300,13 +249,13 @@ ojson Reader::normalize(const ojson &root) {
                                 " are the same setting; give one");
             name = alias;
           }
-        z[name] = zv;
+        append(z, name, zv);
       }
-      in[key] = z;
+      append(in, key, z);
     } else if (kOtherDsKeys.count(key)) {
       warn("'" + key + "' is a DeepSpeed key zeroc does not read (ignored)");
     } else {
-      in[key] = value;
+      append(in, key, value);
     }
   }
   return in;
@@ -394,7 +343,7 @@ void Reader::readOptimizer(const ojson &opt) {
       siblings.push_back(f.name);
     for (const auto &[key, value] : opt.items())
       if (std::find(siblings.begin(), siblings.end(), key) == siblings.end())
-        warn(unknownKeyWarning("optimizer." + key, siblings));
+        noteUnknownKey("optimizer.", key, siblings, log);
     if (opt.contains("type")) {
       const ojson &t = opt["type"];
       if (isAuto(t))
@@ -407,13 +356,13 @@ void Reader::readOptimizer(const ojson &opt) {
   std::string lowerType = lower(type);
   const std::vector<Field> *params = optimizerParams(lowerType);
   if (!params) {
-    std::string msg = "optimizer.type '" + type +
+    std::string msg = "optimizer.type '" + echo(type) +
                       "' is not supported (use AdamW, Adam or SGD): ";
     if (kOtherDsOptimizers.count(lowerType))
       msg += "DeepSpeed's " + lowerType +
              " optimizer is not supported by zeroc yet";
     else
-      msg += "DeepSpeed would look it up as torch.optim." + type +
+      msg += "DeepSpeed would look it up as torch.optim." + echo(type) +
              ", which zeroc cannot run";
     throw ConfigError(msg);
   }
@@ -476,7 +425,7 @@ void Reader::readScheduler(const ojson &sched) {
   std::vector<std::string> siblings = {"type", "params"};
   for (const auto &[key, value] : sched.items())
     if (key != "type" && key != "params")
-      warn(unknownKeyWarning("scheduler." + key, siblings));
+      noteUnknownKey("scheduler.", key, siblings, log);
   if (!sched.contains("type") || sched["type"].is_null()) {
     warn("scheduler has no type, so DeepSpeed configures no scheduler "
          "(ignored)");
@@ -491,7 +440,7 @@ void Reader::readScheduler(const ojson &sched) {
   const std::vector<Field> *params = schedulerParams(type);
   if (!params)
     throw ConfigError(
-        "scheduler.type '" + type +
+        "scheduler.type '" + echo(type) +
         "' is not supported by zeroc yet (use "
         "WarmupLR, WarmupDecayLR, WarmupCosineLR or OneCycle; DeepSpeed "
         "would look it up in torch.optim.lr_scheduler)");
@@ -595,12 +544,11 @@ void Reader::validate(const ojson &in) {
   (void)in;
 }
 
-void Reader::resolveRest(const ojson &in) {
+void Reader::resolveRest() {
   ojson &z = out["zero_optimization"];
   if (z["overlap_comm"].is_null())
     z["overlap_comm"] = stage == 3; // overlap_comm_valid
-  if (out["steps_per_print"].is_null())
-    out["steps_per_print"] = kDefaultStepsPerPrint;
+  // steps_per_print None stays None: no per-step line (DeepSpeed >= 0.15.2).
 
   ojson &sched = out["scheduler"];
   if (sched.is_object()) {
@@ -633,31 +581,6 @@ void Reader::resolveRest(const ojson &in) {
              " has no betas (DeepSpeed turns it off too)");
         p["cycle_momentum"] = false;
       }
-    }
-  }
-
-  // The fp16 scaler gotcha: without any of the five scaler keys DeepSpeed
-  // passes no scaler arguments, and the ZeRO optimizers build
-  // DynamicLossScaler() with its class defaults.
-  ojson &fp16 = out["fp16"];
-  if (fp16["enabled"].get<bool>() && fp16["loss_scale"].get<double>() == 0.0) {
-    const ojson fin = in.contains("fp16") && in["fp16"].is_object()
-                          ? in["fp16"]
-                          : ojson::object();
-    bool any = std::any_of(std::begin(kScalerKeys), std::end(kScalerKeys),
-                           [&](const char *k) { return fin.contains(k); });
-    if (!any) {
-      fp16["initial_scale_power"] = 32;
-      fp16["hysteresis"] = 1;
-      warn("fp16 sets none of initial_scale_power, loss_scale_window, "
-           "min_loss_scale, "
-           "hysteresis and consecutive_hysteresis, so DeepSpeed's ZeRO "
-           "optimizers use "
-           "DynamicLossScaler's defaults: initial scale 2^32 and hysteresis 1 "
-           "(not the "
-           "documented 2^16 and 2); zeroc does the same (set "
-           "initial_scale_power to "
-           "choose)");
     }
   }
 
@@ -710,8 +633,9 @@ void Reader::noEffectWarnings() {
          "runs it");
 }
 
-Parsed Reader::read(const std::string &path, std::optional<int> stageOverride) {
-  ojson root = loadJson(path);
+Parsed Reader::read(const std::string &path, std::optional<int> stageOverride,
+                    uint64_t maxBytes) {
+  ojson root = loadJson(path, maxBytes);
   if (!root.is_object())
     throw ConfigError("the config must be a JSON object, got " + show(root));
   ojson in = normalize(root);
@@ -723,8 +647,11 @@ Parsed Reader::read(const std::string &path, std::optional<int> stageOverride) {
   readScheduler(in.contains("scheduler") ? in["scheduler"] : ojson());
   resolveAuto();
   validate(in);
-  resolveRest(in);
+  resolveRest();
   noEffectWarnings();
+  summarizeUnknownKeys(log);
+  for (std::string &w : warnings)
+    w = oneLine(w);
 
   p.stage = stage;
   auto batchKey = [&](const char *key, int64_t autoValue) -> int64_t {
@@ -745,7 +672,9 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   const ojson &o = p.out;
   c.stage = p.stage;
   c.gradientClipping = o["gradient_clipping"].get<double>();
-  c.stepsPerPrint = o["steps_per_print"].get<int64_t>();
+  // 0: no per-step progress line (None).
+  const ojson &spp = o["steps_per_print"];
+  c.stepsPerPrint = spp.is_null() ? 0 : spp.get<int64_t>();
 
   const ojson &opt = o["optimizer"];
   const ojson &op = opt["params"];
@@ -842,19 +771,22 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
 }
 
 bool parseFile(const std::string &path, int worldSize, std::optional<int> stage,
-               TrainConfig &c, Parsed &p, std::vector<std::string> &warnings,
-               std::string &error) {
+               uint64_t maxBytes, TrainConfig &c, Parsed &p,
+               std::vector<std::string> &warnings, std::string &error) {
   try {
     Reader reader(warnings);
-    p = reader.read(path, stage);
+    p = reader.read(path, stage, maxBytes);
   } catch (const ConfigError &e) {
-    error = path + ": " + e.what();
+    error = messagePath(path) + ": " + oneLine(e.what());
+    return false;
+  } catch (const std::bad_alloc &) {
+    error = messagePath(path) + ": out of memory reading the config";
     return false;
   } catch (const std::exception &e) {
     // A nlohmann type error would be a zeroc bug; report it, never abort.
-    error =
-        path +
-        ": cannot read the config (a zeroc bug; please report it): " + e.what();
+    error = messagePath(path) +
+            ": cannot read the config (a zeroc bug; please report it): " +
+            oneLine(e.what());
     return false;
   }
   c.worldSize = worldSize;
@@ -946,11 +878,16 @@ bool inferBatch(int64_t tb, int64_t &mb, int64_t &gas, int64_t w,
 
 } // namespace
 
+std::string messagePath(const std::string &path) {
+  return echo(path, kMaxEchoPathBytes);
+}
+
 bool readDsConfig(const std::string &path, TrainConfig &c, bool &stageGiven,
                   int64_t &trainBatchSize, std::vector<std::string> &warnings,
-                  std::string &error) {
+                  std::string &error, uint64_t maxBytes) {
   Parsed p;
-  if (!parseFile(path, c.worldSize, std::nullopt, c, p, warnings, error))
+  if (!parseFile(path, c.worldSize, std::nullopt, maxBytes, c, p, warnings,
+                 error))
     return false;
   stageGiven = p.stageGiven;
   trainBatchSize = p.trainBatch;
@@ -974,12 +911,13 @@ bool checkDsConfig(const std::string &path, const ConfigCheckOptions &options,
                    TrainConfig &c, std::string &resolvedJson,
                    std::vector<std::string> &warnings, std::string &error) {
   Parsed p;
-  if (!parseFile(path, options.worldSize, options.stage, c, p, warnings, error))
+  if (!parseFile(path, options.worldSize, options.stage, options.maxBytes, c, p,
+                 warnings, error))
     return false;
   int64_t mb = p.microBatch, gas = p.gradAccum, tb = 0;
   if (!inferBatch(p.trainBatch, mb, gas, options.worldSize, options.modelBatch,
                   options.modelBatchName, tb, error)) {
-    error = path + ": " + error;
+    error = messagePath(path) + ": " + error;
     return false;
   }
   c.microBatch = mb;

@@ -481,25 +481,20 @@ class DynamicLossScaler(object):
         return log
 
 
-_DYNAMIC_KEYS = ("initial_scale_power", "loss_scale_window",
-                 "min_loss_scale", "hysteresis", "consecutive_hysteresis")
-
-
 def make_loss_scaler(cfg):
-    """The scaler DeepSpeed's ZeRO optimizers build for a ds_config dict:
-    None without fp16 (bf16 and fp32 use scale 1); fp16.loss_scale > 0: a
-    static scaler; otherwise a dynamic one from the fp16 keys, or, when the
-    fp16 section has none of the five dynamic keys, DynamicLossScaler()'s
-    class defaults (2**32, hysteresis 1) -- DeepSpeed's
-    get_dynamic_loss_scale_args returns None then (§1.3)."""
+    """The scaler DeepSpeed 0.19.8's ZeRO optimizers build for a ds_config
+    dict: None without fp16 (bf16 and fp32 use scale 1); fp16.loss_scale > 0:
+    a static scaler; otherwise a dynamic one from the fp16 keys with the
+    documented defaults (2**16, hysteresis 2), which DeepSpeed 0.19.x's
+    pydantic config always supplies -- also when the fp16 section names none
+    of the dynamic keys (older releases gave that case DynamicLossScaler()'s
+    class defaults, 2**32 and hysteresis 1; §1.3)."""
     fp16 = (cfg or {}).get("fp16")
     if not isinstance(fp16, dict) or not fp16.get("enabled", False):
         return None
     static = fp16.get("loss_scale", 0)
     if static:
         return StaticLossScaler(static)
-    if not any(k in fp16 for k in _DYNAMIC_KEYS):
-        return DynamicLossScaler()
     return DynamicLossScaler(
         init_scale=2 ** fp16.get("initial_scale_power", 16),
         scale_window=fp16.get("loss_scale_window", 1000),

@@ -3,12 +3,14 @@
 //   zeroc import model.onnx [--input-shape NAME=D0,D1,...]... [--dump-ir DIR]
 //                           [-o FILE] [--elide-constants]
 //   zeroc compile model.onnx -o DIR [--stage N] [--world-size W] [--config F]
+//                 [--max-config-bytes N]
 //   zeroc config-check ds_config.json [MODEL.onnx] [--world-size W]
-//                      [--micro-batch N] [--stage N]
+//                      [--micro-batch N] [--stage N] [--max-config-bytes N]
 //   zeroc config-check --schema
 //
 // Errors are one line on stderr, "zeroc: error: FILE: ...", exit code 1;
-// usage errors exit with 2. Nothing is written when an error occurs.
+// usage errors exit with 2 (an empty config file name is an error of its
+// own: one line, exit 1). Nothing is written when an error occurs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,10 +27,11 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
-#include <optional>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +49,8 @@ const char *kUsage =
     "  config-check FILE [MODEL.onnx]\n"
     "                      print a DeepSpeed config (ds_config.json) as zeroc\n"
     "                      resolves it: every key with its default, batch sizes\n"
-    "                      inferred, \"auto\" resolved (warnings on stderr)\n"
+    "                      inferred, \"auto\" resolved (warnings on stderr),\n"
+    "                      with DeepSpeed 0.19.8's semantics\n"
     "\n"
     "import options:\n"
     "  --input-shape NAME=D0,D1,...  bind the dims of a graph input (repeatable)\n"
@@ -64,6 +68,8 @@ const char *kUsage =
     "  --stage N                     ZeRO stage 0-3 (overrides the config's)\n"
     "  --world-size W                number of data-parallel ranks (default 1)\n"
     "  --config FILE                 DeepSpeed config (ds_config.json)\n"
+    "  --max-config-bytes N          read configs of up to N bytes (default\n"
+    "                                16777216)\n"
     "  --input-shape, --dump-ir,     as for import\n"
     "  --max-constant-bytes\n"
     "\n"
@@ -73,6 +79,7 @@ const char *kUsage =
     "                                the model and no model is given\n"
     "  --stage N                     ZeRO stage 0-3 (replaces the config's)\n"
     "  --input-shape                 as for import (with MODEL.onnx)\n"
+    "  --max-config-bytes N          as for compile\n"
     "  --schema                      print the table of known keys (Markdown)\n";
 
 int usageError(const std::string &msg) {
@@ -226,6 +233,22 @@ int runImport(int argc, char **argv) {
   return 0;
 }
 
+/// --max-config-bytes: a byte count (as parseBytes) from 1 to 2^40.
+bool parseConfigByteLimit(const char *text, uint64_t &out) {
+  int64_t v = 0;
+  if (!parseBytes(text, v) || v < 1 || v > (int64_t(1) << 40))
+    return false;
+  out = static_cast<uint64_t>(v);
+  return true;
+}
+
+/// An empty config file name: an error of its own (one line, exit 1)
+/// rather than no config.
+int emptyConfigName(const char *what) {
+  return fail(std::string(what) +
+              ": the config file name is empty (give a ds_config.json path)");
+}
+
 bool parseInt(const char *text, int min, int max, int &out) {
   char *end = nullptr;
   long v = std::strtol(text, &end, 10);
@@ -260,7 +283,14 @@ int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
       const char *v = c.value("--config");
       if (!v)
         return usageError("--config needs a file");
+      if (!*v)
+        return emptyConfigName("--config");
       args.configPath = v;
+    } else if (c.is("--max-config-bytes")) {
+      const char *v = c.value("--max-config-bytes");
+      if (!v || !parseConfigByteLimit(v, args.maxConfigBytes))
+        return usageError("--max-config-bytes must be a byte count from 1 to "
+                          "2^40");
     } else if (std::optional<int> rc = parseModelArg(c, model)) {
       return *rc;
     }
@@ -292,7 +322,7 @@ int runConfigCheck(int argc, char **argv) {
   std::string configPath;
   ModelArgs model;
   int microBatch = 0;
-  bool schema = false;
+  bool schema = false, configGiven = false;
   ArgCursor c{argc, argv};
   while (c.next()) {
     if (c.arg == "--schema") {
@@ -311,7 +341,15 @@ int runConfigCheck(int argc, char **argv) {
       if (!v || !parseInt(v, 0, 3, stage))
         return usageError("--stage must be 0, 1, 2 or 3");
       options.stage = stage;
-    } else if (configPath.empty() && !c.arg.empty() && c.arg[0] != '-') {
+    } else if (c.is("--max-config-bytes")) {
+      const char *v = c.value("--max-config-bytes");
+      if (!v || !parseConfigByteLimit(v, options.maxBytes))
+        return usageError("--max-config-bytes must be a byte count from 1 to "
+                          "2^40");
+    } else if (!configGiven && (c.arg.empty() || c.arg[0] != '-')) {
+      if (c.arg.empty())
+        return emptyConfigName("config-check");
+      configGiven = true;
       configPath = c.arg;
     } else if (std::optional<int> rc = parseModelArg(c, model)) {
       return *rc;
@@ -349,8 +387,11 @@ int runConfigCheck(int argc, char **argv) {
   if (!zeroc::checkDsConfig(configPath, options, config, resolved, warnings,
                             error))
     return fail(error);
+  std::string name = zeroc::messagePath(configPath);
+  llvm::errs() << "zeroc: note: " << name << ": resolved with DeepSpeed "
+               << zeroc::kDeepSpeedSemantics << " semantics\n";
   for (const std::string &w : warnings)
-    llvm::errs() << "zeroc: warning: " << configPath << ": " << w << "\n";
+    llvm::errs() << "zeroc: warning: " << name << ": " << w << "\n";
   llvm::outs() << resolved;
   return 0;
 }

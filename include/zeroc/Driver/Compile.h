@@ -2,6 +2,7 @@
 #ifndef ZEROC_DRIVER_COMPILE_H
 #define ZEROC_DRIVER_COMPILE_H
 
+#include "zeroc/Driver/DsConfig.h"
 #include "zeroc/Import/OnnxImporter.h"
 #include "zeroc/Support/TrainConfig.h"
 
@@ -17,6 +18,7 @@ struct CompileArgs {
   std::string model, outDir, configPath, dumpDir;
   std::optional<int> stage; ///< --stage overrides zero_optimization.stage
   int worldSize = 1;
+  uint64_t maxConfigBytes = kDefaultMaxConfigBytes; ///< --max-config-bytes
   OnnxImportOptions import;
   std::string commandLine; ///< for the recompile hint in out/train's errors
   bool verbose = false;

@@ -13,11 +13,23 @@
 
 #include "zeroc/Support/TrainConfig.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace zeroc {
+
+/// The DeepSpeed release whose config semantics zeroc follows.
+constexpr const char *kDeepSpeedSemantics = "0.19.8";
+
+/// The largest config file zeroc reads unless --max-config-bytes raises it
+/// (16 MiB). Deeper nesting than 64 levels is always refused.
+constexpr uint64_t kDefaultMaxConfigBytes = uint64_t(16) << 20;
+
+/// A file name as zeroc's messages print it: control characters and bytes
+/// that are not UTF-8 escaped (\n, \xHH), so that a message is one line.
+std::string messagePath(const std::string &path);
 
 /// Reads a DeepSpeed config (ds_config.json) into `config`: the ZeRO stage,
 /// gradient_clipping, steps_per_print, the optimizer and scheduler blocks,
@@ -25,10 +37,13 @@ namespace zeroc {
 /// csv_monitor, with DeepSpeed's names and defaults; "auto" values are
 /// resolved as the HF Trainer does where zeroc knows the value.
 /// `config.worldSize` must be set. `warnings` gets one line per unknown key
-/// and per key set to a value that has no effect yet (without the
-/// "zeroc: warning: FILE: " prefix). Returns false with `error` ("FILE: KEY
-/// ...") on an unreadable file, bad JSON, a bad value or an unresolvable
-/// "auto"; nothing else is meaningful then.
+/// (the first 20, then one line counting the rest) and per key set to a
+/// value that has no effect yet (without the "zeroc: warning: FILE: "
+/// prefix). Returns false with `error` ("FILE: KEY ...", one line) on an
+/// unreadable file, one that is not a regular file or is larger than
+/// `maxBytes`, bad JSON, nesting deeper than 64 levels, a bad value or an
+/// unresolvable "auto"; nothing else is meaningful then. Echoed keys and
+/// values are cut after 64 bytes and escaped.
 ///
 /// The batch keys are left for resolveBatchSizes: `trainBatchSize` is 0
 /// unless the file gives it (a number), `config.microBatch` is 0 when the
@@ -37,7 +52,8 @@ namespace zeroc {
 /// on the stage uses the file's stage (a later --stage does not re-check).
 bool readDsConfig(const std::string &path, TrainConfig &config,
                   bool &stageGiven, int64_t &trainBatchSize,
-                  std::vector<std::string> &warnings, std::string &error);
+                  std::vector<std::string> &warnings, std::string &error,
+                  uint64_t maxBytes = kDefaultMaxConfigBytes);
 
 /// DeepSpeed's batch-size rule (runtime/config.py): train_batch_size = micro
 /// batch x grad accum x world size, inferring whichever is missing with
@@ -62,6 +78,8 @@ struct ConfigCheckOptions {
   /// How to name modelBatch in messages ("the model's batch dim",
   /// "--micro-batch").
   std::string modelBatchName = "the model's batch dim";
+  /// --max-config-bytes: the largest file read.
+  uint64_t maxBytes = kDefaultMaxConfigBytes;
 };
 
 /// Reads, validates and resolves the config as readDsConfig and

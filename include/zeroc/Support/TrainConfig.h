@@ -16,7 +16,9 @@ struct TrainConfig {
   int64_t microBatch = 0; ///< 0: the model's batch dim
   int64_t gradAccum = 1;
   double gradientClipping = 0.0;
-  int64_t stepsPerPrint = 10;
+  /// steps_per_print; 0 (DeepSpeed's None, its default since 0.15.2): no
+  /// per-step progress line.
+  int64_t stepsPerPrint = 0;
   enum class Optimizer { Adam, SGD } optimizer = Optimizer::Adam;
   bool adamWMode = true;
   bool biasCorrection = true; ///< Adam (FusedAdam's bias_correction)

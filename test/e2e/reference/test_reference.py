@@ -811,11 +811,11 @@ def loss_scaler_minimum_scale_and_class_defaults():
                           "cannot decrease scale anymore. Exiting run."), e
     else:
         raise AssertionError("no error at the minimum loss scale")
-    # fp16 without any of the five dynamic keys: DynamicLossScaler()'s class
-    # defaults (2**32, hysteresis 1) -- DeepSpeed's documented gotcha.
+    # fp16 without any of the dynamic keys: the documented defaults (2**16,
+    # hysteresis 2), as DeepSpeed 0.19.x (older releases: 2**32, hysteresis 1).
     s = T.parse_config({"fp16": {"enabled": True}}, 1, 2).make_loss_scaler()
     assert (s.cur_scale, s.delayed_shift, s.scale_window, s.min_scale) == \
-        (2 ** 32, 1, 1000, 1), vars(s)
+        (2 ** 16, 2, 1000, 1), vars(s)
     s = T.parse_config({"fp16": {"enabled": True, "hysteresis": 2}}, 1,
                        2).make_loss_scaler()
     assert (s.cur_scale, s.delayed_shift) == (2 ** 16, 2), vars(s)
