@@ -775,8 +775,10 @@ def loss_scaler_skips_overflow_steps_like_deepspeed():
                                           [r["skipped"] for r in recs])
     assert err is None
     assert [r["loss_scale"] for r in recs] == [float(u) for u, _, _, _ in rows]
+    # Two stable steps after the overflow at step 3 (DeepSpeed >= 0.17.1)
+    # grow the scale after step 6.
     assert [r["loss_scale"] for r in recs] == \
-        [256.0, 256.0, 256.0, 128.0, 128.0, 256.0], recs
+        [256.0, 256.0, 256.0, 128.0, 128.0, 128.0], recs
     assert logs == [
         "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
         "256, but hysteresis is 2. Reducing hysteresis to 1",
@@ -842,7 +844,7 @@ def cli_scheduler_and_fp16_config():
     want = [lr for lr, _ in ds_schedules.lr_table(sched, 3e-3, 4)]
     assert [r["lr"] for r in recs] == want, (recs, want)
     assert [r["loss_scale"] for r in recs] == \
-        [65536.0, 65536.0, 131072.0, 131072.0], recs
+        [65536.0, 65536.0, 65536.0, 131072.0], recs
     assert all(r["skipped"] is False for r in recs), recs
     assert "scheduler=WarmupDecayLR" in out and "loss_scale 65536" in out, \
         out
