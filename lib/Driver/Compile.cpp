@@ -87,8 +87,9 @@ int64_t modelBatch(ModuleOp module) {
 
 /// Compiles OUT/train.cpp into OUT/train with the system C++ compiler.
 bool compileCxx(const std::string &dir, std::string &error) {
-  std::string src = dir + "/train.cpp", exe = dir + "/train";
-  std::string log = dir + "/compile.log";
+  std::string src = dir + "/" + outfile::kSource,
+              exe = dir + "/" + outfile::kTrain;
+  std::string log = dir + "/" + outfile::kCompileLog;
   std::vector<std::string> argv = {ZEROC_CXX, "-std=c++17", "-O1",
                                    "-I" ZEROC_RUNTIME_INCLUDE_DIR, src, "-o",
                                    exe, ZEROC_RUNTIME_LIBRARY};
@@ -179,14 +180,17 @@ int runCompile(const CompileArgs &args) {
   OwningOpRef<ModuleOp> module = importOnnxModel(context, args.model, args.import, error);
   if (!module)
     return fail(error);
+  const std::string model = messagePath(args.model);
   if (!checkRuntimeContract(*module, error))
-    return fail(args.model + ": " + error);
+    return fail(model + ": " + error);
   if (!resolveBatchSizes(config, trainBatch, modelBatch(*module), error))
-    return fail((args.configPath.empty() ? args.model
+    return fail((args.configPath.empty() ? model
                                          : messagePath(args.configPath)) +
                 ": " + error);
   if (!runPhases(*module, compilePhases(config), args.dumpDir, error))
-    return fail(args.model + ": " + error);
+    return fail(model + ": " + error);
+  if (!checkTrainedParams(*module, error))
+    return fail(model + ": " + error);
 
   EmittedProgram program;
   std::string diag;
@@ -197,7 +201,7 @@ int runCompile(const CompileArgs &args) {
       return success();
     });
     if (failed(emitCpuProgram(*module, config, args.commandLine, program)))
-      return fail(args.model + ": cannot emit code: " + diag);
+      return fail(model + ": cannot emit code: " + diag);
   }
   // The config's warnings once the model and the config were accepted, so
   // that a rejected input gets its one error line alone.
@@ -210,12 +214,12 @@ int runCompile(const CompileArgs &args) {
   if (!output.create(error))
     return fail(error);
   const std::string &tmp = output.path();
-  if (!writeFile(tmp + "/train.cpp", program.source, error) ||
-      !writeFile(tmp + "/model.bin", program.blob, error) ||
-      !writeFile(tmp + "/plan.json", planJson(*module, config), error) ||
+  if (!writeFile(tmp + "/" + outfile::kSource, program.source, error) ||
+      !writeFile(tmp + "/" + outfile::kBlob, program.blob, error) ||
+      !writeFile(tmp + "/" + outfile::kPlan, planJson(*module, config), error) ||
       !compileCxx(tmp, error))
     return fail(error);
-  llvm::sys::fs::remove(tmp + "/compile.log");
+  llvm::sys::fs::remove(tmp + "/" + outfile::kCompileLog);
   if (!output.commit(error))
     return fail(error);
   llvm::outs() << "zeroc: compiled " << shellQuote(args.model) << " -> "

@@ -1,8 +1,10 @@
 //===- OutputDir.cpp - zeroc compile's output folder, replaced as one unit ===//
 #include "zeroc/Driver/OutputDir.h"
 
+#include "zeroc/Driver/DsConfig.h"
+
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
@@ -11,8 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,8 +25,17 @@ namespace zeroc {
 namespace {
 
 constexpr const char *kStagingTag = ".zeroc-tmp-";
+constexpr const char *kOldTag = ".zeroc-old-";
+/// A staging folder of another host is stale after this long.
+constexpr time_t kForeignStaleSeconds = 24 * 3600;
 
-std::string quoted(const std::string &path) { return "'" + path + "'"; }
+std::string quoted(const std::string &path) {
+  return "'" + messagePath(path) + "'";
+}
+
+std::string systemError(const std::string &what, const std::string &path) {
+  return what + " " + quoted(path) + ": " + std::strerror(errno);
+}
 
 /// The entries of directory `dir` (without "." and ".."); false when it
 /// cannot be read.
@@ -39,32 +52,92 @@ bool listDirectory(const std::string &dir, std::vector<std::string> &names) {
   return true;
 }
 
-/// Whether process `pid` still runs (a staging folder it owns is live).
+/// This host's name as it appears in staging folder names: [A-Za-z0-9_].
+const std::string &hostTag() {
+  static const std::string tag = [] {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0 || !*buf)
+      std::snprintf(buf, sizeof buf, "host");
+    std::string s = buf;
+    for (char &c : s)
+      if (!llvm::isAlnum(static_cast<unsigned char>(c)))
+        c = '_';
+    return s.substr(0, 64);
+  }();
+  return tag;
+}
+
+/// Whether process `pid` of this host still runs.
 bool processAlive(long pid) {
   return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
 }
 
-/// The pid in a staging folder's name `prefix<digits>`, or 0.
-long stagingPid(llvm::StringRef name, llvm::StringRef prefix) {
-  if (!name.consume_front(prefix) || name.empty() ||
-      !std::all_of(name.begin(), name.end(),
-                   [](char c) { return c >= '0' && c <= '9'; }) ||
-      name.size() > 9)
-    return 0;
-  return std::strtol(name.str().c_str(), nullptr, 10);
+/// Whether the staging folder `name` (".BASE" + tag + "HOST-PID-XXXXXX")
+/// belongs to a compile that is gone: a dead process of this host, or a
+/// folder of another host older than kForeignStaleSeconds.
+bool isStale(llvm::StringRef name, llvm::StringRef prefix, const struct stat &st) {
+  if (!name.consume_front(prefix))
+    return false;
+  size_t last = name.rfind('-');
+  if (last == llvm::StringRef::npos)
+    return false;
+  llvm::StringRef hostPid = name.take_front(last);
+  size_t dash = hostPid.rfind('-');
+  if (dash == llvm::StringRef::npos)
+    return false;
+  llvm::StringRef host = hostPid.take_front(dash), pidText = hostPid.drop_front(dash + 1);
+  long pid = 0;
+  if (pidText.empty() || pidText.size() > 9 || pidText.getAsInteger(10, pid))
+    return false;
+  if (host == hostTag())
+    return !processAlive(pid);
+  return std::time(nullptr) - st.st_mtime > kForeignStaleSeconds;
 }
 
-/// Swaps two existing paths atomically; ENOSYS/EINVAL where the kernel or
-/// the filesystem cannot.
-int exchangePaths(const std::string &a, const std::string &b) {
-  return ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE);
+int removeEntry(const char *path, const struct stat *, int type, struct FTW *) {
+  if (type == FTW_DP)
+    ::rmdir(path);
+  else
+    ::unlink(path);
+  return 0;
+}
+
+/// A fresh, private directory named PREFIX + "HOST-PID-XXXXXX" in `dir`.
+bool makeUniqueDir(const std::string &dir, const std::string &prefix,
+                   std::string &out, std::string &error) {
+  std::string tmpl = dir + "/" + prefix + hostTag() + "-" +
+                     std::to_string(::getpid()) + "-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) {
+    error = systemError("cannot create a folder in", dir);
+    return false;
+  }
+  out = buf.data();
+  return true;
+}
+
+/// Whether OUT must be replaced file by file: it is a mount point (a rename
+/// onto it fails), or its parent is not writable.
+bool cannotSwap(const std::string &outDir, const std::string &parent) {
+  struct stat out, par;
+  if (::lstat(outDir.c_str(), &out) != 0 || !S_ISDIR(out.st_mode))
+    return false;
+  if (::stat(parent.c_str(), &par) != 0)
+    return false;
+  return out.st_dev != par.st_dev || ::access(parent.c_str(), W_OK) != 0;
 }
 
 } // namespace
 
+void removeTree(const std::string &path) {
+  ::nftw(path.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
 const std::vector<std::string> &outputFileNames() {
-  static const std::vector<std::string> names = {"train", "train.cpp",
-                                                 "model.bin", "plan.json"};
+  static const std::vector<std::string> names = {
+      outfile::kCompileLog, outfile::kBlob, outfile::kPlan, outfile::kSource,
+      outfile::kTrain};
   return names;
 }
 
@@ -81,7 +154,7 @@ StagedOutput::~StagedOutput() {
   if (committed)
     return;
   if (!staging.empty())
-    llvm::sys::fs::remove_directories(staging);
+    removeTree(staging);
   for (auto it = createdParents.rbegin(); it != createdParents.rend(); ++it)
     ::rmdir(it->c_str());
 }
@@ -93,12 +166,12 @@ bool StagedOutput::checkTarget(std::string &error) const {
     return false;
   }
   struct stat st;
-  if (::lstat(outDir.c_str(), &st) != 0)
-    return errno == ENOENT ? true
-                           : (error = "cannot use output directory " +
-                                      quoted(outDir) + ": " +
-                                      std::strerror(errno),
-                              false);
+  if (::lstat(outDir.c_str(), &st) != 0) {
+    if (errno == ENOENT)
+      return true;
+    error = systemError("cannot use output directory", outDir);
+    return false;
+  }
   if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
     error = "output directory " + quoted(outDir) + " is " +
             (S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory") +
@@ -107,14 +180,12 @@ bool StagedOutput::checkTarget(std::string &error) const {
   }
   std::vector<std::string> names;
   if (!listDirectory(outDir, names)) {
-    error = "cannot read output directory " + quoted(outDir) + ": " +
-            std::strerror(errno);
+    error = systemError("cannot read output directory", outDir);
     return false;
   }
   const std::vector<std::string> &ours = outputFileNames();
   for (const std::string &name : names) {
     bool zerocs = std::find(ours.begin(), ours.end(), name) != ours.end() ||
-                  name == "compile.log" ||
                   llvm::StringRef(name).starts_with(kStagingTag);
     if (!zerocs) {
       error = "output directory " + quoted(outDir) + " holds " +
@@ -127,16 +198,22 @@ bool StagedOutput::checkTarget(std::string &error) const {
   return true;
 }
 
-void StagedOutput::removeStale() const {
+/// Removes `dir`'s stale staging folders: real directories (never links)
+/// of this user whose names carry `prefixes`.
+static void removeStaleIn(const std::string &dir,
+                          const std::vector<std::string> &prefixes) {
   std::vector<std::string> names;
-  if (!listDirectory(parent, names))
+  if (!listDirectory(dir, names))
     return;
   for (const std::string &name : names) {
-    for (const char *kind : {".zeroc-tmp-", ".zeroc-old-"}) {
-      long pid = stagingPid(name, "." + base + kind);
-      if (pid && !processAlive(pid))
-        llvm::sys::fs::remove_directories(parent + "/" + name);
-    }
+    std::string path = dir + "/" + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != ::getuid())
+      continue;
+    for (const std::string &prefix : prefixes)
+      if (isStale(name, prefix, st))
+        removeTree(path);
   }
 }
 
@@ -144,62 +221,90 @@ bool StagedOutput::create(std::string &error) {
   // Parent folders that do not exist yet, outermost first, so that a failed
   // compile can remove exactly those.
   std::vector<std::string> missing;
-  for (llvm::StringRef p = parent; !p.empty() && !llvm::sys::fs::exists(p);
+  struct stat st;
+  for (llvm::StringRef p = parent;
+       !p.empty() && ::lstat(p.str().c_str(), &st) != 0;
        p = llvm::sys::path::parent_path(p))
     missing.push_back(p.str());
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
     if (::mkdir(it->c_str(), 0777) != 0 && errno != EEXIST) {
-      error = "cannot create " + quoted(*it) + ": " + std::strerror(errno);
+      error = systemError("cannot create", *it);
       return false;
     }
     createdParents.push_back(*it);
   }
-  removeStale();
-  std::string candidate =
-      parent + "/." + base + kStagingTag + std::to_string(::getpid());
-  llvm::sys::fs::remove_directories(candidate);
-  if (::mkdir(candidate.c_str(), 0777) != 0) {
-    error = "cannot create " + quoted(candidate) + ": " + std::strerror(errno);
-    return false;
+  removeStaleIn(parent, {"." + base + kStagingTag, "." + base + kOldTag});
+  inPlace = cannotSwap(outDir, parent);
+  if (inPlace) {
+    removeStaleIn(outDir, {kStagingTag});
+    return makeUniqueDir(outDir, kStagingTag, staging, error);
   }
-  staging = candidate;
-  return true;
+  return makeUniqueDir(parent, "." + base + kStagingTag, staging, error);
 }
 
 bool StagedOutput::commit(std::string &error) {
   if (!checkTarget(error))
     return false;
+  if (inPlace ? renameFilesIn(error) : swapIn(error)) {
+    committed = true;
+    return true;
+  }
+  return false;
+}
+
+bool StagedOutput::renameFilesIn(std::string &error) {
+  // `train` goes first and comes back last, so that no trainer runs while
+  // the other files change; model.bin's checksum covers the rest.
+  ::unlink((outDir + "/" + outfile::kTrain).c_str());
+  for (const std::string &name : outputFileNames()) {
+    std::string from = staging + "/" + name, to = outDir + "/" + name;
+    if (::access(from.c_str(), F_OK) != 0) {
+      ::unlink(to.c_str());
+      continue;
+    }
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+      error = systemError("cannot move a file into", outDir);
+      return false;
+    }
+  }
+  removeTree(staging);
+  return true;
+}
+
+bool StagedOutput::swapIn(std::string &error) {
   // A new OUT: one rename. An existing one: one atomic exchange, then the
   // old output (now at the staging path) goes.
-  if (::rename(staging.c_str(), outDir.c_str()) == 0) {
-    committed = true;
+  if (::rename(staging.c_str(), outDir.c_str()) == 0)
     return true;
-  }
   if (errno != EEXIST && errno != ENOTEMPTY && errno != EISDIR) {
-    error = "cannot move " + quoted(staging) + " to " + quoted(outDir) + ": " +
-            std::strerror(errno);
+    error = systemError("cannot move the output into", outDir);
     return false;
   }
-  if (exchangePaths(staging, outDir) != 0) {
-    if (errno != ENOSYS && errno != EINVAL) {
-      error = "cannot replace " + quoted(outDir) + ": " + std::strerror(errno);
-      return false;
-    }
-    // No atomic exchange here: move the old output aside first.
-    std::string old =
-        parent + "/." + base + ".zeroc-old-" + std::to_string(::getpid());
-    llvm::sys::fs::remove_directories(old);
-    if (::rename(outDir.c_str(), old.c_str()) != 0 ||
-        ::rename(staging.c_str(), outDir.c_str()) != 0) {
-      error = "cannot replace " + quoted(outDir) + ": " + std::strerror(errno);
-      return false;
-    }
-    llvm::sys::fs::remove_directories(old);
-    committed = true;
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, outDir.c_str(),
+                  RENAME_EXCHANGE) == 0) {
+    removeTree(staging); // the old output; a link is removed, not followed
     return true;
   }
-  committed = true;
-  llvm::sys::fs::remove_directories(staging); // the old output
+  if (errno != ENOSYS && errno != EINVAL) {
+    error = systemError("cannot replace", outDir);
+    return false;
+  }
+  // No atomic exchange on this filesystem (NFS, ...): move the old output
+  // aside, and back if the new one cannot take its place.
+  std::string old;
+  if (!makeUniqueDir(parent, "." + base + kOldTag, old, error))
+    return false;
+  if (::rename(outDir.c_str(), old.c_str()) != 0) {
+    error = systemError("cannot replace", outDir);
+    ::rmdir(old.c_str());
+    return false;
+  }
+  if (::rename(staging.c_str(), outDir.c_str()) != 0) {
+    error = systemError("cannot replace", outDir);
+    ::rename(old.c_str(), outDir.c_str());
+    return false;
+  }
+  removeTree(old);
   return true;
 }
 

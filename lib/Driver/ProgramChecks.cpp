@@ -3,7 +3,7 @@
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Emit/CxxText.h"
-#include "zeroc_rt/names.h"
+#include "zeroc_rt/contract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -109,13 +109,95 @@ bool checkParams(ModuleOp module, std::string &error) {
   return true;
 }
 
+/// The ONNX name in `loc` (NameLoc), or "".
+std::string locName(Location loc) {
+  if (auto name = llvm::dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
+    for (Location l : fused.getLocations())
+      if (std::string n = locName(l); !n.empty())
+        return n;
+  return "";
+}
+
+bool rankTooHigh(Type t) {
+  auto rt = llvm::dyn_cast<RankedTensorType>(t);
+  return rt && rt.getRank() > ZEROC_RT_MAX_RANK;
+}
+
+std::string rankError(const std::string &what, Type t) {
+  return what + " has rank " +
+         std::to_string(llvm::cast<RankedTensorType>(t).getRank()) +
+         "; the trainer's tensors have at most " +
+         std::to_string(ZEROC_RT_MAX_RANK) + " dims";
+}
+
+bool checkRanks(ModuleOp module, func::FuncOp fn, std::string &error) {
+  for (auto p : module.getOps<graph::ParamOp>())
+    if (rankTooHigh(p.getType())) {
+      error = rankError("initializer " + shown(p.getSymName()), p.getType());
+      return false;
+    }
+  if (!fn)
+    return true;
+  for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes()))
+    if (rankTooHigh(t)) {
+      error = rankError("model input " + std::to_string(i), t);
+      return false;
+    }
+  WalkResult r = fn.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (rankTooHigh(t)) {
+        error = rankError("node " + shown(locName(op->getLoc())) + " (" +
+                              op->getName().getStringRef().str() +
+                              ") makes a value that",
+                          t);
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return !r.wasInterrupted();
+}
+
+/// The runtime's dtype of a float element type (F32 for anything else:
+/// only float parameters are trained).
+zeroc_rt_dtype_t runtimeDtype(Type t) {
+  if (t.isF64())
+    return ZEROC_RT_DTYPE_F64;
+  if (t.isF16())
+    return ZEROC_RT_DTYPE_F16;
+  if (t.isBF16())
+    return ZEROC_RT_DTYPE_BF16;
+  return ZEROC_RT_DTYPE_F32;
+}
+
 } // namespace
 
 bool checkRuntimeContract(ModuleOp module, std::string &error) {
   auto fn = module.lookupSymbol<func::FuncOp>("forward");
   if (fn && !checkInputs(fn, error))
     return false;
-  return checkParams(module, error);
+  return checkRanks(module, fn, error) && checkParams(module, error);
+}
+
+bool checkTrainedParams(ModuleOp module, std::string &error) {
+  for (auto p : module.getOps<graph::ParamOp>()) {
+    if (!p.getTrainable())
+      continue;
+    Type elem = p.getType().getElementType();
+    if (zeroc_rt_param_master_ok(runtimeDtype(elem),
+                                 runtimeDtype(p.getMasterElementType())))
+      continue;
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << elem;
+    error = "initializer " + shown(p.getSymName()) + " is " + type +
+            ", which zeroc trains only with an f32 master copy, and this "
+            "compile gives it none; export the model in float32 (zeroc's "
+            "fp16/bf16 config makes the 16-bit copies)";
+    return false;
+  }
+  return true;
 }
 
 } // namespace zeroc

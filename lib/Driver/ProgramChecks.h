@@ -16,11 +16,15 @@
 
 namespace zeroc {
 
-/// Checks the imported module's inputs (each names a data file
+/// Checks the imported module's ranks (at most ZEROC_RT_MAX_RANK), inputs (each names a data file
 /// `<input>.npy`, has a leading batch dim equal to every other input's, and
 /// a dtype .npy holds) and trainable parameters (names are C strings whose
 /// save files are distinct). Returns false with one line in `error`.
 bool checkRuntimeContract(mlir::ModuleOp module, std::string &error);
+
+/// After the pipeline: every trainable parameter has the master copy the
+/// runtime trains it with (zeroc_rt_param_master_ok).
+bool checkTrainedParams(mlir::ModuleOp module, std::string &error);
 
 } // namespace zeroc
 

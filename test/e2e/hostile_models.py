@@ -32,10 +32,11 @@ NON_UTF8 = (b'dPLACEHOLDER', b'd\xff\xfe\x80\x01?\x7f??/\\x')
 
 
 def mlp(input_name, names, x_shape=(2, 3), extra_inputs=(), nodes_before=(),
-        loss_extra=None):
+        loss_extra=None, offset=0.0):
     """loss = sum(tanh(x @ w0) * w1 ...) over chained 3x3 weights."""
     inits = [numpy_helper.from_array(
-        (np.arange(9, dtype=np.float32).reshape(3, 3) / 10 + i / 100), n)
+        (np.arange(9, dtype=np.float32).reshape(3, 3) / 10 + i / 100 +
+         np.float32(offset)), n)
         for i, n in enumerate(names)]
     nodes = list(nodes_before)
     cur = input_name
@@ -102,7 +103,7 @@ def layer_norm_model(epsilon):
     return m
 
 
-def constant_of_shape_model(n):
+def constant_of_shape_model(n, offset=0.0):
     shape = helper.make_node("Constant", [], ["shape"], name="shape",
                              value=helper.make_tensor("v", TensorProto.INT64,
                                                       [1], [n]))
@@ -113,7 +114,7 @@ def constant_of_shape_model(n):
                                name="big_sum")
     add = helper.make_node("Add", ["s", "bs"], ["total"], name="add")
     return mlp("x", ["w"], nodes_before=[shape, cos, big_sum],
-               loss_extra=[add])
+               loss_extra=[add], offset=offset)
 
 
 def main():
@@ -144,6 +145,35 @@ def main():
     save(constant_of_shape_model(10**9), os.path.join(out, "cos-1e9.onnx"))
     save(constant_of_shape_model(2**32), os.path.join(out, "cos-2p32.onnx"))
     save(constant_of_shape_model(1000), os.path.join(out, "cos-1000.onnx"))
+    # The same shapes with other weights: a blob of the same size.
+    save(constant_of_shape_model(1000, offset=0.5),
+         os.path.join(out, "cos-1000-other.onnx"))
+    # A rank-9 parameter (the trainer's tensors have at most 8 dims).
+    w9 = numpy_helper.from_array(np.ones([1] * 9, np.float32), "w9")
+    g = helper.make_graph(
+        [helper.make_node("Mul", ["x9", "w9"], ["y"], name="mul"),
+         helper.make_node("ReduceSum", ["y"], ["loss"], keepdims=0,
+                          name="sum")], "g",
+        [helper.make_tensor_value_info("x9", TensorProto.FLOAT, [2] + [1] * 8)],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])],
+        initializer=[w9])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    save(m, os.path.join(out, "rank9.onnx"))
+    # A float16 initializer in a float32 model.
+    w16 = numpy_helper.from_array(np.ones((3, 3), np.float16), "w16")
+    g = helper.make_graph(
+        [helper.make_node("Cast", ["w16"], ["w32"], to=TensorProto.FLOAT,
+                          name="cast"),
+         helper.make_node("MatMul", ["x", "w32"], ["y"], name="matmul"),
+         helper.make_node("ReduceSum", ["y"], ["loss"], keepdims=0,
+                          name="sum")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("loss", TensorProto.FLOAT, [])],
+        initializer=[w16])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 8
+    save(m, os.path.join(out, "f16-param.onnx"))
 
 
 if __name__ == "__main__":

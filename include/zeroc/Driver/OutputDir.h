@@ -1,12 +1,18 @@
 //===- OutputDir.h - zeroc compile's output folder, replaced as one unit -===//
 //
 // `zeroc compile -o OUT` builds everything in a new sibling folder
-// OUT's-parent/.OUT.zeroc-tmp-PID and, when all of it succeeded, swaps it
+// `.OUT.zeroc-tmp-HOST-PID-XXXXXX` and, when all of it succeeded, swaps it
 // in with one rename (renameat2 RENAME_EXCHANGE where the filesystem has
 // it): a reader sees the old output or the new one, never a mix, and two
 // compiles into one folder leave one of them whole. A failed compile leaves
-// no folder behind, not even an empty OUT. Staging folders of compiles that
-// died are removed by the next compile into the same parent.
+// no folder behind, not even an empty OUT or the parents it created.
+// Staging folders of compiles that died are removed by the next compile
+// into the same parent; nothing is ever removed through a symbolic link.
+//
+// Where OUT cannot be swapped (a mount point, a parent zeroc may not write)
+// the staging folder lives inside OUT and the files are renamed one by
+// one, `train` last; model.bin's checksum then keeps a trainer from running
+// with another build's weights.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ZEROC_DRIVER_OUTPUTDIR_H
@@ -17,7 +23,17 @@
 
 namespace zeroc {
 
-/// The files zeroc writes into OUT; an existing OUT may hold nothing else.
+/// The files zeroc writes into OUT.
+namespace outfile {
+inline constexpr const char *kTrain = "train";
+inline constexpr const char *kSource = "train.cpp";
+inline constexpr const char *kBlob = "model.bin";
+inline constexpr const char *kPlan = "plan.json";
+inline constexpr const char *kCompileLog = "compile.log";
+} // namespace outfile
+
+/// Every name zeroc may leave in OUT, in the order a file-by-file replace
+/// renames them (`train` last); an existing OUT may hold nothing else.
 const std::vector<std::string> &outputFileNames();
 
 class StagedOutput {
@@ -36,15 +52,21 @@ public:
   bool create(std::string &error);
   /// The staging folder's path (valid after create()).
   const std::string &path() const { return staging; }
-  /// Swaps the staging folder in as OUT and removes the old output.
+  /// Puts the staging folder's files in place as OUT.
   bool commit(std::string &error);
 
 private:
-  void removeStale() const;
+  bool swapIn(std::string &error);
+  bool renameFilesIn(std::string &error);
   std::string outDir, parent, base, staging;
   std::vector<std::string> createdParents;
+  bool inPlace = false; ///< staging inside OUT (it cannot be swapped)
   bool committed = false;
 };
+
+/// Removes `path` and everything below it without following symbolic
+/// links (a link is removed, not its target).
+void removeTree(const std::string &path);
 
 } // namespace zeroc
 

@@ -14,11 +14,11 @@
 
 #include "zeroc_rt/checksum.h"
 #include "zeroc_rt/comm.h"
+#include "zeroc_rt/contract.h"
 #include "zeroc_rt/common.h"
 #include "zeroc_rt/dtype.h"
 #include "zeroc_rt/gemm.h"
 #include "zeroc_rt/kernels.h"
-#include "zeroc_rt/names.h"
 #include "zeroc_rt/npy.h"
 #include "zeroc_rt/status.h"
 

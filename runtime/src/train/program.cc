@@ -13,6 +13,7 @@
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
 #include "zeroc_rt/checksum.h"
+#include "zeroc_rt/contract.h"
 
 #include <cctype>
 #include <cerrno>
@@ -75,10 +76,8 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
       return INVALID_PROGRAM("parameter '%s' saves to the same file name as "
                              "another parameter",
                              d.name);
-    const bool wide = d.dtype == ZEROC_RT_DTYPE_F32 || d.dtype == ZEROC_RT_DTYPE_F64;
     const bool half = d.dtype == ZEROC_RT_DTYPE_F16 || d.dtype == ZEROC_RT_DTYPE_BF16;
-    if (!(wide && d.master_dtype == d.dtype) &&
-        !(half && d.master_dtype == ZEROC_RT_DTYPE_F32))
+    if (!zeroc_rt_param_master_ok(d.dtype, d.master_dtype))
       return INVALID_PROGRAM("parameter '%s' has dtype %s with master dtype "
                              "%s; the engine trains f32 and f64 parameters, "
                              "and f16 and bf16 ones with an f32 master",

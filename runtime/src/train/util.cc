@@ -3,7 +3,7 @@
 #include "train/train_internal.h"
 
 #include "status_internal.h"
-#include "zeroc_rt/names.h"
+#include "zeroc_rt/contract.h"
 
 #include <cerrno>
 #include <climits>

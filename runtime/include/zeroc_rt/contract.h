@@ -1,0 +1,55 @@
+//===- zeroc_rt/contract.h - What a program must be to run ------*- C -*-===//
+//
+// Rules the runtime checks in a program's table (validateProgram) that a
+// model can break: zeroc checks the same rules at compile time, through
+// these header-only definitions, so that such a model gets a compile error
+// naming the input or initializer instead of "invalid program (recompile
+// it with this runtime)", which recompiling does not fix.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CONTRACT_H
+#define ZEROC_RT_CONTRACT_H
+
+#include "zeroc_rt/dtype.h"
+#include "zeroc_rt/kernels.h" // ZEROC_RT_MAX_RANK
+
+#include <stddef.h>
+#include <string.h>
+
+/// Whether the engine trains a parameter of `dtype` whose master copy has
+/// `master`: f32 and f64 parameters are their own masters, f16 and bf16
+/// ones need an f32 master.
+static inline int zeroc_rt_param_master_ok(zeroc_rt_dtype_t dtype,
+                                           zeroc_rt_dtype_t master) {
+  if (dtype == ZEROC_RT_DTYPE_F32 || dtype == ZEROC_RT_DTYPE_F64)
+    return master == dtype;
+  if (dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16)
+    return master == ZEROC_RT_DTYPE_F32;
+  return 0;
+}
+
+/// The trainer saves parameter P as `<P with '/' as '_'>.npy` (`_.npy` and
+/// `_..npy` for "." and ".."), so two parameters whose names differ only
+/// there would overwrite each other.
+
+/// Writes the save-file name of parameter `name` (NUL-terminated) into
+/// `out` when it fits in `capacity` bytes, and returns its length (without
+/// the NUL) either way.
+static inline size_t zeroc_rt_param_file_name(const char *name, char *out,
+                                              size_t capacity) {
+  const int dots = strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+  const size_t n = strlen(name);
+  const size_t length = (dots ? 1 : 0) + n + 4;
+  if (out && capacity > length) {
+    size_t k = 0;
+    if (dots)
+      out[k++] = '_';
+    for (size_t i = 0; i < n; ++i)
+      out[k++] = name[i] == '/' ? '_' : name[i];
+    memcpy(out + k, ".npy", 5);
+  }
+  return length;
+}
+
+#endif // ZEROC_RT_CONTRACT_H
