@@ -90,7 +90,7 @@ public:
   bool number_float(ojson::number_float_t v, const std::string &) {
     return put(v);
   }
-  bool string(std::string &v) { return put(std::move(v)); }
+  bool string(std::string &v);
   bool binary(ojson::binary_t &v) { return put(ojson::binary(std::move(v))); }
   bool start_object(std::size_t) { return open(ojson::object()); }
   bool start_array(std::size_t) { return open(ojson::array()); }
@@ -146,7 +146,19 @@ bool DomBuilder::open(ojson v) {
   return true;
 }
 
+bool DomBuilder::string(std::string &v) {
+  // Strings become paths and names in C strings: a NUL would cut them.
+  if (v.find('\0') != std::string::npos)
+    throw ConfigError((keyPath().empty() ? std::string("a value")
+                                         : keyPath()) +
+                      " holds a NUL character (\\u0000), which no path or "
+                      "name may hold");
+  return put(std::move(v));
+}
+
 bool DomBuilder::key(std::string &k) {
+  if (k.find('\0') != std::string::npos)
+    throw ConfigError("a key holds a NUL character (\\u0000): " + echo(k));
   Frame &top = stack.back();
   top.key = k;
   if (!top.keys.insert(k).second)

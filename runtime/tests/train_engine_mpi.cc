@@ -237,8 +237,7 @@ void errorScenarios(CheckCounter &c) {
   {
     ModelConfig wrong = cfg;
     wrong.world = g_world + 1;
-    wrong.recompileHint = "zeroc compile m.onnx --world-size " +
-                          std::to_string(g_world + 1) + " --stage 1";
+    wrong.recompileHint = "zeroc compile m.onnx --stage 1";
     Workspace ws(wrong);
     TestProgram program(wrong, ws.blob);
     RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "2"});
@@ -247,8 +246,8 @@ void errorScenarios(CheckCounter &c) {
                    std::to_string(g_world + 1) + " but was started with " +
                    std::to_string(g_world) + " ranks; run it with mpirun -np " +
                    std::to_string(g_world + 1) +
-                   ", or recompile: zeroc compile m.onnx --world-size " +
-                   std::to_string(g_world) + " --stage 1",
+                   ", or recompile: zeroc compile m.onnx --stage 1 "
+                   "--world-size " + std::to_string(g_world),
                "world-size mismatch");
   }
   {

@@ -419,9 +419,19 @@ int main(int argc, char **argv) {
   if (cmd == "import")
     return runImport(argc - 2, argv + 2);
   if (cmd == "compile") {
+    // The recompile hint: the command line without its --world-size,
+    // which the trainer appends with the world it was started in.
     std::string line = "zeroc";
-    for (int i = 1; i < argc; ++i)
-      line += " " + zeroc::shellQuote(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+      llvm::StringRef arg = argv[i];
+      if (arg == "--world-size" && i + 1 < argc) {
+        ++i;
+        continue;
+      }
+      if (arg.starts_with("--world-size="))
+        continue;
+      line += " " + zeroc::shellQuote(arg);
+    }
     return runCompileCommand(argc - 2, argv + 2, line);
   }
   if (cmd == "config-check")

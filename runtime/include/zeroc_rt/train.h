@@ -226,7 +226,9 @@ typedef struct zeroc_rt_program {
   int32_t steps_per_print;
   zeroc_rt_optimizer_config_t optimizer;
   zeroc_rt_micro_step_fn micro_step;
-  const char *recompile_hint; ///< the zeroc command line that made this program
+  /// The zeroc command line that made this program, shell-quoted on one
+  /// line and without its --world-size (the trainer appends the right one).
+  const char *recompile_hint;
   // ABI version 2:
   zeroc_rt_lr_schedule_t lr_schedule;
   zeroc_rt_loss_scaler_config_t loss_scaler;

@@ -15,12 +15,13 @@
 #include "zeroc_rt/checksum.h"
 #include "zeroc_rt/contract.h"
 
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace zeroc_rt::train {
 namespace {
@@ -190,26 +191,9 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
 
 std::string recompileHint(const zeroc_rt_program_t &program, int worldSize) {
   std::string hint = program.recompile_hint ? program.recompile_hint : "";
-  const std::string flag = "--world-size";
-  size_t pos = 0;
-  while ((pos = hint.find(flag, pos)) != std::string::npos) {
-    size_t start = pos + flag.size();
-    if (start < hint.size() && (hint[start] == ' ' || hint[start] == '=')) {
-      size_t digits = start + 1;
-      while (digits < hint.size() && hint[digits] == ' ')
-        ++digits;
-      size_t end = digits;
-      while (end < hint.size() &&
-             std::isdigit(static_cast<unsigned char>(hint[end])))
-        ++end;
-      if (end > digits) {
-        hint.replace(digits, end - digits, std::to_string(worldSize));
-        return hint;
-      }
-    }
-    pos = start;
-  }
-  return hint;
+  if (hint.empty())
+    return hint;
+  return hint + " --world-size " + std::to_string(worldSize);
 }
 
 zeroc_rt_status_t loadBlob(const zeroc_rt_program_t &program,
@@ -224,7 +208,11 @@ zeroc_rt_status_t loadBlob(const zeroc_rt_program_t &program,
   }
   const char *advice = "; zeroc writes it next to the executable: keep the "
                        "two together (or recompile)";
-  std::FILE *file = std::fopen(path.c_str(), "rb");
+  // Non-blocking, so that a FIFO in its place is an error, not a hang.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  std::FILE *file = fd < 0 ? nullptr : ::fdopen(fd, "rb");
+  if (fd >= 0 && !file)
+    ::close(fd);
   if (!file)
     return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
                           "parameters: cannot open the blob '%s': %s%s",

@@ -125,8 +125,8 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t parseArgs(int argc, char **argv,
 ZEROC_RT_MUST_USE zeroc_rt_status_t
 validateProgram(const zeroc_rt_program_t *program);
 
-/// `recompile_hint` with the value of its --world-size flag replaced by
-/// `worldSize` (the hint unchanged if it has no such flag).
+/// `recompile_hint` (zeroc's command line without its --world-size) with
+/// `--world-size worldSize` appended; "" without a hint.
 std::string recompileHint(const zeroc_rt_program_t &program, int worldSize);
 
 /// Reads the blob file (relative paths resolve against the executable's
