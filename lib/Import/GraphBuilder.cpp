@@ -212,18 +212,17 @@ Entry &GraphBuilder::lookup(const std::string &name) {
   return values[name] = e;
 }
 
-void GraphBuilder::chargeConstant(const std::string &name,
-                                  RankedTensorType type) {
-  int64_t width = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+void GraphBuilder::chargeConstant(const std::string &name, int64_t elements,
+                                  int64_t width) {
   int64_t bytes = 0, total = 0;
-  if (__builtin_mul_overflow(type.getNumElements(), width, &bytes) ||
+  if (__builtin_mul_overflow(elements, width, &bytes) ||
       __builtin_add_overflow(constantBytes, bytes, &total) ||
       total > maxConstantBytes)
     throw ImportError(
-        "constant '" + name + "' (" + std::to_string(type.getNumElements()) +
+        "constant '" + name + "' (" + std::to_string(elements) +
         " elements of " + std::to_string(width) + " bytes) would take the "
-        "constant data zeroc writes into model.bin past its limit of " +
-        std::to_string(maxConstantBytes) +
+        "constant data zeroc holds and writes into model.bin past its limit "
+        "of " + std::to_string(maxConstantBytes) +
         " bytes; --max-constant-bytes raises it");
   constantBytes = total;
 }
@@ -232,7 +231,10 @@ Value GraphBuilder::materialize(Entry &e, Location loc,
                                 const std::string &name) {
   if (e.value)
     return e.value;
-  chargeConstant(name, e.type);
+  // Constants folded on the host were counted when they were made.
+  if (!e.constant)
+    chargeConstant(name, e.type.getNumElements(),
+                   std::max<int64_t>(1, e.type.getElementTypeBitWidth() / 8));
   DenseElementsAttr attr = e.attr ? e.attr : e.constant->toAttr(e.type);
   e.value = b.create<graph::ConstantOp>(loc, attr);
   return e.value;

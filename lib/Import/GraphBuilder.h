@@ -52,6 +52,11 @@ public:
                           const std::string &name);
   /// The most bytes of constant data the model may put into model.bin.
   void setMaxConstantBytes(int64_t bytes) { maxConstantBytes = bytes; }
+  /// Counts a constant of `elements` x `width` bytes against that limit:
+  /// every tensor folded on the host when it is made (as the 8-byte values
+  /// zeroc holds), every other constant when it becomes IR.
+  void chargeConstant(const std::string &name, int64_t elements,
+                      int64_t width);
 
   mlir::MLIRContext &getContext() { return ctx; }
   mlir::OpBuilder &builder() { return b; }
@@ -87,8 +92,6 @@ private:
   std::string lastDiagnostic;
   int64_t opset = 17;
   bool allowNoLoss;
-  /// Counts every constant materialized into the IR against the limit.
-  void chargeConstant(const std::string &name, mlir::RankedTensorType type);
   int64_t maxConstantBytes = INT64_MAX;
   int64_t constantBytes = 0;
   mlir::Block *entryBlock = nullptr;

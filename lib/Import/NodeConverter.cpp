@@ -163,6 +163,7 @@ void NodeConverter::setOutput(int i, HostTensor h) {
     return;
   Entry e;
   e.type = gb.tensorType(h.dims, h.dtype);
+  gb.chargeConstant(node.output(i), h.numElements(), 8);
   e.constant = std::make_shared<HostTensor>(std::move(h));
   gb.valueTable()[node.output(i)] = e;
 }

@@ -145,6 +145,14 @@ def main():
     save(constant_of_shape_model(10**9), os.path.join(out, "cos-1e9.onnx"))
     save(constant_of_shape_model(2**32), os.path.join(out, "cos-2p32.onnx"))
     save(constant_of_shape_model(1000), os.path.join(out, "cos-1000.onnx"))
+    # 200 unused host-folded constants of 4M elements: 6.4 GB if all kept.
+    shape = helper.make_node("Constant", [], ["shape"], name="shape",
+                             value=helper.make_tensor("v", TensorProto.INT64,
+                                                      [1], [4194304]))
+    fills = [helper.make_node("ConstantOfShape", ["shape"], [f"c{i}"],
+                              name=f"fill{i}") for i in range(200)]
+    save(mlp("x", ["w"], nodes_before=[shape] + fills),
+         os.path.join(out, "many-folds.onnx"))
     # The same shapes with other weights: a blob of the same size.
     save(constant_of_shape_model(1000, offset=0.5),
          os.path.join(out, "cos-1000-other.onnx"))

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -409,6 +410,9 @@ int runConfigCheck(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   std::set_new_handler(outOfMemory);
+  // LLVM's own allocations (SmallVector growth, safe_malloc) report here.
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *, bool) { outOfMemory(); });
   if (argc < 2)
     return usageError("no command given");
   std::string cmd = argv[1];
