@@ -361,7 +361,7 @@ std::vector<Field> makeTopLevel() {
           .atLeast(1)
           .atMost(kInt32Max)
           .withNote("None (absent or null): no per-step line, as DeepSpeed "
-                    "≥ 0.15.2; out/train still ends with one"),
+                    "≥ 0.15.2 (out/train prints only its header line)"),
       F::number("gradient_clipping", 0.0)
           .atLeast(0)
           .autoValue()

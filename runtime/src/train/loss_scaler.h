@@ -55,8 +55,9 @@ void zeroc_rt_loss_scaler_init(zeroc_rt_loss_scaler_state_t *state,
 ///  - last_overflow_iter = cur_iter.
 /// On a clean step: with consecutive_hysteresis, cur_hysteresis =
 /// delayed_shift, logging "Consecutive hysteresis is enabled. Restoring
-/// hysteresis to H"; if (cur_iter - last_overflow_iter) % scale_window == 0
-/// the scale is multiplied by the factor (and, without consecutive
+/// hysteresis to H"; if stable = cur_iter - last_overflow_iter - 1 is a
+/// positive multiple of scale_window (DeepSpeed >= 0.17.1) the scale is
+/// multiplied by the factor (and, without consecutive
 /// hysteresis, cur_hysteresis = delayed_shift). cur_iter += 1 on every call
 /// that does not fail. Scales are printed as DeepSpeed does, int(scale).
 /// The log line (without newline, "" when none) is written to `log_line`

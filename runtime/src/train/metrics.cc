@@ -65,10 +65,11 @@ zeroc_rt_status_t JsonlLog::write(const StepRecord &r) {
     return nullptr;
   double perSecond = r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds
                                    : std::nan("");
-  const std::string norm =
-      r.skipped ? std::string("Infinity")
-                : jsonNumber(std::isfinite(r.gradNorm) ? r.gradNorm : -1.0,
-                             "%.17g");
+  // Python's json reads Infinity as float inf.
+  const std::string norm = std::isinf(r.gradNorm)
+                               ? std::string(r.gradNorm > 0 ? "Infinity"
+                                                            : "-Infinity")
+                               : jsonNumber(r.gradNorm, "%.17g");
   std::string line = format(
       "{\"step\": %lld, \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, "
       "\"loss_scale\": %s, \"skipped\": %s, "
@@ -113,9 +114,7 @@ std::string headerLine(const zeroc_rt_program_t &p, int64_t psi,
 std::string consoleLine(const StepRecord &r) {
   double perSecond =
       r.seconds > 0 ? static_cast<double>(r.samples) / r.seconds : 0.0;
-  const double norm = r.skipped ? std::numeric_limits<double>::infinity()
-                    : std::isfinite(r.gradNorm) ? r.gradNorm
-                                                : -1.0;
+  const double norm = r.gradNorm;
   return format("step %lld/%lld | loss %.6f | lr %.3e | loss_scale %.6g | "
                 "grad_norm %.4f | %.1f ms | %.0f samples/s%s",
                 static_cast<long long>(r.step), static_cast<long long>(r.steps),

@@ -21,8 +21,10 @@
 #include <climits>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <vector>
 
 namespace zeroc_rt::train {
 namespace {
@@ -79,7 +81,7 @@ uint64_t npyBytes(const ParamState &p, uint64_t block) {
 } // namespace
 
 zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
-                                  int rank) {
+                                  int rank, SaveSpace &space) {
   const std::string rankDir = dir + "/rank" + std::to_string(rank);
   if (zeroc_rt_status_t status = makeDirectories(rankDir))
     return ZEROC_RT_TRAIN_WRAP(status, "--save-params: ",
@@ -138,6 +140,13 @@ zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
     for (const ParamState &p : st.params)
       need += 2 * paramFileName(p.desc->name).size() + 160;
   const uint64_t avail = static_cast<uint64_t>(fs.f_bavail) * block;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  space.fsKey = static_cast<int64_t>(
+      (std::hash<std::string>()(host) * 1000003u) ^
+      static_cast<uint64_t>(fs.f_fsid)) | 1; // never 0
+  space.need = static_cast<int64_t>(std::min<uint64_t>(need, INT64_MAX));
+  space.avail = static_cast<int64_t>(std::min<uint64_t>(avail, INT64_MAX));
   if (need > avail)
     return ZEROC_RT_ERROR(
         ZEROC_RT_IO_ERROR,
@@ -148,6 +157,46 @@ zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
         static_cast<double>(avail) / (1 << 20),
         static_cast<unsigned long long>(need),
         static_cast<double>(need) / (1 << 20));
+  return nullptr;
+}
+
+zeroc_rt_status_t checkSaveSpace(zeroc_rt_comm_t *comm, const SaveSpace &mine,
+                                 const std::string &dir, bool *commFailed) {
+  *commFailed = false;
+  const int world = zeroc_rt_comm_size(comm);
+  const int64_t send[3] = {mine.fsKey, mine.need, mine.avail};
+  std::vector<int64_t> all(static_cast<size_t>(world) * 3);
+  if (zeroc_rt_status_t status = zeroc_rt_comm_all_gather(
+          comm, send, all.data(), 3, ZEROC_RT_DTYPE_I64)) {
+    *commFailed = true;
+    return ZEROC_RT_TRAIN_WRAP(status, "--save-params: checking free space: ");
+  }
+  // Every rank decides from the same table, so all agree.
+  for (int r = 0; r < world; ++r) {
+    const int64_t key = all[3 * r];
+    if (!key)
+      continue;
+    int64_t need = 0, avail = INT64_MAX, ranks = 0;
+    bool first = true;
+    for (int q = 0; q < world; ++q) {
+      if (all[3 * q] != key)
+        continue;
+      first = first && q >= r;
+      need = need > INT64_MAX - all[3 * q + 1] ? INT64_MAX : need + all[3 * q + 1];
+      avail = std::min(avail, all[3 * q + 2]);
+      ++ranks;
+    }
+    if (first && need > avail)
+      return ZEROC_RT_ERROR(
+          ZEROC_RT_IO_ERROR,
+          "--save-params: the %lld ranks that save into '%s' on one file "
+          "system need %lld bytes (%.1f MiB) together but it has %lld bytes "
+          "(%.1f MiB) free; free some space or pass another --save-params DIR",
+          static_cast<long long>(ranks), dir.c_str(),
+          static_cast<long long>(need), static_cast<double>(need) / (1 << 20),
+          static_cast<long long>(avail),
+          static_cast<double>(avail) / (1 << 20));
+  }
   return nullptr;
 }
 

@@ -315,9 +315,25 @@ std::string consoleLine(const StepRecord &record);
 /// the file system's NAME_MAX and PATH_MAX, and that the file system has
 /// room for the bytes the save will write. Messages start with
 /// "--save-params".
+/// What a rank's save needs of its file system, for checkSaveSpace.
+struct SaveSpace {
+  int64_t fsKey = 0; ///< identifies (host, file system); 0: unknown
+  int64_t need = 0;  ///< bytes this rank writes
+  int64_t avail = 0; ///< bytes free there
+};
 ZEROC_RT_MUST_USE zeroc_rt_status_t checkSaveTarget(const ZeroState &state,
                                                     const std::string &dir,
-                                                    int rank);
+                                                    int rank, SaveSpace &space);
+
+/// Collective, after every rank's checkSaveTarget succeeded: the ranks that
+/// save to one file system on one host must fit in its free space together
+/// (the usual mpirun -np W on one machine writes W rank folders to one
+/// disk). Every rank gets the same verdict. *commFailed is set when the
+/// all-gather itself failed.
+ZEROC_RT_MUST_USE zeroc_rt_status_t checkSaveSpace(zeroc_rt_comm_t *comm,
+                                                   const SaveSpace &mine,
+                                                   const std::string &dir,
+                                                   bool *commFailed);
 
 //===----------------------------------------------------------------------===//
 // Optimizer hyperparameters of a step (optimizer_step.cc)

@@ -146,7 +146,7 @@ std::string worldSizeMessage(const zeroc_rt_program_t &program, int world) {
 
 /// Per-process setup; errors may be local to this rank.
 zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
-                        CsvMonitor &csv, const Args &args) {
+                        CsvMonitor &csv, const Args &args, SaveSpace &space) {
   const zeroc_rt_program_t &program = *engine.program;
   ZEROC_RT_RETURN_IF_ERROR(data.load(program, args.data));
   ZEROC_RT_RETURN_IF_ERROR(loadBlob(program, engine.blob));
@@ -155,7 +155,7 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
                                           engine.state));
   if (!args.saveParams.empty())
     ZEROC_RT_RETURN_IF_ERROR(
-        checkSaveTarget(engine.state, args.saveParams, engine.rank));
+        checkSaveTarget(engine.state, args.saveParams, engine.rank, space));
   ZEROC_RT_RETURN_IF_ERROR(engine.arena.allocate(
       static_cast<size_t>(program.arena_bytes), "the micro-step arena"));
   zeroc_rt_loss_scaler_init(&engine.scaler, &program.loss_scaler);
@@ -216,9 +216,21 @@ int train(Session &session, const Args &args,
   Dataset data;
   JsonlLog log;
   CsvMonitor csv;
-  if (session.agree(setUp(engine, data, log, csv, args),
+  SaveSpace space;
+  if (session.agree(setUp(engine, data, log, csv, args, space),
                     "while loading the data and parameters"))
     return 1;
+  if (!args.saveParams.empty() && session.world > 1) {
+    bool commFailed = false;
+    zeroc_rt_status_t status =
+        checkSaveSpace(session.comm, space, args.saveParams, &commFailed);
+    if (commFailed) {
+      session.desynced = true;
+      return session.fail(status);
+    }
+    if (status)
+      return session.fail(status); // every rank has the same verdict
+  }
 
   const bool console = session.rank == 0 && !args.quiet;
   if (console) {
@@ -331,9 +343,12 @@ int train(Session &session, const Args &args,
     record.steps = args.steps;
     record.loss = loss;
     record.lr = outcome.lr;
-    record.gradNorm = outcome.skipped ? outcome.gradNorm
-                      : std::isfinite(outcome.gradNorm) ? outcome.gradNorm
-                                                        : -1.0;
+    // The one place the logged norm is decided: inf for a skipped step (as
+    // optimizerStep reports it, DeepSpeed 0.19's), -1 for a non-finite norm
+    // of a step that was taken.
+    record.gradNorm = outcome.skipped || std::isfinite(outcome.gradNorm)
+                          ? outcome.gradNorm
+                          : -1.0;
     record.lossScale = outcome.lossScale;
     record.skipped = outcome.skipped;
     record.seconds =
