@@ -160,6 +160,11 @@ int runCompile(const CompileArgs &args) {
   std::string error;
   if (!output.checkTarget(error))
     return fail(error);
+  if (!args.dumpDir.empty() && pathWithin(args.dumpDir, args.outDir))
+    return fail("--dump-ir '" + messagePath(args.dumpDir) +
+                "' lies inside the output directory '" +
+                messagePath(args.outDir) +
+                "', which zeroc replaces as a whole; dump the IR elsewhere");
   TrainConfig config;
   config.worldSize = args.worldSize;
   bool stageGiven = false;

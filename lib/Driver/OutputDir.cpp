@@ -4,7 +4,9 @@
 #include "zeroc/Driver/DsConfig.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
@@ -114,6 +116,10 @@ bool makeUniqueDir(const std::string &dir, const std::string &prefix,
     return false;
   }
   out = buf.data();
+  // mkdtemp makes 0700; the output folder gets the usual 0777 & ~umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(out.c_str(), 0777 & ~mask);
   return true;
 }
 
@@ -128,7 +134,37 @@ bool cannotSwap(const std::string &outDir, const std::string &parent) {
   return out.st_dev != par.st_dev || ::access(parent.c_str(), W_OK) != 0;
 }
 
+/// `path` made absolute, through symbolic links as far as it exists.
+std::string resolvedPath(const std::string &path) {
+  llvm::SmallString<256> p(path);
+  llvm::sys::fs::make_absolute(p);
+  llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+  // Resolve the longest existing prefix, keep the rest as written.
+  llvm::SmallString<256> head(p), real;
+  std::string tail;
+  while (!head.empty() && llvm::sys::fs::real_path(head, real)) {
+    llvm::StringRef name = llvm::sys::path::filename(head);
+    tail = "/" + name.str() + tail;
+    llvm::StringRef parentPath = llvm::sys::path::parent_path(head);
+    if (parentPath == head)
+      break;
+    head = parentPath;
+  }
+  if (head.empty())
+    return p.str().str();
+  return real.str().str() + tail;
+}
+
 } // namespace
+
+bool pathWithin(const std::string &inner, const std::string &outer) {
+  std::string in = resolvedPath(inner), out = resolvedPath(outer);
+  while (out.size() > 1 && out.back() == '/')
+    out.pop_back();
+  return in == out || (in.size() > out.size() &&
+                       in.compare(0, out.size(), out) == 0 &&
+                       (out == "/" || in[out.size()] == '/'));
+}
 
 void removeTree(const std::string &path) {
   ::nftw(path.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
@@ -163,6 +199,13 @@ bool StagedOutput::checkTarget(std::string &error) const {
   if (base.empty() || base == "." || base == ".." || outDir == "/") {
     error = "cannot use " + quoted(outDir) +
             " as the output directory: give a folder of its own (-o DIR)";
+    return false;
+  }
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof cwd) && pathWithin(cwd, outDir)) {
+    error = "output directory " + quoted(outDir) +
+            " holds the current directory; zeroc replaces the whole folder: "
+            "give another -o";
     return false;
   }
   struct stat st;

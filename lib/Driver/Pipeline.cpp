@@ -1,6 +1,8 @@
 //===- Pipeline.cpp - zeroc's phases and IR dumps -------------------------===//
 #include "zeroc/Driver/Pipeline.h"
 
+#include "zeroc/Driver/DsConfig.h"
+
 #include "zeroc/Passes/Passes.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -11,6 +13,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include <cstdio>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -90,18 +93,29 @@ bool runPhases(ModuleOp module, const std::vector<Phase> &phases,
 
 bool writeFileAtomically(const std::string &path, const std::string &text,
                          std::string &error) {
+  // The rename below replaces whatever is at `path`: refuse to replace a
+  // device, a FIFO, a directory or a symbolic link with a regular file.
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    error = "cannot write '" + messagePath(path) + "': it is " +
+            (S_ISLNK(st.st_mode)   ? "a symbolic link"
+             : S_ISDIR(st.st_mode) ? "a directory"
+                                   : "not a regular file") +
+            ", which zeroc would replace; give a regular file's path";
+    return false;
+  }
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(tmp, ec);
     if (ec) {
-      error = "cannot write '" + path + "': " + ec.message();
+      error = "cannot write '" + messagePath(path) + "': " + ec.message();
       return false;
     }
     os << text;
     os.close();
     if (os.has_error()) {
-      error = "cannot write '" + path + "': " + os.error().message();
+      error = "cannot write '" + messagePath(path) + "': " + os.error().message();
       os.clear_error();
       llvm::sys::fs::remove(tmp);
       return false;
@@ -109,7 +123,7 @@ bool writeFileAtomically(const std::string &path, const std::string &text,
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);
-    error = "cannot write '" + path + "': " + ec.message();
+    error = "cannot write '" + messagePath(path) + "': " + ec.message();
     return false;
   }
   return true;

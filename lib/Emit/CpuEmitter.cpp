@@ -30,6 +30,8 @@ namespace zeroc {
 namespace {
 
 constexpr int64_t kAlign = 64;
+/// Ops per generated function of the micro-step.
+constexpr int kOpsPerChunk = 200;
 
 int64_t alignUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
@@ -215,18 +217,18 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
   };
   std::string r = op->getNumResults() ? var(op->getResult(0)) : "";
   if (auto rep = llvm::dyn_cast<zero::ParamReplicaOp>(op)) {
-    line("char *" + r + " = (char *)zeroc_rt_engine_param_replica(e, " +
+    line(r + " = (char *)zeroc_rt_engine_param_replica(e, " +
          paramOf(rep.getParamAttr()) + ");");
     return success();
   }
   if (auto sh = llvm::dyn_cast<zero::ParamShardOp>(op)) {
-    line("char *" + r + " = (char *)zeroc_rt_engine_param_shard(e, " +
+    line(r + " = (char *)zeroc_rt_engine_param_shard(e, " +
          paramOf(sh.getParamAttr()) + ");");
     return success();
   }
   if (auto view = llvm::dyn_cast<zero::ViewOp>(op)) {
     int64_t bytes = view.getOffset() * zero::elementBytes(view.getType().getElementType());
-    line("char *" + r + " = " + var(view.getBuffer()) + " + " +
+    line(r + " = " + var(view.getBuffer()) + " + " +
          std::to_string(bytes) + ";");
     return success();
   }
@@ -304,7 +306,7 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
     int64_t off = blobConstant(op, c.getValue());
     if (off < 0)
       return failure();
-    line("char *" + r + " = blob + " + std::to_string(off) + ";");
+    line(r + " = blob + " + std::to_string(off) + ";");
     return success();
   }
   if (auto ld = llvm::dyn_cast<graph::LoadParamOp>(op)) {
@@ -312,12 +314,12 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
     int64_t off = blobConstant(op, p.getInitialValue());
     if (off < 0)
       return failure();
-    line("char *" + r + " = blob + " + std::to_string(off) + "; // " +
+    line(r + " = blob + " + std::to_string(off) + "; // " +
          cxxStringLiteral(ld.getParam()));
     return success();
   }
   if (auto rs = llvm::dyn_cast<graph::ReshapeOp>(op)) {
-    line("char *" + r + " = " + var(rs.getInput()) + ";");
+    line(r + " = " + var(rs.getInput()) + ";");
     return success();
   }
   if (auto ug = llvm::dyn_cast<graph::UnaryGradOp>(op)) {
@@ -480,11 +482,11 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
 LogicalResult Emitter::emitOp(Operation *op) {
   // Name results; arena-backed ones get their pointer here.
   for (Value r : op->getResults()) {
-    std::string n = "v" + std::to_string(nextVar++);
+    std::string n = "V[" + std::to_string(nextVar++) + "]";
     names[r] = n;
     auto it = arenaOffset.find(r);
     if (it != arenaOffset.end())
-      line("char *" + n + " = A + " + std::to_string(it->second) + ";");
+      line(n + " = A + " + std::to_string(it->second) + ";");
     if (!shapeOf(r.getType()) || !dtypeName(shapeOf(r.getType())->elem))
       return op->emitOpError("produces a type the CPU target does not support: ")
              << r.getType();
@@ -504,24 +506,34 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     return failure();
   Block &block = fn.getBody().front();
   for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
-    names[arg] = "in" + std::to_string(i);
-    line(llvm::formatv("char *in{0} = (char *)inputs[{0}];", i));
+    names[arg] = "((char *)inputs[" + std::to_string(i) + "])";
     if (!shapeOf(arg.getType()) || !dtypeName(shapeOf(arg.getType())->elem))
       return fn.emitOpError("input ") << i << " has a type the CPU target does not support";
   }
+  // The micro-step is printed as functions of kOpsPerChunk ops each: the C++
+  // compiler's optimizer is superlinear in the size of one function, and a
+  // model of 20,000 small parameters made one function take minutes.
+  std::vector<std::string> chunks;
+  int opsInChunk = 0;
   for (Operation &op : block.without_terminator()) {
     if (failed(emitOp(&op)))
       return failure();
     if (op.hasAttr(zero::kForwardEndAttr)) // set by zero-partition
       line("zeroc_rt_engine_mark_backward(e);");
+    if (++opsInChunk == kOpsPerChunk) {
+      chunks.push_back(std::move(body));
+      body.clear();
+      opsInChunk = 0;
+    }
   }
+  if (!body.empty())
+    chunks.push_back(std::move(body));
+  body.clear();
   auto ret = llvm::cast<func::ReturnOp>(block.getTerminator());
   Value loss = ret.getOperand(0);
   Type lossElem = llvm::cast<RankedTensorType>(loss.getType()).getElementType();
   if (!lossElem.isF32() && !lossElem.isF64())
     return fn.emitOpError("the loss must be f32 or f64 on the CPU target");
-  line(llvm::formatv("*loss = (double)*({0} *){1};",
-                     lossElem.isF32() ? "float" : "double", var(loss)));
 
   int64_t stage = module->getAttrOfType<IntegerAttr>("zero.stage").getInt();
   int64_t world = module->getAttrOfType<IntegerAttr>("zero.world_size").getInt();
@@ -544,14 +556,21 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  return t;\n}\n\n"
      << "// The temporary lives until the end of the full expression (the call).\n"
      << "inline const zeroc_rt_tensor_t *P(const zeroc_rt_tensor_t &t) { return &t; }\n\n"
+     << "// Every value's pointer: into the arena, the blob, the inputs or the\n"
+     << "// engine's parameter buffers.\n"
+     << "char *V[" << std::max(1, nextVar) << "];\n\n"
      << "const zeroc_rt_param_desc_t kParams[] = {\n";
+  // Initial values lead the blob, in parameter order (collectParams).
+  int64_t offset = 0;
   for (auto [i, p] : llvm::enumerate(params)) {
     auto t = p.getType();
     os << "    {" << cxxStringLiteral(p.getSymName()) << ", " << dtypeName(t.getElementType())
        << ", " << t.getRank() << ", " << dimsInit(t.getShape()) << ", "
-       << t.getNumElements() << ", " << 0 << ", "
+       << t.getNumElements() << ", " << offset << ", "
        << dtypeName(p.getMasterElementType()) << ", "
        << dtypeName(gradAccumulatorType(p, config)) << "},\n";
+    offset = alignUp(offset + t.getNumElements() *
+                                  zero::elementBytes(t.getElementType()));
   }
   if (params.empty())
     os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0, ZEROC_RT_DTYPE_F32, "
@@ -564,32 +583,31 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     os << "    {" << cxxStringLiteral(name) << ", " << dtypeName(t.getElementType()) << ", "
        << t.getRank() << ", " << dimsInit(t.getShape()) << "},\n";
   }
-  os << "};\n\n"
-     << "zeroc_rt_status_t microStep(zeroc_rt_engine_t *e, const void *const *inputs,\n"
+  os << "};\n\n";
+  for (auto [i, chunk] : llvm::enumerate(chunks))
+    os << "__attribute__((noinline)) zeroc_rt_status_t\n"
+       << "part" << i << "(zeroc_rt_engine_t *e, const void *const *inputs, "
+       << "char *A, char *blob,\n      zeroc_rt_comm_t *comm) {\n"
+       << "  (void)e; (void)inputs; (void)A; (void)blob; (void)comm;\n"
+       << chunk << "  return nullptr;\n}\n\n";
+  os << "zeroc_rt_status_t microStep(zeroc_rt_engine_t *e, const void *const *inputs,\n"
      << "                            double *loss) {\n"
      << "  char *A = (char *)zeroc_rt_engine_arena(e);\n"
      << "  char *blob = (char *)zeroc_rt_engine_blob(e);\n"
-     << "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n"
-     << "  (void)A; (void)blob; (void)comm;\n"
-     << body << "  return nullptr;\n}\n\n} // namespace\n\n";
-  // The blob offsets of the parameters, known once all constants are placed.
-  os << "int main(int argc, char **argv) {\n"
-     << "  static zeroc_rt_param_desc_t params[" << std::max<size_t>(1, params.size())
-     << "];\n";
-  int64_t offset = 0;
-  for (auto [i, p] : llvm::enumerate(params)) {
-    os << "  params[" << i << "] = kParams[" << i << "];\n"
-       << "  params[" << i << "].blob_offset = " << offset << ";\n";
-    offset = alignUp(offset + p.getType().getNumElements() *
-                                  zero::elementBytes(p.getType().getElementType()));
-  }
+     << "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n";
+  for (size_t i = 0; i < chunks.size(); ++i)
+    os << "  ZRT_TRY(part" << i << "(e, inputs, A, blob, comm));\n";
+  os << llvm::formatv("  *loss = (double)*({0} *){1};\n",
+                      lossElem.isF32() ? "float" : "double", var(loss))
+     << "  return nullptr;\n}\n\n} // namespace\n\n";
+  os << "int main(int argc, char **argv) {\n";
   bool adam = config.optimizer == TrainConfig::Optimizer::Adam;
   os << "  static zeroc_rt_program_t program{};\n"
      << "  program.abi_version = ZEROC_RT_PROGRAM_ABI_VERSION;\n"
      << "  program.stage = " << stage << ";\n"
      << "  program.world_size = " << world << ";\n"
      << "  program.num_params = " << params.size() << ";\n"
-     << "  program.params = params;\n"
+     << "  program.params = kParams;\n"
      << "  program.num_inputs = " << block.getNumArguments() << ";\n"
      << "  program.inputs = kInputs;\n"
      << "  program.blob_file = \"model.bin\";\n"

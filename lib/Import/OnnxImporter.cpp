@@ -2,6 +2,8 @@
 #include "zeroc/Import/OnnxImporter.h"
 
 #include "GraphBuilder.h"
+
+#include "zeroc/Support/MessageText.h"
 #include "OnnxModelLoader.h"
 
 namespace zeroc {
@@ -21,10 +23,8 @@ importOnnxModel(mlir::MLIRContext &context, const std::string &path,
   } catch (const std::exception &e) {
     error = path + ": " + e.what();
   }
-  // One line, always.
-  for (char &ch : error)
-    if (ch == '\n' || ch == '\r')
-      ch = ' ';
+  // One line, always: names from the model may hold any bytes.
+  error = messageText(error, std::string::npos);
   return nullptr;
 }
 

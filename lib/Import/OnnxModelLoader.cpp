@@ -61,11 +61,24 @@ void checkOpset(const onnx::ModelProto &model) {
 
 /// The first line of an ONNX exception, with shape inference's
 /// "(op_type:Op, node name: n): [XError] msg" rewritten as "node 'n' (Op): msg".
-std::string onnxMessage(const std::exception &e) {
+std::string onnxMessage(const std::exception &e,
+                        const std::vector<std::string> &nodeNames) {
   std::string msg = e.what();
   size_t nl = msg.find('\n');
   if (nl != std::string::npos)
     msg = msg.substr(0, nl);
+  // The checker's "Node (#<index>) ...": the real name, quoted.
+  for (size_t at = msg.find("(#"); at != std::string::npos;
+       at = msg.find("(#", at + 1)) {
+    size_t close = msg.find(')', at);
+    std::string digits = close == std::string::npos ? "" : msg.substr(at + 2, close - at - 2);
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    size_t index = std::stoul(digits);
+    if (index < nodeNames.size())
+      msg.replace(at, close - at + 1, "('" + nodeNames[index] + "')");
+  }
   const std::string opTag = "(op_type:", nameTag = ", node name: ";
   size_t a = msg.find(opTag), b = msg.find(nameTag, a == std::string::npos ? 0 : a);
   size_t c = msg.find("): ", b == std::string::npos ? 0 : b);
@@ -73,6 +86,13 @@ std::string onnxMessage(const std::exception &e) {
       c != std::string::npos && a < b && b < c) {
     std::string op = msg.substr(a + opTag.size(), b - a - opTag.size());
     std::string name = msg.substr(b + nameTag.size(), c - b - nameTag.size());
+    // ONNX saw the placeholder "#<index>" (see loadModel).
+    if (name.size() > 1 && name[0] == '#' &&
+        name.find_first_not_of("0123456789", 1) == std::string::npos) {
+      size_t index = std::stoul(name.substr(1));
+      if (index < nodeNames.size())
+        name = nodeNames[index];
+    }
     std::string rest = msg.substr(c + 3);
     if (!rest.empty() && rest[0] == '[') {
       size_t close = rest.find("] ");
@@ -110,10 +130,22 @@ loadModel(const std::string &path,
   checkInitializers(graph);
   bindInputShapes(graph, inputShapes);
   checkNodes(model);
+  // ONNX's messages name nodes raw and are cut at their first newline; a
+  // node name may hold any bytes, so ONNX sees "#<index>" instead and the
+  // message gets the real name back.
+  std::vector<std::string> nodeNames;
+  for (auto &node : *graph.mutable_node()) {
+    nodeNames.push_back(node.name());
+    node.set_name("#" + std::to_string(nodeNames.size() - 1));
+  }
+  auto restoreNames = [&] {
+    for (int i = 0; i < graph.node_size(); ++i)
+      graph.mutable_node(i)->set_name(nodeNames[static_cast<size_t>(i)]);
+  };
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
-    throw ImportError("onnx checker: " + onnxMessage(e));
+    throw ImportError("onnx checker: " + onnxMessage(e, nodeNames));
   }
   try {
     onnx::ShapeInferenceOptions options{/*check_type=*/true,
@@ -122,8 +154,9 @@ loadModel(const std::string &path,
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
                                        options);
   } catch (const std::exception &e) {
-    throw ImportError(onnxMessage(e));
+    throw ImportError(onnxMessage(e, nodeNames));
   }
+  restoreNames();
   return model;
 }
 

@@ -938,9 +938,10 @@ def gen_layernorm_negative_epsilon():
                   [f32("g", [1, 1, 1])])
 
 
-@case("reject:" + node_ref("bad name", "Reshape"))
+@case("reject:" + node_ref("bad\\nname", "Reshape"))
 def gen_node_name_with_newline():
-    # The one-line guarantee must survive a newline inside a node name.
+    # The one-line guarantee must survive a newline inside a node name,
+    # which the error shows escaped.
     return simple([helper.make_node("Reshape", ["X", "shape"], ["r"], name="bad\nname")],
                   [i64("shape", [4, 2])])
 

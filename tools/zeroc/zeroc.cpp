@@ -397,7 +397,6 @@ int runConfigCheck(int argc, char **argv) {
   return 0;
 }
 
-} // namespace
 
 /// An allocation the machine cannot serve ends the compile with one line
 /// (the output is staged, so nothing that looks valid is left behind).
@@ -408,11 +407,7 @@ int runConfigCheck(int argc, char **argv) {
   std::_Exit(1);
 }
 
-int main(int argc, char **argv) {
-  std::set_new_handler(outOfMemory);
-  // LLVM's own allocations (SmallVector growth, safe_malloc) report here.
-  llvm::install_bad_alloc_error_handler(
-      [](void *, const char *, bool) { outOfMemory(); });
+int dispatch(int argc, char **argv) {
   if (argc < 2)
     return usageError("no command given");
   std::string cmd = argv[1];
@@ -441,4 +436,25 @@ int main(int argc, char **argv) {
   if (cmd == "config-check")
     return runConfigCheck(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::set_new_handler(outOfMemory);
+  // LLVM's own allocations (SmallVector growth, safe_malloc) report here.
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *, bool) { outOfMemory(); });
+  int rc = dispatch(argc, argv);
+  // A stdout that cannot be written (a full disk, a closed pipe) is one
+  // error line, not LLVM's fatal "IO failure on output stream".
+  llvm::outs().flush();
+  if (llvm::outs().has_error()) {
+    std::error_code ec = llvm::outs().error();
+    llvm::outs().clear_error();
+    llvm::errs() << "zeroc: error: cannot write to standard output: "
+                 << ec.message() << "\n";
+    return 1;
+  }
+  return rc;
 }

@@ -64,6 +64,10 @@ private:
   bool committed = false;
 };
 
+/// Whether `inner` is `outer` or lies below it (both resolved through the
+/// symbolic links that exist).
+bool pathWithin(const std::string &inner, const std::string &outer);
+
 /// Removes `path` and everything below it without following symbolic
 /// links (a link is removed, not its target).
 void removeTree(const std::string &path);
