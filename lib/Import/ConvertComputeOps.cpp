@@ -19,6 +19,25 @@ namespace {
 
 using TP = onnx::TensorProto;
 
+/// An integer fold's operand or result: host folding computes in doubles,
+/// which hold every integer up to 2^53 exactly; beyond that (or outside
+/// the dtype) a fold would be silently wrong, so it is an error.
+double exactInt(double v, int32_t dtype) {
+  constexpr double kExact = 9007199254740992.0; // 2^53
+  double lo = -kExact, hi = kExact;
+  if (dtype == TP::INT32)
+    lo = -2147483648.0, hi = 2147483647.0;
+  else if (dtype == TP::INT8)
+    lo = -128.0, hi = 127.0;
+  if (!(v >= lo && v <= hi))
+    throw ImportError("integer constant arithmetic leaves the range zeroc "
+                      "folds exactly (" +
+                      std::string(dtype == TP::INT64 ? "|x| <= 2^53"
+                                                     : "the dtype's range") +
+                      "); the exporter's shape arithmetic overflowed");
+  return v;
+}
+
 double binaryFold(const std::string &op, double a, double b, bool isInt) {
   if (op == "Add") return a + b;
   if (op == "Sub") return a - b;
@@ -56,7 +75,12 @@ bool convertBinary(NodeConverter &c) {
     bool isInt = !a.isFloat();
     c.setOutput(0, foldElementwise({&a, &b}, {out->begin(), out->end()}, a.dtype,
                                    [&](const double *v) {
-                                     return binaryFold(op, v[0], v[1], isInt);
+                                     if (!isInt)
+                                       return binaryFold(op, v[0], v[1], false);
+                                     return exactInt(
+                                         binaryFold(op, exactInt(v[0], a.dtype),
+                                                    exactInt(v[1], a.dtype), true),
+                                         a.dtype);
                                    }));
     return true;
   }
@@ -92,8 +116,13 @@ bool convertUnary(NodeConverter &c) {
   if (c.isConst(0) && (c.input(0).constant->isFloat() || c.node.op_type() == "Neg")) {
     const HostTensor &in = *c.input(0).constant;
     auto fn = it->second.fn;
+    const bool isInt = !in.isFloat();
+    const int32_t dtype = in.dtype;
     c.setOutput(0, foldElementwise({&in}, in.dims, in.dtype,
-                                   [fn](const double *v) { return fn(v[0]); }));
+                                   [=](const double *v) {
+                                     return isInt ? exactInt(fn(exactInt(v[0], dtype)), dtype)
+                                                  : fn(v[0]);
+                                   }));
     return true;
   }
   if (!llvm::isa<FloatType>(c.type(0).getElementType()))

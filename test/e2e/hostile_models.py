@@ -153,6 +153,19 @@ def main():
                               name=f"fill{i}") for i in range(200)]
     save(mlp("x", ["w"], nodes_before=[shape] + fills),
          os.path.join(out, "many-folds.onnx"))
+    # int64 shape arithmetic that overflows (numpy would wrap; zeroc folds
+    # in doubles, exact only up to 2^53).
+    a = numpy_helper.from_array(np.array([2 ** 63 - 1], np.int64), "a")
+    b = numpy_helper.from_array(np.array([1], np.int64), "b")
+    ovf = [helper.make_node("Add", ["a", "b"], ["ab"], name="overflow"),
+           helper.make_node("Cast", ["ab"], ["abf"], to=TensorProto.FLOAT,
+                            name="cast_ab"),
+           helper.make_node("ReduceSum", ["abf"], ["abs"], keepdims=0,
+                            name="ab_sum"),
+           helper.make_node("Add", ["s", "abs"], ["sab"], name="add_ab")]
+    m = mlp("x", ["w"], loss_extra=ovf)
+    m.graph.initializer.extend([a, b])
+    save(m, os.path.join(out, "int-overflow.onnx"))
     # The same shapes with other weights: a blob of the same size.
     save(constant_of_shape_model(1000, offset=0.5),
          os.path.join(out, "cos-1000-other.onnx"))
