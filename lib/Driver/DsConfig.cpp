@@ -524,6 +524,20 @@ void Reader::validate(const ojson &in) {
           "zero_optimization.offload_optimizer.device \"cpu\" (DeepSpeed keeps "
           "fp16 master weights only with DeepSpeedCPUAdam)");
   }
+  // The optimizer step multiplies the gradients by 1 / scale.
+  if (out["fp16"]["enabled"].get<bool>())
+    for (const char *key : {"loss_scale", "min_loss_scale"}) {
+      const ojson &v = out["fp16"][key];
+      const double scale = v.get<double>();
+      if (scale > 0 && !std::isfinite(1.0 / scale))
+        throw ConfigError(std::string("fp16.") + key + " " + show(v) +
+                          " is too small: the gradients are unscaled by "
+                          "1 / scale, which is not finite; give a larger "
+                          "scale" +
+                          (std::string(key) == "loss_scale"
+                               ? " (0: dynamic)"
+                               : ""));
+    }
   const ojson &sched = out["scheduler"];
   if (sched.is_object()) {
     std::string type = sched["type"].get<std::string>();
@@ -581,6 +595,16 @@ void Reader::resolveRest() {
              " has no betas (DeepSpeed turns it off too)");
         p["cycle_momentum"] = false;
       }
+      // The cycled momentum is Adam's beta1 at every step.
+      if (p["cycle_momentum"].get<bool>())
+        for (const char *key : {"cycle_min_mom", "cycle_max_mom"})
+          if (!(p[key].get<double>() < 1.0))
+            throw ConfigError(
+                std::string("scheduler.params.") + key + " " + show(p[key]) +
+                " is outside [0, 1): with cycle_momentum OneCycle sets it as " +
+                out["optimizer"]["type"].get<std::string>() +
+                "'s beta1; give a value in [0, 1) or set cycle_momentum "
+                "false");
     }
   }
 

@@ -920,9 +920,43 @@ TEST_F(TrainErrors, OneCycleMomentumOutsideAdamsRange) {
   cfg.schedule.decay_mom_rate = 0.1; // 0.95 * (1 + 0.1 * k / 2) >= 1 at k = 2
   Workspace ws(cfg);
   TestProgram program(cfg, ws.blob);
-  expectError(runTrain(program.get(), basicArgs(ws, 6)),
-              "train: error: step 5: the OneCycle schedule gives momentum "
-              "(Adam's beta1) 1.045 after 4 scheduler steps, outside [0, 1)");
+  // Found in setup, for every step of the run, before the first one.
+  const std::string bad = "the OneCycle schedule gives momentum (Adam's "
+                          "beta1) 1.045 after 4 scheduler steps, outside "
+                          "[0, 1); fix the schedule or run fewer steps";
+  for (const char *steps : {"6", "5", "999999999999999999"}) {
+    RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", steps});
+    expectError(r, std::string("train: error: --steps ") + steps +
+                       ": optimizer step 5 would fail: " + bad);
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_EQ(runTrain(program.get(), basicArgs(ws, 4)).rc, 0);
+
+  // The red-team case: good through the cycle (10 steps), bad once the
+  // decay lifts the momentum to 0.9 * (1 + 1 * 1).
+  cfg.schedule = oneCycle();
+  cfg.schedule.cycle_first_step_size = 5;
+  cfg.schedule.cycle_second_step_size = 5;
+  cfg.schedule.cycle_max_mom = 0.9;
+  cfg.schedule.decay_step_size = 1;
+  cfg.schedule.decay_mom_rate = 1.0;
+  TestProgram decay(cfg, ws.blob);
+  expectError(runTrain(decay.get(), basicArgs(ws, 50)),
+              "train: error: --steps 50: optimizer step 12 would fail: the "
+              "OneCycle schedule gives momentum (Adam's beta1) 1.8 after 11 "
+              "scheduler steps, outside [0, 1)");
+  EXPECT_EQ(runTrain(decay.get(), basicArgs(ws, 11)).rc, 0);
+
+  // A schedule whose lr overflows to inf late in a long run.
+  cfg.schedule = {};
+  cfg.schedule.type = ZEROC_RT_LR_RANGE_TEST;
+  cfg.schedule.range_min_lr = 1;
+  cfg.schedule.range_step_size = 1;
+  cfg.schedule.range_step_rate = 1e305;
+  TestProgram range(cfg, ws.blob);
+  expectError(runTrain(range.get(), basicArgs(ws, 5000)),
+              "train: error: --steps 5000: optimizer step 1799 would fail: the "
+              "LRRangeTest schedule gives lr inf after 1798 scheduler steps");
 }
 
 TEST_F(TrainErrors, MicroStepFailure) {
@@ -973,9 +1007,14 @@ TEST_F(TrainErrors, BadArguments) {
       {{"--data"}, "--data needs a value"},
       {{"--data", ws.dataDir, "--steps"}, "--steps needs a value"},
       {{"--data", ws.dataDir, "--steps", "x3"},
-       "--steps must be a non-negative integer, got 'x3'"},
+       "--steps must be a non-negative integer of at most 999999999999999999, "
+       "got 'x3'"},
       {{"--data", ws.dataDir, "--steps", "-1"},
-       "--steps must be a non-negative integer, got '-1'"},
+       "--steps must be a non-negative integer of at most 999999999999999999, "
+       "got '-1'"},
+      {{"--data", ws.dataDir, "--steps", "9223372036854775807"},
+       "--steps must be a non-negative integer of at most 999999999999999999, "
+       "got '9223372036854775807'"},
       {{"--data", ws.dataDir, "--steps", "1", "--bogus"},
        "unknown argument '--bogus'"},
       {{"--data", ws.dataDir, "--steps", "1", "extra"},
@@ -984,8 +1023,8 @@ TEST_F(TrainErrors, BadArguments) {
        "--quiet takes no value"},
       {{"--data=", "--steps", "1"}, "--data needs a non-empty value"},
       {{"--data", ws.dataDir, "--steps", "1", "--max-skipped-steps", "-2"},
-       "--max-skipped-steps must be a non-negative integer (0: no limit), got "
-       "'-2'"},
+       "--max-skipped-steps must be a non-negative integer of at most "
+       "999999999999999999 (0: no limit), got '-2'"},
   };
   for (const Case &c : cases) {
     RunResult r = runTrain(program.get(), c.args);

@@ -1,7 +1,7 @@
 //===- train_schedule_test.cc - The engine's pure schedule pieces -*- C++ -*-===//
 //
 // Spot checks of zeroc_rt_lr_at, the loss-scaler state machine, Python float
-// formatting and the csv_monitor directory, independent of Python (the full
+// formatting, JSON strings and the csv_monitor directory, independent of Python (the full
 // tables against DeepSpeed's formulas are lr_schedule_table and
 // loss_scaler_table).
 //
@@ -10,6 +10,7 @@
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
 #include "train/monitor.h"
+#include "train/train_internal.h"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 using zeroc_rt::train::csvDirectory;
+using zeroc_rt::train::jsonString;
 using zeroc_rt::train::pyFloat;
 
 namespace {
@@ -277,6 +279,28 @@ TEST(CsvMonitor, DirectoryIsOutputPathJoinedWithJobName) {
   m.csv_output_path = "";
   m.csv_job_name = "";
   EXPECT_EQ(csvDirectory(m), "DeepSpeedJobName");
+}
+
+// params.json and the JSONL log stay valid JSON whatever bytes a name holds:
+// valid UTF-8 passes through, each other byte becomes \u00XX.
+TEST(JsonString, EscapesControlCharactersAndInvalidUtf8) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"fc1.weight", "\"fc1.weight\""},
+      {"a\"b\\c", "\"a\\\"b\\\\c\""},
+      {"\n\r\t\x01\x1f\x7f", "\"\\n\\r\\t\\u0001\\u001f\x7f\""},
+      {"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", // é € U+1F600
+       "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\""},
+      {"w\xff", "\"w\\u00ff\""},
+      {"\xc3", "\"\\u00c3\""},                 // truncated sequence
+      {"\xc3(", "\"\\u00c3(\""},               // bad continuation
+      {"\xc0\xaf", "\"\\u00c0\\u00af\""},      // overlong '/'
+      {"\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\""}, // a surrogate
+      {"\xf4\x90\x80\x80", "\"\\u00f4\\u0090\\u0080\\u0080\""}, // > U+10FFFF
+      {"\x80\xc3\xa9", "\"\\u0080\xc3\xa9\""},
+      {std::string("a\0b", 3), "\"a\\u0000b\""},
+  };
+  for (const auto &[text, want] : cases)
+    EXPECT_EQ(jsonString(text), want);
 }
 
 } // namespace

@@ -29,6 +29,9 @@ const char *baseName(const char *path) {
   return slash && slash[1] ? slash + 1 : path;
 }
 
+/// The largest --steps / --max-skipped-steps: 18 decimal digits.
+constexpr int64_t kMaxSteps = 999999999999999999;
+
 bool parseSteps(const std::string &text, int64_t &out) {
   if (text.empty() || text.size() > 18)
     return false;
@@ -95,14 +98,15 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
       haveData = true;
     } else if (flag == "--steps") {
       if (!parseSteps(value, args.steps))
-        return fail(format("--steps must be a non-negative integer, got '%s'",
-                           value.c_str()));
+        return fail(format("--steps must be a non-negative integer of at most "
+                           "%lld, got '%s'",
+                           static_cast<long long>(kMaxSteps), value.c_str()));
       haveSteps = true;
     } else if (flag == "--max-skipped-steps") {
       if (!parseSteps(value, args.maxSkippedSteps))
         return fail(format("--max-skipped-steps must be a non-negative integer "
-                           "(0: no limit), got '%s'",
-                           value.c_str()));
+                           "of at most %lld (0: no limit), got '%s'",
+                           static_cast<long long>(kMaxSteps), value.c_str()));
     } else if (flag == "--log-jsonl") {
       args.logJsonl = value;
     } else {

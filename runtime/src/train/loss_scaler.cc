@@ -142,13 +142,22 @@ zeroc_rt_status_t checkLossScaler(const zeroc_rt_loss_scaler_config_t &c) {
                           "loss scaler: static_scale %g must be finite and "
                           ">= 0 (0: dynamic)",
                           c.static_scale);
-  if (c.static_scale > 0)
+  // The optimizer step unscales the gradients by 1 / scale.
+  auto invertible = [](double scale) {
+    return std::isfinite(scale) && scale > 0 && std::isfinite(1.0 / scale);
+  };
+  if (c.static_scale > 0) {
+    if (!invertible(c.static_scale))
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "loss scaler: static_scale %g is so small that "
+                            "1 / static_scale is not finite",
+                            c.static_scale);
     return nullptr;
-  if (!std::isfinite(c.initial_scale) || c.initial_scale <= 0 ||
-      !std::isfinite(c.min_scale) || c.min_scale <= 0)
+  }
+  if (!invertible(c.initial_scale) || !invertible(c.min_scale))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "loss scaler: initial_scale %g and min_scale %g "
-                          "must be finite and > 0",
+                          "must be finite and > 0, with a finite reciprocal",
                           c.initial_scale, c.min_scale);
   if (c.scale_window < 1 || c.hysteresis < 1)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,

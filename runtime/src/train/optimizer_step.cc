@@ -45,6 +45,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace zeroc_rt::train {
 namespace {
@@ -222,6 +223,60 @@ StepHyper hyperAt(const zeroc_rt_program_t &program, int64_t t) {
     h.beta2 = ZEROC_RT_ONE_CYCLE_BETA2;
   }
   return h;
+}
+
+zeroc_rt_status_t checkSchedule(const zeroc_rt_program_t &program,
+                                int64_t steps) {
+  if (steps <= 0)
+    return nullptr;
+  // Between consecutive breakpoints of a schedule (warmup end, the end of
+  // its decay, OneCycle's peak and cycle end) the lr and the momentum move
+  // one way, so checking the breakpoints and the last step, then bisecting a
+  // good-to-bad stretch, finds the first bad step of 0..steps-1 (a step
+  // skipped for overflow leaves the count behind: never past steps-1).
+  const zeroc_rt_lr_schedule_t &s = program.lr_schedule;
+  const int64_t last = steps - 1;
+  std::vector<int64_t> points = {0, 1, 2, last};
+  auto around = [&](int64_t t) {
+    for (int64_t d = -1; d <= 2; ++d)
+      if (t > INT64_MIN + 1 && t < INT64_MAX - 2)
+        points.push_back(t + d);
+  };
+  around(std::max<int64_t>(2, s.warmup_num_steps));
+  around(s.total_num_steps);
+  around(s.cycle_first_step_size);
+  if (s.cycle_first_step_size <= INT64_MAX - s.cycle_second_step_size)
+    around(s.cycle_first_step_size + s.cycle_second_step_size);
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  auto bad = [&](int64_t t) { return checkHyper(program, hyperAt(program, t), t); };
+  int64_t good = -1; // the last candidate checked and found good
+  for (int64_t t : points) {
+    if (t < 0 || t > last)
+      continue;
+    zeroc_rt_status_t status = bad(t);
+    if (!status) {
+      good = t;
+      continue;
+    }
+    // The first bad step after `good`: the stretch between is monotone.
+    for (int64_t lo = good, hi = t; hi - lo > 1;) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (zeroc_rt_status_t m = bad(mid)) {
+        zeroc_rt_status_free(status);
+        status = m;
+        hi = t = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    return ZEROC_RT_TRAIN_WRAP(
+        status,
+        format("--steps %lld: optimizer step %lld would fail: ",
+               static_cast<long long>(steps), static_cast<long long>(t + 1)),
+        "; fix the schedule or run fewer steps");
+  }
+  return nullptr;
 }
 
 zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine, StepOutcome &out,

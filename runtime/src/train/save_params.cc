@@ -22,6 +22,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
+#include <initializer_list>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include <vector>
@@ -78,6 +80,20 @@ uint64_t npyBytes(const ParamState &p, uint64_t block) {
   return block ? (bytes + block - 1) / block * block : bytes;
 }
 
+/// An error when `path` exists and is not a regular file (a directory
+/// there makes the final rename fail, after all the steps).
+zeroc_rt_status_t checkTargetFile(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode))
+    return nullptr;
+  return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
+                        "--save-params: '%s' is %s, where the save writes a "
+                        "file; remove it or pass another --save-params DIR",
+                        path.c_str(),
+                        S_ISDIR(info.st_mode) ? "a directory"
+                                              : "not a regular file");
+}
+
 } // namespace
 
 zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
@@ -127,7 +143,11 @@ zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
           "--save-params DIR",
           shortened(p.desc->name).c_str(), rankDir.c_str(),
           shortened(file).c_str(), rankDir.size() + 1 + longest, pathMax);
+    ZEROC_RT_RETURN_IF_ERROR(checkTargetFile(rankDir + "/" + file));
   }
+  if (rank == 0)
+    for (const char *name : {"/params.json", "/params.json.tmp"})
+      ZEROC_RT_RETURN_IF_ERROR(checkTargetFile(dir + name));
 
   struct statvfs fs;
   if (::statvfs(rankDir.c_str(), &fs) != 0)

@@ -349,6 +349,13 @@ struct StepHyper {
 };
 StepHyper hyperAt(const zeroc_rt_program_t &program, int64_t t);
 
+/// In setup: the error the optimizer step would give at the first of
+/// optimizer steps 1..`steps` whose scheduled hyperparameters are invalid
+/// (a non-finite lr, a cycled beta1 outside [0, 1)), naming the step; NULL
+/// when all are valid.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+checkSchedule(const zeroc_rt_program_t &program, int64_t steps);
+
 } // namespace zeroc_rt::train
 
 /// The engine handed to the generated micro-step.

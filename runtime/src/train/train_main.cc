@@ -16,14 +16,16 @@
 //  - a NaN/inf step loss is seen identically by every rank (without loss
 //    scaling; with it, as in DeepSpeed, only an overflow in the gradients
 //    matters: it skips the step);
-//  - invalid scheduled hyperparameters and a loss scale that cannot decrease
-//    any more are seen identically by every rank;
+//  - invalid scheduled hyperparameters (checked for every step in setup, and
+//    again at each step) and a loss scale that cannot decrease any more are
+//    seen identically by every rank;
 //  - so are skipped steps (the overflow flag is all-reduced): the run fails
 //    on every rank after --max-skipped-steps consecutive skipped steps, or at
 //    the end when every step was skipped;
 //  - --save-params is checked in setup (the directory can be created and
-//    written, every file name fits the file system, there is room), so that
-//    a save that cannot succeed fails before the first step.
+//    written, every file name fits the file system and is free or a regular
+//    file, there is room), so that a save that cannot succeed fails before
+//    the first step.
 //
 // Console (rank 0, not with --quiet): the header line; the loss scaler's log
 // lines as DeepSpeed prints them ("[deepspeed] OVERFLOW! ...", for a static
@@ -55,8 +57,10 @@
 #include "train/monitor.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <initializer_list>
 #include <limits>
@@ -148,6 +152,7 @@ std::string worldSizeMessage(const zeroc_rt_program_t &program, int world) {
 zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
                         CsvMonitor &csv, const Args &args, SaveSpace &space) {
   const zeroc_rt_program_t &program = *engine.program;
+  ZEROC_RT_RETURN_IF_ERROR(checkSchedule(program, args.steps));
   ZEROC_RT_RETURN_IF_ERROR(data.load(program, args.data));
   ZEROC_RT_RETURN_IF_ERROR(loadBlob(program, engine.blob));
   ZEROC_RT_RETURN_IF_ERROR(buildZeroState(program, engine.blob.bytes(),
@@ -164,6 +169,28 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
   if (engine.rank == 0)
     ZEROC_RT_RETURN_IF_ERROR(csv.open(program));
   return nullptr;
+}
+
+/// The errno of the first failed flush of the console output, or 0.
+int consoleErrno = 0;
+
+/// Flushes stdout, remembering why the first failed flush failed.
+void flushConsole() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 && consoleErrno == 0)
+    consoleErrno = errno ? errno : EIO;
+}
+
+/// An error when this process's console output could not all be written
+/// (stdout on a full disk, a closed pipe with SIGPIPE ignored).
+zeroc_rt_status_t checkStdout() {
+  flushConsole();
+  if (!consoleErrno && !std::ferror(stdout))
+    return nullptr;
+  return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
+                        "writing the console output to stdout failed%s%s",
+                        consoleErrno ? ": " : "",
+                        consoleErrno ? std::strerror(consoleErrno) : "");
 }
 
 double msSince(Clock::time_point start) {
@@ -235,7 +262,7 @@ int train(Session &session, const Args &args,
   const bool console = session.rank == 0 && !args.quiet;
   if (console) {
     std::printf("%s\n", headerLine(program, engine.state.psi, data.samples()).c_str());
-    std::fflush(stdout);
+    flushConsole();
   }
 
   const int world = session.world, gas = program.grad_accum;
@@ -268,7 +295,7 @@ int train(Session &session, const Args &args,
       if (a + 1 < gas) {
         if (console && wallClock && !microError) {
           std::printf("%s\n", wallClockLine(micro, true).c_str());
-          std::fflush(stdout);
+          flushConsole();
         }
       } else {
         lastMicro = micro;
@@ -335,7 +362,7 @@ int train(Session &session, const Args &args,
     }
     if (console && !outcome.scalerLog.empty()) {
       std::printf("%s\n", outcome.scalerLog.c_str());
-      std::fflush(stdout);
+      flushConsole();
     }
 
     StepRecord record;
@@ -367,12 +394,12 @@ int train(Session &session, const Args &args,
                                  hyperAt(program, engine.optimizerSteps))
                       .c_str(),
                   consoleLine(record).c_str());
-      std::fflush(stdout);
+      flushConsole();
     }
     if (console && wallClock) {
       std::printf("%s\n%s\n", wallClockLine(lastMicro, true).c_str(),
                   wallClockLine(engine.times, false).c_str());
-      std::fflush(stdout);
+      flushConsole();
     }
 
     // Every rank sees the same skips (the overflow flag is all-reduced).
@@ -420,13 +447,15 @@ int train(Session &session, const Args &args,
     else
       finalError = status;
   }
-  for (zeroc_rt_status_t closed : {log.close(), csv.close()}) {
+  for (zeroc_rt_status_t closed : {log.close(), csv.close(), checkStdout()}) {
     if (finalError)
       zeroc_rt_status_free(closed);
     else
       finalError = closed;
   }
-  return session.agree(finalError, "while saving the parameters or the log");
+  return session.agree(finalError,
+                       "while saving the parameters, the log or the console "
+                       "output");
 }
 
 int run(Session &session, const Args &args, zeroc_rt_status_t argsStatus,
@@ -458,6 +487,8 @@ extern "C" int zeroc_rt_train_main(int argc, char **argv,
   }
   if (!argsStatus && args.help) {
     std::printf("%s\n", usageText(argc > 0 && argv ? argv[0] : nullptr).c_str());
+    if (zeroc_rt_status_t status = checkStdout())
+      return Session().fail(status);
     return 0;
   }
 

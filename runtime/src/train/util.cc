@@ -103,9 +103,46 @@ int64_t elementCount(int32_t rank, const int64_t *dims) {
   return n;
 }
 
+namespace {
+
+/// The length of the well-formed UTF-8 sequence at text[i] (no overlong
+/// forms, surrogates or code points past U+10FFFF), or 0.
+size_t utf8Length(const std::string &text, size_t i) {
+  auto byte = [&](size_t k) {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+  };
+  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) {
+    return byte(k) >= lo && byte(k) <= hi;
+  };
+  const unsigned c = byte(0);
+  if (c < 0x80)
+    return 1;
+  if (c >= 0xc2 && c <= 0xdf)
+    return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+} // namespace
+
 std::string jsonString(const std::string &text) {
   std::string out = "\"";
-  for (unsigned char c : text) {
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const size_t n = utf8Length(text, i);
+    if (n > 1) { // valid UTF-8 passes through
+      out.append(text, i, n);
+      i += n;
+      continue;
+    }
+    ++i;
     switch (c) {
     case '"':
       out += "\\\"";
@@ -123,7 +160,9 @@ std::string jsonString(const std::string &text) {
       out += "\\t";
       break;
     default:
-      if (c < 0x20)
+      // Control characters, and each byte that is not valid UTF-8, as
+      // \u00XX (so the file stays valid JSON; see docs/Training.md).
+      if (c < 0x20 || n == 0)
         out += format("\\u%04x", c);
       else
         out += static_cast<char>(c);
