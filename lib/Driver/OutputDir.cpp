@@ -155,6 +155,25 @@ std::string resolvedPath(const std::string &path) {
   return real.str().str() + tail;
 }
 
+/// Removes `dir`'s stale staging folders: real directories (never links)
+/// of this user whose names carry `prefixes`.
+void removeStaleIn(const std::string &dir,
+                          const std::vector<std::string> &prefixes) {
+  std::vector<std::string> names;
+  if (!listDirectory(dir, names))
+    return;
+  for (const std::string &name : names) {
+    std::string path = dir + "/" + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != ::getuid())
+      continue;
+    for (const std::string &prefix : prefixes)
+      if (isStale(name, prefix, st))
+        removeTree(path);
+  }
+}
+
 } // namespace
 
 bool pathWithin(const std::string &inner, const std::string &outer) {
@@ -239,25 +258,6 @@ bool StagedOutput::checkTarget(std::string &error) const {
     }
   }
   return true;
-}
-
-/// Removes `dir`'s stale staging folders: real directories (never links)
-/// of this user whose names carry `prefixes`.
-static void removeStaleIn(const std::string &dir,
-                          const std::vector<std::string> &prefixes) {
-  std::vector<std::string> names;
-  if (!listDirectory(dir, names))
-    return;
-  for (const std::string &name : names) {
-    std::string path = dir + "/" + name;
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != ::getuid())
-      continue;
-    for (const std::string &prefix : prefixes)
-      if (isStale(name, prefix, st))
-        removeTree(path);
-  }
 }
 
 bool StagedOutput::create(std::string &error) {

@@ -96,8 +96,7 @@ bool checkParams(ModuleOp module, std::string &error) {
       return false;
     }
     std::string n = name.str();
-    std::string file(zeroc_rt_param_file_name(n.c_str(), nullptr, 0), '\0');
-    zeroc_rt_param_file_name(n.c_str(), file.data(), file.size() + 1);
+    std::string file = zeroc_rt_param_file_name_string(n);
     auto [it, inserted] = byFile.emplace(file, n);
     if (!inserted) {
       error = "initializers " + shown(it->second) + " and " + shown(n) +

@@ -59,6 +59,16 @@ void checkOpset(const onnx::ModelProto &model) {
     throw ImportError("the model imports no default-domain opset");
 }
 
+/// The node a placeholder "#<index>" stands for (see loadModel), or null.
+const std::string *placeholderNode(const std::string &text,
+                                   const std::vector<std::string> &nodeNames) {
+  if (text.size() < 2 || text.size() > 10 || text[0] != '#' ||
+      text.find_first_not_of("0123456789", 1) != std::string::npos)
+    return nullptr;
+  size_t index = std::stoul(text.substr(1));
+  return index < nodeNames.size() ? &nodeNames[index] : nullptr;
+}
+
 /// The first line of an ONNX exception, with shape inference's
 /// "(op_type:Op, node name: n): [XError] msg" rewritten as "node 'n' (Op): msg".
 std::string onnxMessage(const std::exception &e,
@@ -71,13 +81,11 @@ std::string onnxMessage(const std::exception &e,
   for (size_t at = msg.find("(#"); at != std::string::npos;
        at = msg.find("(#", at + 1)) {
     size_t close = msg.find(')', at);
-    std::string digits = close == std::string::npos ? "" : msg.substr(at + 2, close - at - 2);
-    if (digits.empty() || digits.size() > 9 ||
-        digits.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    size_t index = std::stoul(digits);
-    if (index < nodeNames.size())
-      msg.replace(at, close - at + 1, "('" + nodeNames[index] + "')");
+    if (close == std::string::npos)
+      break;
+    if (const std::string *name =
+            placeholderNode(msg.substr(at + 1, close - at - 1), nodeNames))
+      msg.replace(at, close - at + 1, "('" + *name + "')");
   }
   const std::string opTag = "(op_type:", nameTag = ", node name: ";
   size_t a = msg.find(opTag), b = msg.find(nameTag, a == std::string::npos ? 0 : a);
@@ -86,13 +94,8 @@ std::string onnxMessage(const std::exception &e,
       c != std::string::npos && a < b && b < c) {
     std::string op = msg.substr(a + opTag.size(), b - a - opTag.size());
     std::string name = msg.substr(b + nameTag.size(), c - b - nameTag.size());
-    // ONNX saw the placeholder "#<index>" (see loadModel).
-    if (name.size() > 1 && name[0] == '#' &&
-        name.find_first_not_of("0123456789", 1) == std::string::npos) {
-      size_t index = std::stoul(name.substr(1));
-      if (index < nodeNames.size())
-        name = nodeNames[index];
-    }
+    if (const std::string *real = placeholderNode(name, nodeNames))
+      name = *real;
     std::string rest = msg.substr(c + 3);
     if (!rest.empty() && rest[0] == '[') {
       size_t close = rest.find("] ");
@@ -138,10 +141,6 @@ loadModel(const std::string &path,
     nodeNames.push_back(node.name());
     node.set_name("#" + std::to_string(nodeNames.size() - 1));
   }
-  auto restoreNames = [&] {
-    for (int i = 0; i < graph.node_size(); ++i)
-      graph.mutable_node(i)->set_name(nodeNames[static_cast<size_t>(i)]);
-  };
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
@@ -156,7 +155,8 @@ loadModel(const std::string &path,
   } catch (const std::exception &e) {
     throw ImportError(onnxMessage(e, nodeNames));
   }
-  restoreNames();
+  for (int i = 0; i < graph.node_size(); ++i)
+    graph.mutable_node(i)->set_name(nodeNames[static_cast<size_t>(i)]);
   return model;
 }
 

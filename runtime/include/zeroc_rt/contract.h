@@ -52,4 +52,15 @@ static inline size_t zeroc_rt_param_file_name(const char *name, char *out,
   return length;
 }
 
+#ifdef __cplusplus
+#include <string>
+
+/// zeroc_rt_param_file_name as a std::string.
+inline std::string zeroc_rt_param_file_name_string(const std::string &name) {
+  std::string file(zeroc_rt_param_file_name(name.c_str(), nullptr, 0), '\0');
+  zeroc_rt_param_file_name(name.c_str(), &file[0], file.size() + 1);
+  return file;
+}
+#endif
+
 #endif // ZEROC_RT_CONTRACT_H

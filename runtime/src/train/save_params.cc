@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -191,32 +192,34 @@ zeroc_rt_status_t checkSaveSpace(zeroc_rt_comm_t *comm, const SaveSpace &mine,
     *commFailed = true;
     return ZEROC_RT_TRAIN_WRAP(status, "--save-params: checking free space: ");
   }
-  // Every rank decides from the same table, so all agree.
+  // Every rank decides from the same table, so all agree: the ranks of one
+  // (host, file system) need the sum of their bytes; the least free space
+  // any of them saw is what they share.
+  struct Group {
+    int64_t need = 0, avail = INT64_MAX, ranks = 0;
+  };
+  std::map<int64_t, Group> groups;
   for (int r = 0; r < world; ++r) {
-    const int64_t key = all[3 * r];
+    const int64_t key = all[3 * r], need = all[3 * r + 1], avail = all[3 * r + 2];
     if (!key)
       continue;
-    int64_t need = 0, avail = INT64_MAX, ranks = 0;
-    bool first = true;
-    for (int q = 0; q < world; ++q) {
-      if (all[3 * q] != key)
-        continue;
-      first = first && q >= r;
-      need = need > INT64_MAX - all[3 * q + 1] ? INT64_MAX : need + all[3 * q + 1];
-      avail = std::min(avail, all[3 * q + 2]);
-      ++ranks;
-    }
-    if (first && need > avail)
+    Group &g = groups[key];
+    g.need = g.need > INT64_MAX - need ? INT64_MAX : g.need + need;
+    g.avail = std::min(g.avail, avail);
+    ++g.ranks;
+  }
+  for (const auto &[key, g] : groups)
+    if (g.need > g.avail)
       return ZEROC_RT_ERROR(
           ZEROC_RT_IO_ERROR,
           "--save-params: the %lld ranks that save into '%s' on one file "
           "system need %lld bytes (%.1f MiB) together but it has %lld bytes "
           "(%.1f MiB) free; free some space or pass another --save-params DIR",
-          static_cast<long long>(ranks), dir.c_str(),
-          static_cast<long long>(need), static_cast<double>(need) / (1 << 20),
-          static_cast<long long>(avail),
-          static_cast<double>(avail) / (1 << 20));
-  }
+          static_cast<long long>(g.ranks), dir.c_str(),
+          static_cast<long long>(g.need),
+          static_cast<double>(g.need) / (1 << 20),
+          static_cast<long long>(g.avail),
+          static_cast<double>(g.avail) / (1 << 20));
   return nullptr;
 }
 

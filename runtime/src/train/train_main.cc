@@ -201,8 +201,9 @@ double msBetween(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-/// The timers of one micro-step that ran from `start` to `end` with
-/// comm->collectiveMs going from `comm0` to `comm1` (see StepTimes).
+/// The timers of one micro-step that ran from `start` to `end`: forward up
+/// to the backward marker, and of backward the time its collectives took
+/// (comm->collectiveMs since the marker) apart (see StepTimes).
 StepTimes microTimes(const zeroc_rt_engine &engine, Clock::time_point start,
                      Clock::time_point end) {
   StepTimes t;

@@ -172,9 +172,7 @@ std::string jsonString(const std::string &text) {
 }
 
 std::string paramFileName(const std::string &name) {
-  std::string file(zeroc_rt_param_file_name(name.c_str(), nullptr, 0), '\0');
-  zeroc_rt_param_file_name(name.c_str(), file.data(), file.size() + 1);
-  return file;
+  return zeroc_rt_param_file_name_string(name);
 }
 
 std::FILE *openForWriting(const std::string &path) {
