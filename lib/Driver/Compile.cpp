@@ -220,7 +220,10 @@ int runCompile(const CompileArgs &args) {
     return fail(error);
   const std::string &tmp = output.path();
   if (!writeFile(tmp + "/" + outfile::kSource, program.source, error) ||
-      !writeFile(tmp + "/" + outfile::kBlob, program.blob, error) ||
+      !writeFileAtomically(
+          tmp + "/" + outfile::kBlob,
+          [&](int fd, std::string &why) { return program.blob.writeTo(fd, why); },
+          error) ||
       !writeFile(tmp + "/" + outfile::kPlan, planJson(*module, config), error) ||
       !compileCxx(tmp, error))
     return fail(error);

@@ -12,7 +12,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,6 +96,30 @@ bool runPhases(ModuleOp module, const std::vector<Phase> &phases,
 
 bool writeFileAtomically(const std::string &path, const std::string &text,
                          std::string &error) {
+  return writeFileAtomically(
+      path,
+      [&](int fd, std::string &why) {
+        const char *p = text.data();
+        size_t n = text.size();
+        while (n) {
+          ssize_t w = ::write(fd, p, n);
+          if (w < 0 && errno == EINTR)
+            continue;
+          if (w <= 0) {
+            why = std::strerror(w < 0 ? errno : EIO);
+            return false;
+          }
+          p += w;
+          n -= static_cast<size_t>(w);
+        }
+        return true;
+      },
+      error);
+}
+
+bool writeFileAtomically(const std::string &path,
+                         llvm::function_ref<bool(int fd, std::string &why)> write,
+                         std::string &error) {
   // The rename below replaces whatever is at `path`: refuse to replace a
   // device, a FIFO, a directory or a symbolic link with a regular file.
   struct stat st;
@@ -105,21 +132,21 @@ bool writeFileAtomically(const std::string &path, const std::string &text,
     return false;
   }
   std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec);
-    if (ec) {
-      error = "cannot write '" + messagePath(path) + "': " + ec.message();
-      return false;
-    }
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      error = "cannot write '" + messagePath(path) + "': " + os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return false;
-    }
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = "cannot write '" + messagePath(path) + "': " + std::strerror(errno);
+    return false;
+  }
+  std::string why;
+  bool ok = write(fd, why);
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    why = std::strerror(errno);
+  }
+  if (!ok) {
+    error = "cannot write '" + messagePath(path) + "': " + why;
+    llvm::sys::fs::remove(tmp);
+    return false;
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);

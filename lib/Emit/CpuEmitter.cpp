@@ -10,13 +10,15 @@
 
 #include "zeroc/Emit/CpuEmitter.h"
 #include "zeroc/Emit/CxxText.h"
-#include "zeroc_rt/checksum.h"
+#include "zeroc/Emit/ModelBlob.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -83,15 +85,47 @@ std::string i64Array(ArrayAttr a) {
   return dimsInit(v);
 }
 
-/// Appends `attr`'s elements to `blob` in the runtime's layout.
+/// The bytes of `attr` when they already are in the runtime's layout
+/// (little-endian, one element after the other): a dense_resource blob, or a
+/// dense attribute that is neither a splat nor i1. Empty otherwise.
+ArrayRef<char> rawLayoutBytes(ElementsAttr attr) {
+  static_assert(llvm::endianness::native == llvm::endianness::little,
+                "model.bin is little-endian");
+  if (auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
+    if (AsmResourceBlob *b = res.getRawHandle().getBlob())
+      return b->getData();
+    return {};
+  }
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
+  if (!dense || dense.isSplat() || dense.getElementType().isInteger(1))
+    return {};
+  return dense.getRawData();
+}
+
+/// Appends `attr`'s elements to `blob` in the runtime's layout. Raw data
+/// (weights) is referenced, not copied: ModelBlob streams it at the end.
 LogicalResult appendElements(Operation *where, ElementsAttr attr,
-                             std::string &blob) {
+                             ModelBlob &blob) {
+  Type elem = attr.getElementType();
+  if (!dtypeName(elem))
+    return where->emitOpError("has a constant of element type ")
+           << elem << " the CPU target does not support";
+  ArrayRef<char> raw = rawLayoutBytes(attr);
+  int64_t bytesPerElem = elem.isInteger(1) ? 1 : elem.getIntOrFloatBitWidth() / 8;
+  if (!raw.empty() || attr.getNumElements() == 0) {
+    if (static_cast<int64_t>(raw.size()) != attr.getNumElements() * bytesPerElem)
+      return where->emitOpError("has a constant whose data does not match its type");
+    blob.reference(raw);
+    return success();
+  }
+  if (llvm::isa<DenseResourceElementsAttr>(attr))
+    return where->emitOpError("has a dense_resource constant without data");
   auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
   if (!dense)
     return where->emitOpError("has a non-dense constant the emitter cannot store");
-  Type elem = dense.getElementType();
+  std::string bytes;
   auto put = [&](const void *p, size_t n) {
-    blob.append(static_cast<const char *>(p), n);
+    bytes.append(static_cast<const char *>(p), n);
   };
   if (elem.isF32()) {
     for (float v : dense.getValues<float>()) put(&v, 4);
@@ -106,15 +140,13 @@ LogicalResult appendElements(Operation *where, ElementsAttr attr,
       uint8_t b = v;
       put(&b, 1);
     }
-  } else if (elem.isF16() || elem.isBF16()) {
+  } else {
     for (APFloat v : dense.getValues<APFloat>()) {
       uint16_t bits = static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
       put(&bits, 2);
     }
-  } else {
-    return where->emitOpError("has a constant of element type ")
-           << elem << " the CPU target does not support";
   }
+  blob.append(bytes.data(), bytes.size());
   return success();
 }
 
@@ -141,7 +173,8 @@ private:
   ModuleOp module;
   const TrainConfig &config;
   std::string hint;
-  std::string body, blob;
+  std::string body;
+  ModelBlob blob;
   llvm::StringMap<int> paramIndex;
   SmallVector<graph::ParamOp> params;
   llvm::DenseMap<Value, std::string> names;
@@ -166,7 +199,7 @@ LogicalResult Emitter::collectParams() {
   }
   // Initial values first, in parameter order, each 64-byte aligned.
   for (auto p : params) {
-    blob.resize(alignUp(blob.size()), '\0');
+    blob.align(kAlign);
     if (failed(appendElements(p, p.getInitialValue(), blob)))
       return failure();
   }
@@ -174,8 +207,7 @@ LogicalResult Emitter::collectParams() {
 }
 
 int64_t Emitter::blobConstant(Operation *op, ElementsAttr value) {
-  blob.resize(alignUp(blob.size()), '\0');
-  int64_t offset = blob.size();
+  int64_t offset = blob.align(kAlign);
   if (failed(appendElements(op, value, blob)))
     return -1;
   return offset;
@@ -613,7 +645,7 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.blob_file = \"model.bin\";\n"
      << "  program.blob_bytes = " << blob.size() << ";\n"
      << "  program.blob_checksum = "
-     << llvm::format_hex(zeroc_rt_checksum64(blob.data(), blob.size()), 18)
+     << llvm::format_hex(blob.checksum(), 18)
      << "ull;\n"
      << "  program.arena_bytes = " << arenaBytes << ";\n"
      << "  program.micro_batch = " << config.microBatch << ";\n"

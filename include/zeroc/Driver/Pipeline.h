@@ -3,6 +3,7 @@
 #define ZEROC_DRIVER_PIPELINE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <functional>
@@ -29,6 +30,11 @@ bool runPhases(mlir::ModuleOp module, const std::vector<Phase> &phases,
 
 /// Writes `text` to `path` atomically (temporary file + rename).
 bool writeFileAtomically(const std::string &path, const std::string &text,
+                         std::string &error);
+/// The same with the content written by `write` to the temporary file's
+/// descriptor (model.bin streams its pieces this way).
+bool writeFileAtomically(const std::string &path,
+                         llvm::function_ref<bool(int fd, std::string &why)> write,
                          std::string &error);
 
 } // namespace zeroc
