@@ -12,13 +12,12 @@
 #include "zeroc/Emit/CxxText.h"
 #include "zeroc/Emit/ModelBlob.h"
 
+#include "zeroc/Dialect/Graph/ElementsData.h"
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinDialect.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -85,23 +84,6 @@ std::string i64Array(ArrayAttr a) {
   return dimsInit(v);
 }
 
-/// The bytes of `attr` when they already are in the runtime's layout
-/// (little-endian, one element after the other): a dense_resource blob, or a
-/// dense attribute that is neither a splat nor i1. Empty otherwise.
-ArrayRef<char> rawLayoutBytes(ElementsAttr attr) {
-  static_assert(llvm::endianness::native == llvm::endianness::little,
-                "model.bin is little-endian");
-  if (auto res = llvm::dyn_cast<DenseResourceElementsAttr>(attr)) {
-    if (AsmResourceBlob *b = res.getRawHandle().getBlob())
-      return b->getData();
-    return {};
-  }
-  auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
-  if (!dense || dense.isSplat() || dense.getElementType().isInteger(1))
-    return {};
-  return dense.getRawData();
-}
-
 /// Appends `attr`'s elements to `blob` in the runtime's layout. Raw data
 /// (weights) is referenced, not copied: ModelBlob streams it at the end.
 LogicalResult appendElements(Operation *where, ElementsAttr attr,
@@ -110,7 +92,7 @@ LogicalResult appendElements(Operation *where, ElementsAttr attr,
   if (!dtypeName(elem))
     return where->emitOpError("has a constant of element type ")
            << elem << " the CPU target does not support";
-  ArrayRef<char> raw = rawLayoutBytes(attr);
+  ArrayRef<char> raw = graph::rawElementBytes(attr);
   int64_t bytesPerElem = elem.isInteger(1) ? 1 : elem.getIntOrFloatBitWidth() / 8;
   if (!raw.empty() || attr.getNumElements() == 0) {
     if (static_cast<int64_t>(raw.size()) != attr.getNumElements() * bytesPerElem)
