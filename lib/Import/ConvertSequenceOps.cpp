@@ -22,6 +22,10 @@ namespace {
 
 using Sequence = std::vector<Entry>;
 
+/// Each element of a resolved sequence becomes its own ops: a bound keeps
+/// a hostile SplitToSequence of a long axis from creating millions of them.
+constexpr size_t kMaxSequenceLength = size_t(1) << 14;
+
 Sequence &inputSequence(NodeConverter &c, int i) {
   if (!c.hasInput(i))
     throw ImportError("missing required input #" + std::to_string(i));
@@ -33,6 +37,10 @@ Sequence &inputSequence(NodeConverter &c, int i) {
 }
 
 void setSequence(NodeConverter &c, Sequence seq) {
+  if (seq.size() > kMaxSequenceLength)
+    throw ImportError("the sequence would hold " + std::to_string(seq.size()) +
+                      " tensors; zeroc resolves sequences of at most " +
+                      std::to_string(kMaxSequenceLength));
   for (size_t i = 1; i < seq.size(); ++i)
     if (seq[i].type.getElementType() != seq[0].type.getElementType())
       throw ImportError("sequence elements have different element types");
@@ -89,7 +97,14 @@ void convertSplitToSequence(NodeConverter &c) {
   int64_t dim = in[axis];
   std::vector<int64_t> sizes;
   bool squeeze = false;
+  auto checkCount = [](int64_t n) {
+    if (n > static_cast<int64_t>(kMaxSequenceLength))
+      throw ImportError("the sequence would hold " + std::to_string(n) +
+                        " tensors; zeroc resolves sequences of at most " +
+                        std::to_string(kMaxSequenceLength));
+  };
   if (!c.hasInput(1)) {
+    checkCount(dim);
     sizes.assign(dim, 1); // one element per index; keepdims=0 drops the axis
     squeeze = !keepdims;
   } else {
@@ -101,6 +116,7 @@ void convertSplitToSequence(NodeConverter &c) {
       if (len <= 0)
         throw ImportError("split length " + std::to_string(len) +
                           " must be positive");
+      checkCount((dim + len - 1) / len);
       for (int64_t at = 0; at < dim; at += len)
         sizes.push_back(std::min(len, dim - at));
     } else {
@@ -200,6 +216,9 @@ bool convertSequenceOp(NodeConverter &c) {
     for (int i = 0; i < c.node.input_size(); ++i)
       seq.push_back(c.input(i));
     setSequence(c, std::move(seq));
+  } else if (op == "Identity" && c.hasInput(0) &&
+             c.gb.sequenceTable().count(c.node.input(0))) {
+    setSequence(c, inputSequence(c, 0)); // Identity-14+ of a sequence
   } else if (op == "SequenceEmpty") {
     setSequence(c, {});
   } else if (op == "SequenceAt") {

@@ -226,7 +226,7 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
   NodeConverter c(gb, node, index);
-  if (convertShapeOp(c) || convertComputeOp(c) || convertSequenceOp(c))
+  if (convertSequenceOp(c) || convertShapeOp(c) || convertComputeOp(c))
     return;
   throw ImportError("unsupported op type");
 }

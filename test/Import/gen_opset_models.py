@@ -107,7 +107,8 @@ def models():
         node("SequenceConstruct", ["last", "last"], ["pair"], "construct"),
         node("SequenceAt", ["seq", "zero"], ["first"], "seq_first"),
         node("SequenceInsert", ["pair", "first", "zero"], ["three"], "insert"),
-        node("SequenceErase", ["three"], ["two_left"], "erase_last"),
+        node("SequenceErase", ["three"], ["erased"], "erase_last"),
+        node("Identity", ["erased"], ["two_left"], "identity_of_seq"),
         node("ConcatFromSequence", ["two_left"], ["stacked"], "stack",
              axis=0, new_axis=1),
         node("SplitToSequence", ["X"], ["cols"], "split_cols", axis=1,
@@ -175,6 +176,10 @@ def models():
         node("SplitToSequence", ["X"], ["seq"], "split_seq", axis=1),
         node("Relu", ["seq"], ["y"], "relu_of_seq"), loss("y"),
     ], [X], opset=20, ir=10)
+    yield "bad_seq_too_long", model([
+        node("SplitToSequence", ["X"], ["seq"], "split_long", axis=0),
+        node("SequenceAt", ["seq", "zero"], ["y"], "seq_at_0"), loss("y"),
+    ], [vi("X", [100000])], [i64("zero", 0)], opset=20, ir=10)
     fn = helper.make_function("local.fns", "Double", ["a"], ["b"],
                               [node("Add", ["a", "a"], ["b"], "add")],
                               [helper.make_opsetid("", 18)])
