@@ -2,6 +2,7 @@
 #include "GraphBuilder.h"
 #include "OnnxGraphChecks.h"
 #include "OnnxModelLoader.h"
+#include "OpVersions.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 
@@ -84,11 +85,7 @@ Type GraphBuilder::elementType(int32_t dtype) const {
   case TP::INT8: return IntegerType::get(c, 8);
   case TP::BOOL: return IntegerType::get(c, 1);
   default:
-    throw ImportError("unsupported element type " +
-                      (onnx::TensorProto::DataType_IsValid(dtype)
-                           ? onnx::TensorProto::DataType_Name(
-                                 static_cast<onnx::TensorProto::DataType>(dtype))
-                           : "#" + std::to_string(dtype)));
+    throw ImportError("unsupported element type " + onnxTypeName(dtype));
   }
 }
 
@@ -195,6 +192,9 @@ Entry &GraphBuilder::lookup(const std::string &name) {
   auto um = unmodeled.find(name);
   if (um != unmodeled.end())
     throw ImportError("input '" + name + "' " + um->second);
+  if (sequences.count(name))
+    throw ImportError("input '" + name + "' is a sequence; zeroc resolves "
+                      "sequences at import, and only sequence ops may read one");
   auto param = params.find(name);
   if (param == params.end())
     throw ImportError("input '" + name + "' is not defined");

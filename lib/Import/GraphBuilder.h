@@ -63,6 +63,10 @@ public:
   const std::string &getPath() const { return path; }
   int64_t opsetVersion() const { return opset; }
   std::unordered_map<std::string, Entry> &valueTable() { return values; }
+  /// ONNX sequence values, resolved into their tensors (ConvertSequenceOps).
+  std::unordered_map<std::string, std::vector<Entry>> &sequenceTable() {
+    return sequences;
+  }
   /// Records that output `name` exists in ONNX but has no IR value.
   void markUnmodeled(const std::string &name, const std::string &reason) {
     unmodeled[name] = reason;
@@ -86,6 +90,7 @@ private:
   mlir::ModuleOp module;
   mlir::OpBuilder b;
   std::unordered_map<std::string, Entry> values;
+  std::unordered_map<std::string, std::vector<Entry>> sequences;
   std::unordered_map<std::string, std::string> unmodeled; // name -> reason
   std::unordered_map<std::string, mlir::RankedTensorType> params;
   std::unordered_map<std::string, const onnx::TypeProto *> inferred;

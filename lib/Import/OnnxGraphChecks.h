@@ -34,8 +34,18 @@ void checkInitializers(const onnx::GraphProto &graph);
 /// Binds --input-shape dims and requires every data input dim to be static.
 void bindInputShapes(onnx::GraphProto &graph,
                      const std::map<std::string, std::vector<int64_t>> &shapes);
-/// Per-node attribute checks and onnx::checker::check_node, named by node.
-void checkNodes(const onnx::ModelProto &model);
+/// Per-node checks, named by node: duplicate attributes, then each node's op
+/// version at the model's opset (OpVersions.h) checked by
+/// onnx::checker::check_node where libonnx has its schema (since <= 17),
+/// else against zeroc's own signature. Returns whether libonnx knew every
+/// node's version (then onnx::checker::check_model and shape inference
+/// apply to the whole model).
+bool checkNodes(const onnx::ModelProto &model);
+/// A node that calls a model-local function (ModelProto.functions).
+void checkNoLocalFunctions(const onnx::ModelProto &model);
+
+/// The default-domain opset the model imports (0 if none).
+int64_t defaultOpset(const onnx::ModelProto &model);
 
 /// Bytes per element of a supported dtype, 0 for others.
 int64_t elementBytes(int32_t dtype);

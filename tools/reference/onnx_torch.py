@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A small ONNX -> PyTorch interpreter for zeroc's training reference.
 
-Loads an ONNX training graph (as exported by torch.onnx, opsets 13-18) and
+Loads an ONNX training graph (as exported by torch.onnx, opsets 13-21) and
 evaluates it node by node with torch ops, so that autograd gives the gradients
 of the loss with respect to the model's float initializers.
 
@@ -82,6 +82,8 @@ SUPPORTED_OPS = (
     "Concat",
     "Slice", "Trilu", "Equal", "Where", "Cast", "Constant", "ConstantOfShape",
     "Shape", "Expand", "Identity", "Dropout", "SoftmaxCrossEntropyLoss",
+    "SplitToSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty",
+    "SequenceLength", "SequenceInsert", "SequenceErase", "ConcatFromSequence",
 )
 
 
@@ -341,15 +343,91 @@ def op_split(ctx, node, ins, attrs):
     nout = len(node.output)
     if split is None:
         n = attrs.get("num_outputs", nout)
-        chunk = -(-dim // n) if n else 0
+        if n != nout or n < 1:
+            raise OnnxTorchError("%s: num_outputs %d for %d outputs"
+                                 % (_nd(node), n, nout))
+        chunk = -(-dim // n)
         if ctx.opset < 18 and dim % n:
             raise OnnxTorchError("%s: dim %d not divisible into %d outputs"
                                  % (_nd(node), dim, n))
-        split = [min(chunk, dim - i * chunk) for i in range(n)]
+        # Split-18: chunks of ceil(dim / n), the last one smaller.
+        split = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
+        if split[-1] < 0:
+            raise OnnxTorchError("%s: dim %d cannot be split into %d chunks"
+                                 % (_nd(node), dim, n))
     if sum(split) != dim:
         raise OnnxTorchError("%s: split %s does not sum to dim %d"
                              % (_nd(node), split, dim))
     return list(torch.split(x, split, dim=axis))
+
+
+# Sequences (opset 11 forms) are python lists of tensors.
+
+def _seq_position(node, pos, n, allow_end):
+    p = int(_scalar(pos))
+    at = p + n if p < 0 else p
+    if at < 0 or at > n or (at == n and not allow_end):
+        raise OnnxTorchError("%s: position %d out of range for %d tensors"
+                             % (_nd(node), p, n))
+    return at
+
+
+def op_split_to_sequence(ctx, node, ins, attrs):
+    x = ins[0]
+    axis = _norm_axis(attrs.get("axis", 0), x.dim(), node)
+    dim = x.shape[axis]
+    split = _opt(ins, 1)
+    if split is None:
+        parts = list(torch.split(x, 1, dim=axis))
+        if not attrs.get("keepdims", 1):
+            parts = [p.squeeze(axis) for p in parts]
+        return [parts]
+    if split.dim() == 0:
+        n = int(_scalar(split))
+        sizes = [min(n, dim - at) for at in range(0, dim, n)]
+    else:
+        sizes = _ints(split)
+    return [list(torch.split(x, sizes, dim=axis))]
+
+
+def op_sequence_insert(ctx, node, ins, attrs):
+    seq = list(ins[0])
+    pos = _opt(ins, 2)
+    at = len(seq) if pos is None else _seq_position(node, pos, len(seq), True)
+    seq.insert(at, ins[1])
+    return [seq]
+
+
+def op_sequence_erase(ctx, node, ins, attrs):
+    seq = list(ins[0])
+    pos = _opt(ins, 1)
+    at = len(seq) - 1 if pos is None else _seq_position(node, pos, len(seq),
+                                                         False)
+    del seq[at]
+    return [seq]
+
+
+def op_concat_from_sequence(ctx, node, ins, attrs):
+    seq = ins[0]
+    if attrs.get("new_axis", 0):
+        axis = _norm_axis(attrs["axis"], seq[0].dim() + 1, node)
+        return [torch.stack(list(seq), dim=axis)]
+    axis = _norm_axis(attrs["axis"], seq[0].dim(), node)
+    return [torch.cat(list(seq), dim=axis)]
+
+
+SEQUENCE_OPS = {
+    "SplitToSequence": op_split_to_sequence,
+    "SequenceAt": lambda ctx, node, ins, attrs: [
+        ins[0][_seq_position(node, ins[1], len(ins[0]), False)]],
+    "SequenceConstruct": lambda ctx, node, ins, attrs: [list(ins)],
+    "SequenceEmpty": lambda ctx, node, ins, attrs: [[]],
+    "SequenceLength": lambda ctx, node, ins, attrs: [
+        torch.tensor(len(ins[0]), dtype=torch.int64)],
+    "SequenceInsert": op_sequence_insert,
+    "SequenceErase": op_sequence_erase,
+    "ConcatFromSequence": op_concat_from_sequence,
+}
 
 
 def op_concat(ctx, node, ins, attrs):
@@ -576,6 +654,7 @@ OPS = {
     "Dropout": op_dropout,
     "SoftmaxCrossEntropyLoss": op_sce,
 }
+OPS.update(SEQUENCE_OPS)
 assert set(OPS) == set(SUPPORTED_OPS)
 
 # Never folded at load time (random).
