@@ -59,10 +59,13 @@ class Writer:
         return name
 
     def const(self, arr, dtype):
+        """A Constant node, as the exporters write scalars and shapes."""
         name = "c%d" % self.n
         self.n += 1
-        self.inits.append(helper.make_tensor(name, dtype, arr.shape,
-                                             arr.flatten().tolist()))
+        self.nodes.append(helper.make_node(
+            "Constant", [], [name], name="Constant_%d" % self.n,
+            value=helper.make_tensor(name + "_value", dtype, arr.shape,
+                                     arr.flatten().tolist())))
         return name
 
     def node(self, op, ins, **attrs):

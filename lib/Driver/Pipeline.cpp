@@ -8,7 +8,10 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -39,10 +42,38 @@ std::vector<Phase> importPhases(bool requireLoss) {
   };
 }
 
+/// A phase's IR as --dump-ir writes it. Weights (dense_resource blobs of
+/// kDumpResourceBytes and more, GraphBuilder::initializerValue) are printed
+/// as empty blobs: a dump of a 1.5 B-parameter model stays a few hundred
+/// KB, and printing it never reads the weights (MLIR's own
+/// elideLargeResourceString formats each blob in hex first).
 static std::string printModule(ModuleOp module) {
+  std::vector<std::pair<DialectResourceBlobManager::BlobEntry *,
+                        AsmResourceBlob>>
+      hidden;
+  llvm::DenseSet<void *> seen;
+  module->walk([&](Operation *op) {
+    for (NamedAttribute a : op->getAttrs()) {
+      auto res = llvm::dyn_cast<DenseResourceElementsAttr>(a.getValue());
+      if (!res)
+        continue;
+      auto *entry = res.getRawHandle().getResource();
+      AsmResourceBlob *blob = entry ? entry->getBlob() : nullptr;
+      if (!blob || blob->getData().size() < size_t(kDumpResourceBytes) ||
+          !seen.insert(entry).second)
+        continue;
+      hidden.emplace_back(entry, std::move(*blob));
+      entry->setBlob(AsmResourceBlob());
+    }
+  });
   std::string text;
   llvm::raw_string_ostream os(text);
+  if (!hidden.empty())
+    os << "// " << hidden.size() << " weight blobs of " << kDumpResourceBytes
+       << " bytes or more are printed empty\n";
   module.print(os, OpPrintingFlags().enableDebugInfo(true, /*pretty=*/false));
+  for (auto &[entry, blob] : hidden)
+    entry->setBlob(std::move(blob));
   return text;
 }
 

@@ -8,6 +8,8 @@
 
 #include "llvm/ADT/APFloat.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 
 #include <cstring>
@@ -69,8 +71,10 @@ std::vector<int64_t> dimsOf(const onnx::TensorProto &t) {
 } // namespace
 
 GraphBuilder::GraphBuilder(MLIRContext &ctx, const onnx::ModelProto &model,
-                           const std::string &path, bool allowNoLoss)
-    : ctx(ctx), model(model), path(path), b(&ctx), allowNoLoss(allowNoLoss) {}
+                           const std::string &path, bool allowNoLoss,
+                           MappedInitializers mapped)
+    : ctx(ctx), model(model), path(path), mapped(std::move(mapped)), b(&ctx),
+      allowNoLoss(allowNoLoss) {}
 
 Type GraphBuilder::elementType(int32_t dtype) const {
   using TP = onnx::TensorProto;
@@ -118,6 +122,35 @@ DenseElementsAttr GraphBuilder::toAttr(const onnx::TensorProto &t) const {
   }
   return DenseElementsAttr::getFromRawBuffer(
       type, ArrayRef<char>(bytes.data(), bytes.size()));
+}
+
+ElementsAttr GraphBuilder::initializerValue(const onnx::TensorProto &t) const {
+  // Large enough that the IR's hex printing and uniquing would cost more
+  // than the resource's indirection; small weights stay readable in dumps.
+  constexpr int64_t kResourceBytes = int64_t(64) << 10;
+  auto it = mapped.find(t.name());
+  if (it == mapped.end()) {
+    int64_t width = elementBytes(t.data_type());
+    std::vector<int64_t> dims = dimsOf(t);
+    if (checkedNumElements(dims) * width < kResourceBytes)
+      return toAttr(t);
+  }
+  RankedTensorType type = tensorType(dimsOf(t), t.data_type());
+  int64_t need = type.getNumElements() * elementBytes(t.data_type());
+  if (it != mapped.end()) {
+    if (static_cast<int64_t>(it->second.size()) != need)
+      throw ImportError("tensor '" + t.name() + "': mapped data has the wrong size");
+    // The mapping lives until the process ends (MappedFiles.h).
+    return DenseResourceElementsAttr::get(
+        type, t.name(),
+        AsmResourceBlob(it->second, /*dataAlignment=*/1, /*deleter=*/nullptr,
+                        /*dataIsMutable=*/false));
+  }
+  std::string bytes = packedBytes(t, type.getNumElements());
+  return DenseResourceElementsAttr::get(
+      type, t.name(),
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(
+          ArrayRef<char>(bytes.data(), bytes.size()), alignof(uint64_t)));
 }
 
 HostTensor GraphBuilder::toHost(const onnx::TensorProto &t) const {
@@ -169,10 +202,10 @@ void GraphBuilder::declareParam(OpBuilder &mb, const onnx::TensorProto &init) {
     Location loc = NameLoc::get(StringAttr::get(&ctx, init.name()),
                                 FileLineColLoc::get(&ctx, path, 0, 0));
     if (isFloatDType(init.data_type())) {
-      DenseElementsAttr value = toAttr(init);
+      ElementsAttr value = initializerValue(init);
       mb.create<graph::ParamOp>(loc, StringAttr::get(&ctx, init.name()), value,
                                 mb.getUnitAttr(), /*master=*/TypeAttr());
-      params[init.name()] = llvm::cast<RankedTensorType>(value.getType());
+      params[init.name()] = llvm::cast<RankedTensorType>(value.getShapedType());
       return;
     }
     Entry e;

@@ -259,7 +259,9 @@ void checkInitializers(const onnx::GraphProto &graph) {
     case onnx::TensorProto::INT64: have = init.int64_data_size(); break;
     default: have = init.int32_data_size(); break;
     }
-    if (init.has_raw_data()) {
+    if (init.data_location() == onnx::TensorProto::EXTERNAL) {
+      // Mapped by resolveExternalData, which checked its size.
+    } else if (init.has_raw_data()) {
       if (static_cast<int64_t>(init.raw_data().size()) != count * width)
         throw ImportError(what + ": raw_data has " +
                           std::to_string(init.raw_data().size()) +

@@ -8,10 +8,12 @@
 #ifndef ZEROC_LIB_IMPORT_ONNXGRAPHCHECKS_H
 #define ZEROC_LIB_IMPORT_ONNXGRAPHCHECKS_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "onnx/onnx_pb.h"
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace zeroc::onnximport {
@@ -27,8 +29,17 @@ void checkElementTypes(const onnx::GraphProto &graph);
 void checkSingleAssignment(const onnx::GraphProto &graph);
 /// Every node input is defined by an earlier node, an input or initializer.
 void checkTopologicalOrder(const onnx::GraphProto &graph);
-/// Loads external tensor data, confined to the model's directory.
-void resolveExternalData(onnx::GraphProto &graph, const std::string &modelDir);
+/// Initializer name -> its bytes, mapped from the external-data file
+/// (zeroc/Support/MappedFiles.h) rather than read.
+using MappedInitializers = std::unordered_map<std::string, llvm::ArrayRef<char>>;
+/// External data of initializers at least this large (float ones only) is
+/// mapped, not read: a GPT-2-XL's 6 GB of weights never enter the heap.
+constexpr int64_t kMapExternalBytes = int64_t(64) << 10;
+/// Loads external tensor data, confined to the model's directory; large
+/// float initializers are mapped into `mapped` instead (when given) and stay
+/// external in the proto.
+void resolveExternalData(onnx::GraphProto &graph, const std::string &modelDir,
+                         MappedInitializers *mapped = nullptr);
 /// Initializer names, dims and data sizes; no sparse initializers.
 void checkInitializers(const onnx::GraphProto &graph);
 /// Binds --input-shape dims and requires every data input dim to be static.

@@ -79,7 +79,33 @@ void checkIrVersion(const onnx::ModelProto &model) {
 /// to the newest libonnx knows; callers ensure that every node's schema is
 /// the same there (checkNodes returned true).
 template <typename Fn>
-void asLibonnxSees(onnx::ModelProto &model, Fn fn) {
+void asLibonnxSees(onnx::ModelProto &model, const MappedInitializers *mapped,
+                   Fn fn) {
+  // Mapped initializers stay external in the proto, and libonnx's checker
+  // would look for their files relative to the working directory (it is not
+  // told the model's): it sees them as graph inputs of their type instead.
+  // Their location and size were checked when they were mapped.
+  onnx::GraphProto &graph = *model.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> all;
+  int addedInputs = 0;
+  bool hide = mapped && !mapped->empty();
+  if (hide) {
+    all.Swap(graph.mutable_initializer());
+    for (auto &init : all) {
+      if (init.data_location() == onnx::TensorProto::EXTERNAL &&
+          mapped->count(init.name())) {
+        onnx::ValueInfoProto *in = graph.add_input();
+        in->set_name(init.name());
+        auto *tt = in->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(init.data_type());
+        for (int64_t d : init.dims())
+          tt->mutable_shape()->add_dim()->set_dim_value(d);
+        ++addedInputs;
+      } else {
+        graph.add_initializer()->Swap(&init);
+      }
+    }
+  }
   int64_t ir = model.ir_version();
   std::vector<int64_t> versions;
   for (auto &op : *model.mutable_opset_import()) {
@@ -92,6 +118,16 @@ void asLibonnxSees(onnx::ModelProto &model, Fn fn) {
     model.set_ir_version(ir);
     for (int i = 0; i < model.opset_import_size(); ++i)
       model.mutable_opset_import(i)->set_version(versions[i]);
+    if (hide) {
+      int next = 0;
+      for (auto &init : all)
+        if (!(init.data_location() == onnx::TensorProto::EXTERNAL &&
+              mapped->count(init.name())))
+          init.Swap(graph.mutable_initializer(next++));
+      graph.mutable_initializer()->Swap(&all);
+      for (int i = 0; i < addedInputs; ++i)
+        graph.mutable_input()->RemoveLast();
+    }
   };
   try {
     fn();
@@ -154,7 +190,8 @@ std::string onnxMessage(const std::exception &e,
 
 onnx::ModelProto
 loadModel(const std::string &path,
-          const std::map<std::string, std::vector<int64_t>> &inputShapes) {
+          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+          MappedInitializers *mapped) {
   std::string bytes = readFile(path);
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes))
@@ -174,7 +211,7 @@ loadModel(const std::string &path,
   checkElementTypes(graph);
   checkSingleAssignment(graph);
   checkTopologicalOrder(graph);
-  resolveExternalData(graph, dirOf(path));
+  resolveExternalData(graph, dirOf(path), mapped);
   checkInitializers(graph);
   bindInputShapes(graph, inputShapes);
   bool libonnxKnowsAll = checkNodes(model);
@@ -189,7 +226,7 @@ loadModel(const std::string &path,
   // libonnx's whole-model checks need every node's schema: they run when
   // each node's op version is one libonnx 1.12 has (docs/Import.md).
   if (libonnxKnowsAll)
-    asLibonnxSees(model, [&] {
+    asLibonnxSees(model, mapped, [&] {
       try {
         onnx::checker::check_model(model);
       } catch (const std::exception &e) {

@@ -12,6 +12,7 @@
 #ifndef ZEROC_LIB_IMPORT_ONNXMODELLOADER_H
 #define ZEROC_LIB_IMPORT_ONNXMODELLOADER_H
 
+#include "OnnxGraphChecks.h"
 #include "OpVersions.h"
 
 #include "onnx/onnx_pb.h"
@@ -29,11 +30,14 @@ std::string describeNode(const onnx::NodeProto &node, int index);
 bool isSupportedOpType(const std::string &opType);
 
 /// Reads and validates `path`, returning a model whose tensors are all
-/// in memory, whose graph inputs have the shapes bound by `inputShapes`,
-/// and whose value_info holds onnx::shape_inference's results.
+/// in memory (or, for large float initializers with external data, mapped
+/// into `mapped` when it is given), whose graph inputs have the shapes bound
+/// by `inputShapes`, and whose value_info holds onnx::shape_inference's
+/// results.
 onnx::ModelProto
 loadModel(const std::string &path,
-          const std::map<std::string, std::vector<int64_t>> &inputShapes);
+          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+          MappedInitializers *mapped = nullptr);
 
 } // namespace zeroc::onnximport
 

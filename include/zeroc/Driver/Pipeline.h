@@ -28,6 +28,9 @@ std::vector<Phase> importPhases(bool requireLoss = true);
 bool runPhases(mlir::ModuleOp module, const std::vector<Phase> &phases,
                const std::string &dumpDir, std::string &error);
 
+/// --dump-ir prints resource blobs of at least this many bytes empty.
+constexpr int64_t kDumpResourceBytes = 1024;
+
 /// Writes `text` to `path` atomically (temporary file + rename).
 bool writeFileAtomically(const std::string &path, const std::string &text,
                          std::string &error);
