@@ -81,6 +81,7 @@ double shortestDouble(float f);
 /// node's op type.
 bool convertShapeOp(NodeConverter &c);
 bool convertComputeOp(NodeConverter &c);
+bool convertConvOp(NodeConverter &c);
 
 } // namespace zeroc::onnximport
 
