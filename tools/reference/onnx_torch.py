@@ -558,8 +558,11 @@ def op_max_pool(ctx, node, ins, attrs):
     kernel = list(attrs["kernel_shape"])
     strides, dilations, pads = _window(node, attrs, x, kernel)
     pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[x.dim() - 2]
-    return [pool(_pad_spatial(x, pads, float("-inf")), kernel, strides, 0,
-                 dilations, ceil_mode=bool(attrs.get("ceil_mode", 0)))]
+    dtype = x.dtype   # integer inputs (int8/uint8) pool exactly in double
+    y = pool(_pad_spatial(x.double() if not x.is_floating_point() else x,
+                          pads, float("-inf")), kernel, strides, 0,
+             dilations, ceil_mode=bool(attrs.get("ceil_mode", 0)))
+    return [y.to(dtype)]
 
 
 def op_avg_pool(ctx, node, ins, attrs):
@@ -616,10 +619,10 @@ def op_batch_norm(ctx, node, ins, attrs):
     bvar = ((x - bmean) ** 2).mean(dim=dims, keepdim=True)
     y = (x - bmean) / torch.sqrt(bvar + eps)
     y = y * scale.reshape(shape) + bias.reshape(shape)
-    count = x.numel() // x.shape[1]
-    unbiased = bvar.reshape(-1) * count / max(count - 1, 1)
+    # ONNX's running statistics use the biased batch variance (PyTorch's
+    # running_var uses the unbiased one); zeroc does not model them.
     return [y, mean * momentum + bmean.reshape(-1) * (1 - momentum),
-            var * momentum + unbiased * (1 - momentum)]
+            var * momentum + bvar.reshape(-1) * (1 - momentum)]
 
 
 def op_sce(ctx, node, ins, attrs):
@@ -822,6 +825,9 @@ class OnnxTorchModel(object):
         for n, _, attrs in self._plan:
             if n.op_type == "Cast":
                 self.torch_dtype(attrs["to"], n)
+            if n.op_type == "MaxPool" and len(n.output) > 1 and n.output[1]:
+                raise OnnxTorchError("%s: MaxPool's Indices output is not "
+                                     "supported" % _nd(n))
         self._folded = set()
         if fold_constants:
             self._fold()
