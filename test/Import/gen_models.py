@@ -29,6 +29,9 @@ SUPPORTED_OPS = {
     "Gather", "Reshape", "Transpose", "Unsqueeze", "Squeeze", "Split", "Concat",
     "Slice", "Trilu", "Equal", "Where", "Cast", "Constant", "ConstantOfShape",
     "Shape", "Expand", "Identity", "Dropout", "SoftmaxCrossEntropyLoss",
+    # convolution, pooling, batch norm
+    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "BatchNormalization",
 }
 
 
