@@ -84,6 +84,24 @@ std::string i64Array(ArrayAttr a) {
   return dimsInit(v);
 }
 
+/// A zeroc_rt_window_t initializer for a conv or pooling op's window
+/// attributes (kernel empty for conv: the runtime reads the weight's dims).
+std::string windowInit(ArrayAttr kernel, ArrayAttr strides, ArrayAttr pads,
+                       ArrayAttr dilations, bool ceilMode) {
+  auto ints = [](ArrayAttr a, size_t from, size_t n) {
+    SmallVector<int64_t> v;
+    for (size_t i = from; i < from + n; ++i)
+      v.push_back(llvm::cast<IntegerAttr>(a[i]).getInt());
+    return dimsInit(v);
+  };
+  size_t r = strides.size();
+  return llvm::formatv("{{{0}, {1}, {2}, {3}, {4}, {5}, {6}}", r, int(ceilMode),
+                       kernel ? ints(kernel, 0, r) : std::string("{0}"),
+                       ints(strides, 0, r), ints(dilations, 0, r),
+                       ints(pads, 0, r), ints(pads, r, r))
+      .str();
+}
+
 /// Appends `attr`'s elements to `blob` in the runtime's layout. Raw data
 /// (weights) is referenced, not copied: ModelBlob streams it at the end.
 LogicalResult appendElements(Operation *where, ElementsAttr attr,
@@ -488,6 +506,63 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
   if (auto t = llvm::dyn_cast<graph::TriluOp>(op)) {
     call(llvm::formatv("zeroc_rt_k_trilu({0}, {1}, {2}, {3})", d(t.getInput()),
                        int(t.getUpper()), t.getK(), out()));
+    return success();
+  }
+  // Convolution, pooling, batch norm: one runtime call each, the window
+  // as a static zeroc_rt_window_t.
+  auto windowCall = [&](const std::string &init, const std::string &callText) {
+    line("{ static const zeroc_rt_window_t win = " + init + ";");
+    call(callText);
+    line("}");
+    return success();
+  };
+  if (auto c = llvm::dyn_cast<graph::ConvOp>(op))
+    return windowCall(
+        windowInit({}, c.getStrides(), c.getPads(), c.getDilations(), false),
+        llvm::formatv("zeroc_rt_k_conv({0}, {1}, {2}, &win, {3}, {4})",
+                      d(c.getInput()), d(c.getWeight()),
+                      c.getBias() ? d(c.getBias()) : "nullptr", c.getGroup(), out()));
+  if (auto c = llvm::dyn_cast<graph::ConvGradInputOp>(op))
+    return windowCall(
+        windowInit({}, c.getStrides(), c.getPads(), c.getDilations(), false),
+        llvm::formatv("zeroc_rt_k_conv_grad_input({0}, {1}, &win, {2}, {3})",
+                      d(c.getWeight()), d(c.getGrad()), c.getGroup(), out()));
+  if (auto c = llvm::dyn_cast<graph::ConvGradWeightOp>(op))
+    return windowCall(
+        windowInit({}, c.getStrides(), c.getPads(), c.getDilations(), false),
+        llvm::formatv("zeroc_rt_k_conv_grad_weight({0}, {1}, &win, {2}, {3})",
+                      d(c.getInput()), d(c.getGrad()), c.getGroup(), out()));
+  if (auto p = llvm::dyn_cast<graph::MaxPoolOp>(op))
+    return windowCall(windowInit(p.getKernelShape(), p.getStrides(), p.getPads(),
+                                 p.getDilations(), p.getCeilMode()),
+                      "zeroc_rt_k_pool(ZEROC_RT_POOL_MAX, " + d(p.getInput()) +
+                          ", &win, 0, " + out() + ")");
+  if (auto p = llvm::dyn_cast<graph::AvgPoolOp>(op))
+    return windowCall(windowInit(p.getKernelShape(), p.getStrides(), p.getPads(),
+                                 p.getDilations(), p.getCeilMode()),
+                      llvm::formatv("zeroc_rt_k_pool(ZEROC_RT_POOL_AVG, {0}, &win, {1}, {2})",
+                                    d(p.getInput()), int(p.getCountIncludePad()), out()));
+  if (auto p = llvm::dyn_cast<graph::MaxPoolGradOp>(op))
+    return windowCall(windowInit(p.getKernelShape(), p.getStrides(), p.getPads(),
+                                 p.getDilations(), p.getCeilMode()),
+                      llvm::formatv("zeroc_rt_k_pool_grad(ZEROC_RT_POOL_MAX, {0}, {1}, &win, 0, {2})",
+                                    d(p.getInput()), d(p.getGrad()), out()));
+  if (auto p = llvm::dyn_cast<graph::AvgPoolGradOp>(op))
+    return windowCall(windowInit(p.getKernelShape(), p.getStrides(), p.getPads(),
+                                 p.getDilations(), p.getCeilMode()),
+                      llvm::formatv("zeroc_rt_k_pool_grad(ZEROC_RT_POOL_AVG, nullptr, {0}, &win, {1}, {2})",
+                                    d(p.getGrad()), int(p.getCountIncludePad()), out()));
+  if (auto bn = llvm::dyn_cast<graph::BatchNormOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_batch_norm({0}, {1}, {2}, {3}, {4})",
+                       d(bn.getInput()), d(bn.getScale()), d(bn.getBias()),
+                       cxxDouble(bn.getEpsilon().convertToDouble()), out()));
+    return success();
+  }
+  if (auto bg = llvm::dyn_cast<graph::BatchNormGradOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_batch_norm_grad({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                       d(bg.getInput()), d(bg.getScale()),
+                       cxxDouble(bg.getEpsilon().convertToDouble()), d(bg.getGrad()),
+                       out(0), out(1), out(2)));
     return success();
   }
   return op->emitOpError("is not supported by the CPU emitter yet");

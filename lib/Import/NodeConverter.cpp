@@ -26,7 +26,10 @@ const std::set<std::string> &supportedOpTypes() {
       // Sequences, resolved at import (ConvertSequenceOps.cpp).
       "SplitToSequence", "SequenceAt", "SequenceConstruct",
       "ConcatFromSequence", "SequenceLength", "SequenceEmpty",
-      "SequenceInsert", "SequenceErase"};
+      "SequenceInsert", "SequenceErase",
+      // Convolution, pooling, batch norm (ConvertConvOps.cpp).
+      "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+      "BatchNormalization"};
   return ops;
 }
 } // namespace
@@ -226,7 +229,8 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
   NodeConverter c(gb, node, index);
-  if (convertSequenceOp(c) || convertShapeOp(c) || convertComputeOp(c))
+  if (convertSequenceOp(c) || convertShapeOp(c) || convertComputeOp(c) ||
+      convertConvOp(c))
     return;
   throw ImportError("unsupported op type");
 }

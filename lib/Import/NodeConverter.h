@@ -82,6 +82,7 @@ double shortestDouble(float f);
 bool convertShapeOp(NodeConverter &c);
 bool convertComputeOp(NodeConverter &c);
 bool convertSequenceOp(NodeConverter &c);
+bool convertConvOp(NodeConverter &c);
 
 } // namespace zeroc::onnximport
 
