@@ -11,6 +11,7 @@
 #define ZEROC_LIB_IMPORT_GRAPHBUILDER_H
 
 #include "HostTensor.h"
+#include "ParameterMarker.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -52,6 +53,16 @@ public:
                           const std::string &name);
   /// The most bytes of constant data the model may put into model.bin.
   void setMaxConstantBytes(int64_t bytes) { maxConstantBytes = bytes; }
+  void setParamFlags(std::vector<OnnxImportOptions::ParamFlag> flags) {
+    paramFlags = std::move(flags);
+  }
+  /// Notes and warnings of the import (folded tied weights, no marker).
+  std::vector<ImportMessage> &importMessages() { return messages; }
+  /// padding_idx of an embedding parameter, or -1.
+  int64_t paddingIdxOf(const std::string &param) const {
+    auto it = paddingIdx.find(param);
+    return it == paddingIdx.end() ? -1 : it->second;
+  }
   /// Counts a constant of `elements` x `width` bytes against that limit:
   /// every tensor folded on the host when it is made (as the 8-byte values
   /// zeroc holds), every other constant when it becomes IR.
@@ -76,7 +87,7 @@ public:
 
 private:
   void declareParams(mlir::OpBuilder &moduleBuilder);
-  void declareParam(mlir::OpBuilder &moduleBuilder, const onnx::TensorProto &init);
+  void declareConstantInit(const onnx::TensorProto &init);
   void checkAgainstShapeInference(const std::string &name, const Entry &e);
   mlir::func::FuncOp buildForward();
 
@@ -88,6 +99,10 @@ private:
   std::unordered_map<std::string, Entry> values;
   std::unordered_map<std::string, std::string> unmodeled; // name -> reason
   std::unordered_map<std::string, mlir::RankedTensorType> params;
+  std::unordered_map<std::string, TiedInit> tied;
+  std::unordered_map<std::string, int64_t> paddingIdx;
+  std::vector<OnnxImportOptions::ParamFlag> paramFlags;
+  std::vector<ImportMessage> messages;
   std::unordered_map<std::string, const onnx::TypeProto *> inferred;
   std::string lastDiagnostic;
   int64_t opset = 17;

@@ -6,16 +6,23 @@
 #include "zeroc/Support/MessageText.h"
 #include "OnnxModelLoader.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 namespace zeroc {
 
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(mlir::MLIRContext &context, const std::string &path,
-                const OnnxImportOptions &options, std::string &error) {
+                const OnnxImportOptions &options, std::string &error,
+                std::vector<ImportMessage> *messages) {
   try {
     onnx::ModelProto model = onnximport::loadModel(path, options.inputShapes);
     onnximport::GraphBuilder builder(context, model, path, options.allowNoLoss);
     builder.setMaxConstantBytes(options.maxConstantBytes);
-    return builder.build();
+    builder.setParamFlags(options.paramFlags);
+    mlir::OwningOpRef<mlir::ModuleOp> module = builder.build();
+    if (messages)
+      *messages = std::move(builder.importMessages());
+    return module;
   } catch (const onnximport::ImportError &e) {
     error = path + ": " + e.what();
   } catch (const std::bad_alloc &) {
@@ -26,6 +33,13 @@ importOnnxModel(mlir::MLIRContext &context, const std::string &path,
   // One line, always: names from the model may hold any bytes.
   error = messageText(error, std::string::npos);
   return nullptr;
+}
+
+void printImportMessages(const std::string &path,
+                         const std::vector<ImportMessage> &messages) {
+  for (const ImportMessage &m : messages)
+    llvm::errs() << "zeroc: " << (m.warning ? "warning: " : "note: ")
+                 << messageText(path + ": " + m.text, std::string::npos) << "\n";
 }
 
 bool parseInputShapeFlag(const std::string &flag,
