@@ -177,7 +177,6 @@ void GraphBuilder::declareParams(OpBuilder &mb) {
   // What each float initializer is: decided in ParameterMarker.cpp.
   ParameterPlan plan = planParameters(model, floats, paramFlags);
   messages = std::move(plan.messages);
-  paddingIdx = std::move(plan.paddingIdx);
   for (auto &[name, value] : floats) {
     Location loc = NameLoc::get(StringAttr::get(&ctx, name),
                                 FileLineColLoc::get(&ctx, path, 0, 0));

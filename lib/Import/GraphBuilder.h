@@ -58,11 +58,7 @@ public:
   }
   /// Notes and warnings of the import (folded tied weights, no marker).
   std::vector<ImportMessage> &importMessages() { return messages; }
-  /// padding_idx of an embedding parameter, or -1.
-  int64_t paddingIdxOf(const std::string &param) const {
-    auto it = paddingIdx.find(param);
-    return it == paddingIdx.end() ? -1 : it->second;
-  }
+
   /// Counts a constant of `elements` x `width` bytes against that limit:
   /// every tensor folded on the host when it is made (as the 8-byte values
   /// zeroc holds), every other constant when it becomes IR.
@@ -100,7 +96,6 @@ private:
   std::unordered_map<std::string, std::string> unmodeled; // name -> reason
   std::unordered_map<std::string, mlir::RankedTensorType> params;
   std::unordered_map<std::string, TiedInit> tied;
-  std::unordered_map<std::string, int64_t> paddingIdx;
   std::vector<OnnxImportOptions::ParamFlag> paramFlags;
   std::vector<ImportMessage> messages;
   std::unordered_map<std::string, const onnx::TypeProto *> inferred;
