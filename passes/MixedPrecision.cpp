@@ -99,10 +99,13 @@ struct MixedPrecisionPass
       module.emitError("zero-mixed-precision needs @forward");
       return signalPassFailure();
     }
-    // Trainable parameters become 16-bit with an f32 master copy.
+    // Trainable parameters become 16-bit with an f32 master copy; frozen
+    // ones 16-bit without one (DeepSpeed's module.half() rounds every
+    // parameter, and its optimizer keeps fp32 partitions only for the
+    // parameters that require grad).
     llvm::StringSet<> halved;
     for (auto p : module.getOps<ParamOp>()) {
-      if (!p.getTrainable() || !isF32Tensor(p.getType()))
+      if (!isF32Tensor(p.getType()))
         continue;
       if (!llvm::isa<DenseElementsAttr, DenseResourceElementsAttr>(
               p.getInitialValue())) {
@@ -119,7 +122,8 @@ struct MixedPrecisionPass
         return signalPassFailure();
       }
       p.setInitialValueAttr(*rounded);
-      p.setMasterAttr(TypeAttr::get(Float32Type::get(ctx)));
+      if (p.getTrainable())
+        p.setMasterAttr(TypeAttr::get(Float32Type::get(ctx)));
       halved.insert(p.getSymName());
     }
 
@@ -141,9 +145,8 @@ struct MixedPrecisionPass
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
     for (Operation *op : ops) {
-      // Trainable parameters are read in the compute type; other parameters
-      // and constants keep their f32 value and a cast makes the 16-bit
-      // compute copy.
+      // Parameters are read in the compute type; constants keep their f32
+      // value and a cast makes the 16-bit compute copy.
       if (auto ld = llvm::dyn_cast<LoadParamOp>(op))
         if (halved.contains(ld.getParam())) {
           ld.getResult().setType(withElement(ld.getType(), half));

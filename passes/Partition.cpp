@@ -46,17 +46,11 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     if (lossDef)
       lossDef->setAttr(zero::kForwardEndAttr, UnitAttr::get(&getContext()));
 
-    llvm::StringMap<graph::ParamOp> trainable;
-    for (auto p : module.getOps<graph::ParamOp>())
-      if (p.getTrainable())
-        trainable[p.getSymName()] = p;
-
+    // Every parameter, trainable or frozen, is ZeRO state: DeepSpeed
+    // partitions requires_grad=False parameters at stage 3 as well.
     OpBuilder b(&getContext());
     SmallVector<graph::LoadParamOp> loads;
-    fn.walk([&](graph::LoadParamOp ld) {
-      if (trainable.count(ld.getParam()))
-        loads.push_back(ld);
-    });
+    fn.walk([&](graph::LoadParamOp ld) { loads.push_back(ld); });
     for (graph::LoadParamOp ld : loads) {
       if (stage < 3) {
         b.setInsertionPoint(ld);

@@ -44,9 +44,8 @@ struct VerifyPartitionPass
 
     WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
       if (auto ld = llvm::dyn_cast<graph::LoadParamOp>(op))
-        if (trainable.count(ld.getParam()))
-          return op->emitOpError("reads trainable parameter @")
-                 << ld.getParam() << " without the ZeRO state ops";
+        return op->emitOpError("reads parameter @")
+               << ld.getParam() << " without the ZeRO state ops";
       if (llvm::isa<zero::ParamReplicaOp>(op) && stage == 3)
         return op->emitOpError("stage 3 keeps no parameter replicas");
       if (llvm::isa<zero::ParamShardOp>(op) && stage != 3)

@@ -350,16 +350,18 @@ LogicalResult UpdateScaleOp::verify() {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The trainable graph.param named by `ref`, or null after a diagnostic.
-zeroc::graph::ParamOp lookupTrainable(Operation *op, FlatSymbolRefAttr ref,
-                                      SymbolTableCollection &symbols) {
+/// The graph.param named by `ref` (a trainable one if `trainable`), or null
+/// after a diagnostic.
+zeroc::graph::ParamOp lookupParam(Operation *op, FlatSymbolRefAttr ref,
+                                  SymbolTableCollection &symbols,
+                                  bool trainable) {
   auto param =
       symbols.lookupNearestSymbolFrom<zeroc::graph::ParamOp>(op, ref);
   if (!param) {
     op->emitOpError("'") << ref.getValue() << "' does not name a graph.param";
     return nullptr;
   }
-  if (!param.getTrainable()) {
+  if (trainable && !param.getTrainable()) {
     op->emitOpError("'") << ref.getValue() << "' is not trainable";
     return nullptr;
   }
@@ -368,7 +370,7 @@ zeroc::graph::ParamOp lookupTrainable(Operation *op, FlatSymbolRefAttr ref,
 } // namespace
 
 LogicalResult ParamReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto param = lookupTrainable(*this, getParamAttr(), symbols);
+  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/false);
   if (!param)
     return failure();
   if (param.getType() != getType())
@@ -378,7 +380,7 @@ LogicalResult ParamReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult ParamShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto param = lookupTrainable(*this, getParamAttr(), symbols);
+  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/false);
   if (!param)
     return failure();
   ShardType shard = getType();
@@ -391,7 +393,7 @@ LogicalResult ParamShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
 
 LogicalResult
 GradAccumulateOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto param = lookupTrainable(*this, getParamAttr(), symbols);
+  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
   if (!param)
     return failure();
   Type t = getGrad().getType();

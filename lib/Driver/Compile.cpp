@@ -186,7 +186,9 @@ int runCompile(const CompileArgs &args) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
-  OwningOpRef<ModuleOp> module = importOnnxModel(context, args.model, args.import, error);
+  std::vector<ImportMessage> importMessages;
+  OwningOpRef<ModuleOp> module =
+      importOnnxModel(context, args.model, args.import, error, &importMessages);
   if (!module)
     return fail(error);
   const std::string model = messagePath(args.model);
@@ -234,6 +236,9 @@ int runCompile(const CompileArgs &args) {
   llvm::sys::fs::remove(tmp + "/" + outfile::kCompileLog);
   if (!output.commit(error))
     return fail(error);
+  // The model's notes (folded tied weights, unmarked parameters) once the
+  // output exists, so that a failed compile prints its one error line alone.
+  printImportMessages(args.model, importMessages);
   llvm::outs() << "zeroc: compiled " << shellQuote(args.model) << " -> "
                << shellQuote(args.outDir + "/train") << " (ZeRO stage " << config.stage << ", world size "
                << config.worldSize << ", micro batch " << config.microBatch

@@ -40,9 +40,19 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   // precision) in the master dtype, for the elements the rank updates.
   int64_t psi = 0, padded = 0, bytesPerElem = 4, gradBytesPerElem = 4;
   int64_t stateBytesPerElem = 0, params = 0, grads = 0, state = 0;
+  // Frozen parameters: stored (and at stage 3 sharded) like the others, but
+  // no gradient, no optimizer state, no step-boundary collective.
+  int64_t frozenCount = 0, frozenElems = 0, frozenBytes = 0;
   for (auto p : module.getOps<graph::ParamOp>()) {
-    if (!p.getTrainable())
+    if (!p.getTrainable()) {
+      int64_t n = p.getType().getNumElements();
+      int64_t pad = (n + w - 1) / w * w;
+      ++frozenCount;
+      frozenElems += n;
+      frozenBytes += (stage == 3 ? pad / w : pad) *
+                     zero::elementBytes(p.getType().getElementType());
       continue;
+    }
     int64_t n = p.getType().getNumElements();
     int64_t pad = (n + w - 1) / w * w, shard = pad / w;
     int64_t b = zero::elementBytes(p.getType().getElementType());
@@ -91,6 +101,8 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"stage\": " << stage << ",\n"
      << "  \"parameters\": " << psi << ",\n"
      << "  \"padded_parameters\": " << padded << ",\n"
+     << "  \"frozen_parameters\": " << frozenCount << ",\n"
+     << "  \"frozen_parameter_elements\": " << frozenElems << ",\n"
      << "  \"dtype_bytes\": " << bytesPerElem << ",\n"
      << "  \"grad_dtype_bytes\": " << gradBytesPerElem << ",\n"
      << "  \"micro_batch\": " << config.microBatch << ",\n"
@@ -98,8 +110,9 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"optimizer\": \"" << config.optimizerName << "\",\n"
      << "  \"optimizer_state_bytes_per_parameter\": " << stateBytesPerElem << ",\n"
      << "  \"model_state_bytes\": {\"params\": " << params << ", \"grads\": "
-     << grads << ", \"optimizer_state\": " << state << ", \"total\": "
-     << params + grads + state << "},\n"
+     << grads << ", \"optimizer_state\": " << state
+     << ", \"frozen_params\": " << frozenBytes << ", \"total\": "
+     << params + grads + state + frozenBytes << "},\n"
      << "  \"communication_elements_per_step\": {\"all_reduce\": "
      << allReduceElems << ", \"reduce_scatter\": " << scatterElems
      << ", \"all_gather\": " << gatherElems << ", \"total\": " << total

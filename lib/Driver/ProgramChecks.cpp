@@ -85,9 +85,8 @@ bool checkInputs(func::FuncOp fn, std::string &error) {
 
 bool checkParams(ModuleOp module, std::string &error) {
   std::map<std::string, std::string> byFile;
+  // Frozen parameters are saved too.
   for (auto p : module.getOps<graph::ParamOp>()) {
-    if (!p.getTrainable())
-      continue;
     llvm::StringRef name = p.getSymName();
     if (name.empty() || name.contains('\0')) {
       error = "initializer " + shown(name) + " " +

@@ -184,9 +184,8 @@ private:
 };
 
 LogicalResult Emitter::collectParams() {
+  // Trainable and frozen parameters alike are the engine's ZeRO state.
   for (auto p : module.getOps<graph::ParamOp>()) {
-    if (!p.getTrainable())
-      continue;
     if (!dtypeName(p.getType().getElementType()) ||
         !dtypeName(p.getMasterElementType()))
       return p.emitOpError("has an element type the CPU target does not support");
@@ -657,13 +656,14 @@ LogicalResult Emitter::run(EmittedProgram &out) {
        << ", " << t.getRank() << ", " << dimsInit(t.getShape()) << ", "
        << t.getNumElements() << ", " << offset << ", "
        << dtypeName(p.getMasterElementType()) << ", "
-       << dtypeName(gradAccumulatorType(p, config)) << "},\n";
+       << dtypeName(gradAccumulatorType(p, config)) << ", "
+       << (p.getTrainable() ? 0 : 1) << "},\n";
     offset = alignUp(offset + t.getNumElements() *
                                   zero::elementBytes(t.getElementType()));
   }
   if (params.empty())
     os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0, ZEROC_RT_DTYPE_F32, "
-          "ZEROC_RT_DTYPE_F32},\n";
+          "ZEROC_RT_DTYPE_F32, 0},\n";
   os << "};\n\nconst zeroc_rt_input_desc_t kInputs[] = {\n";
   for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
     auto t = llvm::cast<RankedTensorType>(arg.getType());

@@ -3,7 +3,9 @@
 #include "OnnxGraphChecks.h"
 #include "OnnxModelLoader.h"
 #include "OpVersions.h"
+#include "ParameterMarker.h"
 
+#include "zeroc/Dialect/Graph/ElementsData.h"
 #include "zeroc/Dialect/Graph/GraphOps.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -13,6 +15,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <cstring>
+#include <unordered_set>
 
 using namespace mlir;
 
@@ -186,36 +189,61 @@ HostTensor GraphBuilder::toHost(const onnx::TensorProto &t) const {
 }
 
 void GraphBuilder::declareParams(OpBuilder &mb) {
+  std::vector<std::pair<std::string, ElementsAttr>> floats;
+  std::unordered_set<std::string> floatNames;
   for (const auto &init : model.graph().initializer()) {
     try {
-      declareParam(mb, init);
+      if (values.count(init.name()) || floatNames.count(init.name()))
+        throw ImportError("defined twice");
+      if (isFloatDType(init.data_type())) {
+        floats.emplace_back(init.name(), initializerValue(init));
+        floatNames.insert(init.name());
+        continue;
+      }
+      declareConstantInit(init);
     } catch (const ImportError &e) {
       throw ImportError("initializer '" + init.name() + "': " + e.what());
     }
   }
+  // What each float initializer is: decided in ParameterMarker.cpp.
+  ParameterPlan plan = planParameters(model, floats, paramFlags);
+  messages = std::move(plan.messages);
+  for (auto &[name, value] : floats) {
+    Location loc = NameLoc::get(StringAttr::get(&ctx, name),
+                                FileLineColLoc::get(&ctx, path, 0, 0));
+    auto tie = plan.ties.find(name);
+    if (tie != plan.ties.end()) {
+      tied[name] = tie->second;
+      continue;
+    }
+    InitRole role = plan.roles.at(name);
+    if (role == InitRole::Constant) {
+      // A constant's value is uniqued and foldable: a dense attribute.
+      Entry e;
+      e.type = llvm::cast<RankedTensorType>(value.getShapedType());
+      e.attr = llvm::isa<DenseElementsAttr>(value)
+                   ? llvm::cast<DenseElementsAttr>(value)
+                   : DenseElementsAttr::getFromRawBuffer(
+                         e.type, graph::rawElementBytes(value));
+      values[name] = e;
+      continue;
+    }
+    mb.create<graph::ParamOp>(
+        loc, StringAttr::get(&ctx, name), value,
+        role == InitRole::Trainable ? mb.getUnitAttr() : UnitAttr(),
+        /*master=*/TypeAttr());
+    params[name] = llvm::cast<RankedTensorType>(value.getShapedType());
+  }
 }
 
-void GraphBuilder::declareParam(OpBuilder &mb, const onnx::TensorProto &init) {
-  {
-    if (values.count(init.name()) || params.count(init.name()))
-      throw ImportError("defined twice");
-    Location loc = NameLoc::get(StringAttr::get(&ctx, init.name()),
-                                FileLineColLoc::get(&ctx, path, 0, 0));
-    if (isFloatDType(init.data_type())) {
-      ElementsAttr value = initializerValue(init);
-      mb.create<graph::ParamOp>(loc, StringAttr::get(&ctx, init.name()), value,
-                                mb.getUnitAttr(), /*master=*/TypeAttr());
-      params[init.name()] = llvm::cast<RankedTensorType>(value.getShapedType());
-      return;
-    }
-    Entry e;
-    e.type = tensorType(dimsOf(init), init.data_type());
-    if (e.type.getNumElements() <= kMaxFoldElements)
-      e.constant = std::make_shared<HostTensor>(toHost(init));
-    else
-      e.attr = toAttr(init);
-    values[init.name()] = e;
-  }
+void GraphBuilder::declareConstantInit(const onnx::TensorProto &init) {
+  Entry e;
+  e.type = tensorType(dimsOf(init), init.data_type());
+  if (e.type.getNumElements() <= kMaxFoldElements)
+    e.constant = std::make_shared<HostTensor>(toHost(init));
+  else
+    e.attr = toAttr(init);
+  values[init.name()] = e;
 }
 
 Entry &GraphBuilder::lookup(const std::string &name) {
@@ -228,6 +256,26 @@ Entry &GraphBuilder::lookup(const std::string &name) {
   if (sequences.count(name))
     throw ImportError("input '" + name + "' is a sequence; zeroc resolves "
                       "sequences at import, and only sequence ops may read one");
+  auto tie = tied.find(name);
+  if (tie != tied.end()) {
+    // A folded tied weight: the original parameter's load (transposed).
+    Value v = lookup(tie->second.original).value;
+    Entry e;
+    e.type = llvm::cast<RankedTensorType>(v.getType());
+    if (tie->second.transposed) {
+      SmallVector<int64_t> perm, shape(e.type.getShape());
+      for (int64_t i = 0; i < e.type.getRank(); ++i)
+        perm.push_back(i);
+      std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+      std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+      e.type = RankedTensorType::get(shape, e.type.getElementType());
+      Location loc = NameLoc::get(StringAttr::get(&ctx, name),
+                                  FileLineColLoc::get(&ctx, path, 0, 0));
+      v = b.create<graph::TransposeOp>(loc, e.type, v, b.getI64ArrayAttr(perm));
+    }
+    e.value = v;
+    return values[name] = e;
+  }
   auto param = params.find(name);
   if (param == params.end())
     throw ImportError("input '" + name + "' is not defined");

@@ -12,6 +12,7 @@
 
 #include "HostTensor.h"
 #include "OnnxGraphChecks.h"
+#include "ParameterMarker.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -59,6 +60,12 @@ public:
                           const std::string &name);
   /// The most bytes of constant data the model may put into model.bin.
   void setMaxConstantBytes(int64_t bytes) { maxConstantBytes = bytes; }
+  void setParamFlags(std::vector<OnnxImportOptions::ParamFlag> flags) {
+    paramFlags = std::move(flags);
+  }
+  /// Notes and warnings of the import (folded tied weights, no marker).
+  std::vector<ImportMessage> &importMessages() { return messages; }
+
   /// Counts a constant of `elements` x `width` bytes against that limit:
   /// every tensor folded on the host when it is made (as the 8-byte values
   /// zeroc holds), every other constant when it becomes IR.
@@ -87,7 +94,7 @@ public:
 
 private:
   void declareParams(mlir::OpBuilder &moduleBuilder);
-  void declareParam(mlir::OpBuilder &moduleBuilder, const onnx::TensorProto &init);
+  void declareConstantInit(const onnx::TensorProto &init);
   void checkAgainstShapeInference(const std::string &name, const Entry &e);
   mlir::func::FuncOp buildForward();
 
@@ -101,6 +108,9 @@ private:
   std::unordered_map<std::string, std::vector<Entry>> sequences;
   std::unordered_map<std::string, std::string> unmodeled; // name -> reason
   std::unordered_map<std::string, mlir::RankedTensorType> params;
+  std::unordered_map<std::string, TiedInit> tied;
+  std::vector<OnnxImportOptions::ParamFlag> paramFlags;
+  std::vector<ImportMessage> messages;
   std::unordered_map<std::string, const onnx::TypeProto *> inferred;
   std::string lastDiagnostic;
   int64_t opset = 17;

@@ -6,11 +6,14 @@
 #include "zeroc/Support/MessageText.h"
 #include "OnnxModelLoader.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 namespace zeroc {
 
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(mlir::MLIRContext &context, const std::string &path,
-                const OnnxImportOptions &options, std::string &error) {
+                const OnnxImportOptions &options, std::string &error,
+                std::vector<ImportMessage> *messages) {
   try {
     onnximport::MappedInitializers mapped;
     onnx::ModelProto model =
@@ -18,7 +21,11 @@ importOnnxModel(mlir::MLIRContext &context, const std::string &path,
     onnximport::GraphBuilder builder(context, model, path, options.allowNoLoss,
                                      std::move(mapped));
     builder.setMaxConstantBytes(options.maxConstantBytes);
-    return builder.build();
+    builder.setParamFlags(options.paramFlags);
+    mlir::OwningOpRef<mlir::ModuleOp> module = builder.build();
+    if (messages)
+      *messages = std::move(builder.importMessages());
+    return module;
   } catch (const onnximport::ImportError &e) {
     error = path + ": " + e.what();
   } catch (const std::bad_alloc &) {
@@ -29,6 +36,13 @@ importOnnxModel(mlir::MLIRContext &context, const std::string &path,
   // One line, always: names from the model may hold any bytes.
   error = messageText(error, std::string::npos);
   return nullptr;
+}
+
+void printImportMessages(const std::string &path,
+                         const std::vector<ImportMessage> &messages) {
+  for (const ImportMessage &m : messages)
+    llvm::errs() << "zeroc: " << (m.warning ? "warning: " : "note: ")
+                 << messageText(path + ": " + m.text, std::string::npos) << "\n";
 }
 
 bool parseInputShapeFlag(const std::string &flag,

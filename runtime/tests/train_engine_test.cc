@@ -1044,7 +1044,7 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.program.abi_version = 99;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "invalid program (recompile it with this runtime): program "
-                "ABI version 99, this runtime implements 4");
+                "ABI version 99, this runtime implements 5");
   }
   {
     TestProgram program(cfg, ws.blob);
@@ -1069,6 +1069,21 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.params[0].grad_dtype = ZEROC_RT_DTYPE_F64;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "parameter 'fc.weight' has dtype f32 with gradient dtype f64");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.params[0].frozen = 2;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "parameter 'fc.weight' has frozen 2");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.params[1].frozen = 1;
+    program.params[1].dtype = ZEROC_RT_DTYPE_F16;
+    program.params[1].master_dtype = ZEROC_RT_DTYPE_F32;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "frozen parameter 'fc/bias' has dtype f16 with master dtype "
+                "f32 and gradient dtype");
   }
   {
     TestProgram program(cfg, ws.blob);

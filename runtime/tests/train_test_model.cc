@@ -315,6 +315,7 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   params[0].blob_offset = 0;
   params[0].master_dtype = cfg.dtype;
   params[0].grad_dtype = cfg.dtype;
+  params[0].frozen = 0;
   params[1].name = "fc/bias";
   params[1].dtype = cfg.dtype;
   params[1].rank = 1;
@@ -323,6 +324,7 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   params[1].blob_offset = kBiasOffset;
   params[1].master_dtype = cfg.dtype;
   params[1].grad_dtype = cfg.dtype;
+  params[1].frozen = 0;
   inputs[0].name = "x";
   inputs[0].dtype = cfg.dtype;
   inputs[0].rank = 2;

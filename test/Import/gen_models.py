@@ -96,8 +96,10 @@ def gen_real_models(out):
     idx = torch.randint(0, GPT_V, (GPT_B, GPT_T), dtype=torch.int64)
     tgt = torch.randint(0, GPT_V, (GPT_B, GPT_T), dtype=torch.int64)
     export(gpt, (idx, tgt), os.path.join(out, "gpt2.onnx"), ["idx", "targets"])
-    export(without_dropout(GPT()), (idx, tgt),
+    gpt_nodropout = without_dropout(GPT())
+    export(gpt_nodropout, (idx, tgt),
            os.path.join(out, "gpt2_nodropout.onnx"), ["idx", "targets"])
+    gpt_nodropout_args = (idx, tgt)
     export(gpt, (idx, tgt), os.path.join(out, "gpt2_dynamic.onnx"),
            ["idx", "targets"],
            dynamic_axes={"idx": {0: "batch"}, "targets": {0: "batch"}})
@@ -108,9 +110,11 @@ def gen_real_models(out):
     export(llama, (idx, tgt), os.path.join(out, "llama.onnx"),
            ["idx", "targets"])
 
+    from gen_param_models import gen_param_models
     return ["mlp.onnx", "mlp_mse.onnx", "gpt2.onnx", "gpt2_nodropout.onnx",
             "gpt2_dynamic.onnx",
-            "llama.onnx"]
+            "llama.onnx"] + gen_param_models(out, gpt_nodropout,
+                                             gpt_nodropout_args)
 
 
 # ---------------------------------------------------------------------------

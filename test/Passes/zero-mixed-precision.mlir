@@ -43,7 +43,9 @@ func.func @forward(%x: tensor<2xf32>) -> (tensor<f32> {graph.loss}) {
 
 // -----
 
-// Tests that a non-trainable float parameter keeps its f32 value and is cast.
+// Tests that a frozen float parameter becomes 16-bit without a master (as
+// DeepSpeed's module.half() and its optimizer, which holds fp32 copies only of
+// parameters that require grad) and is read in 16 bits.
 graph.param trainable @w = dense<0.5> : tensor<2xf32>
 graph.param @b = dense<0.25> : tensor<2xf32>
 func.func @forward(%x: tensor<2xf32>) -> (tensor<f32> {graph.loss}) {
@@ -53,7 +55,10 @@ func.func @forward(%x: tensor<2xf32>) -> (tensor<f32> {graph.loss}) {
   %l = graph.reduce_sum %s {axes = [0], keepdims = false} : tensor<2xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
-// CHECK: graph.param @b = dense<2.500000e-01> : tensor<2xf32>
-// CHECK: %[[B:.*]] = graph.load_param @b : tensor<2xf32>
-// CHECK: graph.cast %[[B]] : tensor<2xf32> -> tensor<2xf16>
+// CHECK: graph.param trainable @w master(f32) = dense<5.000000e-01> : tensor<2xf16>
+// CHECK: graph.param @b = dense<2.500000e-01> : tensor<2xf16>
+// CHECK: %[[W:.*]] = graph.load_param @w : tensor<2xf16>
+// CHECK: %[[B:.*]] = graph.load_param @b : tensor<2xf16>
+// CHECK-NOT: graph.cast
+// CHECK: graph.add %[[W]], %[[B]] : tensor<2xf16>, tensor<2xf16>
 

@@ -44,7 +44,7 @@ module attributes {zero.stage = 1 : i64, zero.world_size = 2 : i64} {
 module attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
   graph.param trainable @w = dense<0.5> : tensor<2xf32>
   func.func @train_micro_step() -> tensor<f32> {
-    // expected-error @+1 {{reads trainable parameter @w without the ZeRO state ops}}
+    // expected-error @+1 {{reads parameter @w without the ZeRO state ops}}
     %w = graph.load_param @w : tensor<2xf32>
     %l = graph.reduce_sum %w {axes = [0], keepdims = false} : tensor<2xf32> -> tensor<f32>
     return %l : tensor<f32>

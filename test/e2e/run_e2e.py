@@ -88,7 +88,9 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     formulas = {0: (d + g + k) * psi, 1: (d + g) * psi + k * psi / w,
                 2: d * psi + (g + k) * psi / w, 3: (d + g + k) * psi / w}
     slack = 16 * nparams * w  # each parameter pads by fewer than W elements
-    if abs(b["total"] - formulas[stage]) > slack:
+    # Frozen parameters: stored (sharded at stage 3) but no gradient and no
+    # optimizer state; the formulas hold for the trainable ones.
+    if abs(b["total"] - b.get("frozen_params", 0) - formulas[stage]) > slack:
         return "plan.json total %d != ZeRO formula %.0f" % (b["total"], formulas[stage])
     comm = plan["communication_elements_per_step"]["total"]
     gas = plan["gradient_accumulation_steps"]
@@ -100,10 +102,28 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     terms = {0: 2, 1: 2, 2: gas + 1, 3: 3 * gas}[stage]
     low = 2 * gas * psi if stage == 3 else terms * psi
     slack = terms * nparams * w
+    # Stage 3 also gathers the frozen parameters around their uses.
+    if stage == 3:
+        slack += 2 * gas * plan.get("frozen_parameter_elements", 0)
     if not low - slack <= comm <= terms * psi + slack:
         return "plan.json communication %d elements outside [%d, %dΨ = %d]" % (
             comm, low, terms, terms * psi)
     return None
+
+
+def frozen_initializers(onnx_path):
+    """name -> initial value of every frozen parameter the model marks."""
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.load(onnx_path)
+    names = set()
+    for prop in m.metadata_props:
+        if prop.key == "zeroc.parameters":
+            names = set(json.loads(prop.value).get("frozen", []))
+    if not names:
+        raise RuntimeError("%s marks no frozen parameter" % onnx_path)
+    return {t.name: numpy_helper.to_array(t) for t in m.graph.initializer
+            if t.name in names}
 
 
 def main():
@@ -120,6 +140,13 @@ def main():
     ap.add_argument("--param-rtol", type=float, default=1e-3,
                     help="relative norm difference of the final parameters")
     ap.add_argument("--config", default=None, help="ds_config.json for every run")
+    ap.add_argument("--reference-model", default=None,
+                    help="train the reference on this ONNX model instead (an "
+                         "unfolded export of the same weights); only the "
+                         "losses are compared")
+    ap.add_argument("--check-frozen", action="store_true",
+                    help="the model's frozen parameters (zeroc.parameters "
+                         "metadata) must come back bitwise unchanged")
     args = ap.parse_args()
 
     mixed, grad_bytes = precision_of(args.config)
@@ -129,12 +156,14 @@ def main():
     passed = failed = 0
     for model in args.models.split(","):
         onnx_path = os.path.join(args.models_dir, model + ".onnx")
+        ref_path = args.reference_model or onnx_path
         data = os.path.join(args.work, model, "data")
-        run(["/usr/bin/python3", REFERENCE, onnx_path, "--make-data", data,
+        run(["/usr/bin/python3", REFERENCE, ref_path, "--make-data", data,
              "--samples", str(args.samples), "--seed", "0", "-q"])
+        frozen = frozen_initializers(onnx_path) if args.check_frozen else {}
         for w in [int(x) for x in args.world_sizes.split(",")]:
             ref = os.path.join(args.work, model, "ref_w%d" % w)
-            cmd = ["/usr/bin/python3", REFERENCE, onnx_path, "--data", data,
+            cmd = ["/usr/bin/python3", REFERENCE, ref_path, "--data", data,
                    "--steps", str(args.steps), "--world-size", str(w),
                    "--dtype", "float64", "--log-jsonl", ref + ".jsonl",
                    "--save-params", ref + "_params", "-q"]
@@ -173,8 +202,13 @@ def main():
                                             "(rel %.2e)" % (a["step"], a["loss"],
                                                             b["loss"], rel))
                             break
+                    for fname, init in frozen.items():
+                        got = np.load(os.path.join(out, "params", "rank0",
+                                                   fname + ".npy"))
+                        if got.dtype != init.dtype or got.tobytes() != init.tobytes():
+                            problems.append("frozen param %s changed" % fname)
                     diff2 = ref2 = 0.0
-                    for p in meta["params"]:
+                    for p in ([] if args.reference_model else meta["params"]):
                         mine = [np.load(os.path.join(out, "params", "rank%d" % r,
                                                      p["name"] + ".npy"))
                                 for r in range(w)]
@@ -188,7 +222,7 @@ def main():
                     # Adam amplifies float32 rounding where gradients are
                     # ~0 (the update is ~lr there whatever the sign), so the
                     # final parameters are compared in norm, not elementwise.
-                    pworst = (diff2 / max(ref2, 1e-30)) ** 0.5
+                    pworst = (diff2 / max(ref2, 1e-30)) ** 0.5 if ref2 else 0.0
                     if pworst > args.param_rtol:
                         problems.append("params differ from the reference by "
                                         "%.2e (relative norm)" % pworst)

@@ -11,10 +11,14 @@ of the loss with respect to the model's float initializers.
     loss.backward()                      # grads in m.params[name].grad
 
 Rules (see README.md next to this file):
-  * FLOAT / DOUBLE / FLOAT16 initializers are the trainable parameters
+  * FLOAT / DOUBLE / FLOAT16 initializers are the parameters
     (`torch.nn.Parameter`, one per initializer name, so a tied weight used by
     several nodes is one parameter and accumulates the gradients of all uses).
-    Every other initializer is a constant tensor.
+    Every other initializer is a constant tensor. With the export helper's
+    `zeroc.parameters` metadata (zeroc's docs/Import.md), only the listed
+    "trainable" ones train, "frozen" ones are parameters with
+    requires_grad=False, and every other float initializer (the "buffers")
+    is a constant.
   * All floating-point values (parameters, float graph inputs, float constants,
     Cast/ConstantOfShape to a float type) are computed in ONE compute dtype,
     float32 (default) or float64.
@@ -855,16 +859,30 @@ class OnnxTorchModel(object):
 
         self.params = _OrderedDict()
         self.constants = {}
+        self.frozen = set()
+        marker = None
+        for prop in model.metadata_props:
+            if prop.key == "zeroc.parameters":
+                import json
+                marker = json.loads(prop.value)
+        if marker is not None:
+            self.frozen = set(marker.get("frozen", []))
+            listed = set(marker.get("trainable", [])) | self.frozen
         for t in g.initializer:
             if t.data_location == TensorProto.EXTERNAL and self.path is None:
                 raise OnnxTorchError("initializer '%s' has external data; "
                                      "load the model from its path" % t.name)
             arr = numpy_helper.to_array(
                 t, base_dir=os.path.dirname(self.path) if self.path else "")
-            if t.data_type in FLOAT_ELEMS:
+            if t.data_type in FLOAT_ELEMS and (marker is None
+                                               or t.name in listed):
                 p = torch.nn.Parameter(
-                    torch.tensor(np.array(arr), dtype=dtype))
+                    torch.tensor(np.array(arr), dtype=dtype),
+                    requires_grad=t.name not in self.frozen)
                 self.params[t.name] = p
+            elif t.data_type in FLOAT_ELEMS:
+                self.constants[t.name] = torch.tensor(np.array(arr),
+                                                      dtype=dtype)
             else:
                 self.constants[t.name] = self._np_to_torch(arr, t.data_type,
                                                            t.name)
@@ -971,7 +989,8 @@ class OnnxTorchModel(object):
         self.constants = static
 
     def parameters(self):
-        return list(self.params.values())
+        """The trainable parameters (frozen ones are in `params` too)."""
+        return [p for n, p in self.params.items() if n not in self.frozen]
 
     def named_parameters(self):
         return list(self.params.items())

@@ -686,7 +686,8 @@ def save_params(model, out_dir):
         np.save(os.path.join(out_dir, fn), arr)
         entries.append({"name": name, "file": fn, "shape": list(arr.shape),
                         "numel": int(arr.size), "dtype": str(arr.dtype)})
-        total += int(arr.size)
+        if name not in model.frozen:  # psi: the trainable elements
+            total += int(arr.size)
     with open(os.path.join(out_dir, "params.json"), "w") as f:
         f.write("{\"psi\": %d, \"num_params\": %d, \"params\": [\n"
                 % (total, len(entries)))

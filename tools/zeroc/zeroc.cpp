@@ -24,6 +24,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -63,6 +64,11 @@ const char *kUsage =
     "  --max-constant-bytes N        the most constant data (bytes, or with K/M/G)\n"
     "                                the model may compute from no input; zeroc\n"
     "                                writes it into model.bin (default 256M)\n"
+    "  --freeze GLOB                 make the parameters matching GLOB (fnmatch\n"
+    "                                style, over initializer names) frozen:\n"
+    "                                no gradient, not updated (repeatable)\n"
+    "  --trainable GLOB              make the frozen parameters matching GLOB\n"
+    "                                trainable (repeatable; applied in order)\n"
     "\n"
     "compile options:\n"
     "  -o DIR                        output directory (train, model.bin, plan.json)\n"
@@ -72,7 +78,8 @@ const char *kUsage =
     "  --max-config-bytes N          read configs of up to N bytes (or with\n"
     "                                K/M/G; default 16M)\n"
     "  --input-shape, --dump-ir,     as for import\n"
-    "  --max-constant-bytes\n"
+    "  --max-constant-bytes,\n"
+    "  --freeze, --trainable\n"
     "\n"
     "config-check options:\n"
     "  --world-size W                number of data-parallel ranks (default 1)\n"
@@ -166,6 +173,18 @@ std::optional<int> parseModelArg(ArgCursor &c, ModelArgs &args) {
                         "268435456 or 256M)");
     return std::nullopt;
   }
+  for (const char *flag : {"--freeze", "--trainable"})
+    if (c.is(flag)) {
+      const char *v = c.value(flag);
+      if (!v || !*v)
+        return usageError(std::string(flag) + " needs a glob over parameter names");
+      if (auto pattern = llvm::GlobPattern::create(v); !pattern) {
+        llvm::consumeError(pattern.takeError());
+        return usageError(std::string(flag) + " '" + v + "' is not a valid glob");
+      }
+      args.options.paramFlags.push_back({flag == std::string("--freeze"), v});
+      return std::nullopt;
+    }
   if (c.is("--dump-ir")) {
     const char *v = c.value("--dump-ir");
     if (!v)
@@ -211,13 +230,15 @@ int runImport(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
 
   std::string error;
+  std::vector<zeroc::ImportMessage> messages;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      zeroc::importOnnxModel(context, args.model, args.options, error);
+      zeroc::importOnnxModel(context, args.model, args.options, error, &messages);
   if (!module)
     return fail(error);
   if (!zeroc::runPhases(*module, zeroc::importPhases(!args.options.allowNoLoss),
                         args.dumpDir, error))
     return fail(args.model + ": " + error);
+  zeroc::printImportMessages(args.model, messages);
 
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -23,6 +23,22 @@ struct OnnxImportOptions {
   /// --max-constant-bytes.
   int64_t maxConstantBytes = kDefaultMaxConstantBytes;
   static constexpr int64_t kDefaultMaxConstantBytes = int64_t(256) << 20;
+  /// --freeze GLOB / --trainable GLOB, in command-line order: `freeze`
+  /// true moves the parameters matching `glob` to frozen, false makes the
+  /// matching frozen parameters trainable (docs/Import.md, "Parameters").
+  struct ParamFlag {
+    bool freeze;
+    std::string glob;
+  };
+  std::vector<ParamFlag> paramFlags;
+};
+
+/// What the importer tells the user besides errors: "note: ..." or
+/// "warning: ..." lines (without the file name), printed by the driver
+/// once the import succeeded.
+struct ImportMessage {
+  bool warning;
+  std::string text;
 };
 
 /// Imports the ONNX model at `path` into a module holding graph.param symbols
@@ -32,7 +48,12 @@ struct OnnxImportOptions {
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
                                                   const std::string &path,
                                                   const OnnxImportOptions &options,
-                                                  std::string &error);
+                                                  std::string &error,
+                                                  std::vector<ImportMessage> *messages = nullptr);
+
+/// Prints `messages` as "zeroc: warning|note: MODEL: TEXT" lines to stderr.
+void printImportMessages(const std::string &path,
+                         const std::vector<ImportMessage> &messages);
 
 /// Parses "NAME=D0,D1,..." into `shapes`; returns false with `error` set.
 bool parseInputShapeFlag(const std::string &flag,

@@ -65,9 +65,10 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
   let summary = "turns @forward_backward into a ZeRO-sharded @train_micro_step";
   let description = [{
     Rewrites the parameter reads and gradient results of `@forward_backward`
-    for a ZeRO stage and world size W. Every trainable parameter is a flat
-    buffer of its elements zero-padded to a multiple of W; rank r owns the
-    contiguous slice [r*S, (r+1)*S) with S = padded/W.
+    for a ZeRO stage and world size W. Every parameter, trainable or frozen,
+    is a flat buffer of its elements zero-padded to a multiple of W; rank r
+    owns the contiguous slice [r*S, (r+1)*S) with S = padded/W. Frozen
+    parameters are read the same way but have no gradient to reduce.
 
     * Stages 0-2: `graph.load_param` becomes `zero.param_replica`.
     * Stage 3: before the first use in the forward pass, `zero.param_shard`

@@ -9,7 +9,8 @@
 // forward and backward for one micro-batch and talks to the engine through
 // the zeroc_rt_engine_* calls below.
 //
-// Layout (per trainable parameter p with n elements, world size W): the flat
+// Layout (per parameter p with n elements, world size W; a frozen one has
+// only the parameter column, no gradient or optimizer state): the flat
 // buffer of p is its n elements zero-padded to P = ceil(n / W) * W; rank r
 // owns the contiguous shard [r*S, (r+1)*S), S = P / W.
 //   stage 0: full replica (P), full grads (n), full optimizer state (n).
@@ -51,7 +52,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 4
+#define ZEROC_RT_PROGRAM_ABI_VERSION 5
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -71,6 +72,12 @@ typedef struct zeroc_rt_param_desc {
   /// into the accumulator, and the step-boundary reductions of stages 0-1
   /// move the accumulator's dtype.
   zeroc_rt_dtype_t grad_dtype;
+  // ABI version 5:
+  /// 1: a frozen parameter (requires_grad=False): stored and partitioned
+  /// like the others (stage 3: a shard, all-gathered by the micro-step),
+  /// but it has no gradient, no optimizer state and is never updated;
+  /// master_dtype and grad_dtype equal dtype. 0: trainable.
+  int32_t frozen;
 } zeroc_rt_param_desc_t;
 
 /// A data input of the model; dims[0] is the micro-batch size. The file

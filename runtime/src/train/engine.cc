@@ -32,6 +32,11 @@ zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
                           "zeroc_rt_engine_grad_accumulate: parameter index %d "
                           "is outside [0, %zu)",
                           param, engine->state.params.size());
+  if (p->frozen)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "zeroc_rt_engine_grad_accumulate: parameter '%s' "
+                          "is frozen and has no gradient",
+                          p->desc->name);
   if (count != p->accumulateCount) {
     const int stage = engine->state.stage;
     return ZEROC_RT_ERROR(

@@ -76,6 +76,8 @@ zeroc_rt_status_t reduceGradients(zeroc_rt_engine &engine) {
     }
   } else if (st.stage == 1) {
     for (ParamState &p : st.params) {
+      if (p.frozen)
+        continue;
       zeroc_rt_status_t status = zeroc_rt_comm_reduce_scatter(
           engine.comm, p.grad, p.gradShard, static_cast<size_t>(p.shard),
           p.gradDtype, ZEROC_RT_REDUCE_SUM);
@@ -91,6 +93,8 @@ zeroc_rt_status_t reduceGradients(zeroc_rt_engine &engine) {
 zeroc_rt_status_t localSumSquares(ZeroState &st, double *total) {
   *total = 0.0;
   for (ParamState &p : st.params) {
+    if (p.frozen)
+      continue;
     double sum = 0.0;
     zeroc_rt_status_t status =
         zeroc_rt_k_sum_squares(p.gradDtype, p.updateGrad, p.updateCount, &sum);
@@ -109,6 +113,8 @@ zeroc_rt_status_t applyOptimizer(zeroc_rt_engine &engine, const StepHyper &h,
   const zeroc_rt_optimizer_config_t &opt = engine.program->optimizer;
   const int64_t step = ++engine.optimizerSteps;
   for (ParamState &p : engine.state.params) {
+    if (p.frozen)
+      continue;
     const char *what = "gradient scaling";
     void *param = p.updateParam, *grad = p.updateGrad;
     zeroc_rt_status_t status;
@@ -150,6 +156,8 @@ zeroc_rt_status_t applyOptimizer(zeroc_rt_engine &engine, const StepHyper &h,
 zeroc_rt_status_t localOverflow(const ZeroState &st, int32_t *flag) {
   *flag = 0;
   for (const ParamState &p : st.params) {
+    if (p.frozen)
+      continue;
     int found = 0;
     zeroc_rt_status_t status =
         zeroc_rt_k_has_inf_or_nan(p.gradDtype, p.updateGrad, p.updateCount,
@@ -196,6 +204,8 @@ zeroc_rt_status_t gatherParams(zeroc_rt_engine &engine) {
   if (st.stage != 1 && st.stage != 2)
     return nullptr;
   for (ParamState &p : st.params) {
+    if (p.frozen) // unchanged since the start: every replica is current
+      continue;
     // In place: the shard already sits at replica + r*S.
     zeroc_rt_status_t status = zeroc_rt_comm_all_gather(
         engine.comm, p.updateParam, p.replica, static_cast<size_t>(p.shard),

@@ -78,7 +78,19 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
                              "another parameter",
                              d.name);
     const bool half = d.dtype == ZEROC_RT_DTYPE_F16 || d.dtype == ZEROC_RT_DTYPE_BF16;
-    if (!zeroc_rt_param_master_ok(d.dtype, d.master_dtype))
+    if (d.frozen != 0 && d.frozen != 1)
+      return INVALID_PROGRAM("parameter '%s' has frozen %d", d.name, d.frozen);
+    if (d.frozen) {
+      if (!zeroc_rt_param_master_ok(d.dtype, half ? ZEROC_RT_DTYPE_F32 : d.dtype) ||
+          d.master_dtype != d.dtype || d.grad_dtype != d.dtype)
+        return INVALID_PROGRAM("frozen parameter '%s' has dtype %s with "
+                               "master dtype %s and gradient dtype %s; a "
+                               "frozen parameter is a float tensor with "
+                               "neither",
+                               d.name, zeroc_rt_dtype_name(d.dtype),
+                               zeroc_rt_dtype_name(d.master_dtype),
+                               zeroc_rt_dtype_name(d.grad_dtype));
+    } else if (!zeroc_rt_param_master_ok(d.dtype, d.master_dtype))
       return INVALID_PROGRAM("parameter '%s' has dtype %s with master dtype "
                              "%s; the engine trains f32 and f64 parameters, "
                              "and f16 and bf16 ones with an f32 master",

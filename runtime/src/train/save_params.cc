@@ -4,7 +4,9 @@
 // shard; stages 0-2 hold full replicas) and writes DIR/rank<r>/<file>.npy,
 // so a test can check that all ranks agree. With mixed precision the saved
 // values are the f32 masters, as DeepSpeed's zero_to_fp32 recovers them
-// (stage 0 holds the whole master; stages 1-3 all-gather the partitions). Rank 0 also writes
+// (stage 0 holds the whole master; stages 1-3 all-gather the partitions).
+// Frozen parameters are saved too, unchanged (widened to f32 when they are
+// 16-bit). Rank 0 also writes
 // DIR/params.json in the format of tools/reference/onnx_torch_train.py:
 //   {"psi": N, "num_params": K, "params": [
 //     {"name": ..., "file": ..., "shape": [...], "numel": n, "dtype": ...},
@@ -77,7 +79,7 @@ std::string shortened(const std::string &text) {
 /// The bytes one saved .npy takes: the header (padded to 64 bytes; at most
 /// a few hundred for ZEROC_RT_MAX_RANK dims) and the data, in whole blocks.
 uint64_t npyBytes(const ParamState &p, uint64_t block) {
-  uint64_t bytes = 512 + static_cast<uint64_t>(p.numel) * p.masterElemSize;
+  uint64_t bytes = 512 + static_cast<uint64_t>(p.numel) * std::max<size_t>(p.masterElemSize, 4);
   return block ? (bytes + block - 1) / block * block : bytes;
 }
 
@@ -243,7 +245,7 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
   auto needsGather = [&](const ParamState &p) {
     return p.hasMaster() ? st.stage != 0 : st.stage == 3;
   };
-  AlignedBuffer gathered;
+  AlignedBuffer gathered, widened;
   size_t maxBytes = 0;
   for (const ParamState &p : st.params)
     if (needsGather(p))
@@ -270,8 +272,23 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
     }
     if (first)
       continue;
+    zeroc_rt_dtype_t saved = p.masterDtype;
+    if (saved == ZEROC_RT_DTYPE_F16 || saved == ZEROC_RT_DTYPE_BF16) {
+      // A frozen 16-bit parameter (no f32 master): saved widened to f32,
+      // like the trained ones.
+      saved = ZEROC_RT_DTYPE_F32;
+      first = widened.allocate(static_cast<size_t>(p.numel) * 4, "--save-params");
+      if (!first)
+        first = ZEROC_RT_TRAIN_WRAP(
+            zeroc_rt_k_convert(p.masterDtype, full, saved, widened.data(),
+                               p.numel, 1.0),
+            prefix);
+      if (first)
+        continue;
+      full = widened.data();
+    }
     std::string path = rankDir + "/" + paramFileName(p.desc->name);
-    first = ZEROC_RT_TRAIN_WRAP(zeroc_rt_npy_save(path.c_str(), p.masterDtype,
+    first = ZEROC_RT_TRAIN_WRAP(zeroc_rt_npy_save(path.c_str(), saved,
                                                   p.desc->rank, p.desc->dims,
                                                   full),
                                 prefix);

@@ -15,6 +15,10 @@
 // stages 1-3); Adam's m and v are f32. Per element with Adam that is
 // DeepSpeed's 2 + 2 + 12 bytes: 16Ψ, 4Ψ + 12Ψ/W, 2Ψ + 14Ψ/W, 16Ψ/W.
 //
+// A frozen parameter (requires_grad=False) has its parameter column only:
+// DeepSpeed partitions it at stage 3 like the others, but keeps no
+// gradient, no optimizer state and no fp32 copy of it.
+//
 // Buffers live in three 64-byte aligned slabs (parameters, gradients,
 // optimizer state), each sub-buffer 64-byte aligned. The gradient slab keeps
 // the accumulators grouped by dtype (f32, f64, f16, bf16), so that in stage
@@ -72,6 +76,7 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
   state.rank = rank;
   state.world = world;
   state.psi = 0;
+  state.frozen = 0;
   state.params.assign(static_cast<size_t>(program.num_params), ParamState());
   const int stage = program.stage;
   const zeroc_rt_optimizer_config_t &opt = program.optimizer;
@@ -90,9 +95,10 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     p.numel = p.desc->numel;
     p.padded = (p.numel + world - 1) / world * world;
     p.shard = p.padded / world;
-    p.updateCount = stage == 0 ? p.numel : p.shard;
-    p.accumulateCount = stage <= 1 ? p.numel : p.shard;
-    state.psi += p.numel;
+    p.frozen = p.desc->frozen != 0;
+    p.updateCount = p.frozen ? 0 : stage == 0 ? p.numel : p.shard;
+    p.accumulateCount = p.frozen ? 0 : stage <= 1 ? p.numel : p.shard;
+    (p.frozen ? state.frozen : state.psi) += p.numel;
   }
 
   // Plan the three slabs.
@@ -104,6 +110,8 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     size_t es = p.elemSize;
     off[i].param = paramPlan.add(
         static_cast<size_t>(stage <= 2 ? p.padded : p.shard) * es);
+    if (p.frozen)
+      continue;
     size_t update = static_cast<size_t>(p.updateCount) * p.masterElemSize;
     if (stage == 1)
       off[i].gradShard =
@@ -131,7 +139,7 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
   for (RunPlan &run : runs) {
     for (size_t i = 0; i < state.params.size(); ++i) {
       const ParamState &p = state.params[i];
-      if (p.gradDtype != run.dtype)
+      if (p.frozen || p.gradDtype != run.dtype)
         continue;
       int64_t count = stage == 0 ? p.numel : stage == 1 ? p.padded : p.shard;
       size_t bytes = static_cast<size_t>(count) * p.gradElemSize;

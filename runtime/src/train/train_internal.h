@@ -171,9 +171,11 @@ private:
 // ZeRO state (state.cc)
 //===----------------------------------------------------------------------===//
 
-/// One trainable parameter's buffers; see the layout comment in train.h.
+/// One parameter's buffers; see the layout comment in train.h. A frozen
+/// one has only replica / shardParam.
 struct ParamState {
   const zeroc_rt_param_desc_t *desc = nullptr;
+  bool frozen = false; ///< desc->frozen: no gradient, never updated
   zeroc_rt_dtype_t dtype = ZEROC_RT_DTYPE_F32;
   size_t elemSize = 0;
   int64_t numel = 0;  ///< n
@@ -221,7 +223,8 @@ struct GradRun {
 
 struct ZeroState {
   int stage = 0, rank = 0, world = 1;
-  int64_t psi = 0; ///< total elements of all parameters
+  int64_t psi = 0;    ///< total elements of the trainable parameters
+  int64_t frozen = 0; ///< total elements of the frozen parameters
   std::vector<ParamState> params;
   std::vector<GradRun> gradRuns;
   AlignedBuffer paramStorage, gradStorage, optimStorage;

@@ -499,3 +499,12 @@ func.func @f(%s: tensor<f32>, %n: tensor<i64>, %h: tensor<i64>, %o: tensor<i1>) 
   %0, %1, %2 = zero.update_scale %s, %n, %h, %o {scale_window = 1000 : i64, min_scale = 1.0 : f64, delayed_shift = 0 : i64} : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
   return
 }
+
+// -----
+
+graph.param @frozen = dense<0.5> : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'frozen' is not trainable}}
+  zero.grad_accumulate @frozen, %g : tensor<4xf32>
+  return
+}

@@ -33,6 +33,20 @@ inline llvm::ArrayRef<char> rawElementBytes(mlir::ElementsAttr attr) {
   return dense.getRawData();
 }
 
+/// The bytes `attr` stores: a dense attribute's raw data (one element for a
+/// splat, bits for i1), a resource's blob (empty without data).
+inline llvm::ArrayRef<char> storedBytes(mlir::ElementsAttr attr) {
+  if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(attr))
+    return dense.getRawData();
+  return rawElementBytes(attr);
+}
+
+/// Whether `attr` is a dense splat (one stored element for all).
+inline bool isSplatElements(mlir::ElementsAttr attr) {
+  auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(attr);
+  return dense && dense.isSplat();
+}
+
 } // namespace zeroc::graph
 
 #endif // ZEROC_DIALECT_GRAPH_ELEMENTSDATA_H

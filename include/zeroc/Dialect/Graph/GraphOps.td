@@ -31,8 +31,9 @@ def Graph_Dialect : Dialect {
     (a floating-point scalar). Every value is a ranked tensor with a static
     shape: the importer folds the shape arithmetic that exporters emit.
 
-    Float initializers become `graph.param` symbols marked `trainable`; the
-    forward function reads them with `graph.load_param`. A parameter used in
+    Float initializers that are parameters become `graph.param` symbols
+    (`trainable` or frozen); the forward function reads them with
+    `graph.load_param`. A parameter used in
     two places (tied embeddings) is loaded once and has two uses, so its
     gradients accumulate.
 
@@ -134,8 +135,15 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol]> {
   let summary = "a model parameter with its initial value";
   let description = [{
     Declares a parameter of the model, named after the ONNX initializer. A
-    `trainable` parameter has a floating-point type and receives a gradient;
-    the ZeRO passes partition trainable parameters across ranks.
+    `trainable` parameter has a floating-point type and receives a gradient.
+    A parameter without `trainable` is frozen (PyTorch's
+    requires_grad=False): autodiff gives it no gradient, it has no optimizer
+    state, no gradient collective and is never updated, but it is ZeRO state
+    like a trainable one: the ZeRO passes partition every parameter across
+    ranks (stage 3: a shard, all-gathered around its uses, released after),
+    and `--save-params` saves it unchanged. Registered buffers are not
+    parameters but `graph.constant`s. The importer decides which is which
+    (docs/Import.md, "Parameters").
 
     A trainable parameter may name a wider `master` element type: the
     parameter (and so its gradient and every collective that moves either)
@@ -148,6 +156,7 @@ def Graph_ParamOp : Graph_Op<"param", [Symbol]> {
     ```mlir
     graph.param trainable @"wte.weight" = dense<0.0> : tensor<61x32xf32>
     graph.param trainable @"wpe.weight" master(f32) = dense<0.0> : tensor<8x32xf16>
+    graph.param @"frozen.weight" = dense<0.0> : tensor<4x32xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, ElementsAttr:$initial_value,
