@@ -65,6 +65,20 @@ Table makeTable() {
   t["LayerNormalization"] = {lib(17, "new")};
   t["Trilu"] = {lib(14, "new")};
   t["Where"] = {lib(9, "(in effect at opset 13)"), lib(16, kBf16)};
+  // Convolution, pooling, batch norm (ConvertConvOps.cpp).
+  t["Conv"] = {lib(11, "(in effect at opset 13)")};
+  t["MaxPool"] = {lib(12, "(in effect at opset 13)")};
+  t["AveragePool"] = {
+      lib(11, "(in effect at opset 13)"),
+      own(19, "dilations attribute", 1, 1, 1, 1,
+          {{"auto_pad", AP::STRING}, {"ceil_mode", AP::INT},
+           {"count_include_pad", AP::INT}, {"dilations", AP::INTS},
+           {"kernel_shape", AP::INTS}, {"pads", AP::INTS}, {"strides", AP::INTS}})};
+  for (const char *op : {"GlobalAveragePool", "GlobalMaxPool"})
+    t[op] = {lib(1, "(in effect at opset 13)")};
+  t["BatchNormalization"] = {lib(9, "(in effect at opset 13)"),
+                             lib(14, "training_mode attribute"),
+                             lib(15, "scale and bias may differ in type")};
   t["Equal"] = {lib(13, kBf16), own(19, "string type", 2, 2, 1, 1)};
   // Comparisons and logic (part A of issue 9).
   for (const char *op : {"LessOrEqual", "GreaterOrEqual"})
