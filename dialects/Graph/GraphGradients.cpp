@@ -363,7 +363,7 @@ LogicalResult GatherOp::buildGradients(OpBuilder &b, ValueRange grads,
   Value gd;
   if (needed[0])
     gd = b.create<GatherGradOp>(getLoc(), getData().getType(), grads[0],
-                                getIndices(), getAxisAttr());
+                                getIndices(), getAxisAttr(), getPaddingIdxAttr());
   out.push_back(gd);
   out.push_back(Value());
   return success();

@@ -179,12 +179,33 @@ OpFoldResult SumToOp::fold(FoldAdaptor) {
   return {};
 }
 
+/// A gather's padding_idx (an embedding row without gradient): axis 0 and
+/// a row of the gathered data.
+static LogicalResult verifyPaddingIdx(Operation *op, std::optional<int64_t> pad,
+                                      int64_t axis, RankedTensorType data) {
+  if (!pad)
+    return success();
+  if (axis != 0)
+    return op->emitOpError("padding_idx needs axis 0, not ") << axis;
+  if (data.getRank() < 1 || *pad < 0 || *pad >= data.getDimSize(0))
+    return op->emitOpError("padding_idx ")
+           << *pad << " is not a row of " << data;
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  return verifyPaddingIdx(*this, getPaddingIdx(), getAxis(),
+                          llvm::cast<RankedTensorType>(getData().getType()));
+}
+
 LogicalResult GatherGradOp::verify() {
   auto data = getType();
   int64_t axis = getAxis();
   if (axis < 0 || axis >= data.getRank())
     return emitOpError("axis ") << axis << " is out of range for rank "
                                 << data.getRank();
+  if (failed(verifyPaddingIdx(*this, getPaddingIdx(), axis, data)))
+    return failure();
   SmallVector<int64_t> expected(data.getShape().take_front(axis));
   llvm::append_range(expected, getIndices().getType().getShape());
   llvm::append_range(expected, data.getShape().drop_front(axis + 1));

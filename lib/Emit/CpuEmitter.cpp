@@ -465,6 +465,11 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
     return success();
   }
   if (auto g = llvm::dyn_cast<graph::GatherGradOp>(op)) {
+    if (auto pad = g.getPaddingIdx()) {
+      call(llvm::formatv("zeroc_rt_k_gather_grad_padded({0}, {1}, {2}ll, {3})",
+                         d(g.getGrad()), d(g.getIndices()), *pad, out()));
+      return success();
+    }
     call(llvm::formatv("zeroc_rt_k_gather_grad({0}, {1}, {2}, {3})", d(g.getGrad()),
                        d(g.getIndices()), g.getAxis(), out()));
     return success();

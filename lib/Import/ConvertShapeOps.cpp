@@ -262,9 +262,14 @@ void convertGather(NodeConverter &c) {
     c.setOutput(0, foldGather(*c.input(0).constant, *c.input(1).constant, axis));
     return;
   }
+  SmallVector<NamedAttribute> attrs{
+      c.named("axis", c.gb.builder().getI64IntegerAttr(axis))};
+  // An nn.Embedding(padding_idx=p) weight looked up directly: that row gets
+  // no gradient from this lookup (the marker's padding_idx).
+  if (std::optional<int64_t> pad = c.gb.paddingIdxOf(c.node.input(0)); pad && axis == 0)
+    attrs.push_back(c.named("padding_idx", c.gb.builder().getI64IntegerAttr(*pad)));
   c.setOutput(0, c.create(graph::GatherOp::getOperationName(),
-                          {c.value(0), c.value(1)},
-                          {c.named("axis", c.gb.builder().getI64IntegerAttr(axis))})
+                          {c.value(0), c.value(1)}, attrs)
                      ->getResult(0));
 }
 

@@ -208,6 +208,7 @@ void GraphBuilder::declareParams(OpBuilder &mb) {
   // What each float initializer is: decided in ParameterMarker.cpp.
   ParameterPlan plan = planParameters(model, floats, paramFlags);
   messages = std::move(plan.messages);
+  paddingIdx = std::move(plan.paddingIdx);
   for (auto &[name, value] : floats) {
     Location loc = NameLoc::get(StringAttr::get(&ctx, name),
                                 FileLineColLoc::get(&ctx, path, 0, 0));
@@ -455,6 +456,22 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
   declareParams(mb);
   func::FuncOp fn = buildForward();
   module.getBody()->push_back(fn);
+  // A padding_idx that no lookup carries would silently train that row.
+  for (const auto &[name, idx] : paddingIdx) {
+    bool applied = false;
+    fn.walk([&](graph::GatherOp g) {
+      auto ld = g.getData().getDefiningOp<graph::LoadParamOp>();
+      if (ld && ld.getParam() == name && g.getPaddingIdx())
+        applied = true;
+    });
+    if (!applied)
+      messages.push_back(
+          {true, "padding_idx " + std::to_string(idx) + " of '" + name +
+                     "' is not applied: no Gather along axis 0 reads it (the "
+                     "exporter wrote the lookup another way), so zeroc trains "
+                     "that row, where PyTorch's nn.Embedding keeps its "
+                     "gradient zero"});
+  }
   if (failed(verify(module)))
     throw ImportError("internal: the imported IR does not verify: " + lastDiagnostic);
   return owned;

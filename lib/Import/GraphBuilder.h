@@ -51,6 +51,14 @@ public:
   /// weights are neither uniqued, hashed nor printed into textual IR; a
   /// dense attribute otherwise.
   mlir::ElementsAttr initializerValue(const onnx::TensorProto &tensor) const;
+  /// The padding_idx the parameter marker records for parameter `name`
+  /// (an nn.Embedding weight), if any.
+  std::optional<int64_t> paddingIdxOf(const std::string &name) const {
+    auto it = paddingIdx.find(name);
+    if (it == paddingIdx.end())
+      return std::nullopt;
+    return it->second;
+  }
 
   /// The SSA value of ONNX value `name`: loads parameters and materializes
   /// constants on first use.
@@ -102,6 +110,7 @@ private:
   const onnx::ModelProto &model;
   std::string path;
   MappedInitializers mapped;
+  std::unordered_map<std::string, int64_t> paddingIdx;
   mlir::ModuleOp module;
   mlir::OpBuilder b;
   std::unordered_map<std::string, Entry> values;

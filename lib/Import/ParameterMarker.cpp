@@ -272,13 +272,6 @@ ParameterPlan planParameters(
                           "-D initializer (an nn.Embedding weight is 2-D and "
                           "its padding_idx in [0, rows))");
       plan.paddingIdx[name] = idx;
-      // Not applied yet (docs/Import.md): said, so that it is not silent.
-      plan.messages.push_back(
-          {true, "padding_idx " + std::to_string(idx) + " of '" + name +
-                     "' is not applied yet: zeroc trains that row, where "
-                     "PyTorch's nn.Embedding keeps its gradient zero; losses "
-                     "differ from PyTorch once index " + std::to_string(idx) +
-                     " occurs in the data"});
     }
   } else {
     // Every float initializer trains; exporter-made names (with "::") are

@@ -269,6 +269,13 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather_grad(
     const zeroc_rt_tensor_t *grad_out, const zeroc_rt_tensor_t *indices,
     int64_t axis, const zeroc_rt_tensor_t *grad_data);
 
+/// gather_grad along axis 0 that leaves row `padding_idx` of grad_data zero:
+/// the adjoint of torch.nn.Embedding(padding_idx=...). padding_idx must be a
+/// row of grad_data.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather_grad_padded(
+    const zeroc_rt_tensor_t *grad_out, const zeroc_rt_tensor_t *indices,
+    int64_t padding_idx, const zeroc_rt_tensor_t *grad_data);
+
 /// out[i...] = in[perm...]: result dim i is input dim perm[i]. perm has rank
 /// entries (may be NULL for rank 0).
 ZEROC_RT_MUST_USE zeroc_rt_status_t

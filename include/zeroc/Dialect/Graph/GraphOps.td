@@ -428,16 +428,23 @@ def Graph_GatherOp : Graph_ComputeOp<"gather",
     The result shape is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
     Negative indices count from the end of the axis.
 
+    `padding_idx` (axis 0 only; the importer sets it from the parameter
+    marker for an `nn.Embedding(padding_idx=p)` weight) is a row of `data`
+    that receives no gradient from this gather, as in PyTorch; the lookup
+    itself is unchanged.
+
     ```mlir
     %e = graph.gather %wte, %idx {axis = 0 : i64} : tensor<61x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
+    %p = graph.gather %wte, %idx {axis = 0 : i64, padding_idx = 0 : i64} : tensor<61x32xf32>, tensor<2x8xi64> -> tensor<2x8x32xf32>
     ```
   }];
   let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
-                   I64Attr:$axis);
+                   I64Attr:$axis, OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
     $data `,` $indices attr-dict `:` type($data) `,` type($indices) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def Graph_ReshapeOp : Graph_ComputeOp<"reshape",
@@ -614,14 +621,15 @@ def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure,
   let summary = "scatter-add of a gather's result gradient";
   let description = [{
     Zeroes a tensor of the gathered data's shape (the result type) and adds
-    `grad` at the gathered positions; repeated indices accumulate.
+    `grad` at the gathered positions; repeated indices accumulate. With
+    `padding_idx` (axis 0), positions that gather that row add nothing.
 
     ```mlir
     %gw = graph.gather_grad %g, %idx {axis = 0 : i64} : tensor<2x8x32xf32>, tensor<2x8xi64> -> tensor<61x32xf32>
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$grad, Graph_IndexTensor:$indices,
-                   I64Attr:$axis);
+                   I64Attr:$axis, OptionalAttr<I64Attr>:$padding_idx);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $grad `,` $indices attr-dict `:` type($grad) `,` type($indices) `->` type($result)
