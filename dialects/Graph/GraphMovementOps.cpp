@@ -28,60 +28,18 @@ bool isPadMode(StringRef m) {
   return m == "constant" || m == "reflect" || m == "edge" || m == "wrap";
 }
 
-/// The padded shape of `in`, or a message saying why there is none. Checks
-/// what the mode needs of every padded dim.
-FailureOr<SmallVector<int64_t>> padShape(ArrayRef<int64_t> in, ArrayAttr pads,
-                                         StringRef mode, std::string &why) {
-  int64_t rank = in.size();
-  if (!pads || static_cast<int64_t>(pads.size()) != 2 * rank) {
-    why = "pads must have 2 entries per dim (" + std::to_string(2 * rank) + ")";
+/// The integers of an I64ArrayAttr (failure on a non-integer entry).
+FailureOr<SmallVector<int64_t>> intsOf(ArrayAttr a) {
+  SmallVector<int64_t> v;
+  if (!a)
     return failure();
+  for (Attribute x : a) {
+    auto i = llvm::dyn_cast<IntegerAttr>(x);
+    if (!i)
+      return failure();
+    v.push_back(i.getInt());
   }
-  if (!isPadMode(mode)) {
-    why = "mode must be 'constant', 'reflect', 'edge' or 'wrap', got '" +
-          mode.str() + "'";
-    return failure();
-  }
-  SmallVector<int64_t> out;
-  for (int64_t i = 0; i < rank; ++i) {
-    auto b = llvm::dyn_cast<IntegerAttr>(pads[i]);
-    auto e = llvm::dyn_cast<IntegerAttr>(pads[i + rank]);
-    if (!b || !e) {
-      why = "pads must be integers";
-      return failure();
-    }
-    int64_t n = in[i], lo = b.getInt(), hi = e.getInt();
-    std::string dim = "dim " + std::to_string(i) + " of size " + std::to_string(n);
-    // |pads| up to 2^40 keeps the sum exact (tensors have at most 2^32
-    // elements anyway).
-    constexpr int64_t kLimit = int64_t(1) << 40;
-    if (lo < -kLimit || lo > kLimit || hi < -kLimit || hi > kLimit) {
-      why = "pads of " + dim + " are too large";
-      return failure();
-    }
-    int64_t size = lo + n + hi;
-    if (size < 0 || lo < -n || hi < -n) {
-      why = "pads " + std::to_string(lo) + ", " + std::to_string(hi) +
-            " crop more than " + dim + " holds";
-      return failure();
-    }
-    int64_t most = std::max(lo, hi);
-    if (mode == "reflect" && most > 0 && most > n - 1) {
-      why = "reflect pads of " + dim + " must be below the dim, got " +
-            std::to_string(most);
-      return failure();
-    }
-    if (mode == "edge" && most > 0 && n == 0) {
-      why = "edge padding of empty " + dim + " has no edge";
-      return failure();
-    }
-    if (mode == "wrap" && most > 0 && (most > n || std::min(lo, hi) < 0)) {
-      why = "wrap pads of " + dim + " must lie in [0, " + std::to_string(n) + "]";
-      return failure();
-    }
-    out.push_back(size);
-  }
-  return out;
+  return v;
 }
 
 /// Checks the (..., k) index tuple shape against data and returns k.
@@ -134,6 +92,55 @@ LogicalResult checkElementIndices(RankedTensorType data,
 
 } // namespace
 
+FailureOr<SmallVector<int64_t>>
+zeroc::graph::padShape(ArrayRef<int64_t> in, ArrayRef<int64_t> pads,
+                       StringRef mode, std::string &why) {
+  int64_t rank = in.size();
+  if (static_cast<int64_t>(pads.size()) != 2 * rank) {
+    why = "pads must have 2 entries per dim (" + std::to_string(2 * rank) + ")";
+    return failure();
+  }
+  if (!isPadMode(mode)) {
+    why = "mode must be 'constant', 'reflect', 'edge' or 'wrap', got '" +
+          mode.str() + "'";
+    return failure();
+  }
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t n = in[i], lo = pads[i], hi = pads[i + rank];
+    std::string dim = "dim " + std::to_string(i) + " of size " + std::to_string(n);
+    // |pads| up to 2^40 keeps the sum exact (tensors have at most 2^32
+    // elements anyway).
+    constexpr int64_t kLimit = int64_t(1) << 40;
+    if (lo < -kLimit || lo > kLimit || hi < -kLimit || hi > kLimit) {
+      why = "pads of " + dim + " are too large";
+      return failure();
+    }
+    int64_t size = lo + n + hi;
+    if (size < 0 || lo < -n || hi < -n) {
+      why = "pads " + std::to_string(lo) + ", " + std::to_string(hi) +
+            " crop more than " + dim + " holds";
+      return failure();
+    }
+    int64_t most = std::max(lo, hi);
+    if (mode == "reflect" && most > 0 && most > n - 1) {
+      why = "reflect pads of " + dim + " must be below the dim, got " +
+            std::to_string(most);
+      return failure();
+    }
+    if (mode == "edge" && most > 0 && n == 0) {
+      why = "edge padding of empty " + dim + " has no edge";
+      return failure();
+    }
+    if (mode == "wrap" && most > 0 && (most > n || std::min(lo, hi) < 0)) {
+      why = "wrap pads of " + dim + " must lie in [0, " + std::to_string(n) + "]";
+      return failure();
+    }
+    out.push_back(size);
+  }
+  return out;
+}
+
 LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                       ValueRange operands,
                                       DictionaryAttr attributes,
@@ -144,9 +151,12 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   RankedTensorType t = ranked(adaptor.getInput());
   if (!t || !adaptor.getModeAttr())
     return fail(loc, getOperationName(), "expects a ranked input and a mode");
+  FailureOr<SmallVector<int64_t>> pads = intsOf(adaptor.getPadsAttr());
+  if (failed(pads))
+    return fail(loc, getOperationName(), "pads must be an array of integers");
   std::string why;
   FailureOr<SmallVector<int64_t>> shape =
-      padShape(t.getShape(), adaptor.getPadsAttr(), adaptor.getMode(), why);
+      padShape(t.getShape(), *pads, adaptor.getMode(), why);
   if (failed(shape))
     return fail(loc, getOperationName(), why);
   results.push_back(RankedTensorType::get(*shape, t.getElementType()));
@@ -166,7 +176,7 @@ LogicalResult PadOp::verify() {
 LogicalResult PadGradOp::verify() {
   std::string why;
   FailureOr<SmallVector<int64_t>> shape =
-      padShape(getType().getShape(), getPadsAttr(), getMode(), why);
+      padShape(getType().getShape(), *intsOf(getPadsAttr()), getMode(), why);
   if (failed(shape))
     return emitOpError(why);
   if (ArrayRef<int64_t>(*shape) != getGrad().getType().getShape())

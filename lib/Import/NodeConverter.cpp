@@ -22,7 +22,10 @@ const std::set<std::string> &supportedOpTypes() {
       "LayerNormalization", "Gather", "Reshape", "Transpose", "Unsqueeze",
       "Squeeze", "Split", "Concat", "Slice", "Trilu", "Equal", "Where", "Cast",
       "Constant", "ConstantOfShape", "Shape", "Expand", "Identity", "Dropout",
-      "SoftmaxCrossEntropyLoss"};
+      "SoftmaxCrossEntropyLoss",
+      // ConvertMovementOps.cpp
+      "Pad", "Tile", "Range", "Flatten", "GatherElements", "GatherND",
+      "ScatterND", "CumSum"};
   return ops;
 }
 } // namespace
@@ -222,7 +225,7 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
   NodeConverter c(gb, node, index);
-  if (convertShapeOp(c) || convertComputeOp(c))
+  if (convertShapeOp(c) || convertComputeOp(c) || convertMovementOp(c))
     return;
   throw ImportError("unsupported op type");
 }
