@@ -1,12 +1,12 @@
 //===- ConvertMovementOps.cpp - Pad, Tile, Range, Flatten, scatters, scans ===//
 //
-// Pad, Tile, Range, Flatten, GatherElements, GatherND, ScatterND, CumSum.
-// Every one folds on the host when all its inputs are host constants (real
-// exports build position ids, masks and shifted labels this way); otherwise
-// it becomes a graph op (Tile: reshape + expand + reshape; Flatten: reshape;
-// Range only folds). The inputs that determine a shape or an axis (Pad's
-// pads and axes, Tile's repeats, CumSum's axis, all of Range) must be
-// compile-time constants.
+// Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, CumSum. Every
+// one folds on the host when all its inputs are host constants (real exports
+// build position ids, masks and shifted labels this way); otherwise it
+// becomes a graph op (Tile: reshape + expand + reshape; Flatten: reshape).
+// The inputs that determine a shape or an axis (Pad's pads and axes, Tile's
+// repeats, CumSum's axis) must be compile-time constants. Range, which only
+// folds, is in ConvertFoldOnlyOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,7 +131,7 @@ void convertPad(NodeConverter &c) {
 }
 
 //===----------------------------------------------------------------------===//
-// Tile, Range, Flatten
+// Tile, Flatten
 //===----------------------------------------------------------------------===//
 
 void convertTile(NodeConverter &c) {
@@ -182,17 +182,6 @@ void convertTile(NodeConverter &c) {
                {RankedTensorType::get(out, elem)})
           ->getResult(0);
   c.setOutput(0, v);
-}
-
-void convertRange(NodeConverter &c) {
-  const HostTensor &start = constScalar(c, 0, "start");
-  const HostTensor &limit = constScalar(c, 1, "limit");
-  const HostTensor &delta = constScalar(c, 2, "delta");
-  if (start.dtype != limit.dtype || start.dtype != delta.dtype)
-    throw ImportError("start, limit and delta differ in element type");
-  if (start.dtype == TP::BOOL)
-    throw ImportError("Range of bool is not defined");
-  c.setOutput(0, foldRange(start, limit, delta));
 }
 
 void convertFlatten(NodeConverter &c) {
@@ -333,7 +322,6 @@ bool convertMovementOp(NodeConverter &c) {
   const std::string &op = c.node.op_type();
   if (op == "Pad") convertPad(c);
   else if (op == "Tile") convertTile(c);
-  else if (op == "Range") convertRange(c);
   else if (op == "Flatten") convertFlatten(c);
   else if (op == "GatherElements") convertGatherElements(c);
   else if (op == "GatherND") convertGatherND(c);

@@ -24,8 +24,10 @@ const std::set<std::string> &supportedOpTypes() {
       "Constant", "ConstantOfShape", "Shape", "Expand", "Identity", "Dropout",
       "SoftmaxCrossEntropyLoss",
       // ConvertMovementOps.cpp
-      "Pad", "Tile", "Range", "Flatten", "GatherElements", "GatherND",
-      "ScatterND", "CumSum"};
+      "Pad", "Tile", "Flatten", "GatherElements", "GatherND", "ScatterND",
+      "CumSum",
+      // ConvertFoldOnlyOps.cpp
+      "Range", "NonZero", "OneHot", "ReduceMin", "ReduceProd"};
   return ops;
 }
 } // namespace
@@ -225,7 +227,8 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
   NodeConverter c(gb, node, index);
-  if (convertShapeOp(c) || convertComputeOp(c) || convertMovementOp(c))
+  if (convertShapeOp(c) || convertComputeOp(c) || convertMovementOp(c) ||
+      convertFoldOnlyOp(c))
     return;
   throw ImportError("unsupported op type");
 }

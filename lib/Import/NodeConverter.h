@@ -85,9 +85,12 @@ void reshapeTo(NodeConverter &c, const std::vector<int64_t> &dims);
 /// node's op type.
 bool convertShapeOp(NodeConverter &c);
 bool convertComputeOp(NodeConverter &c);
-/// Pad, Tile, Range, Flatten, GatherElements, GatherND, ScatterND, CumSum
+/// Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, CumSum
 /// (ConvertMovementOps.cpp).
 bool convertMovementOp(NodeConverter &c);
+/// Range, NonZero, OneHot, ReduceMin, ReduceProd: folded at import only
+/// (ConvertFoldOnlyOps.cpp).
+bool convertFoldOnlyOp(NodeConverter &c);
 
 } // namespace zeroc::onnximport
 

@@ -254,6 +254,44 @@ def cumsum_dynamic_axis():
                  [vi("x", F, [3]), vi("a", I64, [])], "out", check=False)
 
 
+@case
+def nonzero_folded():
+    return model([const("c", [[0, 3], [5, 0]]),
+                  helper.make_node("NonZero", ["c"], ["out"], name="nz")],
+                 [vi("x", F, [1])], "out", I64)
+
+
+@case
+def onehot_folded():
+    return model([const("i", [1, -1, 5]), const("d", 3),
+                  const("v", [0.5, 2.0], np.float32),
+                  helper.make_node("OneHot", ["i", "d", "v"], ["out"],
+                                   name="oh", axis=0)],
+                 [vi("x", F, [1])], "out")
+
+
+@case
+def reduce_min_prod_folded():
+    return model([const("c", [[4, -2, 3], [1, 5, 6]]),
+                  helper.make_node("ReduceMin", ["c"], ["mn"], name="rmin",
+                                   axes=[1], keepdims=0),
+                  helper.make_node("ReduceProd", ["c"], ["pr"], name="rprod",
+                                   axes=[-1], keepdims=1),
+                  helper.make_node("Cast", ["mn"], ["mnf"], name="c1", to=F),
+                  helper.make_node("Cast", ["pr"], ["prf"], name="c2", to=F),
+                  helper.make_node("Mul", ["mnf", "x"], ["a"], name="m1"),
+                  helper.make_node("Mul", ["prf", "x"], ["out"], name="m2"),
+                  helper.make_node("Add", ["a", "out"], ["out2"], name="add")],
+                 [vi("x", F, [1])], "out2")
+
+
+@case
+def reduce_min_dynamic():
+    return model([helper.make_node("ReduceMin", ["x"], ["out"], name="rmin",
+                                   keepdims=0)],
+                 [vi("x", F, [3])], "out")
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)

@@ -84,7 +84,7 @@ SUPPORTED_OPS = (
     "Shape", "Expand", "Identity", "Dropout", "SoftmaxCrossEntropyLoss",
     # data movement and scans (op_pad ... op_cumsum)
     "Pad", "Tile", "Range", "Flatten", "GatherElements", "GatherND",
-    "ScatterND", "CumSum",
+    "ScatterND", "CumSum", "NonZero", "OneHot", "ReduceMin", "ReduceProd",
 )
 
 
@@ -682,6 +682,48 @@ def op_cumsum(ctx, node, ins, attrs):
     return [y]
 
 
+def op_nonzero(ctx, node, ins, attrs):
+    x = ins[0]
+    if x.dim() == 0:
+        x = x.reshape(1)
+    return [torch.nonzero(x, as_tuple=False).t().contiguous().to(torch.int64)]
+
+
+def op_one_hot(ctx, node, ins, attrs):
+    idx, depth, values = ins
+    depth = int(_scalar(depth))
+    axis = attrs.get("axis", -1)
+    r = idx.dim() + 1
+    if not -r <= axis < r:
+        raise OnnxTorchError("%s: axis %d out of range" % (_nd(node), axis))
+    axis = axis + r if axis < 0 else axis
+    i = torch.trunc(idx.to(torch.float64)).to(torch.int64)
+    i = torch.where(i < 0, i + depth, i)
+    hot = i.unsqueeze(axis) == torch.arange(depth).reshape(
+        [depth if d == axis else 1 for d in range(r)])
+    return [torch.where(hot, values[1], values[0])]
+
+
+def _fold_reduce(kind):
+    def op(ctx, node, ins, attrs):
+        x = ins[0]
+        axes = _reduce_axes(ctx, node, ins, attrs)
+        keep = bool(attrs.get("keepdims", 1))
+        if not axes:
+            if attrs.get("noop_with_empty_axes", 0):
+                return [x]
+            axes = list(range(x.dim()))
+        if x.dim() == 0:
+            return [x]
+        axes = sorted({_norm_axis(a, x.dim(), node, "axes") for a in axes},
+                      reverse=True)
+        for a in axes:
+            x = (torch.amin(x, dim=a, keepdim=keep) if kind == "min"
+                 else torch.prod(x, dim=a, keepdim=keep))
+        return [x]
+    return op
+
+
 _MOVEMENT_OPS = {
     "Pad": op_pad,
     "Tile": op_tile,
@@ -691,6 +733,10 @@ _MOVEMENT_OPS = {
     "GatherND": op_gather_nd,
     "ScatterND": op_scatter_nd,
     "CumSum": op_cumsum,
+    "NonZero": op_nonzero,
+    "OneHot": op_one_hot,
+    "ReduceMin": _fold_reduce("min"),
+    "ReduceProd": _fold_reduce("prod"),
 }
 
 
