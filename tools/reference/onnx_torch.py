@@ -632,20 +632,23 @@ def op_gather_elements(ctx, node, ins, attrs):
 
 
 def _nd_index(x, idx, node):
-    if attrs_batch_dims_nonzero(node):
-        raise OnnxTorchError("%s: batch_dims must be 0" % _nd(node))
     k = idx.shape[-1]
     return tuple(_norm_indices(idx[..., j], x.shape[j], node)
                  for j in range(k))
 
 
-def attrs_batch_dims_nonzero(node):
-    return any(a.name == "batch_dims" and a.i != 0 for a in node.attribute)
-
-
 def op_gather_nd(ctx, node, ins, attrs):
     x, idx = ins
-    return [x[_nd_index(x, idx, node)]]
+    b = attrs.get("batch_dims", 0)
+    if b == 0:
+        return [x[_nd_index(x, idx, node)]]
+    # batch_dims b: the leading b dims of data and indices pair up.
+    lead = tuple(x.shape[:b])
+    xs = x.reshape((-1,) + tuple(x.shape[b:]))
+    ids = idx.reshape((-1,) + tuple(idx.shape[b:]))
+    outs = [xs[i][_nd_index(xs[i], ids[i], node)] for i in range(xs.shape[0])]
+    y = torch.stack(outs) if outs else xs[:0]
+    return [y.reshape(lead + tuple(y.shape[1:]))]
 
 
 def op_scatter_nd(ctx, node, ins, attrs):
