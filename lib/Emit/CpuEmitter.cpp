@@ -569,6 +569,59 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
                        out(0), out(1), out(2)));
     return success();
   }
+  // Pad, element gathers, ND scatter, cumsum (GraphMovementOps.td).
+  auto padMode = [](StringRef m) {
+    return m == "reflect" ? "ZEROC_RT_PAD_REFLECT"
+           : m == "edge"  ? "ZEROC_RT_PAD_EDGE"
+           : m == "wrap"  ? "ZEROC_RT_PAD_WRAP"
+                          : "ZEROC_RT_PAD_CONSTANT";
+  };
+  if (auto p = llvm::dyn_cast<graph::PadOp>(op)) {
+    line("{ static const int64_t pads[] = " + i64Array(p.getPads()) + ";");
+    call(llvm::formatv("zeroc_rt_k_pad({0}, pads, {1}, {2}, {3})",
+                       d(p.getInput()), padMode(p.getMode()),
+                       cxxDouble(p.getValue().convertToDouble()), out()));
+    line("}");
+    return success();
+  }
+  if (auto p = llvm::dyn_cast<graph::PadGradOp>(op)) {
+    line("{ static const int64_t pads[] = " + i64Array(p.getPads()) + ";");
+    call(llvm::formatv("zeroc_rt_k_pad_grad({0}, pads, {1}, {2})",
+                       d(p.getGrad()), padMode(p.getMode()), out()));
+    line("}");
+    return success();
+  }
+  if (auto g = llvm::dyn_cast<graph::GatherElementsOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_gather_elements({0}, {1}, {2}, {3})",
+                       d(g.getData()), d(g.getIndices()), g.getAxis(), out()));
+    return success();
+  }
+  if (auto g = llvm::dyn_cast<graph::GatherElementsGradOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_gather_elements_grad({0}, {1}, {2}, {3})",
+                       d(g.getGrad()), d(g.getIndices()), g.getAxis(), out()));
+    return success();
+  }
+  if (auto g = llvm::dyn_cast<graph::GatherNDOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_gather_nd({0}, {1}, {2})", d(g.getData()),
+                       d(g.getIndices()), out()));
+    return success();
+  }
+  if (auto s = llvm::dyn_cast<graph::ScatterNDOp>(op)) {
+    StringRef r = s.getReduction();
+    call(llvm::formatv("zeroc_rt_k_scatter_nd({0}, {1}, {2}, {3}, {4})",
+                       d(s.getData()), d(s.getIndices()), d(s.getUpdates()),
+                       r == "add"   ? "ZEROC_RT_SCATTER_ADD"
+                       : r == "mul" ? "ZEROC_RT_SCATTER_MUL"
+                                    : "ZEROC_RT_SCATTER_NONE",
+                       out()));
+    return success();
+  }
+  if (auto c = llvm::dyn_cast<graph::CumSumOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_cumsum({0}, {1}, {2}, {3}, {4})",
+                       d(c.getInput()), c.getAxis(), int(c.getExclusive()),
+                       int(c.getReverse()), out()));
+    return success();
+  }
   return op->emitOpError("is not supported by the CPU emitter yet");
 }
 

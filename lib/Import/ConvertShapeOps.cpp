@@ -30,7 +30,8 @@ std::vector<int64_t> broadcastOrThrow(const std::vector<int64_t> &a,
   return std::vector<int64_t>(r->begin(), r->end());
 }
 
-/// Re-types a value to `dims`: folds when constant, else graph.reshape.
+} // namespace
+
 void reshapeTo(NodeConverter &c, const std::vector<int64_t> &dims) {
   Entry &in = c.input(0);
   if (checkedNumElements(dims) != in.type.getNumElements())
@@ -51,6 +52,8 @@ void reshapeTo(NodeConverter &c, const std::vector<int64_t> &dims) {
                           {}, {t})
                      ->getResult(0));
 }
+
+namespace {
 
 void convertConstant(NodeConverter &c) {
   HostTensor h;

@@ -29,7 +29,12 @@ const std::set<std::string> &supportedOpTypes() {
       "SequenceInsert", "SequenceErase",
       // Convolution, pooling, batch norm (ConvertConvOps.cpp).
       "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
-      "BatchNormalization"};
+      "BatchNormalization",
+      // ConvertMovementOps.cpp
+      "Pad", "Tile", "Flatten", "GatherElements", "GatherND", "ScatterND",
+      "CumSum",
+      // ConvertFoldOnlyOps.cpp
+      "Range", "NonZero", "OneHot", "ReduceMin", "ReduceProd"};
   return ops;
 }
 } // namespace
@@ -230,7 +235,7 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
   NodeConverter c(gb, node, index);
   if (convertSequenceOp(c) || convertShapeOp(c) || convertComputeOp(c) ||
-      convertConvOp(c))
+      convertConvOp(c) || convertMovementOp(c) || convertFoldOnlyOp(c))
     return;
   throw ImportError("unsupported op type");
 }

@@ -77,12 +77,22 @@ inline std::vector<int64_t> shapeVector(mlir::RankedTensorType t) {
 /// attribute 0.1f becomes 0.1, not 0.10000000149011612).
 double shortestDouble(float f);
 
+/// Re-types input 0 to `dims` (same element count): folds when constant,
+/// else graph.reshape (ConvertShapeOps.cpp).
+void reshapeTo(NodeConverter &c, const std::vector<int64_t> &dims);
+
 /// Per-category conversions; each returns false when it does not handle the
 /// node's op type.
 bool convertShapeOp(NodeConverter &c);
 bool convertComputeOp(NodeConverter &c);
 bool convertSequenceOp(NodeConverter &c);
 bool convertConvOp(NodeConverter &c);
+/// Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, CumSum
+/// (ConvertMovementOps.cpp).
+bool convertMovementOp(NodeConverter &c);
+/// Range, NonZero, OneHot, ReduceMin, ReduceProd: folded at import only
+/// (ConvertFoldOnlyOps.cpp).
+bool convertFoldOnlyOp(NodeConverter &c);
 
 } // namespace zeroc::onnximport
 

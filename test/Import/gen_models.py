@@ -32,6 +32,9 @@ SUPPORTED_OPS = {
     # convolution, pooling, batch norm
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
     "BatchNormalization",
+    # ConvertMovementOps.cpp, ConvertFoldOnlyOps.cpp
+    "Pad", "Tile", "Flatten", "GatherElements", "GatherND", "ScatterND",
+    "CumSum", "Range", "NonZero", "OneHot", "ReduceMin", "ReduceProd",
 }
 
 
@@ -184,14 +187,14 @@ def gen_bad_inputs(out):
         f.write(data[:int(len(data) * 0.6)])
     files.append("truncated.onnx")
 
-    # unknown_ops.onnx: FooBar (com.example), ConvTranspose, NonZero.
+    # unknown_ops.onnx: FooBar (com.example), ConvTranspose, Hardmax.
     Wc = numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "Wc")
     nodes = [
         helper.make_node("FooBar", ["X"], ["a"], name="mystery1",
                          domain="com.example"),
         helper.make_node("Reshape", ["a", "shape4"], ["a4"], name="reshape0"),
         helper.make_node("ConvTranspose", ["a4", "Wc"], ["c"], name="convt0"),
-        helper.make_node("NonZero", ["c"], ["nz"], name="nonzero0"),
+        helper.make_node("Hardmax", ["c"], ["nz"], name="hardmax0"),
         helper.make_node("Cast", ["nz"], ["nzf"], name="cast0",
                          to=TensorProto.FLOAT),
         helper.make_node("ReduceMean", ["nzf"], ["loss"], name="mean0",

@@ -699,6 +699,107 @@ def _(m):
     m.out(m.op("Dropout", [u]))
 
 
+# -- Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, CumSum ----------
+# (Pad's wrap mode needs opset 19, which these opset-17 cases cannot use.)
+
+@case("pad_constant_negative_pads")
+def _(m):
+    u = m.op("Add", [m.x((3, 5)), m.param((3, 5))])
+    m.out(m.op("Pad", [u, m.ints([0, 1, -1, 0, -2, 2]), m.const(0.5)],
+               mode="constant"))
+
+
+@case("pad_reflect")
+def _(m):
+    u = m.op("Mul", [m.x((3, 5)), m.param((3, 5))])
+    m.out(m.op("Pad", [u, m.ints([0, 2, 3, 0, 1, 4])], mode="reflect"))
+
+
+@case("pad_edge_negative_pads")
+def _(m):
+    u = m.op("Add", [m.x((3, 5)), m.param((3, 5))])
+    m.out(m.op("Pad", [u, m.ints([0, 2, -1, 0, -1, 3])], mode="edge"))
+
+
+@case("pad_param_default_value")
+def _(m):
+    p = m.op("Pad", [m.param((2, 3)), m.ints([1, 0, 0, 2])])   # (3,5)
+    m.out(m.op("Mul", [m.x((3, 5)), p]))
+
+
+@case("tile")
+def _(m):
+    u = m.op("Add", [m.x((2, 3)), m.param((2, 3))])
+    m.out(m.op("Tile", [u, m.ints([1, 2, 3])]))
+    t = m.op("Tile", [m.param((1, 2)), m.ints([3, 2])])        # (3,4)
+    m.out(m.op("Mul", [m.x((3, 4)), t]))
+
+
+@case("flatten")
+def _(m):
+    u = m.op("Mul", [m.x((3, 4)), m.param((3, 4))])
+    m.out(m.op("Flatten", [u], axis=-1))
+
+
+@case("gather_elements_repeated_negative")
+def _(m):
+    u = m.op("Add", [m.x((3, 4)), m.param((3, 4))])
+    idx = m.ints(np.array([[[0, 3, 3, -1, 0], [1, 1, 1, 2, -4], [2, 0, 3, 3, 1]],
+                           [[3, 3, 3, 3, 0], [0, -2, 2, 1, 1], [1, 0, 0, 0, 2]]]))
+    m.out(m.op("GatherElements", [u, idx], axis=2))
+
+
+@case("gather_elements_axis0_param")
+def _(m):
+    g = m.op("GatherElements", [m.param((4, 3)),
+                                m.ints([[0, 3, 1], [0, 0, -1]])], axis=0)
+    m.out(m.op("Mul", [m.x((2, 3)), g]))
+
+
+@case("scatter_nd_both_operands")
+def _(m):
+    data = m.op("Add", [m.x((4, 3)), m.param((4, 3))])
+    upd = m.op("Mul", [m.param((3, 3)), m.const(np.full((3, 3), 1.5))])
+    m.out(m.op("ScatterND", [data, m.ints([[0, 1], [1, 3], [0, 0]]), upd]))
+
+
+@case("scatter_nd_add_repeated")
+def _(m):
+    data = m.op("Mul", [m.x((4, 3)), m.param((4, 3))])
+    m.out(m.op("ScatterND", [data, m.ints([[1, 2, 0], [1, 2, 0], [0, -1, 1]]),
+                             m.param((3,))], reduction="add"))
+
+
+@case("gather_nd")
+def _(m):
+    u = m.op("Add", [m.x((4, 3)), m.param((4, 3))])
+    m.out(m.op("GatherND", [u, m.ints([[0, 1], [1, -1], [0, 1]])]))
+
+
+@case("cumsum_inclusive_forward")
+def _(m):
+    u = m.op("Add", [m.x((3, 4)), m.param((3, 4))])
+    m.out(m.op("CumSum", [u, m.ints(2)]))
+
+
+@case("cumsum_exclusive")
+def _(m):
+    u = m.op("Mul", [m.x((3, 4)), m.param((3, 4))])
+    m.out(m.op("CumSum", [u, m.ints(-1)], exclusive=1))
+
+
+@case("cumsum_reverse")
+def _(m):
+    u = m.op("Add", [m.x((3, 4)), m.param((3, 4))])
+    m.out(m.op("CumSum", [u, m.ints([1])], reverse=1))
+
+
+@case("cumsum_exclusive_reverse")
+def _(m):
+    u = m.op("Mul", [m.x((3, 4)), m.param((3, 4))])
+    m.out(m.op("CumSum", [u, m.ints(-2)], exclusive=1, reverse=1))
+
+
 # -- SoftmaxCrossEntropyLoss -------------------------------------------------------
 
 def _sce(reduction, ignore, labels, c=4, extra=None):
@@ -721,6 +822,28 @@ case("sce_sum_ignore_hit_negative")(_sce("sum", -1, [[-1, 0, 3], [1, -1, 3]],
 case("sce_mean_ignore_hit_4d")(_sce("mean", 0, [[[0, 1], [2, 0]], [[3, 3], [0, 1]]],
                                     extra=(2, 2)))
 case("sce_none_ignore_hit")(_sce("none", 1, [[1, 0, 3], [2, 1, 1]], extra=(3,)))
+
+
+# The integer paths of real exports: the causal-LM labels shift
+# (F.pad(labels, (0, 1), value=-100)[:, 1:] into the loss's ignore_index) and
+# position ids from a cumulative sum of the attention mask.
+
+@case("pad_int64_labels_shift_sce")
+def _(m):
+    lab = m.x((4,), values=[[1, 2, 3, 0], [2, 0, 1, 3]], elem=I64)
+    shifted = m.op("Pad", [lab, m.ints([0, 0, 0, 1]), m.ints(-100)])
+    shifted = m.op("Slice", [shifted, m.ints([1]), m.ints([5]), m.ints([1])])
+    scores = m.op("Mul", [m.x((4, 4)), m.param((4, 4))])
+    m.out(m.op("SoftmaxCrossEntropyLoss", [scores, shifted], reduction="mean",
+               ignore_index=-100))
+
+
+@case("cumsum_int64_position_ids_gather")
+def _(m):
+    mask = m.x((5,), values=[[1, 1, 1, 0, 1], [0, 1, 1, 1, 1]], elem=I64)
+    pos = m.op("Sub", [m.op("CumSum", [mask, m.ints(-1)]), m.ints(1)])
+    emb = m.op("Gather", [m.param((6, 3)), pos])
+    m.out(m.op("Mul", [emb, m.x((5, 3))]))
 
 
 # -- Dropout's mask replay (no finite difference) ------------------------------------

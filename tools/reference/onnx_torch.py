@@ -91,6 +91,9 @@ SUPPORTED_OPS = (
     # convolution, pooling, batch norm
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
     "BatchNormalization",
+    # data movement and scans (op_pad ... op_cumsum)
+    "Pad", "Tile", "Range", "Flatten", "GatherElements", "GatherND",
+    "ScatterND", "CumSum", "NonZero", "OneHot", "ReduceMin", "ReduceProd",
 )
 
 
@@ -746,6 +749,213 @@ def op_sce(ctx, node, ins, attrs):
     return [out, lp]
 
 
+
+# -- data movement and scans: Pad, Tile, Range, Flatten, GatherElements,
+# -- GatherND, ScatterND, CumSum
+
+def _pad_source(o, n, mode):
+    """Input position that padded position o (shifted by the begin count)
+    reads, or -1 for constant padding (graph.pad's semantics)."""
+    if 0 <= o < n:
+        return o
+    if mode == "edge":
+        return 0 if o < 0 else n - 1
+    if mode == "reflect":
+        if n == 1:
+            return 0
+        period = 2 * (n - 1)
+        q = o % period
+        return q if q < n else period - q
+    if mode == "wrap":
+        return o % n
+    return -1
+
+
+def op_pad(ctx, node, ins, attrs):
+    x = ins[0]
+    mode = attrs.get("mode", b"constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    pads = _ints(ins[1])
+    value = _opt(ins, 2)
+    value = _scalar(value) if value is not None else 0
+    axes = _ints(_opt(ins, 3))
+    r = x.dim()
+    if axes is None:
+        axes = list(range(r))
+    axes = [_norm_axis(a, r, node, "axes") for a in axes]
+    if len(pads) != 2 * len(axes):
+        raise OnnxTorchError("%s: pads has %d entries for %d axes"
+                             % (_nd(node), len(pads), len(axes)))
+    n = len(axes)
+    for i, a in enumerate(axes):
+        lo, hi = pads[i], pads[i + n]
+        size = x.shape[a]
+        src = [_pad_source(o - lo, size, mode) for o in range(lo + size + hi)]
+        idx = torch.tensor([max(s, 0) for s in src], dtype=torch.int64)
+        y = torch.index_select(x, a, idx) if size else \
+            torch.zeros(x.shape[:a] + (len(src),) + x.shape[a + 1:],
+                        dtype=x.dtype)
+        if any(s < 0 for s in src):
+            keep = torch.tensor([s >= 0 for s in src])
+            shape = [1] * r
+            shape[a] = len(src)
+            fill = torch.full((), value, dtype=x.dtype)
+            y = torch.where(keep.reshape(shape), y, fill)
+        x = y
+    return [x]
+
+
+def op_tile(ctx, node, ins, attrs):
+    reps = _ints(ins[1])
+    if len(reps) != ins[0].dim():
+        raise OnnxTorchError("%s: repeats has %d entries for rank %d"
+                             % (_nd(node), len(reps), ins[0].dim()))
+    return [ins[0].repeat(*reps) if reps else ins[0]]
+
+
+def op_range(ctx, node, ins, attrs):
+    start, limit, delta = (_scalar(t) for t in ins)
+    return [torch.arange(start, limit, delta, dtype=ins[0].dtype)]
+
+
+def op_flatten(ctx, node, ins, attrs):
+    x = ins[0]
+    r = x.dim()
+    axis = attrs.get("axis", 1)
+    if not -r <= axis <= r:
+        raise OnnxTorchError("%s: axis %d out of range" % (_nd(node), axis))
+    axis = axis + r if axis < 0 else axis
+    outer = int(np.prod(x.shape[:axis])) if axis else 1
+    return [x.reshape(outer, -1) if x.numel() else
+            x.reshape(outer, int(np.prod(x.shape[axis:])))]
+
+
+def _norm_indices(idx, size, node):
+    idx = idx.to(torch.int64)
+    if idx.numel() and (int(idx.min()) < -size or int(idx.max()) >= size):
+        raise OnnxTorchError("%s: index out of range [%d, %d)"
+                             % (_nd(node), -size, size))
+    return torch.where(idx < 0, idx + size, idx)
+
+
+def op_gather_elements(ctx, node, ins, attrs):
+    x, idx = ins
+    axis = _norm_axis(attrs.get("axis", 0), x.dim(), node)
+    return [torch.gather(x, axis, _norm_indices(idx, x.shape[axis], node))]
+
+
+def _nd_index(x, idx, node):
+    k = idx.shape[-1]
+    return tuple(_norm_indices(idx[..., j], x.shape[j], node)
+                 for j in range(k))
+
+
+def op_gather_nd(ctx, node, ins, attrs):
+    x, idx = ins
+    b = attrs.get("batch_dims", 0)
+    if b == 0:
+        return [x[_nd_index(x, idx, node)]]
+    # batch_dims b: the leading b dims of data and indices pair up.
+    lead = tuple(x.shape[:b])
+    xs = x.reshape((-1,) + tuple(x.shape[b:]))
+    ids = idx.reshape((-1,) + tuple(idx.shape[b:]))
+    outs = [xs[i][_nd_index(xs[i], ids[i], node)] for i in range(xs.shape[0])]
+    y = torch.stack(outs) if outs else xs[:0]
+    return [y.reshape(lead + tuple(y.shape[1:]))]
+
+
+def op_scatter_nd(ctx, node, ins, attrs):
+    x, idx, upd = ins
+    red = attrs.get("reduction", b"none")
+    red = red.decode() if isinstance(red, bytes) else red
+    where = _nd_index(x, idx, node)
+    if red == "none":
+        return [x.index_put(where, upd)]
+    if red == "add":
+        return [x.index_put(where, upd, accumulate=True)]
+    if red == "mul":
+        y = x.clone()
+        flat = [w.reshape(-1) for w in where]
+        u = upd.reshape((-1,) + tuple(upd.shape[idx.dim() - 1:]))
+        for t in range(u.shape[0]):
+            at = tuple(int(w[t]) for w in flat)
+            y[at] = y[at] * u[t]
+        return [y]
+    raise OnnxTorchError("%s: unsupported reduction %r" % (_nd(node), red))
+
+
+def op_cumsum(ctx, node, ins, attrs):
+    x = ins[0]
+    axis = _norm_axis(int(_scalar(ins[1])), x.dim(), node)
+    if attrs.get("reverse", 0):
+        x = x.flip(axis)
+    y = torch.cumsum(x, axis, dtype=x.dtype)
+    if attrs.get("exclusive", 0):
+        zero = torch.zeros_like(y.narrow(axis, 0, 1))
+        y = torch.cat([zero, y.narrow(axis, 0, y.shape[axis] - 1)], axis)
+    if attrs.get("reverse", 0):
+        y = y.flip(axis)
+    return [y]
+
+
+def op_nonzero(ctx, node, ins, attrs):
+    x = ins[0]
+    if x.dim() == 0:
+        x = x.reshape(1)
+    return [torch.nonzero(x, as_tuple=False).t().contiguous().to(torch.int64)]
+
+
+def op_one_hot(ctx, node, ins, attrs):
+    idx, depth, values = ins
+    depth = int(_scalar(depth))
+    axis = attrs.get("axis", -1)
+    r = idx.dim() + 1
+    if not -r <= axis < r:
+        raise OnnxTorchError("%s: axis %d out of range" % (_nd(node), axis))
+    axis = axis + r if axis < 0 else axis
+    i = torch.trunc(idx.to(torch.float64)).to(torch.int64)
+    i = torch.where(i < 0, i + depth, i)
+    hot = i.unsqueeze(axis) == torch.arange(depth).reshape(
+        [depth if d == axis else 1 for d in range(r)])
+    return [torch.where(hot, values[1], values[0])]
+
+
+def _fold_reduce(kind):
+    def op(ctx, node, ins, attrs):
+        x = ins[0]
+        axes = _reduce_axes(ctx, node, ins, attrs)
+        keep = bool(attrs.get("keepdims", 1))
+        if not axes:
+            if attrs.get("noop_with_empty_axes", 0):
+                return [x]
+            axes = list(range(x.dim()))
+        if x.dim() == 0:
+            return [x]
+        axes = sorted({_norm_axis(a, x.dim(), node, "axes") for a in axes},
+                      reverse=True)
+        for a in axes:
+            x = (torch.amin(x, dim=a, keepdim=keep) if kind == "min"
+                 else torch.prod(x, dim=a, keepdim=keep))
+        return [x]
+    return op
+
+
+_MOVEMENT_OPS = {
+    "Pad": op_pad,
+    "Tile": op_tile,
+    "Range": op_range,
+    "Flatten": op_flatten,
+    "GatherElements": op_gather_elements,
+    "GatherND": op_gather_nd,
+    "ScatterND": op_scatter_nd,
+    "CumSum": op_cumsum,
+    "NonZero": op_nonzero,
+    "OneHot": op_one_hot,
+    "ReduceMin": _fold_reduce("min"),
+    "ReduceProd": _fold_reduce("prod"),
+}
+
+
 OPS = {
     "Gemm": op_gemm,
     "MatMul": _binary(torch.matmul),
@@ -796,6 +1006,7 @@ OPS = {
     "BatchNormalization": op_batch_norm,
 }
 OPS.update(SEQUENCE_OPS)
+OPS.update(_MOVEMENT_OPS)
 assert set(OPS) == set(SUPPORTED_OPS)
 
 # Never folded at load time (random).

@@ -12,7 +12,8 @@
 // fp32 master parameters). All float operands of one call share a dtype; only
 // index operands (I64 or I32 indices and labels) and masks (BOOL, one byte per
 // element) differ. Pure data-movement kernels (copy, broadcast, where, gather,
-// transpose, slice(_grad), concat, trilu, zero) take any dtype.
+// transpose, slice(_grad), concat, trilu, zero, pad, gather_elements,
+// gather_nd, scatter_nd) take any dtype.
 // Outputs never alias inputs unless a kernel says so; overlapping buffers are
 // rejected with ZEROC_RT_INVALID_ARGUMENT.
 //
@@ -22,8 +23,9 @@
 // accumulated in double for F16/BF16 too and rounded from double directly.
 // matmul and gemm convert F16/BF16 operands to float scratch buffers, call
 // cblas_sgemm and round the result. Allocating kernels (which can fail with
-// ZEROC_RT_OUT_OF_MEMORY): layer_norm_grad (any dtype), and for F16/BF16
-// only matmul, gemm and gather_grad.
+// ZEROC_RT_OUT_OF_MEMORY): layer_norm_grad, pad_grad,
+// gather_elements_grad and scatter_nd with reduction NONE (any dtype), and
+// for F16/BF16 only matmul, gemm and gather_grad.
 //
 // Errors: ZEROC_RT_INVALID_ARGUMENT for NULL descriptors/data, bad dtypes,
 // enums, axes and attributes, out-of-range indices or labels;
@@ -392,6 +394,82 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_batch_norm_grad(
     const zeroc_rt_tensor_t *x, const zeroc_rt_tensor_t *scale, double epsilon,
     const zeroc_rt_tensor_t *grad_y, const zeroc_rt_tensor_t *grad_x,
     const zeroc_rt_tensor_t *grad_scale, const zeroc_rt_tensor_t *grad_bias);
+
+//===----------------------------------------------------------------------===//
+// Padding, element gathers, ND scatter, cumulative sums (ONNX Pad,
+// GatherElements, GatherND, ScatterND, CumSum; batch_dims 0)
+//===----------------------------------------------------------------------===//
+
+typedef ZEROC_RT_ENUM(zeroc_rt_pad_mode){
+    ZEROC_RT_PAD_CONSTANT = 0, ZEROC_RT_PAD_REFLECT, ZEROC_RT_PAD_EDGE,
+    ZEROC_RT_PAD_WRAP,
+} zeroc_rt_pad_mode_t;
+
+/// ONNX Pad: pads has 2 * rank entries [b0, ..., e0, ...] (negative ones
+/// crop); out dim d is b_d + in dim d + e_d. Out position o of dim d reads in
+/// position p = o - b_d; outside [0, n) CONSTANT writes `value` (converted as
+/// zeroc_rt_k_cast converts an F64 scalar), EDGE the nearest border element,
+/// REFLECT the mirror image without repeating the border (period 2(n-1)),
+/// WRAP position p mod n. Only CONSTANT can fill an empty dim. Any dtype.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_pad(
+    const zeroc_rt_tensor_t *in, const int64_t *pads, zeroc_rt_pad_mode_t mode,
+    double value, const zeroc_rt_tensor_t *out);
+
+/// Adjoint of pad: grad_in = 0, then every grad_out element is added to the
+/// in position it read (none for constant padding), in index order, in a
+/// double scratch of grad_in's element count (allocated: it can fail with
+/// ZEROC_RT_OUT_OF_MEMORY), rounded once. Float dtypes.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_pad_grad(
+    const zeroc_rt_tensor_t *grad_out, const int64_t *pads,
+    zeroc_rt_pad_mode_t mode, const zeroc_rt_tensor_t *grad_in);
+
+/// out[i..] = data[i.. with coordinate `axis` replaced by indices[i..]]:
+/// indices has data's rank (>= 1) and dims no larger off the axis; out has
+/// indices' shape. Negative indices count from the end; out-of-range ones
+/// fail with ZEROC_RT_INVALID_ARGUMENT. Any dtype.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather_elements(
+    const zeroc_rt_tensor_t *data, const zeroc_rt_tensor_t *indices,
+    int64_t axis, const zeroc_rt_tensor_t *out);
+
+/// Adjoint of gather_elements: grad_data = 0, then grad_out is added at the
+/// picked positions (repeated indices accumulate in index order, in a double
+/// scratch of grad_data's element count, allocated, rounded once). Float.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather_elements_grad(
+    const zeroc_rt_tensor_t *grad_out, const zeroc_rt_tensor_t *indices,
+    int64_t axis, const zeroc_rt_tensor_t *grad_data);
+
+/// ONNX GatherND (batch_dims 0): indices (..., k), 1 <= k <= rank(data);
+/// out has shape indices.shape[:-1] + data.shape[k:] and holds the slice
+/// data[t0, ..., tk-1] of every k-tuple. Negative indices count from the
+/// end; out-of-range ones fail with ZEROC_RT_INVALID_ARGUMENT. Any dtype.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather_nd(
+    const zeroc_rt_tensor_t *data, const zeroc_rt_tensor_t *indices,
+    const zeroc_rt_tensor_t *out);
+
+typedef ZEROC_RT_ENUM(zeroc_rt_scatter_reduction){
+    ZEROC_RT_SCATTER_NONE = 0, ZEROC_RT_SCATTER_ADD, ZEROC_RT_SCATTER_MUL,
+} zeroc_rt_scatter_reduction_t;
+
+/// ONNX ScatterND (batch_dims 0): out = data, then the slice addressed by
+/// each k-tuple of indices (as in gather_nd) is replaced by (NONE), added to
+/// (ADD) or multiplied by (MUL) the matching slice of updates (shape
+/// indices.shape[:-1] + data.shape[k:]), tuples in index order. NONE fails
+/// with ZEROC_RT_INVALID_ARGUMENT when two tuples address one slice (ONNX
+/// leaves that undefined; the check allocates one byte per slice of data).
+/// NONE: any dtype; ADD/MUL: every dtype but BOOL (floats in double,
+/// rounded per update; integers wrap).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_scatter_nd(
+    const zeroc_rt_tensor_t *data, const zeroc_rt_tensor_t *indices,
+    const zeroc_rt_tensor_t *updates, zeroc_rt_scatter_reduction_t reduction,
+    const zeroc_rt_tensor_t *out);
+
+/// Cumulative sum along `axis` (in [-rank, rank), rank >= 1): inclusive, or
+/// exclusive (the first element 0) when `exclusive` != 0, from the end when
+/// `reverse` != 0. F32/F64/F16/BF16 sum in double and round each element
+/// once; I64/I32 wrap.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_cumsum(
+    const zeroc_rt_tensor_t *in, int64_t axis, int exclusive, int reverse,
+    const zeroc_rt_tensor_t *out);
 
 //===----------------------------------------------------------------------===//
 // Flat-buffer math for optimizers (n elements of `dtype`: F32, F64, F16 or

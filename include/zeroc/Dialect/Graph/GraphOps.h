@@ -33,6 +33,13 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 /// safe for steps of any magnitude, including INT64_MIN.
 int64_t sliceSize(int64_t start, int64_t end, int64_t step);
 
+/// The result shape of graph.pad of a tensor of shape `in` (pads: begins,
+/// then ends), checking what `mode` needs of every dim; on failure `why`
+/// says what is wrong. The importer folds constant Pads with the same rule.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+padShape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> pads,
+         llvm::StringRef mode, std::string &why);
+
 } // namespace zeroc::graph
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_H

@@ -542,6 +542,9 @@ def Graph_TriluOp : Graph_ComputeOp<"trilu", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+// Pad, GatherElements, GatherND, ScatterND, CumSum and their gradient ops.
+include "zeroc/Dialect/Graph/GraphMovementOps.td"
+
 //===----------------------------------------------------------------------===//
 // Gradient ops (created by zero-autodiff)
 //===----------------------------------------------------------------------===//
