@@ -148,6 +148,9 @@ Table makeTable() {
               own(19, "wrap mode", 2, 4, 1, 1, {{"mode", AP::STRING}}),
               own(21, kI4, 2, 4, 1, 1, {{"mode", AP::STRING}})};
   t["Range"] = {lib(11, "(in effect at opset 13)")};
+  t["GatherND"] = {lib(13, kBf16)};
+  t["NonZero"] = {lib(13, kBf16)};
+  t["OneHot"] = {lib(11, "(in effect at opset 13)")};
   t["ScatterND"] = {lib(13, kBf16), lib(16, "reduction attribute (add, mul)"),
                     own(18, "reduction max and min", 3, 3, 1, 1,
                         {{"reduction", AP::STRING}})};
