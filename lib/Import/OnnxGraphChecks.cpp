@@ -33,24 +33,39 @@ int64_t elementBytes(int32_t dtype) {
 }
 
 void checkSupportedOps(const onnx::GraphProto &graph) {
-  std::vector<std::string> unknown;
+  // Grouped by op type, in order of first use: "Cos x2 ('a', 'b')".
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> nodes;
+  size_t total = 0;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto &node = graph.node(i);
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (defaultDomain && isSupportedOpType(node.op_type()))
       continue;
+    std::string op = (defaultDomain ? "" : node.domain() + "::") + node.op_type();
     std::string name = node.name().empty() ? "#" + std::to_string(i) : node.name();
-    unknown.push_back("'" + name + "' (" +
-                      (defaultDomain ? "" : node.domain() + "::") +
-                      node.op_type() + ")");
+    if (!nodes.count(op))
+      order.push_back(op);
+    nodes[op].push_back("'" + name + "'");
+    ++total;
   }
-  if (unknown.empty())
+  if (order.empty())
     return;
-  std::string msg = std::to_string(unknown.size()) + " unsupported op" +
-                    (unknown.size() == 1 ? "" : "s") + ": ";
-  for (size_t i = 0; i < unknown.size(); ++i)
-    msg += (i ? ", " : "") + unknown[i];
-  throw ImportError(msg + "; zeroc supports the ops listed in docs/Import.md");
+  constexpr size_t kNamesShown = 3;
+  std::string msg = std::to_string(total) + " unsupported op" +
+                    (total == 1 ? "" : "s") + ": ";
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::vector<std::string> &names = nodes[order[i]];
+    msg += (i ? ", " : "") + order[i] + " x" + std::to_string(names.size()) + " (";
+    for (size_t j = 0; j < names.size() && j < kNamesShown; ++j)
+      msg += (j ? ", " : "") + names[j];
+    if (names.size() > kNamesShown)
+      msg += ", ...";
+    msg += ")";
+  }
+  throw ImportError(msg + "; zeroc converts the ops listed in docs/Import.md: "
+                          "replace these in the model (or export it without "
+                          "them), or ask for them to be added");
 }
 
 bool isSupportedDType(int32_t dtype) {

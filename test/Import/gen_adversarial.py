@@ -858,7 +858,7 @@ def gen_no_nodes():
     return model([], [vi("loss", [])], [LOSS()])
 
 
-@case("reject:unsupported op: 'if0' (If)")
+@case("reject:unsupported op: If x1 ('if0')")
 def gen_if_subgraph():
     then_g = helper.make_graph([helper.make_node("Identity", ["X"], ["t"], name="then_id")],
                                "then", [], [vi("t", [2, 3])])
