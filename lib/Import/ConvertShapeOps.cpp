@@ -420,8 +420,9 @@ void convertExpand(NodeConverter &c) {
                      ->getResult(0));
 }
 
-void convertCast(NodeConverter &c) {
-  int64_t to = c.attrInt("to", -1);
+} // namespace
+
+void convertCastTo(NodeConverter &c, int64_t to) {
   Type elem = c.gb.elementType(static_cast<int32_t>(to));
   if (c.isConst(0)) {
     const HostTensor &in = *c.input(0).constant;
@@ -446,6 +447,10 @@ void convertCast(NodeConverter &c) {
                           {RankedTensorType::get(c.type(0).getShape(), elem)})
                      ->getResult(0));
 }
+
+namespace {
+
+void convertCast(NodeConverter &c) { convertCastTo(c, c.attrInt("to", -1)); }
 
 void convertEqual(NodeConverter &c) {
   if (c.type(0).getElementType() != c.type(1).getElementType())

@@ -22,7 +22,11 @@ const std::set<std::string> &supportedOpTypes() {
       "LayerNormalization", "Gather", "Reshape", "Transpose", "Unsqueeze",
       "Squeeze", "Split", "Concat", "Slice", "Trilu", "Equal", "Where", "Cast",
       "Constant", "ConstantOfShape", "Shape", "Expand", "Identity", "Dropout",
-      "SoftmaxCrossEntropyLoss"};
+      "SoftmaxCrossEntropyLoss",
+      // ConvertElementwiseOps.cpp
+      "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
+      "Not", "IsNaN", "IsInf", "Cos", "Sin", "Abs", "Sign", "Floor", "Ceil",
+      "Round", "Max", "Min", "Clip", "Gelu", "CastLike"};
   return ops;
 }
 } // namespace
@@ -222,7 +226,7 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
   NodeConverter c(gb, node, index);
-  if (convertShapeOp(c) || convertComputeOp(c))
+  if (convertShapeOp(c) || convertComputeOp(c) || convertElementwiseOp(c))
     return;
   throw ImportError("unsupported op type");
 }

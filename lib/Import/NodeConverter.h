@@ -81,6 +81,12 @@ double shortestDouble(float f);
 /// node's op type.
 bool convertShapeOp(NodeConverter &c);
 bool convertComputeOp(NodeConverter &c);
+/// Comparisons, logic, IsNaN/IsInf, float math, Max/Min, Clip, Gelu,
+/// CastLike (ConvertElementwiseOps.cpp).
+bool convertElementwiseOp(NodeConverter &c);
+
+/// Cast of input 0 to ONNX element type `to` (folded on constants).
+void convertCastTo(NodeConverter &c, int64_t to);
 
 } // namespace zeroc::onnximport
 
