@@ -82,6 +82,10 @@ SUPPORTED_OPS = (
     "Concat",
     "Slice", "Trilu", "Equal", "Where", "Cast", "Constant", "ConstantOfShape",
     "Shape", "Expand", "Identity", "Dropout", "SoftmaxCrossEntropyLoss",
+    # comparisons, logic, float math, Max/Min, Clip, Gelu, CastLike
+    "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
+    "Not", "IsNaN", "IsInf", "Cos", "Sin", "Abs", "Sign", "Floor", "Ceil",
+    "Round", "Max", "Min", "Clip", "Gelu", "CastLike",
 )
 
 
@@ -533,6 +537,50 @@ def op_sce(ctx, node, ins, attrs):
     return [out, lp]
 
 
+def _variadic(fn):
+    def op(ctx, node, ins, attrs):
+        out = ins[0]
+        for t in ins[1:]:          # left to right, as zeroc chains them
+            out = fn(out, t)
+        return [out]
+    return op
+
+
+def op_is_inf(ctx, node, ins, attrs):
+    x = ins[0]
+    pos = bool(attrs.get("detect_positive", 1))
+    neg = bool(attrs.get("detect_negative", 1))
+    return [(torch.isinf(x) & ((x > 0) & pos | (x < 0) & neg))]
+
+
+def op_clip(ctx, node, ins, attrs):
+    x, lo, hi = ins[0], _opt(ins, 1), _opt(ins, 2)
+    if lo is None and hi is None:
+        return [x]
+
+    def constant(b):
+        return b is None or (b.numel() == 1 and not b.requires_grad)
+    if constant(lo) and constant(hi):
+        # torch.clamp: the gradient passes where lo <= x <= hi.
+        return [torch.clamp(x, min=None if lo is None else lo.reshape(()).item(),
+                            max=None if hi is None else hi.reshape(()).item())]
+    # Computed bounds: max/min (zeroc's lowering; a tie splits the gradient).
+    if lo is not None:
+        x = torch.maximum(x, lo.reshape(()))
+    if hi is not None:
+        x = torch.minimum(x, hi.reshape(()))
+    return [x]
+
+
+def op_gelu(ctx, node, ins, attrs):
+    return [torch.nn.functional.gelu(
+        ins[0], approximate=attrs.get("approximate", "none"))]
+
+
+def op_cast_like(ctx, node, ins, attrs):
+    return [ins[0].to(ins[1].dtype)]
+
+
 OPS = {
     "Gemm": op_gemm,
     "MatMul": _binary(torch.matmul),
@@ -575,6 +623,28 @@ OPS = {
     "Identity": op_identity,
     "Dropout": op_dropout,
     "SoftmaxCrossEntropyLoss": op_sce,
+    "Less": _binary(torch.lt),
+    "LessOrEqual": _binary(torch.le),
+    "Greater": _binary(torch.gt),
+    "GreaterOrEqual": _binary(torch.ge),
+    "And": _binary(torch.logical_and),
+    "Or": _binary(torch.logical_or),
+    "Xor": _binary(torch.logical_xor),
+    "Not": _unary(torch.logical_not),
+    "IsNaN": _unary(torch.isnan),
+    "IsInf": op_is_inf,
+    "Cos": _unary(torch.cos),
+    "Sin": _unary(torch.sin),
+    "Abs": _unary(torch.abs),
+    "Sign": _unary(torch.sign),
+    "Floor": _unary(torch.floor),
+    "Ceil": _unary(torch.ceil),
+    "Round": _unary(torch.round),
+    "Max": _variadic(torch.maximum),
+    "Min": _variadic(torch.minimum),
+    "Clip": op_clip,
+    "Gelu": op_gelu,
+    "CastLike": op_cast_like,
 }
 assert set(OPS) == set(SUPPORTED_OPS)
 
