@@ -726,6 +726,7 @@ def _(m):
     m.out(m.op("Where", [either, u, m.op("Neg", [v])]))
     m.out(m.op("Where", [m.op("IsInf", [v]), m.const(0.0), v]))
     m.out(m.op("Where", [m.op("LessOrEqual", [u, m.const(0.5)]), u, v]))
+    m.out(m.op("Where", [m.op("Equal", [lt, ge]), m.param((1,)), u]))  # bools
     idx = m.x((4,), values=[[0, 1, 2, 3], [3, 2, 1, 0]], elem=I64)
     gt = m.op("Greater", [idx, m.ints(1)])
     m.out(m.op("Where", [gt, u, v]))
