@@ -27,9 +27,8 @@ LogicalResult inferBroadcastPair(std::optional<Location> loc, StringRef opName,
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
-    return emitOptionalError(loc, "'", opName, "' op operand shapes ",
-                             lhs, " and ", rhs,
-                             " are not broadcast-compatible");
+    return emitOptionalError(loc, "'", opName, "' op operand shapes ", lhs,
+                             " and ", rhs, " are not broadcast-compatible");
   results.push_back(RankedTensorType::get(*shape, element));
   return success();
 }
@@ -65,8 +64,7 @@ LogicalResult CompareOp::verify() {
            << getPredicate() << "\"";
   Type e = getLhs().getType().getElementType();
   if (!llvm::isa<FloatType>(e) && !e.isInteger(32) && !e.isInteger(64))
-    return emitOpError("operands must be float, i32 or i64 tensors, got ")
-           << e;
+    return emitOpError("operands must be float, i32 or i64 tensors, got ") << e;
   return success();
 }
 
@@ -106,7 +104,9 @@ LogicalResult IsInfOp::verify() {
   return verifyMaskShape(*this, getInput(), getResult());
 }
 
-LogicalResult ClipOp::verify() { return verifyBounds(*this, getMin(), getMax()); }
+LogicalResult ClipOp::verify() {
+  return verifyBounds(*this, getMin(), getMax());
+}
 
 LogicalResult ClipGradOp::verify() {
   return verifyBounds(*this, getMin(), getMax());

@@ -62,11 +62,13 @@ bool isFloatInput(NodeConverter &c, int i) {
 //===--------------------------------------------------------------------===//
 
 bool convertCompare(NodeConverter &c) {
-  static const std::map<std::string, std::pair<const char *, bool (*)(double, double)>>
+  static const std::map<std::string,
+                        std::pair<const char *, bool (*)(double, double)>>
       ops = {{"Less", {"lt", [](double a, double b) { return a < b; }}},
              {"LessOrEqual", {"le", [](double a, double b) { return a <= b; }}},
              {"Greater", {"gt", [](double a, double b) { return a > b; }}},
-             {"GreaterOrEqual", {"ge", [](double a, double b) { return a >= b; }}}};
+             {"GreaterOrEqual",
+              {"ge", [](double a, double b) { return a >= b; }}}};
   auto it = ops.find(c.node.op_type());
   if (it == ops.end())
     return false;
@@ -76,14 +78,15 @@ bool convertCompare(NodeConverter &c) {
     requireExactInts(a);
     requireExactInts(b);
     auto fn = it->second.second;
-    c.setOutput(0, foldElementwise({&a, &b}, broadcastAll(c, 0, 2), TP::BOOL,
-                                   [fn](const double *v) { return fn(v[0], v[1]); }));
+    c.setOutput(
+        0, foldElementwise({&a, &b}, broadcastAll(c, 0, 2), TP::BOOL,
+                           [fn](const double *v) { return fn(v[0], v[1]); }));
     return true;
   }
   c.setOutput(0, c.create(graph::CompareOp::getOperationName(),
                           {c.value(0), c.value(1)},
-                          {c.named("predicate",
-                                   c.gb.builder().getStringAttr(it->second.first))})
+                          {c.named("predicate", c.gb.builder().getStringAttr(
+                                                    it->second.first))})
                      ->getResult(0));
   return true;
 }
@@ -116,9 +119,9 @@ bool convertLogic(NodeConverter &c) {
   }
   if (op == "Not") {
     Value in = c.value(0);
-    c.setOutput(0, c.create(graph::NotOp::getOperationName(), {in}, {},
-                            {in.getType()})
-                       ->getResult(0));
+    c.setOutput(
+        0, c.create(graph::NotOp::getOperationName(), {in}, {}, {in.getType()})
+               ->getResult(0));
     return true;
   }
   std::string kind = op == "And" ? "and" : op == "Or" ? "or" : "xor";
@@ -147,13 +150,13 @@ bool convertIsNaNOrInf(NodeConverter &c) {
     zero.resize(checkedNumElements(dims));
     if (!in)
       in = &zero;
-    c.setOutput(0, foldElementwise({in}, dims, TP::BOOL,
-                                   [&](const double *v) -> double {
-                                     if (op == "IsNaN")
-                                       return std::isnan(v[0]);
-                                     return std::isinf(v[0]) &&
-                                            ((v[0] > 0 && pos) || (v[0] < 0 && neg));
-                                   }));
+    c.setOutput(
+        0,
+        foldElementwise({in}, dims, TP::BOOL, [&](const double *v) -> double {
+          if (op == "IsNaN")
+            return std::isnan(v[0]);
+          return std::isinf(v[0]) && ((v[0] > 0 && pos) || (v[0] < 0 && neg));
+        }));
     return true;
   }
   RankedTensorType mask =
@@ -185,19 +188,32 @@ bool convertMath(NodeConverter &c) {
     double (*fn)(double);
   };
   static const std::map<std::string, Math> ops = {
-      {"Cos", {graph::CosOp::getOperationName(), [](double x) { return std::cos(x); }}},
-      {"Sin", {graph::SinOp::getOperationName(), [](double x) { return std::sin(x); }}},
-      {"Abs", {graph::AbsOp::getOperationName(), [](double x) { return std::fabs(x); }}},
+      {"Cos",
+       {graph::CosOp::getOperationName(),
+        [](double x) { return std::cos(x); }}},
+      {"Sin",
+       {graph::SinOp::getOperationName(),
+        [](double x) { return std::sin(x); }}},
+      {"Abs",
+       {graph::AbsOp::getOperationName(),
+        [](double x) { return std::fabs(x); }}},
       {"Sign", {graph::SignOp::getOperationName(), signOf}},
-      {"Floor", {graph::FloorOp::getOperationName(), [](double x) { return std::floor(x); }}},
-      {"Ceil", {graph::CeilOp::getOperationName(), [](double x) { return std::ceil(x); }}},
-      {"Round", {graph::RoundOp::getOperationName(), [](double x) { return std::nearbyint(x); }}}};
+      {"Floor",
+       {graph::FloorOp::getOperationName(),
+        [](double x) { return std::floor(x); }}},
+      {"Ceil",
+       {graph::CeilOp::getOperationName(),
+        [](double x) { return std::ceil(x); }}},
+      {"Round", {graph::RoundOp::getOperationName(), [](double x) {
+                   return std::nearbyint(x);
+                 }}}};
   auto it = ops.find(c.node.op_type());
   if (it == ops.end())
     return false;
   if (c.isConst(0)) {
     const HostTensor &in = *c.input(0).constant;
-    if (!in.isFloat() && c.node.op_type() != "Abs" && c.node.op_type() != "Sign")
+    if (!in.isFloat() && c.node.op_type() != "Abs" &&
+        c.node.op_type() != "Sign")
       throw ImportError("input must be a floating-point tensor");
     requireExactInts(in);
     auto fn = it->second.fn;
@@ -209,7 +225,8 @@ bool convertMath(NodeConverter &c) {
     throw ImportError("input must be a floating-point tensor (integer " +
                       c.node.op_type() + " is folded only on constants)");
   Value in = c.value(0);
-  c.setOutput(0, c.create(it->second.name, {in}, {}, {in.getType()})->getResult(0));
+  c.setOutput(
+      0, c.create(it->second.name, {in}, {}, {in.getType()})->getResult(0));
   return true;
 }
 
@@ -228,19 +245,22 @@ bool convertGelu(NodeConverter &c) {
   if (c.isConst(0)) {
     const HostTensor &in = *c.input(0).constant;
     bool tanhForm = approx == "tanh";
-    c.setOutput(0, foldElementwise({&in}, in.dims, in.dtype,
-                                   [tanhForm](const double *v) {
-                                     double x = v[0];
-                                     if (tanhForm)
-                                       return 0.5 * x * (1 + std::tanh(0.79788456080286535588 *
-                                                                       (x + 0.044715 * x * x * x)));
-                                     return 0.5 * x * (1 + std::erf(x * 0.70710678118654752440));
-                                   }));
+    c.setOutput(
+        0,
+        foldElementwise({&in}, in.dims, in.dtype, [tanhForm](const double *v) {
+          double x = v[0];
+          if (tanhForm)
+            return 0.5 * x *
+                   (1 + std::tanh(0.79788456080286535588 *
+                                  (x + 0.044715 * x * x * x)));
+          return 0.5 * x * (1 + std::erf(x * 0.70710678118654752440));
+        }));
     return true;
   }
   Value in = c.value(0);
   c.setOutput(0, c.create(graph::GeluOp::getOperationName(), {in},
-                          {c.named("approximate", c.gb.builder().getStringAttr(approx))},
+                          {c.named("approximate",
+                                   c.gb.builder().getStringAttr(approx))},
                           {in.getType()})
                      ->getResult(0));
   return true;
@@ -282,7 +302,8 @@ bool convertMaxMin(NodeConverter &c) {
                                    [n, isMax](const double *v) {
                                      double r = v[0];
                                      for (int i = 1; i < n; ++i)
-                                       r = isMax ? maxOf(r, v[i]) : minOf(r, v[i]);
+                                       r = isMax ? maxOf(r, v[i])
+                                                 : minOf(r, v[i]);
                                      return r;
                                    }));
     return true;
@@ -300,10 +321,12 @@ bool convertMaxMin(NodeConverter &c) {
 std::optional<double> constBound(NodeConverter &c, int i, const char *what) {
   const HostTensor &h = *c.input(i).constant;
   if (h.numElements() != 1)
-    throw ImportError(std::string("Clip's ") + what + " must be a scalar (one element)");
+    throw ImportError(std::string("Clip's ") + what +
+                      " must be a scalar (one element)");
   double v = h.getAsDouble(0);
   if (std::isnan(v))
-    throw ImportError(std::string("Clip's ") + what + " is NaN; a bound must be a number (or left out)");
+    throw ImportError(std::string("Clip's ") + what +
+                      " is NaN; a bound must be a number (or left out)");
   return v;
 }
 
@@ -312,13 +335,15 @@ bool convertClip(NodeConverter &c) {
     return false;
   const bool hasMin = c.hasInput(1), hasMax = c.hasInput(2);
   for (int i = 1; i <= 2; ++i)
-    if (c.hasInput(i) && c.type(i).getElementType() != c.type(0).getElementType())
+    if (c.hasInput(i) &&
+        c.type(i).getElementType() != c.type(0).getElementType())
       throw ImportError("bounds must have the input's element type");
   if (!hasMin && !hasMax) {
     c.forward(0, 0);
     return true;
   }
-  const bool constBounds = (!hasMin || c.isConst(1)) && (!hasMax || c.isConst(2));
+  const bool constBounds =
+      (!hasMin || c.isConst(1)) && (!hasMax || c.isConst(2));
   if (constBounds) {
     std::optional<double> lo = hasMin ? constBound(c, 1, "min") : std::nullopt;
     std::optional<double> hi = hasMax ? constBound(c, 2, "max") : std::nullopt;
@@ -363,8 +388,9 @@ bool convertClip(NodeConverter &c) {
     auto t = llvm::cast<RankedTensorType>(v.getType());
     if (t.getRank() == 0)
       return v;
-    return c.create(graph::ReshapeOp::getOperationName(), {v}, {},
-                    {RankedTensorType::get({}, t.getElementType())})
+    return c
+        .create(graph::ReshapeOp::getOperationName(), {v}, {},
+                {RankedTensorType::get({}, t.getElementType())})
         ->getResult(0);
   };
   if (hasMin)

@@ -72,8 +72,9 @@ onnx::ModelProto geluModel(int64_t opset, const char *approximate,
     a->set_type(onnx::AttributeProto::STRING);
     a->set_s(approximate);
   }
-  addTensor(g->add_output(), "y", constantInput ? std::vector<int64_t>{2}
-                                                : std::vector<int64_t>{2, 3});
+  addTensor(g->add_output(), "y",
+            constantInput ? std::vector<int64_t>{2}
+                          : std::vector<int64_t>{2, 3});
   return m;
 }
 
@@ -90,12 +91,14 @@ std::string importToText(const onnx::ModelProto &m) {
 
 TEST(ElementwiseImport, GeluOpset20BothApproximations) {
   std::string exact = importToText(geluModel(20, nullptr));
-  EXPECT_NE(exact.find("graph.gelu %arg0 {approximate = \"none\"} : tensor<2x3xf32>"),
-            std::string::npos)
+  EXPECT_NE(
+      exact.find("graph.gelu %arg0 {approximate = \"none\"} : tensor<2x3xf32>"),
+      std::string::npos)
       << exact;
   std::string tanh = importToText(geluModel(20, "tanh"));
-  EXPECT_NE(tanh.find("graph.gelu %arg0 {approximate = \"tanh\"} : tensor<2x3xf32>"),
-            std::string::npos)
+  EXPECT_NE(
+      tanh.find("graph.gelu %arg0 {approximate = \"tanh\"} : tensor<2x3xf32>"),
+      std::string::npos)
       << tanh;
 }
 
@@ -105,10 +108,12 @@ TEST(ElementwiseImport, GeluOnAConstantFolds) {
   // -0.0454023059).
   std::string exact = importToText(geluModel(20, "none", true));
   EXPECT_EQ(exact.find("graph.gelu"), std::string::npos) << exact;
-  EXPECT_NE(exact.find("dense<[0.841344773, -0.0455002636]>"), std::string::npos)
+  EXPECT_NE(exact.find("dense<[0.841344773, -0.0455002636]>"),
+            std::string::npos)
       << exact;
   std::string tanh = importToText(geluModel(20, "tanh", true));
-  EXPECT_NE(tanh.find("dense<[8.411920e-01, -0.0454023071]>"), std::string::npos)
+  EXPECT_NE(tanh.find("dense<[8.411920e-01, -0.0454023071]>"),
+            std::string::npos)
       << tanh;
 }
 

@@ -86,8 +86,8 @@ zeroc_rt_status_t kPredicate(zeroc_rt_predicate_op_t op,
 zeroc_rt_status_t checkBounds(const char *k, int hasMin, double lo, int hasMax,
                               double hi) {
   if ((hasMin && std::isnan(lo)) || (hasMax && std::isnan(hi)))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: a clip bound is NaN", k);
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a clip bound is NaN",
+                          k);
   return nullptr;
 }
 
@@ -185,8 +185,8 @@ zeroc_rt_status_t zeroc_rt_k_clip_grad(const zeroc_rt_tensor_t *x, int has_min,
                                        double max_value,
                                        const zeroc_rt_tensor_t *grad_out,
                                        const zeroc_rt_tensor_t *grad_in) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(kClipGrad(x, has_min, min_value, has_max,
-                                             max_value, grad_out, grad_in));
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      kClipGrad(x, has_min, min_value, has_max, max_value, grad_out, grad_in));
 }
 
 } // extern "C"
