@@ -351,7 +351,7 @@ TEST(KernelsElementwiseOps, PredicatesEveryFloatDtype) {
 // Clip
 //===----------------------------------------------------------------------===//
 
-TEST(KernelsElementwiseOps, ClipAndGradTorchClampConvention) {
+TEST(KernelsElementwiseOps, ClipAndGradCurrentTorchClampConvention) {
   for (zeroc_rt_dtype_t dt : kFloatDtypes) {
     HostTensor x = tensorOf(dt, {-2.0, -1.0, 0.25, 1.0, 3.0, NAN});
     HostTensor y(dt, {6}), g = tensorOf(dt, {1, 2, 3, 4, 5, 6}), gx(dt, {6});
@@ -360,18 +360,28 @@ TEST(KernelsElementwiseOps, ClipAndGradTorchClampConvention) {
     EXPECT_EQ(y.values()[2], 0.25);
     EXPECT_EQ(y.values()[4], 1.0);
     EXPECT_TRUE(std::isnan(y.get(5)));
-    // The gradient passes at the bounds themselves (torch.clamp) and not
-    // for NaN.
+    // The gradient is 0 at the bounds themselves (current torch.clamp's
+    // minimum-norm subgradient) and for NaN.
     ZEROC_RT_ASSERT_OK(
         zeroc_rt_k_clip_grad(x.desc(), 1, -1.0, 1, 1.0, g.desc(), gx.desc()));
-    expectClose(gx, {0, 2, 3, 4, 0, 0}, 0, "clip_grad");
+    expectClose(gx, {0, 0, 3, 0, 0, 0}, 0, "clip_grad");
     // One bound only.
     ZEROC_RT_ASSERT_OK(zeroc_rt_k_clip(x.desc(), 0, 0.0, 1, 0.0, y.desc()));
     EXPECT_EQ(y.values()[0], -2.0);
     EXPECT_EQ(y.values()[3], 0.0);
     ZEROC_RT_ASSERT_OK(
         zeroc_rt_k_clip_grad(x.desc(), 1, 0.25, 0, 0.0, g.desc(), gx.desc()));
-    expectClose(gx, {0, 0, 3, 4, 5, 0}, 0, "clip_grad min only");
+    expectClose(gx, {0, 0, 0, 4, 5, 0}, 0, "clip_grad min only");
+    // An absent bound imposes nothing: +inf passes with a min only.
+    HostTensor xi = tensorOf(dt, {INFINITY, -INFINITY}), gi = tensorOf(dt, {1, 1});
+    HostTensor gxi(dt, {2});
+    ZEROC_RT_ASSERT_OK(
+        zeroc_rt_k_clip_grad(xi.desc(), 1, 0.0, 0, 0.0, gi.desc(), gxi.desc()));
+    expectClose(gxi, {1, 0}, 0, "clip_grad at inf");
+    // lo >= hi: no interior, no gradient.
+    ZEROC_RT_ASSERT_OK(
+        zeroc_rt_k_clip_grad(x.desc(), 1, 1.0, 1, 1.0, g.desc(), gx.desc()));
+    expectClose(gx, {0, 0, 0, 0, 0, 0}, 0, "clip_grad lo == hi");
     // min > max: every element becomes max (ONNX).
     ZEROC_RT_ASSERT_OK(zeroc_rt_k_clip(x.desc(), 1, 2.0, 1, -1.0, y.desc()));
     EXPECT_EQ(y.values()[2], -1.0);

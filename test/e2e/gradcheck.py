@@ -25,6 +25,10 @@ difference is the derivative; the one case with ReduceMax ties
 (`max_ties_shifted_by_scalar_param`) moves the tied elements together, so
 the loss is still differentiable there.
 
+The cases marked ("autograd",) (clip_boundary_matches_reference) sit on a
+kink on purpose and compare with the reference's autograd instead of the
+finite difference.
+
 Not covered here, with the reason:
   * Cast float64 -> float32 -> float64: the round trip rounds to float32, so
     a 1e-6 finite difference of it is noise; Cast is checked double->double
@@ -695,13 +699,27 @@ def _(m):
 @case("clip_constant_bounds")
 def _(m):
     # Values 0.05 or more away from the bounds (the boundary convention,
-    # torch.clamp's lo <= x <= hi, is checked by the runtime kernel tests).
+    # current torch.clamp's 0 at a bound, is checked by the runtime kernel
+    # tests and clip_boundary_matches_reference).
     x = m.x((4,), values=[[-2.0, -0.3, 0.2, 1.5], [0.45, -0.6, 0.7, -0.1]])
     u = m.op("Add", [x, m.param((4,), values=[0.0, 0.05, -0.05, 0.0])])
     m.out(m.op("Clip", [u, m.const(-0.5), m.const(0.5)]))
     m.out(m.op("Clip", [u, "", m.const(0.3)]))
     m.out(m.op("Clip", [u, m.const(0.0)]))
     m.out(m.op("Clip", [u]))
+
+
+@case("clip_boundary_matches_reference")
+def _(m):
+    # Elements exactly at the bounds, where the loss has no derivative: the
+    # gradient is compared with the reference's autograd instead of a
+    # finite difference: 0 at a constant bound (current torch.clamp), half
+    # at a computed bound (a max/min tie, torch.clamp with tensor bounds).
+    x = m.x((4,), values=[[-0.5, 0.5, 0.25, 2.0], [0.5, -0.5, -2.0, 0.0]])
+    u = m.op("Mul", [x, m.param((4,), values=[1.0, 1.0, 1.0, 1.0])])
+    m.out(m.op("Clip", [u, m.const(-0.5), m.const(0.5)]))
+    m.out(m.op("Clip", [u, m.param((), values=0.25)]))
+    m.special = ("autograd",)
 
 
 @case("clip_computed_bound")
@@ -891,6 +909,8 @@ def check(d, m, model):
         return check_dropout(m, model, os.path.join(d, "out"), grads,
                              m.special[1])
     fd, auto = finite_difference(model, m.data)
+    if m.special and m.special[0] == "autograd":
+        fd = auto     # at a kink: the reference's subgradient, not a slope
     worst, problems = 0.0, []
     for pname, g in grads.items():
         err = np.abs(g - fd[pname]) / np.maximum(1.0, np.abs(fd[pname]))

@@ -561,9 +561,18 @@ def op_clip(ctx, node, ins, attrs):
     def constant(b):
         return b is None or (b.numel() == 1 and not b.requires_grad)
     if constant(lo) and constant(hi):
-        # torch.clamp: the gradient passes where lo <= x <= hi.
-        return [torch.clamp(x, min=None if lo is None else lo.reshape(()).item(),
-                            max=None if hi is None else hi.reshape(()).item())]
+        # torch.clamp with scalar bounds as PyTorch 2.x differentiates it
+        # (0 at a bound; torch 1.13 gave 1 there): the gradient passes only
+        # strictly inside the bounds.
+        lo_v = None if lo is None else lo.reshape(()).item()
+        hi_v = None if hi is None else hi.reshape(()).item()
+        inside = torch.ones_like(x, dtype=torch.bool)
+        if lo_v is not None:
+            inside = inside & (x > lo_v)
+        if hi_v is not None:
+            inside = inside & (x < hi_v)
+        return [torch.where(inside, x, torch.clamp(x.detach(), min=lo_v,
+                                                   max=hi_v))]
     # Computed bounds: max/min (zeroc's lowering; a tie splits the gradient).
     if lo is not None:
         x = torch.maximum(x, lo.reshape(()))
@@ -578,6 +587,9 @@ def op_gelu(ctx, node, ins, attrs):
 
 
 def op_cast_like(ctx, node, ins, attrs):
+    elem = ctx.elem_types.get(node.input[1])
+    if elem:
+        return op_cast(ctx, node, ins[:1], {"to": elem})
     return [ins[0].to(ins[1].dtype)]
 
 
@@ -741,6 +753,17 @@ class OnnxTorchModel(object):
                     % (vi.name, TensorProto.DataType.Name(tt.elem_type)))
             self.inputs.append(InputSpec(vi.name, tt.elem_type, shape))
         self.outputs = [o.name for o in g.output]
+        # ONNX element types of the values that declare one (CastLike needs
+        # its target's: a float16 target rounds, as Cast does).
+        self.elem_types = {t.name: t.data_type for t in g.initializer}
+        for vi in list(g.input) + list(g.value_info) + list(g.output):
+            if vi.type.HasField("tensor_type"):
+                self.elem_types[vi.name] = vi.type.tensor_type.elem_type
+        for n in g.node:
+            if n.op_type == "Constant":
+                for a in n.attribute:
+                    if a.name == "value":
+                        self.elem_types[n.output[0]] = a.t.data_type
 
         self.loss_name = None
         for o in g.output:

@@ -146,8 +146,11 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t
 zeroc_rt_k_clip(const zeroc_rt_tensor_t *in, int has_min, double min_value,
                 int has_max, double max_value, const zeroc_rt_tensor_t *out);
 
-/// Gradient of clip: grad_in = grad_out where lo <= x <= hi (bounds
-/// included, as torch.clamp's backward), else 0 (also for NaN x).
+/// Gradient of clip: grad_in = grad_out where x is strictly inside the
+/// present bounds (lo < x < hi; an absent bound imposes nothing), else 0
+/// (at a bound, for NaN x, and everywhere when lo >= hi): torch.clamp's
+/// backward with scalar bounds since PyTorch 2.x (the minimum-norm
+/// subgradient; torch 1.13 passed the gradient at the bounds).
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_clip_grad(
     const zeroc_rt_tensor_t *x, int has_min, double min_value, int has_max,
     double max_value, const zeroc_rt_tensor_t *grad_out,

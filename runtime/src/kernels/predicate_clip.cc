@@ -151,9 +151,12 @@ zeroc_rt_status_t kClipGrad(const zeroc_rt_tensor_t *x, int hasMin, double lo,
     const S *xv = static_cast<const S *>(x->data);
     const S *g = static_cast<const S *>(gradOut->data);
     S *gx = static_cast<S *>(gradIn->data);
+    // Strictly inside the present bounds (current torch.clamp's
+    // minimum-norm subgradient: 0 at a bound); NaN compares false.
     for (int64_t i = 0; i < n; ++i) {
       C v = loadValue(xv[i]);
-      gx[i] = v >= b.lo && v <= b.hi ? g[i] : storeValue<S>(C(0));
+      bool inside = (!hasMin || v > b.lo) && (!hasMax || v < b.hi);
+      gx[i] = inside ? g[i] : storeValue<S>(C(0));
     }
   });
   return nullptr;

@@ -136,7 +136,7 @@ def Graph_ClipOp : Graph_ComputeOp<"clip", [SameOperandsAndResultType]> {
     ONNX Clip with constant `min`/`max` (either may be absent) and
     torch.clamp: `min(max(x, min), max)`, so `min > max` gives `max`
     everywhere; NaN stays NaN. Bounds are not NaN. The gradient passes where
-    `min <= x <= max`, bounds included (torch.clamp's convention).
+    `min < x < max` (current torch.clamp with scalar bounds: 0 at a bound).
 
     ```mlir
     %y = graph.clip %x {min = -1.0 : f64, max = 1.0 : f64} : tensor<2x3xf32>
@@ -151,7 +151,7 @@ def Graph_ClipOp : Graph_ComputeOp<"clip", [SameOperandsAndResultType]> {
 
 def Graph_ClipGradOp : Graph_Op<"clip_grad",
     [Pure, AllTypesMatch<["x", "grad", "result"]>]> {
-  let summary = "gradient of clip: grad where min <= x <= max, else 0";
+  let summary = "gradient of clip: grad where min < x < max, else 0";
   let description = [{
     ```mlir
     %gx = graph.clip_grad %x, %gy {min = -1.0 : f64} : tensor<2x3xf32>
