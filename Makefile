@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build test demo docs clean
+.PHONY: all deps configure build test test-hf-suite demo docs clean
 
 all: build
 
@@ -23,6 +23,11 @@ build: configure
 
 test: build
 	cmake --build $(BUILD) --target check-zeroc -j $(JOBS)
+
+# The Hugging Face suite at every stage on 1 and 2 ranks (make test runs a
+# subset of it; see test/e2e/hf_suite.py).
+test-hf-suite: build
+	/usr/bin/python3 test/e2e/hf_suite.py --zeroc $(BUILD)/bin/zeroc --work $(BUILD)/hf-suite --full
 
 demo: build
 	scripts/demo.sh $(BUILD)

@@ -1,11 +1,15 @@
 //===- MixedPrecision.cpp - fp16/bf16 compute with fp32 master weights ----===//
 #include "zeroc/Passes/Passes.h"
 
+#include "zeroc/Dialect/Graph/ElementsData.h"
 #include "zeroc/Dialect/Graph/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+#include <cstring>
 
 namespace zeroc {
 #define GEN_PASS_DEF_MIXEDPRECISION
@@ -29,27 +33,48 @@ RankedTensorType withElement(Type t, Type elem) {
 
 /// The f32 initial value rounded to `half` (nearest, ties to even), as
 /// DeepSpeed's module.half() / .bfloat16() rounds the model; failure (with
-/// the first offending value) when a finite value does not fit.
-FailureOr<DenseElementsAttr> roundToHalf(DenseElementsAttr value, Type half,
-                                         double &offending) {
+/// the first offending value) when a finite value does not fit. A
+/// dense_resource value (a large weight) stays one: a new blob, named after
+/// the parameter.
+FailureOr<ElementsAttr> roundToHalf(ParamOp p, Type half, double &offending) {
+  ElementsAttr value = p.getInitialValue();
   const llvm::fltSemantics &sem = llvm::cast<FloatType>(half).getFloatSemantics();
   SmallVector<uint16_t> bits;
   bits.reserve(value.getNumElements());
-  for (APFloat v : value.getValues<APFloat>()) {
-    bool finite = v.isFinite();
+  auto round = [&](float f) {
+    APFloat h(f);
     bool lost = false;
-    APFloat h = v;
     h.convert(sem, APFloat::rmNearestTiesToEven, &lost);
-    if (finite && !h.isFinite()) {
-      offending = v.convertToDouble();
-      return failure();
+    if (std::isfinite(f) && !h.isFinite()) {
+      offending = f;
+      return false;
     }
     bits.push_back(static_cast<uint16_t>(h.bitcastToAPInt().getZExtValue()));
+    return true;
+  };
+  ArrayRef<char> raw = rawElementBytes(value);
+  if (!raw.empty()) {
+    for (size_t i = 0; i + 4 <= raw.size(); i += 4) {
+      float f;
+      std::memcpy(&f, raw.data() + i, 4);
+      if (!round(f))
+        return failure();
+    }
+  } else if (auto dense = llvm::dyn_cast<DenseElementsAttr>(value)) {
+    for (float f : dense.getValues<float>())
+      if (!round(f))
+        return failure();
+  } else {
+    return failure();
   }
   auto type = withElement(value.getType(), half);
-  return DenseElementsAttr::getFromRawBuffer(
-      type, ArrayRef<char>(reinterpret_cast<const char *>(bits.data()),
-                           bits.size() * sizeof(uint16_t)));
+  ArrayRef<char> bytes(reinterpret_cast<const char *>(bits.data()),
+                       bits.size() * sizeof(uint16_t));
+  if (llvm::isa<DenseResourceElementsAttr>(value))
+    return ElementsAttr(DenseResourceElementsAttr::get(
+        type, p.getSymName(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(uint64_t))));
+  return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, bytes));
 }
 
 struct MixedPrecisionPass
@@ -79,14 +104,14 @@ struct MixedPrecisionPass
     for (auto p : module.getOps<ParamOp>()) {
       if (!p.getTrainable() || !isF32Tensor(p.getType()))
         continue;
-      auto dense = llvm::dyn_cast<DenseElementsAttr>(p.getInitialValue());
-      if (!dense) {
+      if (!llvm::isa<DenseElementsAttr, DenseResourceElementsAttr>(
+              p.getInitialValue())) {
         p.emitOpError("has a non-dense initial value that zero-mixed-precision "
                       "cannot round");
         return signalPassFailure();
       }
       double offending = 0;
-      FailureOr<DenseElementsAttr> rounded = roundToHalf(dense, half, offending);
+      FailureOr<ElementsAttr> rounded = roundToHalf(p, half, offending);
       if (failed(rounded)) {
         p.emitOpError("initial value ")
             << offending << " does not fit in " << half

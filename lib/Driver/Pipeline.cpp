@@ -8,11 +8,17 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,10 +42,38 @@ std::vector<Phase> importPhases(bool requireLoss) {
   };
 }
 
+/// A phase's IR as --dump-ir writes it. Weights (dense_resource blobs of
+/// kDumpResourceBytes and more, GraphBuilder::initializerValue) are printed
+/// as empty blobs: a dump of a 1.5 B-parameter model stays a few hundred
+/// KB, and printing it never reads the weights (MLIR's own
+/// elideLargeResourceString formats each blob in hex first).
 static std::string printModule(ModuleOp module) {
+  std::vector<std::pair<DialectResourceBlobManager::BlobEntry *,
+                        AsmResourceBlob>>
+      hidden;
+  llvm::DenseSet<void *> seen;
+  module->walk([&](Operation *op) {
+    for (NamedAttribute a : op->getAttrs()) {
+      auto res = llvm::dyn_cast<DenseResourceElementsAttr>(a.getValue());
+      if (!res)
+        continue;
+      auto *entry = res.getRawHandle().getResource();
+      AsmResourceBlob *blob = entry ? entry->getBlob() : nullptr;
+      if (!blob || blob->getData().size() < size_t(kDumpResourceBytes) ||
+          !seen.insert(entry).second)
+        continue;
+      hidden.emplace_back(entry, std::move(*blob));
+      entry->setBlob(AsmResourceBlob());
+    }
+  });
   std::string text;
   llvm::raw_string_ostream os(text);
+  if (!hidden.empty())
+    os << "// " << hidden.size() << " weight blobs of " << kDumpResourceBytes
+       << " bytes or more are printed empty\n";
   module.print(os, OpPrintingFlags().enableDebugInfo(true, /*pretty=*/false));
+  for (auto &[entry, blob] : hidden)
+    entry->setBlob(std::move(blob));
   return text;
 }
 
@@ -93,6 +127,30 @@ bool runPhases(ModuleOp module, const std::vector<Phase> &phases,
 
 bool writeFileAtomically(const std::string &path, const std::string &text,
                          std::string &error) {
+  return writeFileAtomically(
+      path,
+      [&](int fd, std::string &why) {
+        const char *p = text.data();
+        size_t n = text.size();
+        while (n) {
+          ssize_t w = ::write(fd, p, n);
+          if (w < 0 && errno == EINTR)
+            continue;
+          if (w <= 0) {
+            why = std::strerror(w < 0 ? errno : EIO);
+            return false;
+          }
+          p += w;
+          n -= static_cast<size_t>(w);
+        }
+        return true;
+      },
+      error);
+}
+
+bool writeFileAtomically(const std::string &path,
+                         llvm::function_ref<bool(int fd, std::string &why)> write,
+                         std::string &error) {
   // The rename below replaces whatever is at `path`: refuse to replace a
   // device, a FIFO, a directory or a symbolic link with a regular file.
   struct stat st;
@@ -105,21 +163,21 @@ bool writeFileAtomically(const std::string &path, const std::string &text,
     return false;
   }
   std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec);
-    if (ec) {
-      error = "cannot write '" + messagePath(path) + "': " + ec.message();
-      return false;
-    }
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      error = "cannot write '" + messagePath(path) + "': " + os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return false;
-    }
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = "cannot write '" + messagePath(path) + "': " + std::strerror(errno);
+    return false;
+  }
+  std::string why;
+  bool ok = write(fd, why);
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    why = std::strerror(errno);
+  }
+  if (!ok) {
+    error = "cannot write '" + messagePath(path) + "': " + why;
+    llvm::sys::fs::remove(tmp);
+    return false;
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);

@@ -10,8 +10,9 @@
 
 #include "zeroc/Emit/CpuEmitter.h"
 #include "zeroc/Emit/CxxText.h"
-#include "zeroc_rt/checksum.h"
+#include "zeroc/Emit/ModelBlob.h"
 
+#include "zeroc/Dialect/Graph/ElementsData.h"
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
@@ -83,15 +84,48 @@ std::string i64Array(ArrayAttr a) {
   return dimsInit(v);
 }
 
-/// Appends `attr`'s elements to `blob` in the runtime's layout.
+/// A zeroc_rt_window_t initializer for a conv or pooling op's window
+/// attributes (kernel empty for conv: the runtime reads the weight's dims).
+std::string windowInit(ArrayAttr kernel, ArrayAttr strides, ArrayAttr pads,
+                       ArrayAttr dilations, bool ceilMode) {
+  auto ints = [](ArrayAttr a, size_t from, size_t n) {
+    SmallVector<int64_t> v;
+    for (size_t i = from; i < from + n; ++i)
+      v.push_back(llvm::cast<IntegerAttr>(a[i]).getInt());
+    return dimsInit(v);
+  };
+  size_t r = strides.size();
+  return llvm::formatv("{{{0}, {1}, {2}, {3}, {4}, {5}, {6}}", r, int(ceilMode),
+                       kernel ? ints(kernel, 0, r) : std::string("{0}"),
+                       ints(strides, 0, r), ints(dilations, 0, r),
+                       ints(pads, 0, r), ints(pads, r, r))
+      .str();
+}
+
+/// Appends `attr`'s elements to `blob` in the runtime's layout. Raw data
+/// (weights) is referenced, not copied: ModelBlob streams it at the end.
 LogicalResult appendElements(Operation *where, ElementsAttr attr,
-                             std::string &blob) {
+                             ModelBlob &blob) {
+  Type elem = attr.getElementType();
+  if (!dtypeName(elem))
+    return where->emitOpError("has a constant of element type ")
+           << elem << " the CPU target does not support";
+  ArrayRef<char> raw = graph::rawElementBytes(attr);
+  int64_t bytesPerElem = elem.isInteger(1) ? 1 : elem.getIntOrFloatBitWidth() / 8;
+  if (!raw.empty() || attr.getNumElements() == 0) {
+    if (static_cast<int64_t>(raw.size()) != attr.getNumElements() * bytesPerElem)
+      return where->emitOpError("has a constant whose data does not match its type");
+    blob.reference(raw);
+    return success();
+  }
+  if (llvm::isa<DenseResourceElementsAttr>(attr))
+    return where->emitOpError("has a dense_resource constant without data");
   auto dense = llvm::dyn_cast<DenseElementsAttr>(attr);
   if (!dense)
     return where->emitOpError("has a non-dense constant the emitter cannot store");
-  Type elem = dense.getElementType();
+  std::string bytes;
   auto put = [&](const void *p, size_t n) {
-    blob.append(static_cast<const char *>(p), n);
+    bytes.append(static_cast<const char *>(p), n);
   };
   if (elem.isF32()) {
     for (float v : dense.getValues<float>()) put(&v, 4);
@@ -106,15 +140,13 @@ LogicalResult appendElements(Operation *where, ElementsAttr attr,
       uint8_t b = v;
       put(&b, 1);
     }
-  } else if (elem.isF16() || elem.isBF16()) {
+  } else {
     for (APFloat v : dense.getValues<APFloat>()) {
       uint16_t bits = static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
       put(&bits, 2);
     }
-  } else {
-    return where->emitOpError("has a constant of element type ")
-           << elem << " the CPU target does not support";
   }
+  blob.append(bytes.data(), bytes.size());
   return success();
 }
 
@@ -141,7 +173,8 @@ private:
   ModuleOp module;
   const TrainConfig &config;
   std::string hint;
-  std::string body, blob;
+  std::string body;
+  ModelBlob blob;
   llvm::StringMap<int> paramIndex;
   SmallVector<graph::ParamOp> params;
   llvm::DenseMap<Value, std::string> names;
@@ -166,7 +199,7 @@ LogicalResult Emitter::collectParams() {
   }
   // Initial values first, in parameter order, each 64-byte aligned.
   for (auto p : params) {
-    blob.resize(alignUp(blob.size()), '\0');
+    blob.align(kAlign);
     if (failed(appendElements(p, p.getInitialValue(), blob)))
       return failure();
   }
@@ -174,8 +207,7 @@ LogicalResult Emitter::collectParams() {
 }
 
 int64_t Emitter::blobConstant(Operation *op, ElementsAttr value) {
-  blob.resize(alignUp(blob.size()), '\0');
-  int64_t offset = blob.size();
+  int64_t offset = blob.align(kAlign);
   if (failed(appendElements(op, value, blob)))
     return -1;
   return offset;
@@ -531,6 +563,63 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
                        int(t.getUpper()), t.getK(), out()));
     return success();
   }
+  // Convolution, pooling, batch norm: one runtime call each, the window
+  // as a static zeroc_rt_window_t.
+  auto windowCall = [&](const std::string &init, const std::string &callText) {
+    line("{ static const zeroc_rt_window_t win = " + init + ";");
+    call(callText);
+    line("}");
+    return success();
+  };
+  if (auto c = llvm::dyn_cast<graph::ConvOp>(op))
+    return windowCall(
+        windowInit({}, c.getStrides(), c.getPads(), c.getDilations(), false),
+        llvm::formatv("zeroc_rt_k_conv({0}, {1}, {2}, &win, {3}, {4})",
+                      d(c.getInput()), d(c.getWeight()),
+                      c.getBias() ? d(c.getBias()) : "nullptr", c.getGroup(), out()));
+  if (auto c = llvm::dyn_cast<graph::ConvGradInputOp>(op))
+    return windowCall(
+        windowInit({}, c.getStrides(), c.getPads(), c.getDilations(), false),
+        llvm::formatv("zeroc_rt_k_conv_grad_input({0}, {1}, &win, {2}, {3})",
+                      d(c.getWeight()), d(c.getGrad()), c.getGroup(), out()));
+  if (auto c = llvm::dyn_cast<graph::ConvGradWeightOp>(op))
+    return windowCall(
+        windowInit({}, c.getStrides(), c.getPads(), c.getDilations(), false),
+        llvm::formatv("zeroc_rt_k_conv_grad_weight({0}, {1}, &win, {2}, {3})",
+                      d(c.getInput()), d(c.getGrad()), c.getGroup(), out()));
+  if (auto p = llvm::dyn_cast<graph::MaxPoolOp>(op))
+    return windowCall(windowInit(p.getKernelShape(), p.getStrides(), p.getPads(),
+                                 p.getDilations(), p.getCeilMode()),
+                      "zeroc_rt_k_pool(ZEROC_RT_POOL_MAX, " + d(p.getInput()) +
+                          ", &win, 0, " + out() + ")");
+  if (auto p = llvm::dyn_cast<graph::AvgPoolOp>(op))
+    return windowCall(windowInit(p.getKernelShape(), p.getStrides(), p.getPads(),
+                                 p.getDilations(), p.getCeilMode()),
+                      llvm::formatv("zeroc_rt_k_pool(ZEROC_RT_POOL_AVG, {0}, &win, {1}, {2})",
+                                    d(p.getInput()), int(p.getCountIncludePad()), out()));
+  if (auto p = llvm::dyn_cast<graph::MaxPoolGradOp>(op))
+    return windowCall(windowInit(p.getKernelShape(), p.getStrides(), p.getPads(),
+                                 p.getDilations(), p.getCeilMode()),
+                      llvm::formatv("zeroc_rt_k_pool_grad(ZEROC_RT_POOL_MAX, {0}, {1}, &win, 0, {2})",
+                                    d(p.getInput()), d(p.getGrad()), out()));
+  if (auto p = llvm::dyn_cast<graph::AvgPoolGradOp>(op))
+    return windowCall(windowInit(p.getKernelShape(), p.getStrides(), p.getPads(),
+                                 p.getDilations(), p.getCeilMode()),
+                      llvm::formatv("zeroc_rt_k_pool_grad(ZEROC_RT_POOL_AVG, nullptr, {0}, &win, {1}, {2})",
+                                    d(p.getGrad()), int(p.getCountIncludePad()), out()));
+  if (auto bn = llvm::dyn_cast<graph::BatchNormOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_batch_norm({0}, {1}, {2}, {3}, {4})",
+                       d(bn.getInput()), d(bn.getScale()), d(bn.getBias()),
+                       cxxDouble(bn.getEpsilon().convertToDouble()), out()));
+    return success();
+  }
+  if (auto bg = llvm::dyn_cast<graph::BatchNormGradOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_batch_norm_grad({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                       d(bg.getInput()), d(bg.getScale()),
+                       cxxDouble(bg.getEpsilon().convertToDouble()), d(bg.getGrad()),
+                       out(0), out(1), out(2)));
+    return success();
+  }
   return op->emitOpError("is not supported by the CPU emitter yet");
 }
 
@@ -668,7 +757,7 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.blob_file = \"model.bin\";\n"
      << "  program.blob_bytes = " << blob.size() << ";\n"
      << "  program.blob_checksum = "
-     << llvm::format_hex(zeroc_rt_checksum64(blob.data(), blob.size()), 18)
+     << llvm::format_hex(blob.checksum(), 18)
      << "ull;\n"
      << "  program.arena_bytes = " << arenaBytes << ";\n"
      << "  program.micro_batch = " << config.microBatch << ";\n"

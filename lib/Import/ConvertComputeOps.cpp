@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NodeConverter.h"
+#include "OpVersions.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 
@@ -148,7 +149,9 @@ void convertGemm(NodeConverter &c) {
 void convertReduce(NodeConverter &c, StringRef opName) {
   int64_t rank = c.type(0).getRank();
   std::vector<int64_t> axes;
-  bool axesFromInput = c.node.op_type() == "ReduceSum" || c.gb.opsetVersion() >= 18;
+  // ReduceSum-13 and the other Reduce*-18 take axes as an input.
+  bool axesFromInput = c.node.op_type() == "ReduceSum" ||
+                       resolveOpVersion(c.node.op_type(), c.gb.opsetVersion()).since >= 18;
   if (axesFromInput && c.hasInput(1))
     axes = c.constInts(1, "axes");
   else if (auto a = c.attrInts("axes"))

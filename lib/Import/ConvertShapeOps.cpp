@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NodeConverter.h"
+#include "OpVersions.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 
@@ -342,17 +343,34 @@ void convertSplit(NodeConverter &c) {
   int64_t axis = c.normAxis(c.attrInt("axis", 0), in.size());
   int n = c.node.output_size();
   std::vector<int64_t> sizes;
+  // Split-18 takes either the split input or num_outputs; without either,
+  // earlier versions split into equal parts.
+  bool hasNumOutputs = c.attr("num_outputs") != nullptr;
+  if (hasNumOutputs && c.hasInput(1))
+    throw ImportError("has both the split input and the num_outputs "
+                      "attribute; Split takes one of them");
+  if (!hasNumOutputs && !c.hasInput(1) && !c.attr("split") &&
+      resolveOpVersion("Split", c.gb.opsetVersion()).since >= 18)
+    throw ImportError("has neither the split input nor the num_outputs "
+                      "attribute; Split-18 needs one of them");
   if (c.hasInput(1))
     sizes = c.constInts(1, "split");
   else if (auto a = c.attrInts("split"))
     sizes = *a;
   else {
     int64_t parts = c.attrInt("num_outputs", n);
-    if (parts <= 0 || parts != n)
-      throw ImportError("num_outputs does not match the number of outputs");
+    if (parts != n)
+      throw ImportError("num_outputs is " + std::to_string(parts) +
+                        " but the node has " + std::to_string(n) + " outputs");
+    // ONNX: chunks of ceil(dim / parts), the last one smaller.
     int64_t chunk = (in[axis] + parts - 1) / parts;
-    for (int64_t i = 0; i < parts; ++i)
-      sizes.push_back(std::max<int64_t>(0, std::min(chunk, in[axis] - i * chunk)));
+    int64_t last = in[axis] - chunk * (parts - 1);
+    if (last < 0)
+      throw ImportError("cannot split a dim of size " + std::to_string(in[axis]) +
+                        " into " + std::to_string(parts) + " chunks of " +
+                        std::to_string(chunk) + " (the last would be negative)");
+    sizes.assign(parts - 1, chunk);
+    sizes.push_back(last);
   }
   if (static_cast<int>(sizes.size()) != n)
     throw ImportError("split has " + std::to_string(sizes.size()) +
@@ -423,6 +441,11 @@ void convertExpand(NodeConverter &c) {
 } // namespace
 
 void convertCastTo(NodeConverter &c, int64_t to) {
+  if (isSubByteOrFloat8Type(static_cast<int32_t>(to)))
+    throw ImportError("casts to " + onnxTypeName(static_cast<int32_t>(to)) +
+                      ", which zeroc does not support (no float8, 4-bit or "
+                      "2-bit types); export the model in float, float16 or "
+                      "bfloat16");
   Type elem = c.gb.elementType(static_cast<int32_t>(to));
   if (c.isConst(0)) {
     const HostTensor &in = *c.input(0).constant;

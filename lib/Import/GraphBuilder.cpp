@@ -2,11 +2,14 @@
 #include "GraphBuilder.h"
 #include "OnnxGraphChecks.h"
 #include "OnnxModelLoader.h"
+#include "OpVersions.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 
 #include <cstring>
@@ -68,8 +71,10 @@ std::vector<int64_t> dimsOf(const onnx::TensorProto &t) {
 } // namespace
 
 GraphBuilder::GraphBuilder(MLIRContext &ctx, const onnx::ModelProto &model,
-                           const std::string &path, bool allowNoLoss)
-    : ctx(ctx), model(model), path(path), b(&ctx), allowNoLoss(allowNoLoss) {}
+                           const std::string &path, bool allowNoLoss,
+                           MappedInitializers mapped)
+    : ctx(ctx), model(model), path(path), mapped(std::move(mapped)), b(&ctx),
+      allowNoLoss(allowNoLoss) {}
 
 Type GraphBuilder::elementType(int32_t dtype) const {
   using TP = onnx::TensorProto;
@@ -84,11 +89,7 @@ Type GraphBuilder::elementType(int32_t dtype) const {
   case TP::INT8: return IntegerType::get(c, 8);
   case TP::BOOL: return IntegerType::get(c, 1);
   default:
-    throw ImportError("unsupported element type " +
-                      (onnx::TensorProto::DataType_IsValid(dtype)
-                           ? onnx::TensorProto::DataType_Name(
-                                 static_cast<onnx::TensorProto::DataType>(dtype))
-                           : "#" + std::to_string(dtype)));
+    throw ImportError("unsupported element type " + onnxTypeName(dtype));
   }
 }
 
@@ -121,6 +122,35 @@ DenseElementsAttr GraphBuilder::toAttr(const onnx::TensorProto &t) const {
   }
   return DenseElementsAttr::getFromRawBuffer(
       type, ArrayRef<char>(bytes.data(), bytes.size()));
+}
+
+ElementsAttr GraphBuilder::initializerValue(const onnx::TensorProto &t) const {
+  // Large enough that the IR's hex printing and uniquing would cost more
+  // than the resource's indirection; small weights stay readable in dumps.
+  constexpr int64_t kResourceBytes = int64_t(64) << 10;
+  auto it = mapped.find(t.name());
+  if (it == mapped.end()) {
+    int64_t width = elementBytes(t.data_type());
+    std::vector<int64_t> dims = dimsOf(t);
+    if (checkedNumElements(dims) * width < kResourceBytes)
+      return toAttr(t);
+  }
+  RankedTensorType type = tensorType(dimsOf(t), t.data_type());
+  int64_t need = type.getNumElements() * elementBytes(t.data_type());
+  if (it != mapped.end()) {
+    if (static_cast<int64_t>(it->second.size()) != need)
+      throw ImportError("tensor '" + t.name() + "': mapped data has the wrong size");
+    // The mapping lives until the process ends (MappedFiles.h).
+    return DenseResourceElementsAttr::get(
+        type, t.name(),
+        AsmResourceBlob(it->second, /*dataAlignment=*/1, /*deleter=*/nullptr,
+                        /*dataIsMutable=*/false));
+  }
+  std::string bytes = packedBytes(t, type.getNumElements());
+  return DenseResourceElementsAttr::get(
+      type, t.name(),
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(
+          ArrayRef<char>(bytes.data(), bytes.size()), alignof(uint64_t)));
 }
 
 HostTensor GraphBuilder::toHost(const onnx::TensorProto &t) const {
@@ -172,10 +202,10 @@ void GraphBuilder::declareParam(OpBuilder &mb, const onnx::TensorProto &init) {
     Location loc = NameLoc::get(StringAttr::get(&ctx, init.name()),
                                 FileLineColLoc::get(&ctx, path, 0, 0));
     if (isFloatDType(init.data_type())) {
-      DenseElementsAttr value = toAttr(init);
+      ElementsAttr value = initializerValue(init);
       mb.create<graph::ParamOp>(loc, StringAttr::get(&ctx, init.name()), value,
                                 mb.getUnitAttr(), /*master=*/TypeAttr());
-      params[init.name()] = llvm::cast<RankedTensorType>(value.getType());
+      params[init.name()] = llvm::cast<RankedTensorType>(value.getShapedType());
       return;
     }
     Entry e;
@@ -195,6 +225,9 @@ Entry &GraphBuilder::lookup(const std::string &name) {
   auto um = unmodeled.find(name);
   if (um != unmodeled.end())
     throw ImportError("input '" + name + "' " + um->second);
+  if (sequences.count(name))
+    throw ImportError("input '" + name + "' is a sequence; zeroc resolves "
+                      "sequences at import, and only sequence ops may read one");
   auto param = params.find(name);
   if (param == params.end())
     throw ImportError("input '" + name + "' is not defined");

@@ -11,6 +11,7 @@
 #define ZEROC_LIB_IMPORT_GRAPHBUILDER_H
 
 #include "HostTensor.h"
+#include "OnnxGraphChecks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -33,7 +34,8 @@ struct Entry {
 class GraphBuilder {
 public:
   GraphBuilder(mlir::MLIRContext &ctx, const onnx::ModelProto &model,
-               const std::string &path, bool allowNoLoss = false);
+               const std::string &path, bool allowNoLoss = false,
+               MappedInitializers mapped = {});
   mlir::OwningOpRef<mlir::ModuleOp> build();
 
   // Element types and tensors.
@@ -43,6 +45,11 @@ public:
                                     int32_t dtype) const;
   HostTensor toHost(const onnx::TensorProto &tensor) const;
   mlir::DenseElementsAttr toAttr(const onnx::TensorProto &tensor) const;
+  /// A float initializer's value: a dense_resource blob when it is at least
+  /// kResourceBytes (its mapped bytes, or a copy of the proto's), so that
+  /// weights are neither uniqued, hashed nor printed into textual IR; a
+  /// dense attribute otherwise.
+  mlir::ElementsAttr initializerValue(const onnx::TensorProto &tensor) const;
 
   /// The SSA value of ONNX value `name`: loads parameters and materializes
   /// constants on first use.
@@ -63,6 +70,10 @@ public:
   const std::string &getPath() const { return path; }
   int64_t opsetVersion() const { return opset; }
   std::unordered_map<std::string, Entry> &valueTable() { return values; }
+  /// ONNX sequence values, resolved into their tensors (ConvertSequenceOps).
+  std::unordered_map<std::string, std::vector<Entry>> &sequenceTable() {
+    return sequences;
+  }
   /// Records that output `name` exists in ONNX but has no IR value.
   void markUnmodeled(const std::string &name, const std::string &reason) {
     unmodeled[name] = reason;
@@ -83,9 +94,11 @@ private:
   mlir::MLIRContext &ctx;
   const onnx::ModelProto &model;
   std::string path;
+  MappedInitializers mapped;
   mlir::ModuleOp module;
   mlir::OpBuilder b;
   std::unordered_map<std::string, Entry> values;
+  std::unordered_map<std::string, std::vector<Entry>> sequences;
   std::unordered_map<std::string, std::string> unmodeled; // name -> reason
   std::unordered_map<std::string, mlir::RankedTensorType> params;
   std::unordered_map<std::string, const onnx::TypeProto *> inferred;

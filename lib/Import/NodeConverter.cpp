@@ -23,6 +23,13 @@ const std::set<std::string> &supportedOpTypes() {
       "Squeeze", "Split", "Concat", "Slice", "Trilu", "Equal", "Where", "Cast",
       "Constant", "ConstantOfShape", "Shape", "Expand", "Identity", "Dropout",
       "SoftmaxCrossEntropyLoss",
+      // Sequences, resolved at import (ConvertSequenceOps.cpp).
+      "SplitToSequence", "SequenceAt", "SequenceConstruct",
+      "ConcatFromSequence", "SequenceLength", "SequenceEmpty",
+      "SequenceInsert", "SequenceErase",
+      // Convolution, pooling, batch norm (ConvertConvOps.cpp).
+      "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+      "BatchNormalization",
       // ConvertElementwiseOps.cpp
       "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
       "Not", "IsNaN", "IsInf", "Cos", "Sin", "Abs", "Sign", "Floor", "Ceil",
@@ -226,7 +233,8 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
   NodeConverter c(gb, node, index);
-  if (convertShapeOp(c) || convertComputeOp(c) || convertElementwiseOp(c))
+  if (convertSequenceOp(c) || convertShapeOp(c) || convertComputeOp(c) ||
+      convertConvOp(c) || convertElementwiseOp(c))
     return;
   throw ImportError("unsupported op type");
 }

@@ -87,6 +87,8 @@ bool convertElementwiseOp(NodeConverter &c);
 
 /// Cast of input 0 to ONNX element type `to` (folded on constants).
 void convertCastTo(NodeConverter &c, int64_t to);
+bool convertSequenceOp(NodeConverter &c);
+bool convertConvOp(NodeConverter &c);
 
 } // namespace zeroc::onnximport
 

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "OnnxGraphChecks.h"
+
+#include "zeroc/Support/MappedFiles.h"
 #include "HostTensor.h"
 #include "OnnxModelLoader.h"
 
@@ -41,7 +43,8 @@ int64_t parseNonNegative(const std::string &text, const std::string &what) {
 
 /// Replaces the external-data reference of `tensor` by its bytes, after
 /// checking that the file lies inside the model's directory and holds them.
-void loadExternal(onnx::TensorProto &tensor, const std::string &modelDir) {
+void loadExternal(onnx::TensorProto &tensor, const std::string &modelDir,
+                  MappedInitializers *mapped) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto &entry : tensor.external_data()) {
@@ -85,6 +88,19 @@ void loadExternal(onnx::TensorProto &tensor, const std::string &modelDir) {
                       std::to_string(st.st_size));
   if (need >= kMaxExternalBytes)
     throw ImportError(what + " is larger than 2 GiB");
+  bool isFloat = tensor.data_type() == onnx::TensorProto::FLOAT ||
+                 tensor.data_type() == onnx::TensorProto::DOUBLE ||
+                 tensor.data_type() == onnx::TensorProto::FLOAT16 ||
+                 tensor.data_type() == onnx::TensorProto::BFLOAT16;
+  if (mapped && isFloat && need >= kMapExternalBytes) {
+    std::string error;
+    llvm::ArrayRef<char> bytes = mapFileRange(file, static_cast<uint64_t>(offset),
+                                              static_cast<uint64_t>(need), error);
+    if (bytes.empty())
+      throw ImportError(what + " '" + location + "': " + error);
+    (*mapped)[tensor.name()] = bytes;
+    return;
+  }
   std::ifstream in(file, std::ios::binary);
   in.seekg(offset);
   std::string bytes(static_cast<size_t>(need), '\0');
@@ -96,14 +112,15 @@ void loadExternal(onnx::TensorProto &tensor, const std::string &modelDir) {
   tensor.set_data_location(onnx::TensorProto::DEFAULT);
 }
 
-void resolveExternalData(onnx::GraphProto &graph, const std::string &dir) {
+void resolveExternalData(onnx::GraphProto &graph, const std::string &dir,
+                         MappedInitializers *mapped) {
   for (auto &init : *graph.mutable_initializer())
     if (init.data_location() == onnx::TensorProto::EXTERNAL)
-      loadExternal(init, dir);
+      loadExternal(init, dir, mapped);
   for (auto &node : *graph.mutable_node())
     for (auto &attr : *node.mutable_attribute()) {
       if (attr.has_t() && attr.t().data_location() == onnx::TensorProto::EXTERNAL)
-        loadExternal(*attr.mutable_t(), dir);
+        loadExternal(*attr.mutable_t(), dir, nullptr);
       if (attr.has_g() || attr.graphs_size())
         throw ImportError(describeNode(node, 0) +
                           ": subgraph attributes are not supported");

@@ -10,6 +10,7 @@
 #include "OnnxGraphChecks.h"
 #include "HostTensor.h"
 #include "OnnxModelLoader.h"
+#include "OpVersions.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
@@ -59,12 +60,7 @@ bool isSupportedDType(int32_t dtype) {
          dtype == TP::INT8 || dtype == TP::BOOL;
 }
 
-std::string dtypeName(int32_t dtype) {
-  if (onnx::TensorProto::DataType_IsValid(dtype))
-    return onnx::TensorProto::DataType_Name(
-        static_cast<onnx::TensorProto::DataType>(dtype));
-  return "type #" + std::to_string(dtype);
-}
+std::string dtypeName(int32_t dtype) { return onnxTypeName(dtype); }
 
 void checkElementTypes(const onnx::GraphProto &graph) {
   const char *hint = "; zeroc supports float, double, float16, bfloat16, "
@@ -263,7 +259,9 @@ void checkInitializers(const onnx::GraphProto &graph) {
     case onnx::TensorProto::INT64: have = init.int64_data_size(); break;
     default: have = init.int32_data_size(); break;
     }
-    if (init.has_raw_data()) {
+    if (init.data_location() == onnx::TensorProto::EXTERNAL) {
+      // Mapped by resolveExternalData, which checked its size.
+    } else if (init.has_raw_data()) {
       if (static_cast<int64_t>(init.raw_data().size()) != count * width)
         throw ImportError(what + ": raw_data has " +
                           std::to_string(init.raw_data().size()) +
@@ -285,13 +283,18 @@ void checkInitializers(const onnx::GraphProto &graph) {
   }
 }
 
-void checkNodes(const onnx::ModelProto &model) {
+bool checkNodes(const onnx::ModelProto &model) {
+  int64_t opset = defaultOpset(model);
+  // libonnx sees at most the opset and IR version it knows; for the nodes
+  // it checks, the schema is the same there (their version is <= 17).
   onnx::checker::CheckerContext ctx;
-  ctx.set_ir_version(static_cast<int>(model.ir_version()));
+  ctx.set_ir_version(static_cast<int>(
+      std::min<int64_t>(model.ir_version(), kLibonnxMaxIrVersion)));
   std::unordered_map<std::string, int> opsets;
   for (const auto &op : model.opset_import())
     opsets[op.domain() == "ai.onnx" ? "" : op.domain()] =
         static_cast<int>(op.version());
+  opsets[""] = static_cast<int>(std::min(opset, kLibonnxMaxOpset));
   ctx.set_opset_imports(opsets);
   onnx::checker::LexicalScopeContext scope;
   const onnx::GraphProto &graph = model.graph();
@@ -299,6 +302,7 @@ void checkNodes(const onnx::ModelProto &model) {
     scope.add(in.name());
   for (const auto &init : graph.initializer())
     scope.add(init.name());
+  bool libonnxKnowsAll = true;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto &node = graph.node(i);
     std::set<std::string> names;
@@ -306,17 +310,55 @@ void checkNodes(const onnx::ModelProto &model) {
       if (!names.insert(attr.name()).second)
         throw ImportError(describeNode(node, i) + ": attribute '" +
                           attr.name() + "' appears more than once");
+    const OpVersion *version;
     try {
-      onnx::checker::check_node(node, ctx, scope);
-    } catch (const std::exception &e) {
-      std::string msg = e.what();
-      size_t nl = msg.find('\n');
-      throw ImportError(describeNode(node, i) + ": " +
-                        (nl == std::string::npos ? msg : msg.substr(0, nl)));
+      version = &resolveOpVersion(node.op_type(), opset);
+      if (version->since > kLibonnxMaxOpset) {
+        libonnxKnowsAll = false;
+        checkOwnSignature(node, *version);
+      }
+    } catch (const ImportError &e) {
+      throw ImportError(describeNode(node, i) + ": " + e.what());
+    }
+    if (version->since <= kLibonnxMaxOpset) {
+      try {
+        onnx::checker::check_node(node, ctx, scope);
+      } catch (const std::exception &e) {
+        std::string msg = e.what();
+        size_t nl = msg.find('\n');
+        throw ImportError(describeNode(node, i) + ": " +
+                          (nl == std::string::npos ? msg : msg.substr(0, nl)));
+      }
     }
     for (const auto &out : node.output())
       scope.add(out);
   }
+  return libonnxKnowsAll;
+}
+
+void checkNoLocalFunctions(const onnx::ModelProto &model) {
+  if (model.functions_size() == 0)
+    return;
+  std::set<std::pair<std::string, std::string>> local;
+  for (const auto &f : model.functions())
+    local.insert({f.domain(), f.name()});
+  const onnx::GraphProto &graph = model.graph();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto &node = graph.node(i);
+    if (local.count({node.domain(), node.op_type()}))
+      throw ImportError(describeNode(node, i) + ": calls the model-local "
+                        "function '" + node.domain() + "::" + node.op_type() +
+                        "', which zeroc does not inline; export the model "
+                        "without local functions (torch.onnx.export writes "
+                        "none by default)");
+  }
+}
+
+int64_t defaultOpset(const onnx::ModelProto &model) {
+  for (const auto &op : model.opset_import())
+    if (op.domain().empty() || op.domain() == "ai.onnx")
+      return op.version();
+  return 0;
 }
 
 std::string describeNode(const onnx::NodeProto &node, int index) {

@@ -12,8 +12,11 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(mlir::MLIRContext &context, const std::string &path,
                 const OnnxImportOptions &options, std::string &error) {
   try {
-    onnx::ModelProto model = onnximport::loadModel(path, options.inputShapes);
-    onnximport::GraphBuilder builder(context, model, path, options.allowNoLoss);
+    onnximport::MappedInitializers mapped;
+    onnx::ModelProto model =
+        onnximport::loadModel(path, options.inputShapes, &mapped);
+    onnximport::GraphBuilder builder(context, model, path, options.allowNoLoss,
+                                     std::move(mapped));
     builder.setMaxConstantBytes(options.maxConstantBytes);
     return builder.build();
   } catch (const onnximport::ImportError &e) {

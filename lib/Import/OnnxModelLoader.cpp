@@ -7,6 +7,7 @@
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sys/stat.h>
 
@@ -50,13 +51,91 @@ void checkOpset(const onnx::ModelProto &model) {
                         "once; keep one entry");
     if (op.version() < kMinOpset || op.version() > kMaxOpset)
       throw ImportError("default-domain opset " + std::to_string(op.version()) +
-                        " is not supported (supported: " +
+                        " is not supported (zeroc imports opsets " +
                         std::to_string(kMinOpset) + " to " +
                         std::to_string(kMaxOpset) +
-                        "); re-export with opset_version=17");
+                        "); re-export with an opset_version from " +
+                        std::to_string(kMinOpset) + " to " +
+                        std::to_string(kMaxOpset));
   }
   if (!found)
     throw ImportError("the model imports no default-domain opset");
+}
+
+void checkIrVersion(const onnx::ModelProto &model) {
+  if (!model.has_ir_version() || model.ir_version() <= 0)
+    throw ImportError("the model has no ONNX IR version (ir_version is not "
+                      "set); re-export the model");
+  if (model.ir_version() < kMinIrVersion || model.ir_version() > kMaxIrVersion)
+    throw ImportError("ONNX IR version " + std::to_string(model.ir_version()) +
+                      " is not supported (zeroc reads IR versions " +
+                      std::to_string(kMinIrVersion) + " to " +
+                      std::to_string(kMaxIrVersion) +
+                      "); re-export the model with an ONNX release that "
+                      "writes one of them");
+}
+
+/// Runs `fn` with the model's IR version and default-domain opset clamped
+/// to the newest libonnx knows; callers ensure that every node's schema is
+/// the same there (checkNodes returned true).
+template <typename Fn>
+void asLibonnxSees(onnx::ModelProto &model, const MappedInitializers *mapped,
+                   Fn fn) {
+  // Mapped initializers stay external in the proto, and libonnx's checker
+  // would look for their files relative to the working directory (it is not
+  // told the model's): it sees them as graph inputs of their type instead.
+  // Their location and size were checked when they were mapped.
+  onnx::GraphProto &graph = *model.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> all;
+  int addedInputs = 0;
+  bool hide = mapped && !mapped->empty();
+  if (hide) {
+    all.Swap(graph.mutable_initializer());
+    for (auto &init : all) {
+      if (init.data_location() == onnx::TensorProto::EXTERNAL &&
+          mapped->count(init.name())) {
+        onnx::ValueInfoProto *in = graph.add_input();
+        in->set_name(init.name());
+        auto *tt = in->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(init.data_type());
+        for (int64_t d : init.dims())
+          tt->mutable_shape()->add_dim()->set_dim_value(d);
+        ++addedInputs;
+      } else {
+        graph.add_initializer()->Swap(&init);
+      }
+    }
+  }
+  int64_t ir = model.ir_version();
+  std::vector<int64_t> versions;
+  for (auto &op : *model.mutable_opset_import()) {
+    versions.push_back(op.version());
+    if (op.domain().empty())
+      op.set_version(std::min<int64_t>(op.version(), kLibonnxMaxOpset));
+  }
+  model.set_ir_version(std::min<int64_t>(ir, kLibonnxMaxIrVersion));
+  auto restore = [&] {
+    model.set_ir_version(ir);
+    for (int i = 0; i < model.opset_import_size(); ++i)
+      model.mutable_opset_import(i)->set_version(versions[i]);
+    if (hide) {
+      int next = 0;
+      for (auto &init : all)
+        if (!(init.data_location() == onnx::TensorProto::EXTERNAL &&
+              mapped->count(init.name())))
+          init.Swap(graph.mutable_initializer(next++));
+      graph.mutable_initializer()->Swap(&all);
+      for (int i = 0; i < addedInputs; ++i)
+        graph.mutable_input()->RemoveLast();
+    }
+  };
+  try {
+    fn();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
 }
 
 /// The node a placeholder "#<index>" stands for (see loadModel), or null.
@@ -111,7 +190,8 @@ std::string onnxMessage(const std::exception &e,
 
 onnx::ModelProto
 loadModel(const std::string &path,
-          const std::map<std::string, std::vector<int64_t>> &inputShapes) {
+          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+          MappedInitializers *mapped) {
   std::string bytes = readFile(path);
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes))
@@ -119,20 +199,22 @@ loadModel(const std::string &path,
                       "file truncated?)");
   if (!model.has_graph() || model.graph().node_size() == 0)
     throw ImportError("the model has no graph nodes");
+  checkIrVersion(model);
   checkOpset(model);
   onnx::GraphProto &graph = *model.mutable_graph();
   for (auto &op : *model.mutable_opset_import())
     if (op.domain() == "ai.onnx")
       op.set_domain("");
   normalizeDomains(graph);
+  checkNoLocalFunctions(model);
   checkSupportedOps(graph);
   checkElementTypes(graph);
   checkSingleAssignment(graph);
   checkTopologicalOrder(graph);
-  resolveExternalData(graph, dirOf(path));
+  resolveExternalData(graph, dirOf(path), mapped);
   checkInitializers(graph);
   bindInputShapes(graph, inputShapes);
-  checkNodes(model);
+  bool libonnxKnowsAll = checkNodes(model);
   // ONNX's messages name nodes raw and are cut at their first newline; a
   // node name may hold any bytes, so ONNX sees "#<index>" instead and the
   // message gets the real name back.
@@ -141,20 +223,25 @@ loadModel(const std::string &path,
     nodeNames.push_back(node.name());
     node.set_name("#" + std::to_string(nodeNames.size() - 1));
   }
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception &e) {
-    throw ImportError("onnx checker: " + onnxMessage(e, nodeNames));
-  }
-  try {
-    onnx::ShapeInferenceOptions options{/*check_type=*/true,
-                                        /*error_mode=*/1,
-                                        /*enable_data_propagation=*/false};
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       options);
-  } catch (const std::exception &e) {
-    throw ImportError(onnxMessage(e, nodeNames));
-  }
+  // libonnx's whole-model checks need every node's schema: they run when
+  // each node's op version is one libonnx 1.12 has (docs/Import.md).
+  if (libonnxKnowsAll)
+    asLibonnxSees(model, mapped, [&] {
+      try {
+        onnx::checker::check_model(model);
+      } catch (const std::exception &e) {
+        throw ImportError("onnx checker: " + onnxMessage(e, nodeNames));
+      }
+      try {
+        onnx::ShapeInferenceOptions options{/*check_type=*/true,
+                                            /*error_mode=*/1,
+                                            /*enable_data_propagation=*/false};
+        onnx::shape_inference::InferShapes(
+            model, onnx::OpSchemaRegistry::Instance(), options);
+      } catch (const std::exception &e) {
+        throw ImportError(onnxMessage(e, nodeNames));
+      }
+    });
   for (int i = 0; i < graph.node_size(); ++i)
     graph.mutable_node(i)->set_name(nodeNames[static_cast<size_t>(i)]);
   return model;

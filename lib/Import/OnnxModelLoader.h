@@ -3,13 +3,17 @@
 // Everything that happens to a model file before IR is built: size limits,
 // protobuf parsing, the opset range, the list of unsupported ops, external
 // data confined to the model's directory, topological order, input shape
-// binding, onnx::checker and onnx::shape_inference. Each step throws
+// binding, per-node checks by op version (OpVersions.h), and onnx::checker
+// and onnx::shape_inference where libonnx knows every node's version. Each step throws
 // ImportError with a message naming the node, input or initializer at fault.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ZEROC_LIB_IMPORT_ONNXMODELLOADER_H
 #define ZEROC_LIB_IMPORT_ONNXMODELLOADER_H
+
+#include "OnnxGraphChecks.h"
+#include "OpVersions.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -19,9 +23,6 @@
 
 namespace zeroc::onnximport {
 
-inline constexpr int64_t kMinOpset = 13;
-inline constexpr int64_t kMaxOpset = 17; // the newest Debian's ONNX 1.12 has schemas for
-
 /// "node 'name' (OpType)" for messages; names the node by index if unnamed.
 std::string describeNode(const onnx::NodeProto &node, int index);
 
@@ -29,11 +30,14 @@ std::string describeNode(const onnx::NodeProto &node, int index);
 bool isSupportedOpType(const std::string &opType);
 
 /// Reads and validates `path`, returning a model whose tensors are all
-/// in memory, whose graph inputs have the shapes bound by `inputShapes`,
-/// and whose value_info holds onnx::shape_inference's results.
+/// in memory (or, for large float initializers with external data, mapped
+/// into `mapped` when it is given), whose graph inputs have the shapes bound
+/// by `inputShapes`, and whose value_info holds onnx::shape_inference's
+/// results.
 onnx::ModelProto
 loadModel(const std::string &path,
-          const std::map<std::string, std::vector<int64_t>> &inputShapes);
+          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+          MappedInitializers *mapped = nullptr);
 
 } // namespace zeroc::onnximport
 

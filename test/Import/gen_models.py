@@ -33,6 +33,9 @@ SUPPORTED_OPS = {
     "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
     "Not", "IsNaN", "IsInf", "Cos", "Sin", "Abs", "Sign", "Floor", "Ceil",
     "Round", "Max", "Min", "Clip", "Gelu", "CastLike",
+    # convolution, pooling, batch norm
+    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "BatchNormalization",
 }
 
 
@@ -181,13 +184,13 @@ def gen_bad_inputs(out):
         f.write(data[:int(len(data) * 0.6)])
     files.append("truncated.onnx")
 
-    # unknown_ops.onnx: FooBar (com.example), Conv, NonZero.
+    # unknown_ops.onnx: FooBar (com.example), ConvTranspose, NonZero.
     Wc = numpy_helper.from_array(np.ones((1, 1, 1, 1), np.float32), "Wc")
     nodes = [
         helper.make_node("FooBar", ["X"], ["a"], name="mystery1",
                          domain="com.example"),
         helper.make_node("Reshape", ["a", "shape4"], ["a4"], name="reshape0"),
-        helper.make_node("Conv", ["a4", "Wc"], ["c"], name="conv0"),
+        helper.make_node("ConvTranspose", ["a4", "Wc"], ["c"], name="convt0"),
         helper.make_node("NonZero", ["c"], ["nz"], name="nonzero0"),
         helper.make_node("Cast", ["nz"], ["nzf"], name="cast0",
                          to=TensorProto.FLOAT),

@@ -434,6 +434,92 @@ case("layernorm_axis-2_nobias")(_layer_norm(-2, False))
 case("layernorm_axis2_bias")(_layer_norm(2, True))
 
 
+# -- Conv, pooling, BatchNormalization ----------------------------------------
+# The op's input is data * param, so the input gradient is checked through
+# the param; max pooling sees continuous values (no ties).
+
+def _conv(c, m_out, spatial, kernel, group=1, bias=True, **attrs):
+    def fn(m):
+        u = m.op("Mul", [m.x((c,) + spatial), m.param((c,) + spatial)])
+        ins = [u, m.param((m_out, c // group) + kernel)]
+        if bias:
+            ins.append(m.param((m_out,)))
+        m.out(m.op("Conv", ins, group=group, **attrs))
+    return fn
+
+
+case("conv1d_bias")(_conv(3, 4, (7,), (3,)))
+case("conv1d_stride2_pads_dilation2_nobias")(
+    _conv(3, 2, (9,), (3,), bias=False, strides=[2], pads=[1, 2],
+          dilations=[2]))
+case("conv2d_bias_asymmetric_pads")(
+    _conv(3, 4, (6, 5), (3, 2), pads=[1, 0, 1, 1]))
+case("conv2d_group2_strides_dilations")(
+    _conv(4, 6, (7, 6), (3, 2), group=2, strides=[2, 1], dilations=[1, 2],
+          pads=[1, 1, 0, 1]))
+case("conv2d_depthwise")(_conv(3, 3, (5, 5), (3, 3), group=3, pads=[1, 1, 1, 1]))
+case("conv2d_patch_embedding_stride_eq_kernel")(
+    _conv(3, 5, (8, 8), (4, 4), strides=[4, 4]))
+case("conv2d_auto_pad_same_upper_stride2")(
+    _conv(2, 3, (5, 6), (3, 3), strides=[2, 2], auto_pad="SAME_UPPER"))
+case("conv2d_auto_pad_same_lower")(
+    _conv(2, 3, (5, 4), (2, 3), auto_pad="SAME_LOWER"))
+case("conv3d_bias")(_conv(2, 3, (3, 4, 3), (2, 2, 2), pads=[0, 1, 0, 1, 0, 1]))
+
+
+def _pool(op, c, spatial, **attrs):
+    def fn(m):
+        u = m.op("Mul", [m.x((c,) + spatial), m.param((c,) + spatial)])
+        m.out(m.op(op, [u], **attrs))
+    return fn
+
+
+case("maxpool2d_k2_s2")(_pool("MaxPool", 2, (6, 6), kernel_shape=[2, 2],
+                               strides=[2, 2]))
+case("maxpool2d_k3_s1_pads_dilation")(
+    _pool("MaxPool", 2, (6, 5), kernel_shape=[3, 2], pads=[1, 0, 1, 1],
+          dilations=[1, 2]))
+case("maxpool1d_ceil_mode")(_pool("MaxPool", 3, (7,), kernel_shape=[2],
+                                   strides=[2], ceil_mode=1))
+case("maxpool2d_resnet_stem_k3_s2_p1")(
+    _pool("MaxPool", 2, (7, 7), kernel_shape=[3, 3], strides=[2, 2],
+          pads=[1, 1, 1, 1]))
+for _inc in (0, 1):
+    case("avgpool2d_pads_count_include_pad%d" % _inc)(
+        _pool("AveragePool", 2, (5, 6), kernel_shape=[3, 3], strides=[2, 2],
+              pads=[1, 1, 1, 0], count_include_pad=_inc))
+    case("avgpool1d_ceil_mode_count_include_pad%d" % _inc)(
+        _pool("AveragePool", 2, (7,), kernel_shape=[3], strides=[2],
+              pads=[1, 1], ceil_mode=1, count_include_pad=_inc))
+case("avgpool3d")(_pool("AveragePool", 2, (4, 3, 4), kernel_shape=[2, 2, 2],
+                         strides=[2, 1, 2]))
+case("global_average_pool")(_pool("GlobalAveragePool", 3, (4, 5)))
+case("global_max_pool")(_pool("GlobalMaxPool", 3, (4, 5)))
+
+
+def _batch_norm(spatial, training):
+    def fn(m):
+        c = 3
+        u = m.op("Mul", [m.x((c,) + spatial), m.param((c,) + spatial)])
+        if training:
+            stats = [m.const(np.zeros(c)), m.const(np.ones(c))]
+            m.out(m.op("BatchNormalization",
+                       [u, m.param((c,)), m.param((c,))] + stats, n_out=3,
+                       epsilon=1e-5, momentum=0.9, training_mode=1)[0])
+        else:
+            stats = [m.param((c,), "small"), m.param((c,), "pos")]
+            m.out(m.op("BatchNormalization",
+                       [u, m.param((c,)), m.param((c,))] + stats,
+                       epsilon=1e-5))
+    return fn
+
+
+case("batchnorm_training_2d")(_batch_norm((4, 3), True))
+case("batchnorm_training_1d")(_batch_norm((5,), True))
+case("batchnorm_training_0d")(_batch_norm((), True))
+case("batchnorm_inference_2d")(_batch_norm((4, 3), False))
+
+
 # -- Gather ----------------------------------------------------------------
 
 @case("gather_embedding_axis0_repeats")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A small ONNX -> PyTorch interpreter for zeroc's training reference.
 
-Loads an ONNX training graph (as exported by torch.onnx, opsets 13-18) and
+Loads an ONNX training graph (as exported by torch.onnx, opsets 13-21) and
 evaluates it node by node with torch ops, so that autograd gives the gradients
 of the loss with respect to the model's float initializers.
 
@@ -86,6 +86,11 @@ SUPPORTED_OPS = (
     "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
     "Not", "IsNaN", "IsInf", "Cos", "Sin", "Abs", "Sign", "Floor", "Ceil",
     "Round", "Max", "Min", "Clip", "Gelu", "CastLike",
+    "SplitToSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty",
+    "SequenceLength", "SequenceInsert", "SequenceErase", "ConcatFromSequence",
+    # convolution, pooling, batch norm
+    "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "BatchNormalization",
 )
 
 
@@ -345,15 +350,91 @@ def op_split(ctx, node, ins, attrs):
     nout = len(node.output)
     if split is None:
         n = attrs.get("num_outputs", nout)
-        chunk = -(-dim // n) if n else 0
+        if n != nout or n < 1:
+            raise OnnxTorchError("%s: num_outputs %d for %d outputs"
+                                 % (_nd(node), n, nout))
+        chunk = -(-dim // n)
         if ctx.opset < 18 and dim % n:
             raise OnnxTorchError("%s: dim %d not divisible into %d outputs"
                                  % (_nd(node), dim, n))
-        split = [min(chunk, dim - i * chunk) for i in range(n)]
+        # Split-18: chunks of ceil(dim / n), the last one smaller.
+        split = [chunk] * (n - 1) + [dim - chunk * (n - 1)]
+        if split[-1] < 0:
+            raise OnnxTorchError("%s: dim %d cannot be split into %d chunks"
+                                 % (_nd(node), dim, n))
     if sum(split) != dim:
         raise OnnxTorchError("%s: split %s does not sum to dim %d"
                              % (_nd(node), split, dim))
     return list(torch.split(x, split, dim=axis))
+
+
+# Sequences (opset 11 forms) are python lists of tensors.
+
+def _seq_position(node, pos, n, allow_end):
+    p = int(_scalar(pos))
+    at = p + n if p < 0 else p
+    if at < 0 or at > n or (at == n and not allow_end):
+        raise OnnxTorchError("%s: position %d out of range for %d tensors"
+                             % (_nd(node), p, n))
+    return at
+
+
+def op_split_to_sequence(ctx, node, ins, attrs):
+    x = ins[0]
+    axis = _norm_axis(attrs.get("axis", 0), x.dim(), node)
+    dim = x.shape[axis]
+    split = _opt(ins, 1)
+    if split is None:
+        parts = list(torch.split(x, 1, dim=axis))
+        if not attrs.get("keepdims", 1):
+            parts = [p.squeeze(axis) for p in parts]
+        return [parts]
+    if split.dim() == 0:
+        n = int(_scalar(split))
+        sizes = [min(n, dim - at) for at in range(0, dim, n)]
+    else:
+        sizes = _ints(split)
+    return [list(torch.split(x, sizes, dim=axis))]
+
+
+def op_sequence_insert(ctx, node, ins, attrs):
+    seq = list(ins[0])
+    pos = _opt(ins, 2)
+    at = len(seq) if pos is None else _seq_position(node, pos, len(seq), True)
+    seq.insert(at, ins[1])
+    return [seq]
+
+
+def op_sequence_erase(ctx, node, ins, attrs):
+    seq = list(ins[0])
+    pos = _opt(ins, 1)
+    at = len(seq) - 1 if pos is None else _seq_position(node, pos, len(seq),
+                                                         False)
+    del seq[at]
+    return [seq]
+
+
+def op_concat_from_sequence(ctx, node, ins, attrs):
+    seq = ins[0]
+    if attrs.get("new_axis", 0):
+        axis = _norm_axis(attrs["axis"], seq[0].dim() + 1, node)
+        return [torch.stack(list(seq), dim=axis)]
+    axis = _norm_axis(attrs["axis"], seq[0].dim(), node)
+    return [torch.cat(list(seq), dim=axis)]
+
+
+SEQUENCE_OPS = {
+    "SplitToSequence": op_split_to_sequence,
+    "SequenceAt": lambda ctx, node, ins, attrs: [
+        ins[0][_seq_position(node, ins[1], len(ins[0]), False)]],
+    "SequenceConstruct": lambda ctx, node, ins, attrs: [list(ins)],
+    "SequenceEmpty": lambda ctx, node, ins, attrs: [[]],
+    "SequenceLength": lambda ctx, node, ins, attrs: [
+        torch.tensor(len(ins[0]), dtype=torch.int64)],
+    "SequenceInsert": op_sequence_insert,
+    "SequenceErase": op_sequence_erase,
+    "ConcatFromSequence": op_concat_from_sequence,
+}
 
 
 def op_concat(ctx, node, ins, attrs):
@@ -496,6 +577,134 @@ def op_dropout(ctx, node, ins, attrs):
                       dtype=torch.float64) >= ratio
     y = x * mask.to(x.dtype) * (1.0 / (1.0 - ratio))
     return [y, mask]
+
+
+# -- convolution, pooling, batch norm ---------------------------------------
+#
+# Written from the ONNX spec: explicit (possibly asymmetric) pads are applied
+# with F.pad, then torch's op runs unpadded; auto_pad follows ONNX's
+# SAME_UPPER / SAME_LOWER rule (output ceil(in / stride)).
+
+def _window(node, attrs, x, kernel):
+    n = x.dim() - 2
+    if n < 1 or n > 3:
+        raise OnnxTorchError("%s: input must have 1 to 3 spatial dims"
+                             % _nd(node))
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    if auto_pad in ("NOTSET", ""):
+        pads = list(attrs.get("pads", [0] * (2 * n)))
+    elif auto_pad == "VALID":
+        pads = [0] * (2 * n)
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        pads = [0] * (2 * n)
+        for i in range(n):
+            size = x.shape[2 + i]
+            out = -(-size // strides[i])
+            ek = (kernel[i] - 1) * dilations[i] + 1
+            total = max(0, (out - 1) * strides[i] + ek - size)
+            small, big = total // 2, total - total // 2
+            upper = auto_pad == "SAME_UPPER"
+            pads[i], pads[i + n] = (small, big) if upper else (big, small)
+    else:
+        raise OnnxTorchError("%s: bad auto_pad %r" % (_nd(node), auto_pad))
+    return strides, dilations, pads
+
+
+def _pad_spatial(x, pads, value):
+    n = x.dim() - 2
+    spec = []
+    for i in reversed(range(n)):       # F.pad lists the last dim first
+        spec += [pads[i], pads[i + n]]
+    if not any(spec):
+        return x
+    return F.pad(x, spec, value=value)
+
+
+def op_conv(ctx, node, ins, attrs):
+    x, w = ins[0], ins[1]
+    b = _opt(ins, 2)
+    kernel = list(w.shape[2:])
+    strides, dilations, pads = _window(node, attrs, x, kernel)
+    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[x.dim() - 2]
+    return [conv(_pad_spatial(x, pads, 0.0), w, b, stride=strides,
+                 dilation=dilations, groups=int(attrs.get("group", 1)))]
+
+
+def op_max_pool(ctx, node, ins, attrs):
+    x = ins[0]
+    if len(node.output) > 1 and node.output[1]:
+        raise OnnxTorchError("%s: MaxPool's Indices output is not supported"
+                             % _nd(node))
+    kernel = list(attrs["kernel_shape"])
+    strides, dilations, pads = _window(node, attrs, x, kernel)
+    pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[x.dim() - 2]
+    dtype = x.dtype   # integer inputs (int8/uint8) pool exactly in double
+    y = pool(_pad_spatial(x.double() if not x.is_floating_point() else x,
+                          pads, float("-inf")), kernel, strides, 0,
+             dilations, ceil_mode=bool(attrs.get("ceil_mode", 0)))
+    return [y.to(dtype)]
+
+
+def op_avg_pool(ctx, node, ins, attrs):
+    x = ins[0]
+    kernel = list(attrs["kernel_shape"])
+    strides, dilations, pads = _window(node, attrs, x, kernel)
+    if any(d != 1 for d in dilations):
+        raise OnnxTorchError("%s: AveragePool dilations are not supported"
+                             % _nd(node))
+    pool = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[x.dim() - 2]
+    ceil = bool(attrs.get("ceil_mode", 0))
+    # The window sum over the zero-padded input, divided by the count of the
+    # positions that count (padding included or not).
+    include = bool(attrs.get("count_include_pad", 0))
+    ones = torch.ones((1, 1) + tuple(x.shape[2:]), dtype=x.dtype)
+
+    def window_sum(t, v):
+        t = _pad_spatial(t, pads, v)
+        if x.dim() == 3:   # avg_pool1d has no divisor_override: as 2-D
+            return F.avg_pool2d(t.unsqueeze(2), [1] + kernel, [1] + strides,
+                                0, ceil_mode=ceil, count_include_pad=True,
+                                divisor_override=1).squeeze(2)
+        return pool(t, kernel, strides, 0, ceil_mode=ceil,
+                    count_include_pad=True, divisor_override=1)
+    total = window_sum(x, 0.0)
+    count = window_sum(ones, 1.0 if include else 0.0)
+    return [total / count]
+
+
+def op_global_pool(kind):
+    def op(ctx, node, ins, attrs):
+        x = ins[0]
+        dims = list(range(2, x.dim()))
+        if kind == "mean":
+            return [x.mean(dim=dims, keepdim=True)]
+        return [torch.amax(x, dim=dims, keepdim=True)]
+    return op
+
+
+def op_batch_norm(ctx, node, ins, attrs):
+    x, scale, bias, mean, var = ins[:5]
+    eps = float(attrs.get("epsilon", 1e-5))
+    momentum = float(attrs.get("momentum", 0.9))
+    if ctx.opset >= 14:
+        training = bool(attrs.get("training_mode", 0))
+    else:
+        training = len(node.output) > 1
+    shape = (1, -1) + (1,) * (x.dim() - 2)
+    dims = [0] + list(range(2, x.dim()))
+    if not training:
+        y = (x - mean.reshape(shape)) / torch.sqrt(var.reshape(shape) + eps)
+        return [y * scale.reshape(shape) + bias.reshape(shape)]
+    bmean = x.mean(dim=dims, keepdim=True)
+    bvar = ((x - bmean) ** 2).mean(dim=dims, keepdim=True)
+    y = (x - bmean) / torch.sqrt(bvar + eps)
+    y = y * scale.reshape(shape) + bias.reshape(shape)
+    # ONNX's running statistics use the biased batch variance (PyTorch's
+    # running_var uses the unbiased one); zeroc does not model them.
+    return [y, mean * momentum + bmean.reshape(-1) * (1 - momentum),
+            var * momentum + bvar.reshape(-1) * (1 - momentum)]
 
 
 def op_sce(ctx, node, ins, attrs):
@@ -657,7 +866,14 @@ OPS = {
     "Clip": op_clip,
     "Gelu": op_gelu,
     "CastLike": op_cast_like,
+    "Conv": op_conv,
+    "MaxPool": op_max_pool,
+    "AveragePool": op_avg_pool,
+    "GlobalAveragePool": op_global_pool("mean"),
+    "GlobalMaxPool": op_global_pool("max"),
+    "BatchNormalization": op_batch_norm,
 }
+OPS.update(SEQUENCE_OPS)
 assert set(OPS) == set(SUPPORTED_OPS)
 
 # Never folded at load time (random).
@@ -781,6 +997,9 @@ class OnnxTorchModel(object):
         for n, _, attrs in self._plan:
             if n.op_type == "Cast":
                 self.torch_dtype(attrs["to"], n)
+            if n.op_type == "MaxPool" and len(n.output) > 1 and n.output[1]:
+                raise OnnxTorchError("%s: MaxPool's Indices output is not "
+                                     "supported" % _nd(n))
         self._folded = set()
         if fold_constants:
             self._fold()

@@ -3,6 +3,7 @@
 #define ZEROC_DRIVER_PIPELINE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <functional>
@@ -27,8 +28,16 @@ std::vector<Phase> importPhases(bool requireLoss = true);
 bool runPhases(mlir::ModuleOp module, const std::vector<Phase> &phases,
                const std::string &dumpDir, std::string &error);
 
+/// --dump-ir prints resource blobs of at least this many bytes empty.
+constexpr int64_t kDumpResourceBytes = 1024;
+
 /// Writes `text` to `path` atomically (temporary file + rename).
 bool writeFileAtomically(const std::string &path, const std::string &text,
+                         std::string &error);
+/// The same with the content written by `write` to the temporary file's
+/// descriptor (model.bin streams its pieces this way).
+bool writeFileAtomically(const std::string &path,
+                         llvm::function_ref<bool(int fd, std::string &why)> write,
                          std::string &error);
 
 } // namespace zeroc

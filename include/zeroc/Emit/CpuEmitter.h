@@ -2,6 +2,7 @@
 #ifndef ZEROC_EMIT_CPUEMITTER_H
 #define ZEROC_EMIT_CPUEMITTER_H
 
+#include "zeroc/Emit/ModelBlob.h"
 #include "zeroc/Support/TrainConfig.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -12,7 +13,7 @@ namespace zeroc {
 
 struct EmittedProgram {
   std::string source;    ///< train.cpp
-  std::string blob;      ///< model.bin: initial parameter values, constants
+  ModelBlob blob;        ///< model.bin: initial parameter values, constants
   int64_t arenaBytes = 0;
 };
 

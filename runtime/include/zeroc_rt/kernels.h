@@ -357,6 +357,89 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_trilu(const zeroc_rt_tensor_t *in
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_zero(const zeroc_rt_tensor_t *out);
 
 //===----------------------------------------------------------------------===//
+// Convolution, pooling and batch normalization (kernels/conv.cc, pool.cc,
+// batch_norm.cc). x is (N, C, d1, ...) with 1 to 3 spatial dims.
+//===----------------------------------------------------------------------===//
+
+#define ZEROC_RT_MAX_SPATIAL 3
+
+/// The sliding window of a conv or pooling op, per spatial dim: kernel
+/// sizes (pooling only; conv takes them from the weight), strides and
+/// dilations in [1, 2^31), pads in [0, 2^31). Output dim i is
+/// (d_i + pads_begin_i + pads_end_i - ((k_i - 1) * dilations_i + 1)) /
+/// strides_i + 1, rounded down, or up when ceil_mode != 0 (ONNX's rule).
+typedef struct zeroc_rt_window {
+  int32_t spatial_rank; ///< 1 to ZEROC_RT_MAX_SPATIAL, x's rank - 2
+  int32_t ceil_mode;
+  int64_t kernel[ZEROC_RT_MAX_SPATIAL];
+  int64_t strides[ZEROC_RT_MAX_SPATIAL];
+  int64_t dilations[ZEROC_RT_MAX_SPATIAL];
+  int64_t pads_begin[ZEROC_RT_MAX_SPATIAL];
+  int64_t pads_end[ZEROC_RT_MAX_SPATIAL];
+} zeroc_rt_window_t;
+
+/// ONNX Conv: w is (M, C / group, k1, ...), bias (M) or NULL, y (N, M, o1,
+/// ...). im2col per sample and group, then one GEMM (cblas_sgemm /
+/// cblas_dgemm; F16/BF16 through float scratch, rounded once). Allocates
+/// the column scratch ((C / group) * prod(k) * prod(o) elements), so it can
+/// fail with ZEROC_RT_OUT_OF_MEMORY; ceil_mode must be 0.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_conv(
+    const zeroc_rt_tensor_t *x, const zeroc_rt_tensor_t *w,
+    const zeroc_rt_tensor_t *bias, const zeroc_rt_window_t *window,
+    int64_t group, const zeroc_rt_tensor_t *y);
+
+/// Gradient of conv w.r.t. x (GEMM then col2im; overwrites grad_x).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_conv_grad_input(
+    const zeroc_rt_tensor_t *w, const zeroc_rt_tensor_t *grad_y,
+    const zeroc_rt_window_t *window, int64_t group,
+    const zeroc_rt_tensor_t *grad_x);
+
+/// Gradient of conv w.r.t. w (im2col then GEMM, samples summed in order;
+/// overwrites grad_w).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_conv_grad_weight(
+    const zeroc_rt_tensor_t *x, const zeroc_rt_tensor_t *grad_y,
+    const zeroc_rt_window_t *window, int64_t group,
+    const zeroc_rt_tensor_t *grad_w);
+
+typedef ZEROC_RT_ENUM(zeroc_rt_pool_kind){
+    ZEROC_RT_POOL_MAX = 0,
+    ZEROC_RT_POOL_AVG,
+} zeroc_rt_pool_kind_t;
+
+/// Max or average pooling; pads must be smaller than the dilated kernel.
+/// MAX: padded positions never win (a window of padding only is -inf); NaN
+/// propagates. AVG: mean in double over the window's input positions, or
+/// over its positions inside [-pads_begin, d + pads_end) when
+/// count_include_pad != 0 (PyTorch's divisor).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_pool(
+    zeroc_rt_pool_kind_t kind, const zeroc_rt_tensor_t *x,
+    const zeroc_rt_window_t *window, int count_include_pad,
+    const zeroc_rt_tensor_t *y);
+
+/// Gradient of pool w.r.t. x: MAX routes each output's gradient to the first
+/// maximum of its window (row-major window order, as PyTorch) and needs x;
+/// AVG spreads it over the window (x may be NULL). Sums in double; allocates
+/// a double scratch of grad_x's size (ZEROC_RT_OUT_OF_MEMORY).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_pool_grad(
+    zeroc_rt_pool_kind_t kind, const zeroc_rt_tensor_t *x,
+    const zeroc_rt_tensor_t *grad_y, const zeroc_rt_window_t *window,
+    int count_include_pad, const zeroc_rt_tensor_t *grad_x);
+
+/// Training-mode BatchNormalization: per channel c of x (N, C, ...), mean
+/// and biased variance over N and the spatial dims (double, two passes);
+/// y = (x - mean) / sqrt(var + epsilon) * scale[c] + bias[c].
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_batch_norm(
+    const zeroc_rt_tensor_t *x, const zeroc_rt_tensor_t *scale,
+    const zeroc_rt_tensor_t *bias, double epsilon, const zeroc_rt_tensor_t *y);
+
+/// Gradients of batch_norm w.r.t. x, scale and bias (through the batch
+/// statistics); outputs are overwritten.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_batch_norm_grad(
+    const zeroc_rt_tensor_t *x, const zeroc_rt_tensor_t *scale, double epsilon,
+    const zeroc_rt_tensor_t *grad_y, const zeroc_rt_tensor_t *grad_x,
+    const zeroc_rt_tensor_t *grad_scale, const zeroc_rt_tensor_t *grad_bias);
+
+//===----------------------------------------------------------------------===//
 // Flat-buffer math for optimizers (n elements of `dtype`: F32, F64, F16 or
 // BF16, except adam_step/sgd_step: F32 or F64; buffers may be NULL when
 // n == 0 and must not overlap; scale, adam and sgd compute per element in

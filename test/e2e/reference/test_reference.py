@@ -865,7 +865,7 @@ def _graph_model(nodes, inputs, outputs, inits=(), opset=17):
 @test
 def unknown_op_is_a_clear_error():
     m = _graph_model(
-        [helper.make_node("Conv", ["X", "W"], ["c"], name="conv0"),
+        [helper.make_node("ConvTranspose", ["X", "W"], ["c"], name="convt0"),
          helper.make_node("FooBar", ["c"], ["loss"], name="foo",
                           domain="com.example")],
         [helper.make_tensor_value_info("X", TensorProto.FLOAT,
@@ -876,7 +876,7 @@ def unknown_op_is_a_clear_error():
         OnnxTorchModel(m)
     except OnnxTorchError as e:
         s = str(e)
-        assert "'conv0' (Conv)" in s and "com.example::FooBar" in s, s
+        assert "'convt0' (ConvTranspose)" in s and "com.example::FooBar" in s, s
     else:
         raise AssertionError("no error")
 

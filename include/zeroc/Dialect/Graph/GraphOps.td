@@ -659,5 +659,6 @@ def Graph_SoftmaxCrossEntropyLossGradOp
 }
 
 include "zeroc/Dialect/Graph/GraphElementwiseOps.td"
+include "zeroc/Dialect/Graph/GraphConvOps.td"
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_TD
