@@ -159,7 +159,9 @@ LogicalResult TriluOp::verify() {
 LogicalResult UnaryGradOp::verify() {
   static const llvm::StringSet<> kinds = {"neg",  "sqrt", "reciprocal",
                                           "relu", "tanh", "sigmoid",
-                                          "erf",  "exp",  "log"};
+                                          "erf",  "exp",  "log",
+                                          "cos",  "sin",  "abs",
+                                          "gelu", "gelu_tanh"};
   if (!kinds.contains(getOp()))
     return emitOpError("unknown unary op '") << getOp() << "'";
   return success();

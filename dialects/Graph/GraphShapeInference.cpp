@@ -95,6 +95,8 @@ ZEROC_BROADCAST_INFER(MulOp, lhs.getElementType())
 ZEROC_BROADCAST_INFER(DivOp, lhs.getElementType())
 ZEROC_BROADCAST_INFER(PowOp, lhs.getElementType())
 ZEROC_BROADCAST_INFER(EqualOp, IntegerType::get(ctx, 1))
+ZEROC_BROADCAST_INFER(MaxOp, lhs.getElementType())
+ZEROC_BROADCAST_INFER(MinOp, lhs.getElementType())
 #undef ZEROC_BROADCAST_INFER
 
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,

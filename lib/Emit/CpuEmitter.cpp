@@ -317,10 +317,14 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
       {"graph.reciprocal", "RECIPROCAL"}, {"graph.relu", "RELU"},
       {"graph.tanh", "TANH"}, {"graph.sigmoid", "SIGMOID"},
       {"graph.erf", "ERF"},   {"graph.exp", "EXP"},
-      {"graph.log", "LOG"}};
+      {"graph.log", "LOG"},   {"graph.cos", "COS"},
+      {"graph.sin", "SIN"},   {"graph.abs", "ABS"},
+      {"graph.sign", "SIGN"}, {"graph.floor", "FLOOR"},
+      {"graph.ceil", "CEIL"}, {"graph.round", "ROUND"}};
   static const llvm::StringMap<const char *> binary = {
       {"graph.add", "ADD"}, {"graph.sub", "SUB"}, {"graph.mul", "MUL"},
-      {"graph.div", "DIV"}, {"graph.pow", "POW"}, {"graph.equal", "EQUAL"}};
+      {"graph.div", "DIV"}, {"graph.pow", "POW"}, {"graph.equal", "EQUAL"},
+      {"graph.max", "MAX"}, {"graph.min", "MIN"}};
   StringRef name = op->getName().getStringRef();
   if (auto it = unary.find(name); it != unary.end()) {
     call(llvm::formatv("zeroc_rt_k_unary(ZEROC_RT_UNARY_{0}, {1}, {2})",
@@ -331,6 +335,57 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
     call(llvm::formatv("zeroc_rt_k_binary(ZEROC_RT_BINARY_{0}, {1}, {2}, {3})",
                        it->second, d(op->getOperand(0)), d(op->getOperand(1)),
                        out()));
+    return success();
+  }
+  // Masks, gelu and clip (GraphElementwiseOps.td): attributes name the
+  // runtime enum or the bounds.
+  if (auto g = llvm::dyn_cast<graph::GeluOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_unary(ZEROC_RT_UNARY_{0}, {1}, {2})",
+                       g.getApproximate() == "tanh" ? "GELU_TANH" : "GELU",
+                       d(g.getInput()), out()));
+    return success();
+  }
+  if (auto c = llvm::dyn_cast<graph::CompareOp>(op)) {
+    static const llvm::StringMap<const char *> preds = {
+        {"lt", "LESS"}, {"le", "LESS_EQUAL"}, {"gt", "GREATER"},
+        {"ge", "GREATER_EQUAL"}};
+    call(llvm::formatv("zeroc_rt_k_binary(ZEROC_RT_BINARY_{0}, {1}, {2}, {3})",
+                       preds.lookup(c.getPredicate()), d(c.getLhs()),
+                       d(c.getRhs()), out()));
+    return success();
+  }
+  if (auto l = llvm::dyn_cast<graph::LogicalOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_binary(ZEROC_RT_BINARY_{0}, {1}, {2}, {3})",
+                       l.getOp().upper(), d(l.getLhs()), d(l.getRhs()), out()));
+    return success();
+  }
+  if (llvm::isa<graph::NotOp, graph::IsNaNOp, graph::IsInfOp>(op)) {
+    const char *kind = "NOT";
+    if (llvm::isa<graph::IsNaNOp>(op))
+      kind = "IS_NAN";
+    if (auto inf = llvm::dyn_cast<graph::IsInfOp>(op))
+      kind = !inf.getDetectNegative()   ? "IS_POS_INF"
+             : !inf.getDetectPositive() ? "IS_NEG_INF"
+                                        : "IS_INF";
+    call(llvm::formatv("zeroc_rt_k_predicate(ZEROC_RT_PREDICATE_{0}, {1}, {2})",
+                       kind, d(op->getOperand(0)), out()));
+    return success();
+  }
+  auto bounds = [&](std::optional<APFloat> lo, std::optional<APFloat> hi) {
+    return llvm::formatv("{0}, {1}, {2}, {3}", int(lo.has_value()),
+                         cxxDouble(lo ? lo->convertToDouble() : 0.0),
+                         int(hi.has_value()),
+                         cxxDouble(hi ? hi->convertToDouble() : 0.0))
+        .str();
+  };
+  if (auto c = llvm::dyn_cast<graph::ClipOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_clip({0}, {1}, {2})", d(c.getInput()),
+                       bounds(c.getMin(), c.getMax()), out()));
+    return success();
+  }
+  if (auto c = llvm::dyn_cast<graph::ClipGradOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_clip_grad({0}, {1}, {2}, {3})", d(c.getX()),
+                       bounds(c.getMin(), c.getMax()), d(c.getGrad()), out()));
     return success();
   }
   if (auto c = llvm::dyn_cast<graph::ConstantOp>(op)) {

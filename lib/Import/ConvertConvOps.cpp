@@ -187,6 +187,17 @@ void convertBatchNorm(NodeConverter &c) {
   c.unmodeledOutputs(1, "BatchNormalization's running mean and variance "
                         "outputs: zeroc does not update running statistics");
   if (!training) {
+    // Running statistics that would train as parameters: the graph is an
+    // eval-mode export of a module that trains with batch statistics.
+    for (int i : {3, 4})
+      if (c.gb.isTrainableParam(c.node.input(i)))
+        throw ImportError(
+            "normalizes with running statistics (inference mode), and its "
+            "input '" + c.node.input(i) + "' would be trained as a parameter: "
+            "the model was exported in eval mode; export it in training mode "
+            "(python3 -m zeroc_torch.export, or torch.onnx.export(..., "
+            "training=torch.onnx.TrainingMode.TRAINING)), or keep the "
+            "statistics constant with --freeze");
     c.setOutput(0, inferenceBatchNorm(c, epsilon));
     return;
   }

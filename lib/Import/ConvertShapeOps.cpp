@@ -446,8 +446,9 @@ void convertExpand(NodeConverter &c) {
                      ->getResult(0));
 }
 
-void convertCast(NodeConverter &c) {
-  int64_t to = c.attrInt("to", -1);
+} // namespace
+
+void convertCastTo(NodeConverter &c, int64_t to) {
   if (isSubByteOrFloat8Type(static_cast<int32_t>(to)))
     throw ImportError("casts to " + onnxTypeName(static_cast<int32_t>(to)) +
                       ", which zeroc does not support (no float8, 4-bit or "
@@ -477,6 +478,10 @@ void convertCast(NodeConverter &c) {
                           {RankedTensorType::get(c.type(0).getShape(), elem)})
                      ->getResult(0));
 }
+
+namespace {
+
+void convertCast(NodeConverter &c) { convertCastTo(c, c.attrInt("to", -1)); }
 
 void convertEqual(NodeConverter &c) {
   if (c.type(0).getElementType() != c.type(1).getElementType())

@@ -234,6 +234,8 @@ void GraphBuilder::declareParams(OpBuilder &mb) {
         role == InitRole::Trainable ? mb.getUnitAttr() : UnitAttr(),
         /*master=*/TypeAttr());
     params[name] = llvm::cast<RankedTensorType>(value.getShapedType());
+    if (role == InitRole::Trainable)
+      trainableParams.insert(name);
   }
 }
 

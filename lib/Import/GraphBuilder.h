@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace zeroc::onnximport {
 
@@ -51,6 +52,10 @@ public:
   /// weights are neither uniqued, hashed nor printed into textual IR; a
   /// dense attribute otherwise.
   mlir::ElementsAttr initializerValue(const onnx::TensorProto &tensor) const;
+  /// Whether `name` is a trainable parameter (graph.param trainable).
+  bool isTrainableParam(const std::string &name) const {
+    return trainableParams.count(name) != 0;
+  }
   /// The padding_idx the parameter marker records for parameter `name`
   /// (an nn.Embedding weight), if any.
   std::optional<int64_t> paddingIdxOf(const std::string &name) const {
@@ -111,6 +116,7 @@ private:
   std::string path;
   MappedInitializers mapped;
   std::unordered_map<std::string, int64_t> paddingIdx;
+  std::unordered_set<std::string> trainableParams;
   mlir::ModuleOp module;
   mlir::OpBuilder b;
   std::unordered_map<std::string, Entry> values;

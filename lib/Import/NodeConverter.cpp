@@ -34,7 +34,11 @@ const std::set<std::string> &supportedOpTypes() {
       "Pad", "Tile", "Flatten", "GatherElements", "GatherND", "ScatterND",
       "CumSum",
       // ConvertFoldOnlyOps.cpp
-      "Range", "NonZero", "OneHot", "ReduceMin", "ReduceProd"};
+      "Range", "NonZero", "OneHot", "ReduceMin", "ReduceProd",
+      // ConvertElementwiseOps.cpp
+      "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
+      "Not", "IsNaN", "IsInf", "Cos", "Sin", "Abs", "Sign", "Floor", "Ceil",
+      "Round", "Max", "Min", "Clip", "Gelu", "CastLike"};
   return ops;
 }
 } // namespace
@@ -235,7 +239,8 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
   NodeConverter c(gb, node, index);
   if (convertSequenceOp(c) || convertShapeOp(c) || convertComputeOp(c) ||
-      convertConvOp(c) || convertMovementOp(c) || convertFoldOnlyOp(c))
+      convertConvOp(c) || convertMovementOp(c) || convertFoldOnlyOp(c) ||
+      convertElementwiseOp(c))
     return;
   throw ImportError("unsupported op type");
 }

@@ -85,6 +85,12 @@ void reshapeTo(NodeConverter &c, const std::vector<int64_t> &dims);
 /// node's op type.
 bool convertShapeOp(NodeConverter &c);
 bool convertComputeOp(NodeConverter &c);
+/// Comparisons, logic, IsNaN/IsInf, float math, Max/Min, Clip, Gelu,
+/// CastLike (ConvertElementwiseOps.cpp).
+bool convertElementwiseOp(NodeConverter &c);
+
+/// Cast of input 0 to ONNX element type `to` (folded on constants).
+void convertCastTo(NodeConverter &c, int64_t to);
 bool convertSequenceOp(NodeConverter &c);
 bool convertConvOp(NodeConverter &c);
 /// Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, CumSum

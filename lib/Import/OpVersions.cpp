@@ -88,6 +88,9 @@ Table makeTable() {
   t["Not"] = {lib(1, "(in effect at opset 13)")};
   for (const char *op : {"Cos", "Sin"})
     t[op] = {lib(7, "(in effect at opset 13)")};
+  for (const char *op : {"Floor", "Ceil"})
+    t[op] = {lib(13, kBf16)};
+  t["Round"] = {lib(11, "(in effect at opset 13)")};
   t["IsNaN"] = {lib(13, kBf16), own(20, kF8, 1, 1, 1, 1)};
   t["IsInf"] = {lib(10, "(in effect at opset 13)"),
                 own(20, kF8, 1, 1, 1, 1,

@@ -193,6 +193,79 @@ bool hasScope(const std::string &name) {
   return name.find("::") != std::string::npos;
 }
 
+/// Without a marker, every float initializer would train. Those whose names
+/// the exporter made (TorchScript's "onnx::MatMul_12" and "/path/..."
+/// constants, the dynamo exporter's "val_26"; or, when the model's
+/// initializers carry module paths, a name without one) are what constant
+/// folding leaves: folded Linear weights (the transpose of a weight whose
+/// name is gone), but also folded masks and position tables, which PyTorch
+/// never trains. A folded initializer read only as a MatMul/Gemm operand is
+/// a folded weight and trains as a parameter (exactly: Adam and weight decay
+/// are elementwise, so training W^T is training W); any other is refused, as
+/// zeroc cannot tell a folded constant from a folded parameter expression.
+void checkExporterMadeInitializers(const onnx::ModelProto &model,
+                                   ParameterPlan &plan,
+                                   const std::unordered_set<std::string> &flagged) {
+  bool pathNames = false;
+  for (const auto &[name, role] : plan.roles)
+    pathNames |= name.find('.') != std::string::npos && !hasScope(name) &&
+                 name[0] != '/';
+  auto exporterMade = [&](const std::string &name) {
+    if (hasScope(name) || (!name.empty() && name[0] == '/'))
+      return true;
+    llvm::StringRef n(name);
+    if (n.consume_front("val_") && !n.empty() &&
+        llvm::all_of(n, [](char ch) { return ch >= '0' && ch <= '9'; }))
+      return true;
+    return pathNames && name.find('.') == std::string::npos;
+  };
+  std::unordered_map<std::string, bool> onlyMatmul;
+  for (const auto &node : model.graph().node())
+    for (const std::string &in : node.input()) {
+      bool mm = node.op_type() == "MatMul" || node.op_type() == "Gemm";
+      auto [it, fresh] = onlyMatmul.emplace(in, mm);
+      if (!fresh)
+        it->second = it->second && mm;
+    }
+  std::vector<std::string> refused;
+  size_t folded = 0;
+  std::string firstFolded;
+  for (const auto &[name, role] : plan.roles) {
+    if (role != InitRole::Trainable || flagged.count(name) || !exporterMade(name))
+      continue;
+    auto use = onlyMatmul.find(name);
+    if (use != onlyMatmul.end() && use->second) {
+      if (!folded++ || name < firstFolded)
+        firstFolded = name;
+      continue;
+    }
+    refused.push_back(name);
+  }
+  if (folded)
+    plan.messages.push_back(
+        {false, std::to_string(folded) + " initializer" + (folded == 1 ? "" : "s") +
+                    " named by the exporter (e.g. '" + firstFolded +
+                    "') feed only MatMul/Gemm: folded Linear weights, trained "
+                    "as parameters under those names"});
+  if (refused.empty())
+    return;
+  std::sort(refused.begin(), refused.end());
+  std::string list;
+  for (size_t i = 0; i < refused.size() && i < 4; ++i)
+    list += (i ? ", '" : "'") + refused[i] + "'";
+  if (refused.size() > 4)
+    list += ", ...";
+  throw ImportError(
+      std::to_string(refused.size()) + " float initializer" +
+      (refused.size() == 1 ? " was" : "s were") + " made by the exporter, not "
+      "taken from the module (" + list + "): folded constants (masks, position "
+      "tables) or folded parameter expressions, which zeroc cannot tell apart; "
+      "export with " + kHelper + " (or torch.onnx.export with "
+      "do_constant_folding=False in training mode; optimize=False for the "
+      "dynamo exporter), or say what they are: --freeze GLOB keeps them "
+      "constant, --trainable GLOB trains them");
+}
+
 } // namespace
 
 ParameterPlan planParameters(
@@ -331,6 +404,7 @@ ParameterPlan planParameters(
       plan.roles[name] = marker ? InitRole::Constant : InitRole::Trainable;
 
   // --freeze / --trainable, in command-line order.
+  std::unordered_set<std::string> flagged;
   for (const auto &flag : flags) {
     const char *opt = flag.freeze ? "--freeze" : "--trainable";
     llvm::Expected<llvm::GlobPattern> pattern = llvm::GlobPattern::create(flag.glob);
@@ -351,6 +425,7 @@ ParameterPlan planParameters(
         continue;
       }
       matched = true;
+      flagged.insert(name);
       role->second = flag.freeze ? InitRole::Frozen : InitRole::Trainable;
     }
     if (!matched)
@@ -358,6 +433,8 @@ ParameterPlan planParameters(
                         "' matches no parameter of the model; check the "
                         "initializer names (zeroc import shows them)");
   }
+  if (!marker)
+    checkExporterMadeInitializers(model, plan, flagged);
   size_t trainable = 0, frozen = 0;
   for (const auto &[name, role] : plan.roles) {
     trainable += role == InitRole::Trainable;

@@ -76,9 +76,10 @@ TEST(KernelsReject, BadEnumsDtypesAndAliasing) {
                           static_cast<zeroc_rt_unary_op_t>(-1), x.desc(),
                           x.desc(), x.desc(), y.desc()),
                       INVALID, "zeroc_rt_k_unary_grad", "invalid unary op -1");
-  EXPECT_KERNEL_ERROR(zeroc_rt_k_binary(static_cast<zeroc_rt_binary_op_t>(6),
+  // The first value past the last op (ZEROC_RT_BINARY_MIN).
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_binary(static_cast<zeroc_rt_binary_op_t>(15),
                                         x.desc(), x.desc(), y.desc()),
-                      INVALID, "zeroc_rt_k_binary", "invalid binary op 6");
+                      INVALID, "zeroc_rt_k_binary", "invalid binary op 15");
   EXPECT_KERNEL_ERROR(zeroc_rt_k_unary(ZEROC_RT_UNARY_EXP, i.desc(), y.desc()),
                       INVALID, "zeroc_rt_k_unary",
                       "in has dtype i64; expected f32, f64, f16 or bf16");

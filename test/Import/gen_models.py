@@ -29,6 +29,10 @@ SUPPORTED_OPS = {
     "Gather", "Reshape", "Transpose", "Unsqueeze", "Squeeze", "Split", "Concat",
     "Slice", "Trilu", "Equal", "Where", "Cast", "Constant", "ConstantOfShape",
     "Shape", "Expand", "Identity", "Dropout", "SoftmaxCrossEntropyLoss",
+    # comparisons, logic, float math, Max/Min, Clip, Gelu, CastLike
+    "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
+    "Not", "IsNaN", "IsInf", "Cos", "Sin", "Abs", "Sign", "Floor", "Ceil",
+    "Round", "Max", "Min", "Clip", "Gelu", "CastLike",
     # convolution, pooling, batch norm
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
     "BatchNormalization",

@@ -25,6 +25,10 @@ difference is the derivative; the one case with ReduceMax ties
 (`max_ties_shifted_by_scalar_param`) moves the tied elements together, so
 the loss is still differentiable there.
 
+The cases marked ("autograd",) (clip_boundary_matches_reference) sit on a
+kink on purpose and compare with the reference's autograd instead of the
+finite difference.
+
 Not covered here, with the reason:
   * Cast float64 -> float32 -> float64: the round trip rounds to float32, so
     a 1e-6 finite difference of it is noise; Cast is checked double->double
@@ -81,6 +85,7 @@ class Model(object):
         self.outs = []
         self.n = 0
         self.special = None
+        self.opset = 17     # 20 for Gelu (ONNX 1.12's checker stops at 17)
 
     def _fresh(self, prefix):
         self.n += 1
@@ -146,7 +151,7 @@ class Model(object):
             helper.make_graph(self.nodes, self.name, self.inputs,
                               [helper.make_tensor_value_info(o, D, None)
                                for o in self.outs], self.inits),
-            opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+            opset_imports=[helper.make_opsetid("", self.opset)], ir_version=8)
         ref = OnnxTorchModel(probe, dtype=torch.float64, require_loss=False)
         with torch.no_grad():
             vals = ref.run(self.data, outputs=self.outs)
@@ -166,9 +171,10 @@ class Model(object):
         g = helper.make_graph(self.nodes, self.name, self.inputs,
                               [helper.make_tensor_value_info("loss", D, [])],
                               self.inits)
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)],
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", self.opset)],
                               ir_version=8)
-        onnx.checker.check_model(m)
+        if self.opset <= 17:
+            onnx.checker.check_model(m)
         return m
 
 
@@ -844,6 +850,141 @@ def _(m):
     pos = m.op("Sub", [m.op("CumSum", [mask, m.ints(-1)]), m.ints(1)])
     emb = m.op("Gather", [m.param((6, 3)), pos])
     m.out(m.op("Mul", [emb, m.x((5, 3))]))
+# -- comparisons, logic, float math, Max/Min, Clip, Gelu ----------------------------
+
+for _op, _xd, _pd in [("Cos", "normal", "normal"), ("Sin", "normal", "normal"),
+                      ("Abs", "sign", "small")]:
+    case(_op.lower())(_unary(_op, _xd, _pd))
+
+
+@case("sign_floor_ceil_round_zero_gradient")
+def _(m):
+    # Piecewise constant: zero gradient away from the steps (values stay
+    # 0.2 away from integers and half-integers).
+    x = m.x((3,), values=[[0.3, 1.7, -2.2], [-0.8, 2.3, 0.1]])
+    u = m.op("Add", [x, m.param((3,), values=[0.0, 0.05, -0.05])])
+    for op in ("Sign", "Floor", "Ceil", "Round"):
+        m.out(m.op(op, [u]))
+    m.out(m.op("Mul", [u, m.param((3,))]))     # and a path with a gradient
+
+
+case("max_bcast")(_binary("Max"))
+case("min_bcast_swapped")(_binary("Min", swap=True))
+
+
+@case("max_min_variadic_three")
+def _(m):
+    a = m.op("Add", [m.x((3,)), m.param((3,))])
+    m.out(m.op("Max", [a, m.param((1,)), m.param((MB, 1))]))
+    m.out(m.op("Min", [m.param((3,)), a, m.param(())]))
+    m.out(m.op("Max", [a]))                            # one input: identity
+
+
+@case("max_min_constant_operand")
+def _(m):
+    # A mask-style Max against a very negative constant, and relu as
+    # Max(u, 0): the gradient goes to u where it is selected, none to the
+    # constant.
+    u = m.op("Mul", [m.x((4,), "sign"), m.param((4,), "pos")])
+    m.out(m.op("Max", [u, m.const(-3.4e38)]))
+    m.out(m.op("Max", [u, m.const(0.0)]))
+    m.out(m.op("Min", [m.const(np.array([0.25, -0.25, 0.5, -0.5])), u]))
+
+
+@case("max_min_ties_split_half")
+def _(m):
+    # Equal operands: torch.maximum/minimum give each half the gradient,
+    # which is also the central finite difference at the tie.
+    t = m.x((3,), values=[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    a = m.op("Add", [t, m.param((3,), values=[0.5, -1.0, 2.0])])
+    b = m.op("Add", [t, m.param((3,), values=[0.5, -1.0, 2.0])])
+    m.out(m.op("Max", [a, b]))
+    m.out(m.op("Min", [a, b]))
+    m.out(m.op("Max", [a, a]))                         # a tie with itself
+
+
+@case("clip_constant_bounds")
+def _(m):
+    # Values 0.05 or more away from the bounds (the boundary convention,
+    # current torch.clamp's 0 at a bound, is checked by the runtime kernel
+    # tests and clip_boundary_matches_reference).
+    x = m.x((4,), values=[[-2.0, -0.3, 0.2, 1.5], [0.45, -0.6, 0.7, -0.1]])
+    u = m.op("Add", [x, m.param((4,), values=[0.0, 0.05, -0.05, 0.0])])
+    m.out(m.op("Clip", [u, m.const(-0.5), m.const(0.5)]))
+    m.out(m.op("Clip", [u, "", m.const(0.3)]))
+    m.out(m.op("Clip", [u, m.const(0.0)]))
+    m.out(m.op("Clip", [u]))
+
+
+@case("clip_boundary_matches_reference")
+def _(m):
+    # Elements exactly at the bounds, where the loss has no derivative: the
+    # gradient is compared with the reference's autograd instead of a
+    # finite difference: 0 at a constant bound (current torch.clamp), half
+    # at a computed bound (a max/min tie, torch.clamp with tensor bounds).
+    x = m.x((4,), values=[[-0.5, 0.5, 0.25, 2.0], [0.5, -0.5, -2.0, 0.0]])
+    u = m.op("Mul", [x, m.param((4,), values=[1.0, 1.0, 1.0, 1.0])])
+    m.out(m.op("Clip", [u, m.const(-0.5), m.const(0.5)]))
+    m.out(m.op("Clip", [u, m.param((), values=0.25)]))
+    m.special = ("autograd",)
+
+
+@case("clip_computed_bound")
+def _(m):
+    # A bound that is a parameter lowers to Max/Min: both get a gradient.
+    u = m.op("Mul", [m.x((4,), "sign"), m.param((4,), "pos")])
+    m.out(m.op("Clip", [u, m.param((), values=-0.25), m.const(0.75)]))
+
+
+@case("compare_masks_into_where")
+def _(m):
+    # Masks from comparisons, logic and IsNaN/IsInf carry no gradient; the
+    # gradient reaches the Where branches they select.
+    u = m.op("Mul", [m.x((4,)), m.param((4,))])
+    v = m.op("Add", [m.x((4,)), m.param((4,))])
+    lt = m.op("Less", [u, v])
+    ge = m.op("GreaterOrEqual", [u, m.const(0.0)])
+    both = m.op("And", [lt, m.op("Not", [ge])])
+    either = m.op("Or", [m.op("Xor", [lt, ge]), m.op("IsNaN", [u])])
+    m.out(m.op("Where", [lt, u, v]))
+    m.out(m.op("Where", [both, v, m.const(1.5)]))
+    m.out(m.op("Where", [either, u, m.op("Neg", [v])]))
+    m.out(m.op("Where", [m.op("IsInf", [v]), m.const(0.0), v]))
+    m.out(m.op("Where", [m.op("LessOrEqual", [u, m.const(0.5)]), u, v]))
+    m.out(m.op("Where", [m.op("Equal", [lt, ge]), m.param((1,)), u]))  # bools
+    idx = m.x((4,), values=[[0, 1, 2, 3], [3, 2, 1, 0]], elem=I64)
+    gt = m.op("Greater", [idx, m.ints(1)])
+    m.out(m.op("Where", [gt, u, v]))
+
+
+@case("castlike_double")
+def _(m):
+    u = m.op("Add", [m.x((3,)), m.param((3,))])
+    m.out(m.op("CastLike", [u, m.const(0.0)]))
+    idx = m.x((3,), values=[[1, -2, 3], [0, 4, 2]], elem=I64)
+    m.out(m.op("Mul", [m.op("CastLike", [idx, u]), m.param((3,))]))
+
+
+@case("gelu_erf_decomposition")
+def _(m):
+    # What torch 1.13 exports for nn.GELU() at opset 17.
+    u = m.op("Mul", [m.x((4,)), m.param((4,))])
+    e = m.op("Erf", [m.op("Div", [u, m.const(1.4142135623730951)])])
+    m.out(m.op("Mul", [m.op("Mul", [u, m.op("Add", [e, m.const(1.0)])]),
+                       m.const(0.5)]))
+
+
+def _gelu(approximate):
+    def fn(m):
+        m.opset = 20
+        u = m.op("Mul", [m.x((4,)), m.param((4,))])
+        u = m.op("Add", [u, m.param((4,))])
+        m.out(m.op("Gelu", [u], approximate=approximate))
+    return fn
+
+
+case("gelu_opset20_none")(_gelu("none"))
+case("gelu_opset20_tanh")(_gelu("tanh"))
 
 
 # -- Dropout's mask replay (no finite difference) ------------------------------------
@@ -975,6 +1116,8 @@ def check(d, m, model):
         return check_dropout(m, model, os.path.join(d, "out"), grads,
                              m.special[1])
     fd, auto = finite_difference(model, m.data)
+    if m.special and m.special[0] == "autograd":
+        fd = auto     # at a kink: the reference's subgradient, not a slope
     worst, problems = 0.0, []
     for pname, g in grads.items():
         err = np.abs(g - fd[pname]) / np.maximum(1.0, np.abs(fd[pname]))
@@ -1033,12 +1176,22 @@ def main():
                 jobs.append((name, None, (d, m, model), fut))
             except Exception as e:  # noqa: BLE001
                 jobs.append((name, e, None, None))
-        passed = failed = 0
+        passed = failed = skipped = 0
         for name, err, built, fut in jobs:
             try:
                 if err is not None:
                     raise err
-                tc, tt = fut.result()
+                try:
+                    tc, tt = fut.result()
+                except RuntimeError as e:
+                    # Gelu is an opset-20 op; until zeroc imports opsets
+                    # 18-21 these cases are reported, not failed.
+                    if "opset 20 is not supported" not in str(e):
+                        raise
+                    skipped += 1
+                    print("SKIP %-40s zeroc does not import opset 20 yet"
+                          % name)
+                    continue
                 worst, note = check(*built)
                 passed += 1
                 print("PASS %-40s max error %.1e (%s; compile %.2fs, train %.2fs)"
@@ -1047,8 +1200,8 @@ def main():
                 failed += 1
                 print("FAIL %-40s %s" % (name, str(e).replace("\n", " | ")))
             sys.stdout.flush()
-    print("gradcheck: %d passed, %d failed (%.1fs)"
-          % (passed, failed, time.time() - start))
+    print("gradcheck: %d passed, %d failed, %d skipped (%.1fs)"
+          % (passed, failed, skipped, time.time() - start))
     return 0 if failed == 0 else 1
 
 

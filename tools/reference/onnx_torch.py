@@ -86,6 +86,10 @@ SUPPORTED_OPS = (
     "Concat",
     "Slice", "Trilu", "Equal", "Where", "Cast", "Constant", "ConstantOfShape",
     "Shape", "Expand", "Identity", "Dropout", "SoftmaxCrossEntropyLoss",
+    # comparisons, logic, float math, Max/Min, Clip, Gelu, CastLike
+    "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
+    "Not", "IsNaN", "IsInf", "Cos", "Sin", "Abs", "Sign", "Floor", "Ceil",
+    "Round", "Max", "Min", "Clip", "Gelu", "CastLike",
     "SplitToSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty",
     "SequenceLength", "SequenceInsert", "SequenceErase", "ConcatFromSequence",
     # convolution, pooling, batch norm
@@ -954,6 +958,60 @@ _MOVEMENT_OPS = {
     "ReduceMin": _fold_reduce("min"),
     "ReduceProd": _fold_reduce("prod"),
 }
+def _variadic(fn):
+    def op(ctx, node, ins, attrs):
+        out = ins[0]
+        for t in ins[1:]:          # left to right, as zeroc chains them
+            out = fn(out, t)
+        return [out]
+    return op
+
+
+def op_is_inf(ctx, node, ins, attrs):
+    x = ins[0]
+    pos = bool(attrs.get("detect_positive", 1))
+    neg = bool(attrs.get("detect_negative", 1))
+    return [(torch.isinf(x) & ((x > 0) & pos | (x < 0) & neg))]
+
+
+def op_clip(ctx, node, ins, attrs):
+    x, lo, hi = ins[0], _opt(ins, 1), _opt(ins, 2)
+    if lo is None and hi is None:
+        return [x]
+
+    def constant(b):
+        return b is None or (b.numel() == 1 and not b.requires_grad)
+    if constant(lo) and constant(hi):
+        # torch.clamp with scalar bounds as PyTorch 2.x differentiates it
+        # (0 at a bound; torch 1.13 gave 1 there): the gradient passes only
+        # strictly inside the bounds.
+        lo_v = None if lo is None else lo.reshape(()).item()
+        hi_v = None if hi is None else hi.reshape(()).item()
+        inside = torch.ones_like(x, dtype=torch.bool)
+        if lo_v is not None:
+            inside = inside & (x > lo_v)
+        if hi_v is not None:
+            inside = inside & (x < hi_v)
+        return [torch.where(inside, x, torch.clamp(x.detach(), min=lo_v,
+                                                   max=hi_v))]
+    # Computed bounds: max/min (zeroc's lowering; a tie splits the gradient).
+    if lo is not None:
+        x = torch.maximum(x, lo.reshape(()))
+    if hi is not None:
+        x = torch.minimum(x, hi.reshape(()))
+    return [x]
+
+
+def op_gelu(ctx, node, ins, attrs):
+    return [torch.nn.functional.gelu(
+        ins[0], approximate=attrs.get("approximate", "none"))]
+
+
+def op_cast_like(ctx, node, ins, attrs):
+    elem = ctx.elem_types.get(node.input[1])
+    if elem:
+        return op_cast(ctx, node, ins[:1], {"to": elem})
+    return [ins[0].to(ins[1].dtype)]
 
 
 OPS = {
@@ -998,6 +1056,28 @@ OPS = {
     "Identity": op_identity,
     "Dropout": op_dropout,
     "SoftmaxCrossEntropyLoss": op_sce,
+    "Less": _binary(torch.lt),
+    "LessOrEqual": _binary(torch.le),
+    "Greater": _binary(torch.gt),
+    "GreaterOrEqual": _binary(torch.ge),
+    "And": _binary(torch.logical_and),
+    "Or": _binary(torch.logical_or),
+    "Xor": _binary(torch.logical_xor),
+    "Not": _unary(torch.logical_not),
+    "IsNaN": _unary(torch.isnan),
+    "IsInf": op_is_inf,
+    "Cos": _unary(torch.cos),
+    "Sin": _unary(torch.sin),
+    "Abs": _unary(torch.abs),
+    "Sign": _unary(torch.sign),
+    "Floor": _unary(torch.floor),
+    "Ceil": _unary(torch.ceil),
+    "Round": _unary(torch.round),
+    "Max": _variadic(torch.maximum),
+    "Min": _variadic(torch.minimum),
+    "Clip": op_clip,
+    "Gelu": op_gelu,
+    "CastLike": op_cast_like,
     "Conv": op_conv,
     "MaxPool": op_max_pool,
     "AveragePool": op_avg_pool,
@@ -1116,6 +1196,17 @@ class OnnxTorchModel(object):
                     % (vi.name, TensorProto.DataType.Name(tt.elem_type)))
             self.inputs.append(InputSpec(vi.name, tt.elem_type, shape))
         self.outputs = [o.name for o in g.output]
+        # ONNX element types of the values that declare one (CastLike needs
+        # its target's: a float16 target rounds, as Cast does).
+        self.elem_types = {t.name: t.data_type for t in g.initializer}
+        for vi in list(g.input) + list(g.value_info) + list(g.output):
+            if vi.type.HasField("tensor_type"):
+                self.elem_types[vi.name] = vi.type.tensor_type.elem_type
+        for n in g.node:
+            if n.op_type == "Constant":
+                for a in n.attribute:
+                    if a.name == "value":
+                        self.elem_types[n.output[0]] = a.t.data_type
 
         self.loss_name = None
         for o in g.output:

@@ -70,12 +70,28 @@ typedef ZEROC_RT_ENUM(zeroc_rt_unary_op){
     ZEROC_RT_UNARY_NEG = 0, ZEROC_RT_UNARY_SQRT,    ZEROC_RT_UNARY_RECIPROCAL,
     ZEROC_RT_UNARY_RELU,    ZEROC_RT_UNARY_TANH,    ZEROC_RT_UNARY_SIGMOID,
     ZEROC_RT_UNARY_ERF,     ZEROC_RT_UNARY_EXP,     ZEROC_RT_UNARY_LOG,
+    // Elementwise math of issue 9 (ONNX Cos ... Gelu), appended to keep the
+    // values above stable.
+    ZEROC_RT_UNARY_COS,     ZEROC_RT_UNARY_SIN,     ZEROC_RT_UNARY_ABS,
+    ZEROC_RT_UNARY_SIGN,    ///< -1, 0 or 1; NaN gives 0 (torch.sign)
+    ZEROC_RT_UNARY_FLOOR,   ZEROC_RT_UNARY_CEIL,
+    ZEROC_RT_UNARY_ROUND,   ///< to nearest, ties to even (ONNX Round, torch.round)
+    ZEROC_RT_UNARY_GELU,    ///< x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))
+    ZEROC_RT_UNARY_GELU_TANH, ///< 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 } zeroc_rt_unary_op_t;
 
 typedef ZEROC_RT_ENUM(zeroc_rt_binary_op){
     ZEROC_RT_BINARY_ADD = 0, ZEROC_RT_BINARY_SUB, ZEROC_RT_BINARY_MUL,
     ZEROC_RT_BINARY_DIV,     ZEROC_RT_BINARY_POW,
     ZEROC_RT_BINARY_EQUAL, ///< out is BOOL; inputs any same dtype
+    // Comparisons (out BOOL; a, b F32/F64/F16/BF16/I64/I32/U8, compared by
+    // value; any comparison with NaN is false), logic (a, b and out BOOL)
+    // and max/min (arithmetic dtypes, out the same; NaN propagates, as in
+    // torch.maximum/minimum), appended to keep the values above stable.
+    ZEROC_RT_BINARY_LESS,    ZEROC_RT_BINARY_LESS_EQUAL,
+    ZEROC_RT_BINARY_GREATER, ZEROC_RT_BINARY_GREATER_EQUAL,
+    ZEROC_RT_BINARY_AND,     ZEROC_RT_BINARY_OR, ZEROC_RT_BINARY_XOR,
+    ZEROC_RT_BINARY_MAX,     ZEROC_RT_BINARY_MIN,
 } zeroc_rt_binary_op_t;
 
 /// out = op(in); same shape and float dtype.
@@ -86,9 +102,13 @@ zeroc_rt_k_unary(zeroc_rt_unary_op_t op, const zeroc_rt_tensor_t *in,
 /// Gradient of a unary op: grad_in = grad_out * op'(x), given the forward
 /// input `x` and output `y` (each kernel uses whichever is cheaper; relu uses
 /// x > 0, tanh 1 - y^2, sigmoid y(1 - y), erf 2/sqrt(pi) exp(-x^2), exp y,
-/// log 1/x, sqrt 0.5/y, reciprocal -y^2, neg -1). The operand an op does not
-/// read may be NULL (x for tanh/sigmoid/exp/sqrt/reciprocal/neg, y for
-/// relu/erf/log/neg); a non-NULL one is still checked.
+/// log 1/x, sqrt 0.5/y, reciprocal -y^2, neg -1, cos -sin x, sin cos x, abs
+/// sign(x) (0 at 0, as torch), gelu Phi(x) + x phi(x), gelu_tanh torch's
+/// tanh-form derivative; sign, floor, ceil and round have derivative 0). The
+/// operand an op does not read may be NULL (x for tanh/sigmoid/exp/sqrt/
+/// reciprocal/neg and the zero-derivative ops, y for relu/erf/log/neg/cos/
+/// sin/abs/gelu/gelu_tanh and the zero-derivative ops); a non-NULL one is
+/// still checked.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_unary_grad(
     zeroc_rt_unary_op_t op, const zeroc_rt_tensor_t *x,
     const zeroc_rt_tensor_t *y, const zeroc_rt_tensor_t *grad_out,
@@ -104,6 +124,39 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_unary_grad(
 ZEROC_RT_MUST_USE zeroc_rt_status_t
 zeroc_rt_k_binary(zeroc_rt_binary_op_t op, const zeroc_rt_tensor_t *a,
                   const zeroc_rt_tensor_t *b, const zeroc_rt_tensor_t *out);
+
+/// Unary ops with a BOOL result (same shape as in).
+typedef ZEROC_RT_ENUM(zeroc_rt_predicate_op){
+    ZEROC_RT_PREDICATE_NOT = 0,   ///< in BOOL: logical not
+    ZEROC_RT_PREDICATE_IS_NAN,    ///< in float: x is NaN
+    ZEROC_RT_PREDICATE_IS_INF,    ///< in float: x is +inf or -inf
+    ZEROC_RT_PREDICATE_IS_POS_INF, ///< in float: x is +inf
+    ZEROC_RT_PREDICATE_IS_NEG_INF, ///< in float: x is -inf
+} zeroc_rt_predicate_op_t;
+
+/// out (BOOL) = op(in); in is BOOL for NOT, F32/F64/F16/BF16 otherwise.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_predicate(zeroc_rt_predicate_op_t op, const zeroc_rt_tensor_t *in,
+                     const zeroc_rt_tensor_t *out);
+
+/// ONNX Clip / torch.clamp with constant bounds: out = min(max(x, lo), hi)
+/// for the bounds that are present (has_min/has_max non-zero); NaN stays NaN.
+/// Bounds are converted to the compute type first (float for F32/F16/BF16)
+/// and must not be NaN. lo > hi gives hi everywhere (ONNX's rule). Float
+/// dtypes, same shape.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_clip(const zeroc_rt_tensor_t *in, int has_min, double min_value,
+                int has_max, double max_value, const zeroc_rt_tensor_t *out);
+
+/// Gradient of clip: grad_in = grad_out where x is strictly inside the
+/// present bounds (lo < x < hi; an absent bound imposes nothing), else 0
+/// (at a bound, for NaN x, and everywhere when lo >= hi): torch.clamp's
+/// backward with scalar bounds since PyTorch 2.x (the minimum-norm
+/// subgradient; torch 1.13 passed the gradient at the bounds).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_clip_grad(
+    const zeroc_rt_tensor_t *x, int has_min, double min_value, int has_max,
+    double max_value, const zeroc_rt_tensor_t *grad_out,
+    const zeroc_rt_tensor_t *grad_in);
 
 /// out = cond ? a : b, all three broadcast to out's shape.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_where(

@@ -31,8 +31,64 @@ const char *unaryName(zeroc_rt_unary_op_t op) {
     return "exp";
   case ZEROC_RT_UNARY_LOG:
     return "log";
+  case ZEROC_RT_UNARY_COS:
+    return "cos";
+  case ZEROC_RT_UNARY_SIN:
+    return "sin";
+  case ZEROC_RT_UNARY_ABS:
+    return "abs";
+  case ZEROC_RT_UNARY_SIGN:
+    return "sign";
+  case ZEROC_RT_UNARY_FLOOR:
+    return "floor";
+  case ZEROC_RT_UNARY_CEIL:
+    return "ceil";
+  case ZEROC_RT_UNARY_ROUND:
+    return "round";
+  case ZEROC_RT_UNARY_GELU:
+    return "gelu";
+  case ZEROC_RT_UNARY_GELU_TANH:
+    return "gelu_tanh";
   }
   return nullptr;
+}
+
+/// GELU's constants: 1/sqrt(2), 1/sqrt(2 pi), sqrt(2/pi) and the cubic
+/// coefficient of the tanh form (torch's kAlpha, kBeta, kKappa).
+template <typename T> struct GeluConstants {
+  static constexpr T kInvSqrt2 = static_cast<T>(0.70710678118654752440);
+  static constexpr T kInvSqrt2Pi = static_cast<T>(0.39894228040143267794);
+  static constexpr T kSqrt2OverPi = static_cast<T>(0.79788456080286535588);
+  static constexpr T kKappa = static_cast<T>(0.044715);
+};
+
+template <typename T> T gelu(T x) {
+  using K = GeluConstants<T>;
+  return T(0.5) * x * (T(1) + std::erf(x * K::kInvSqrt2));
+}
+template <typename T> T geluTanh(T x) {
+  using K = GeluConstants<T>;
+  return T(0.5) * x *
+         (T(1) + std::tanh(K::kSqrt2OverPi * (x + K::kKappa * x * x * x)));
+}
+template <typename T> T geluDerivative(T x) {
+  using K = GeluConstants<T>;
+  T cdf = T(0.5) * (T(1) + std::erf(x * K::kInvSqrt2));
+  T pdf = K::kInvSqrt2Pi * std::exp(T(-0.5) * x * x);
+  return cdf + x * pdf;
+}
+/// As torch's GeluBackward with approximate='tanh'.
+template <typename T> T geluTanhDerivative(T x) {
+  using K = GeluConstants<T>;
+  T x2 = x * x;
+  T t = std::tanh(K::kSqrt2OverPi * (x + K::kKappa * x2 * x));
+  T left = T(0.5) * x, right = T(1) + t;
+  return T(0.5) * right +
+         left * (T(1) - t * t) * K::kSqrt2OverPi * (T(1) + T(3) * K::kKappa * x2);
+}
+/// (0 < x) - (x < 0): NaN gives 0, as torch.sign.
+template <typename T> T signOf(T x) {
+  return static_cast<T>(T(0) < x) - static_cast<T>(x < T(0));
 }
 
 /// y[i] = f(x[i]) with f on the compute type C of storage type S (float for
@@ -79,6 +135,24 @@ void unary(zeroc_rt_unary_op_t op, const void *in, void *out, int64_t n) {
     return map1<S>(in, out, n, [](T x) { return std::exp(x); });
   case ZEROC_RT_UNARY_LOG:
     return map1<S>(in, out, n, [](T x) { return std::log(x); });
+  case ZEROC_RT_UNARY_COS:
+    return map1<S>(in, out, n, [](T x) { return std::cos(x); });
+  case ZEROC_RT_UNARY_SIN:
+    return map1<S>(in, out, n, [](T x) { return std::sin(x); });
+  case ZEROC_RT_UNARY_ABS:
+    return map1<S>(in, out, n, [](T x) { return std::fabs(x); });
+  case ZEROC_RT_UNARY_SIGN:
+    return map1<S>(in, out, n, [](T x) { return signOf(x); });
+  case ZEROC_RT_UNARY_FLOOR:
+    return map1<S>(in, out, n, [](T x) { return std::floor(x); });
+  case ZEROC_RT_UNARY_CEIL:
+    return map1<S>(in, out, n, [](T x) { return std::ceil(x); });
+  case ZEROC_RT_UNARY_ROUND: // default rounding mode: ties to even
+    return map1<S>(in, out, n, [](T x) { return std::nearbyint(x); });
+  case ZEROC_RT_UNARY_GELU:
+    return map1<S>(in, out, n, [](T x) { return gelu(x); });
+  case ZEROC_RT_UNARY_GELU_TANH:
+    return map1<S>(in, out, n, [](T x) { return geluTanh(x); });
   }
 }
 
@@ -135,6 +209,23 @@ void unaryGrad(zeroc_rt_unary_op_t op, const void *x, const void *y,
     return map2<S>(gy, y, gx, n, [](T g, T v) { return g * v; });
   case ZEROC_RT_UNARY_LOG:
     return map2<S>(gy, x, gx, n, [](T g, T v) { return g / v; });
+  case ZEROC_RT_UNARY_COS:
+    return map2<S>(gy, x, gx, n, [](T g, T v) { return -g * std::sin(v); });
+  case ZEROC_RT_UNARY_SIN:
+    return map2<S>(gy, x, gx, n, [](T g, T v) { return g * std::cos(v); });
+  case ZEROC_RT_UNARY_ABS:
+    return map2<S>(gy, x, gx, n, [](T g, T v) { return g * signOf(v); });
+  case ZEROC_RT_UNARY_SIGN:
+  case ZEROC_RT_UNARY_FLOOR:
+  case ZEROC_RT_UNARY_CEIL:
+  case ZEROC_RT_UNARY_ROUND:
+    return map2<S>(gy, nullptr, gx, n, [](T, T) { return T(0); });
+  case ZEROC_RT_UNARY_GELU:
+    return map2<S>(gy, x, gx, n,
+                   [](T g, T v) { return g * geluDerivative(v); });
+  case ZEROC_RT_UNARY_GELU_TANH:
+    return map2<S>(gy, x, gx, n,
+                   [](T g, T v) { return g * geluTanhDerivative(v); });
   }
 }
 
@@ -144,8 +235,17 @@ char gradOperand(zeroc_rt_unary_op_t op) {
   case ZEROC_RT_UNARY_RELU:
   case ZEROC_RT_UNARY_ERF:
   case ZEROC_RT_UNARY_LOG:
+  case ZEROC_RT_UNARY_COS:
+  case ZEROC_RT_UNARY_SIN:
+  case ZEROC_RT_UNARY_ABS:
+  case ZEROC_RT_UNARY_GELU:
+  case ZEROC_RT_UNARY_GELU_TANH:
     return 'x';
   case ZEROC_RT_UNARY_NEG:
+  case ZEROC_RT_UNARY_SIGN:
+  case ZEROC_RT_UNARY_FLOOR:
+  case ZEROC_RT_UNARY_CEIL:
+  case ZEROC_RT_UNARY_ROUND:
     return 0;
   default:
     return 'y';
@@ -235,8 +335,62 @@ const char *binaryName(zeroc_rt_binary_op_t op) {
     return "pow";
   case ZEROC_RT_BINARY_EQUAL:
     return "equal";
+  case ZEROC_RT_BINARY_LESS:
+    return "less";
+  case ZEROC_RT_BINARY_LESS_EQUAL:
+    return "less_equal";
+  case ZEROC_RT_BINARY_GREATER:
+    return "greater";
+  case ZEROC_RT_BINARY_GREATER_EQUAL:
+    return "greater_equal";
+  case ZEROC_RT_BINARY_AND:
+    return "and";
+  case ZEROC_RT_BINARY_OR:
+    return "or";
+  case ZEROC_RT_BINARY_XOR:
+    return "xor";
+  case ZEROC_RT_BINARY_MAX:
+    return "max";
+  case ZEROC_RT_BINARY_MIN:
+    return "min";
   }
   return nullptr;
+}
+
+enum class BinaryKind { Arithmetic, Equal, Compare, Logic };
+
+BinaryKind binaryKind(zeroc_rt_binary_op_t op) {
+  switch (op) {
+  case ZEROC_RT_BINARY_EQUAL:
+    return BinaryKind::Equal;
+  case ZEROC_RT_BINARY_LESS:
+  case ZEROC_RT_BINARY_LESS_EQUAL:
+  case ZEROC_RT_BINARY_GREATER:
+  case ZEROC_RT_BINARY_GREATER_EQUAL:
+    return BinaryKind::Compare;
+  case ZEROC_RT_BINARY_AND:
+  case ZEROC_RT_BINARY_OR:
+  case ZEROC_RT_BINARY_XOR:
+    return BinaryKind::Logic;
+  default:
+    return BinaryKind::Arithmetic;
+  }
+}
+
+/// max/min on the compute type; NaN in either operand gives NaN.
+template <typename C> C maxValue(C x, C y) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(x) || std::isnan(y))
+      return std::isnan(x) ? x : y;
+  }
+  return x < y ? y : x;
+}
+template <typename C> C minValue(C x, C y) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(x) || std::isnan(y))
+      return std::isnan(x) ? x : y;
+  }
+  return y < x ? y : x;
 }
 
 template <typename T> constexpr bool kIsFloat = kIsFloatStorage<T>;
@@ -396,7 +550,11 @@ void arithmetic(zeroc_rt_binary_op_t op, const Loop<3> &loop, void *out,
     case ZEROC_RT_BINARY_POW:
       return floatMap<T>(loop, out, a, b,
                          [](C x, C y) { return std::pow(x, y); });
-    case ZEROC_RT_BINARY_EQUAL:
+    case ZEROC_RT_BINARY_MAX:
+      return floatMap<T>(loop, out, a, b, maxValue<C>);
+    case ZEROC_RT_BINARY_MIN:
+      return floatMap<T>(loop, out, a, b, minValue<C>);
+    default:
       break;
     }
   } else {
@@ -411,7 +569,11 @@ void arithmetic(zeroc_rt_binary_op_t op, const Loop<3> &loop, void *out,
       return broadcastMap<T, T>(loop, out, a, b, intDiv<T>);
     case ZEROC_RT_BINARY_POW:
       return broadcastMap<T, T>(loop, out, a, b, intPow<T>);
-    case ZEROC_RT_BINARY_EQUAL:
+    case ZEROC_RT_BINARY_MAX:
+      return broadcastMap<T, T>(loop, out, a, b, maxValue<T>);
+    case ZEROC_RT_BINARY_MIN:
+      return broadcastMap<T, T>(loop, out, a, b, minValue<T>);
+    default:
       break;
     }
   }
@@ -457,12 +619,15 @@ zeroc_rt_status_t kBinary(zeroc_rt_binary_op_t op, const zeroc_rt_tensor_t *a,
   if (!name)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: invalid binary op %d", k, static_cast<int>(op));
-  bool isEqual = op == ZEROC_RT_BINARY_EQUAL;
-  unsigned inputDtypes = isEqual ? kAnyDtype : kArithmeticDtypes;
+  const BinaryKind kind = binaryKind(op);
+  const bool boolOut = kind != BinaryKind::Arithmetic;
+  unsigned inputDtypes = kind == BinaryKind::Equal  ? kAnyDtype
+                         : kind == BinaryKind::Logic ? dtypeBit(ZEROC_RT_DTYPE_BOOL)
+                                                     : kArithmeticDtypes;
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a, inputDtypes));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
   ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
-  if (isEqual) {
+  if (boolOut) {
     ZEROC_RT_RETURN_IF_ERROR(
         checkTensor(k, "out", out, dtypeBit(ZEROC_RT_DTYPE_BOOL)));
   } else {
@@ -492,12 +657,44 @@ zeroc_rt_status_t kBinary(zeroc_rt_binary_op_t op, const zeroc_rt_tensor_t *a,
   broadcastStrides(*b, rank, dims, loop.strides[2]);
   loop.coalesce();
 
-  if (isEqual) {
+  if (kind == BinaryKind::Equal) {
     dispatchAny(a->dtype, [&](auto tag) {
       using T = decltype(tag);
       broadcastMap<Bool8, T>(loop, out->data, a->data, b->data, [](T x, T y) {
         return Bool8{static_cast<uint8_t>(equalValues(x, y))};
       });
+    });
+    return nullptr;
+  }
+  if (kind == BinaryKind::Compare || kind == BinaryKind::Logic) {
+    dispatchAny(a->dtype, [&](auto tag) {
+      using T = decltype(tag);
+      // widen() is exact for every dtype (F16/BF16 by value, BOOL as 0/1).
+      auto run = [&](auto pred) {
+        broadcastMap<Bool8, T>(loop, out->data, a->data, b->data,
+                               [pred](T x, T y) {
+                                 return Bool8{static_cast<uint8_t>(
+                                     pred(widen(x), widen(y)))};
+                               });
+      };
+      switch (op) {
+      case ZEROC_RT_BINARY_LESS:
+        return run([](auto x, auto y) { return x < y; });
+      case ZEROC_RT_BINARY_LESS_EQUAL:
+        return run([](auto x, auto y) { return x <= y; });
+      case ZEROC_RT_BINARY_GREATER:
+        return run([](auto x, auto y) { return x > y; });
+      case ZEROC_RT_BINARY_GREATER_EQUAL:
+        return run([](auto x, auto y) { return x >= y; });
+      case ZEROC_RT_BINARY_AND:
+        return run([](auto x, auto y) { return x != 0 && y != 0; });
+      case ZEROC_RT_BINARY_OR:
+        return run([](auto x, auto y) { return x != 0 || y != 0; });
+      case ZEROC_RT_BINARY_XOR:
+        return run([](auto x, auto y) { return (x != 0) != (y != 0); });
+      default:
+        return;
+      }
     });
     return nullptr;
   }

@@ -554,8 +554,8 @@ def Graph_UnaryGradOp : Graph_Op<"unary_grad",
   let summary = "gradient of an elementwise unary op";
   let description = [{
     `result = grad * f'(x)` for the unary op named by `op` (one of neg,
-    sqrt, reciprocal, relu, tanh, sigmoid, erf, exp, log), given the forward
-    input `x` and output `y`.
+    sqrt, reciprocal, relu, tanh, sigmoid, erf, exp, log, cos, sin, abs,
+    gelu, gelu_tanh), given the forward input `x` and output `y`.
 
     ```mlir
     %gx = graph.unary_grad %x, %y, %gy {op = "tanh"} : tensor<2x3xf32>
@@ -678,6 +678,7 @@ def Graph_SoftmaxCrossEntropyLossGradOp
   }];
 }
 
+include "zeroc/Dialect/Graph/GraphElementwiseOps.td"
 include "zeroc/Dialect/Graph/GraphConvOps.td"
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_TD
