@@ -193,23 +193,39 @@ bool hasScope(const std::string &name) {
   return name.find("::") != std::string::npos;
 }
 
-/// Without a marker, every float initializer would train. Those whose names
-/// the exporter made (TorchScript's "onnx::MatMul_12" and "/path/..."
-/// constants, the dynamo exporter's "val_26"; or, when the model's
-/// initializers carry module paths, a name without one) are what constant
-/// folding leaves: folded Linear weights (the transpose of a weight whose
-/// name is gone), but also folded masks and position tables, which PyTorch
-/// never trains. A folded initializer read only as a MatMul/Gemm operand is
-/// a folded weight and trains as a parameter (exactly: Adam and weight decay
-/// are elementwise, so training W^T is training W); any other is refused, as
-/// zeroc cannot tell a folded constant from a folded parameter expression.
-void checkExporterMadeInitializers(const onnx::ModelProto &model,
-                                   ParameterPlan &plan,
-                                   const std::unordered_set<std::string> &flagged) {
-  bool pathNames = false;
-  for (const auto &[name, role] : plan.roles)
-    pathNames |= name.find('.') != std::string::npos && !hasScope(name) &&
-                 name[0] != '/';
+/// Without a marker, every float initializer would train. That is what
+/// the module means only for an export that kept the module's tensors as
+/// they are. Two exports are known not to, and are refused unless
+/// --freeze/--trainable say what trains:
+///  - initializers the exporter made (TorchScript's "onnx::MatMul_12" and
+///    "/path/..." constants, the dynamo exporter's "val_26"): constant
+///    folding wrote them, and they are folded Linear weights, folded masks
+///    and position tables, or parameter expressions, which zeroc cannot
+///    tell apart (an eval-mode export also folds parameters into Constant
+///    nodes, where they would never train);
+///  - graphs from torch's dynamo exporter (its node names, "node_..."): its
+///    optimizer folds BatchNorm into Conv weights and merges initializers
+///    that hold equal values.
+void checkUnmarkedExport(const onnx::ModelProto &model, ParameterPlan &plan,
+                         const std::unordered_set<std::string> &flagged,
+                         bool anyFlags) {
+  const char *advice =
+      "; export with python3 -m zeroc_torch.export (or torch.onnx.export "
+      "with training=TrainingMode.TRAINING and do_constant_folding=False), "
+      "or say what trains: --trainable GLOB trains the matching initializers, "
+      "--freeze GLOB keeps them constant";
+  int dynamoNodes = 0;
+  for (const auto &node : model.graph().node())
+    dynamoNodes += llvm::StringRef(node.name()).starts_with("node_");
+  if (!anyFlags && model.graph().node_size() > 0 &&
+      dynamoNodes * 2 > model.graph().node_size())
+    throw ImportError(
+        std::string("the model comes from torch's dynamo exporter and does not "
+                    "mark its parameters: its optimizer (optimize=True, the "
+                    "default) folds BatchNorm into Conv weights and merges "
+                    "initializers that hold equal values, so its initializers "
+                    "need not be the module's parameters") + advice +
+        " (zeroc_torch.export --exporter dynamo runs it without the optimizer)");
   auto exporterMade = [&](const std::string &name) {
     if (hasScope(name) || (!name.empty() && name[0] == '/'))
       return true;
@@ -217,36 +233,12 @@ void checkExporterMadeInitializers(const onnx::ModelProto &model,
     if (n.consume_front("val_") && !n.empty() &&
         llvm::all_of(n, [](char ch) { return ch >= '0' && ch <= '9'; }))
       return true;
-    return pathNames && name.find('.') == std::string::npos;
+    return false;
   };
-  std::unordered_map<std::string, bool> onlyMatmul;
-  for (const auto &node : model.graph().node())
-    for (const std::string &in : node.input()) {
-      bool mm = node.op_type() == "MatMul" || node.op_type() == "Gemm";
-      auto [it, fresh] = onlyMatmul.emplace(in, mm);
-      if (!fresh)
-        it->second = it->second && mm;
-    }
   std::vector<std::string> refused;
-  size_t folded = 0;
-  std::string firstFolded;
-  for (const auto &[name, role] : plan.roles) {
-    if (role != InitRole::Trainable || flagged.count(name) || !exporterMade(name))
-      continue;
-    auto use = onlyMatmul.find(name);
-    if (use != onlyMatmul.end() && use->second) {
-      if (!folded++ || name < firstFolded)
-        firstFolded = name;
-      continue;
-    }
-    refused.push_back(name);
-  }
-  if (folded)
-    plan.messages.push_back(
-        {false, std::to_string(folded) + " initializer" + (folded == 1 ? "" : "s") +
-                    " named by the exporter (e.g. '" + firstFolded +
-                    "') feed only MatMul/Gemm: folded Linear weights, trained "
-                    "as parameters under those names"});
+  for (const auto &[name, role] : plan.roles)
+    if (role == InitRole::Trainable && !flagged.count(name) && exporterMade(name))
+      refused.push_back(name);
   if (refused.empty())
     return;
   std::sort(refused.begin(), refused.end());
@@ -258,12 +250,9 @@ void checkExporterMadeInitializers(const onnx::ModelProto &model,
   throw ImportError(
       std::to_string(refused.size()) + " float initializer" +
       (refused.size() == 1 ? " was" : "s were") + " made by the exporter, not "
-      "taken from the module (" + list + "): folded constants (masks, position "
-      "tables) or folded parameter expressions, which zeroc cannot tell apart; "
-      "export with " + kHelper + " (or torch.onnx.export with "
-      "do_constant_folding=False in training mode; optimize=False for the "
-      "dynamo exporter), or say what they are: --freeze GLOB keeps them "
-      "constant, --trainable GLOB trains them");
+      "taken from the module (" + list + "): constant folding wrote folded "
+      "weights, masks or position tables, or parameter expressions, which "
+      "zeroc cannot tell apart" + advice);
 }
 
 } // namespace
@@ -434,7 +423,7 @@ ParameterPlan planParameters(
                         "initializer names (zeroc import shows them)");
   }
   if (!marker)
-    checkExporterMadeInitializers(model, plan, flagged);
+    checkUnmarkedExport(model, plan, flagged, !flags.empty());
   size_t trainable = 0, frozen = 0;
   for (const auto &[name, role] : plan.roles) {
     trainable += role == InitRole::Trainable;

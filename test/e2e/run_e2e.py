@@ -140,6 +140,8 @@ def main():
     ap.add_argument("--param-rtol", type=float, default=1e-3,
                     help="relative norm difference of the final parameters")
     ap.add_argument("--config", default=None, help="ds_config.json for every run")
+    ap.add_argument("--compile-arg", action="append", default=[],
+                    help="an extra `zeroc compile` argument (repeatable)")
     ap.add_argument("--reference-model", default=None,
                     help="train the reference on this ONNX model instead (an "
                          "unfolded export of the same weights); only the "
@@ -179,7 +181,8 @@ def main():
                 t0 = time.time()
                 try:
                     cmd = [args.zeroc, "compile", onnx_path, "-o", out,
-                           "--stage", str(stage), "--world-size", str(w)]
+                           "--stage", str(stage), "--world-size", str(w)] + \
+                        args.compile_arg
                     if args.config:
                         cmd += ["--config", args.config]
                     run(cmd)
