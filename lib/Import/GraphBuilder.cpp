@@ -205,9 +205,43 @@ void GraphBuilder::declareParams(OpBuilder &mb) {
       throw ImportError("initializer '" + init.name() + "': " + e.what());
     }
   }
+  // An exporter that merges initializers holding equal values (torch.onnx's
+  // eval-mode export) leaves "Identity(kept) -> merged name" for each one it
+  // dropped; the values were equal, so each name gets its own copy back.
+  std::vector<ImportMessage> unmergeNotes;
+  {
+    std::unordered_map<std::string, size_t> floatIndex;
+    for (size_t i = 0; i < floats.size(); ++i)
+      floatIndex[floats[i].first] = i;
+    for (const auto &node : model.graph().node()) {
+      if (node.op_type() != "Identity" || node.input_size() != 1 ||
+          node.output_size() != 1)
+        continue;
+      const std::string &out = node.output(0);
+      auto src = floatIndex.find(node.input(0));
+      llvm::StringRef o(out);
+      if (src == floatIndex.end() || floatNames.count(out) || values.count(out) ||
+          o.starts_with("/") || o.contains("::") || !o.contains('.'))
+        continue;
+      floats.emplace_back(out, floats[src->second].second);
+      floatNames.insert(out);
+      unmerged.insert(out);
+      unmergeNotes.push_back(
+          {false, "initializer '" + out + "' is an Identity of '" + node.input(0) +
+                      "' (an exporter merged initializers that held equal "
+                      "values): zeroc gives it its own copy again, so each "
+                      "trains on its own"});
+    }
+  }
   // What each float initializer is: decided in ParameterMarker.cpp.
   ParameterPlan plan = planParameters(model, floats, paramFlags);
   messages = std::move(plan.messages);
+  if (unmergeNotes.size() > 3) {
+    unmergeNotes.resize(1);
+    unmergeNotes[0].text += " (and " + std::to_string(unmerged.size() - 1) +
+                            " more like it)";
+  }
+  messages.insert(messages.end(), unmergeNotes.begin(), unmergeNotes.end());
   paddingIdx = std::move(plan.paddingIdx);
   for (auto &[name, value] : floats) {
     Location loc = NameLoc::get(StringAttr::get(&ctx, name),

@@ -117,6 +117,14 @@ private:
   MappedInitializers mapped;
   std::unordered_map<std::string, int64_t> paddingIdx;
   std::unordered_set<std::string> trainableParams;
+  /// Initializers an exporter merged, restored (declareParams); their
+  /// Identity nodes are skipped.
+  std::unordered_set<std::string> unmerged;
+
+public:
+  bool isUnmerged(const std::string &name) const { return unmerged.count(name) != 0; }
+
+private:
   mlir::ModuleOp module;
   mlir::OpBuilder b;
   std::unordered_map<std::string, Entry> values;

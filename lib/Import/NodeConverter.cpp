@@ -237,6 +237,10 @@ Operation *NodeConverter::create(StringRef opName, ValueRange operands,
 }
 
 void convertNode(GraphBuilder &gb, const onnx::NodeProto &node, int index) {
+  // An exporter's merge of equal initializers, undone in declareParams.
+  if (node.op_type() == "Identity" && node.output_size() == 1 &&
+      gb.isUnmerged(node.output(0)))
+    return;
   NodeConverter c(gb, node, index);
   if (convertSequenceOp(c) || convertShapeOp(c) || convertComputeOp(c) ||
       convertConvOp(c) || convertMovementOp(c) || convertFoldOnlyOp(c) ||

@@ -198,17 +198,18 @@ bool hasScope(const std::string &name) {
 /// they are. Two exports are known not to, and are refused unless
 /// --freeze/--trainable say what trains:
 ///  - initializers the exporter made (TorchScript's "onnx::MatMul_12" and
-///    "/path/..." constants, the dynamo exporter's "val_26"): constant
-///    folding wrote them, and they are folded Linear weights, folded masks
-///    and position tables, or parameter expressions, which zeroc cannot
-///    tell apart (an eval-mode export also folds parameters into Constant
-///    nodes, where they would never train);
+///    "/path/..." constants, the dynamo exporter's "val_26") that are read
+///    by anything but MatMul/Gemm: constant folding wrote them, and they are
+///    folded masks and position tables or parameter expressions, which
+///    zeroc cannot tell apart (one read only by MatMul/Gemm is a folded
+///    Linear weight, and trains);
 ///  - graphs from torch's dynamo exporter (its node names, "node_..."): its
 ///    optimizer folds BatchNorm into Conv weights and merges initializers
 ///    that hold equal values.
-void checkUnmarkedExport(const onnx::ModelProto &model, ParameterPlan &plan,
-                         const std::unordered_set<std::string> &flagged,
-                         bool anyFlags) {
+void checkUnmarkedExport(
+    const onnx::ModelProto &model, ParameterPlan &plan,
+    const std::vector<std::pair<std::string, ElementsAttr>> &floatInits,
+    const std::unordered_set<std::string> &flagged, bool anyFlags) {
   const char *advice =
       "; export with python3 -m zeroc_torch.export (or torch.onnx.export "
       "with training=TrainingMode.TRAINING and do_constant_folding=False), "
@@ -235,10 +236,66 @@ void checkUnmarkedExport(const onnx::ModelProto &model, ParameterPlan &plan,
       return true;
     return false;
   };
+  // A tensor whose elements are all equal (a fresh LayerNorm weight, a zero
+  // bias) read by nodes of several modules (TorchScript names nodes by their
+  // module's scope, "/transformer/h.1/ln_2/LayerNormalization") is what an
+  // exporter that merges equal initializers leaves (torch.onnx's eval-mode
+  // export, the dynamo optimizer); random tied weights are never uniform.
+  std::unordered_map<std::string, std::set<std::string>> scopes;
+  for (const auto &node : model.graph().node()) {
+    llvm::StringRef n(node.name());
+    if (!n.starts_with("/") || !n.contains('/'))
+      continue;
+    std::string scope = n.substr(0, n.rfind('/')).str();
+    for (const std::string &in : node.input())
+      scopes[in].insert(scope);
+  }
+  for (const auto &[name, value] : floatInits) {
+    auto role = plan.roles.find(name);
+    if (anyFlags || role == plan.roles.end() || role->second != InitRole::Trainable ||
+        value.getNumElements() < 2 || !isUniform(value))
+      continue;
+    auto it = scopes.find(name);
+    if (it == scopes.end() || it->second.size() < 2)
+      continue;
+    throw ImportError(
+        "initializer '" + name + "' (every element equal) is read by nodes of " +
+        std::to_string(it->second.size()) + " modules ('" + *it->second.begin() +
+        "', '" + *std::next(it->second.begin()) + "', ...): the exporter "
+        "merged initializers that held equal values (torch.onnx's eval-mode "
+        "export does), which would train one tensor for all of them" + advice);
+  }
+  // A folded initializer read only by MatMul/Gemm is a folded Linear weight
+  // (the transpose of a weight whose name is gone): it trains as a
+  // parameter, exactly (Adam and weight decay are elementwise).
+  std::unordered_map<std::string, bool> onlyMatmul;
+  for (const auto &node : model.graph().node())
+    for (const std::string &in : node.input()) {
+      bool mm = node.op_type() == "MatMul" || node.op_type() == "Gemm";
+      auto [it, fresh] = onlyMatmul.emplace(in, mm);
+      if (!fresh)
+        it->second = it->second && mm;
+    }
   std::vector<std::string> refused;
-  for (const auto &[name, role] : plan.roles)
-    if (role == InitRole::Trainable && !flagged.count(name) && exporterMade(name))
-      refused.push_back(name);
+  size_t folded = 0;
+  std::string firstFolded;
+  for (const auto &[name, role] : plan.roles) {
+    if (role != InitRole::Trainable || flagged.count(name) || !exporterMade(name))
+      continue;
+    auto use = onlyMatmul.find(name);
+    if (use != onlyMatmul.end() && use->second) {
+      if (!folded++ || name < firstFolded)
+        firstFolded = name;
+      continue;
+    }
+    refused.push_back(name);
+  }
+  if (folded)
+    plan.messages.push_back(
+        {false, std::to_string(folded) + " initializer" + (folded == 1 ? "" : "s") +
+                    " named by the exporter (e.g. '" + firstFolded +
+                    "') feed only MatMul/Gemm: folded Linear weights, trained "
+                    "as parameters under those names"});
   if (refused.empty())
     return;
   std::sort(refused.begin(), refused.end());
@@ -423,7 +480,7 @@ ParameterPlan planParameters(
                         "initializer names (zeroc import shows them)");
   }
   if (!marker)
-    checkUnmarkedExport(model, plan, flagged, !flags.empty());
+    checkUnmarkedExport(model, plan, floatInits, flagged, !flags.empty());
   size_t trainable = 0, frozen = 0;
   for (const auto &[name, role] : plan.roles) {
     trainable += role == InitRole::Trainable;
