@@ -2,6 +2,7 @@
 #include "zeroc/Driver/Pipeline.h"
 
 #include "zeroc/Driver/DsConfig.h"
+#include "zeroc/Support/WriteAll.h"
 
 #include "zeroc/Passes/Passes.h"
 
@@ -130,20 +131,7 @@ bool writeFileAtomically(const std::string &path, const std::string &text,
   return writeFileAtomically(
       path,
       [&](int fd, std::string &why) {
-        const char *p = text.data();
-        size_t n = text.size();
-        while (n) {
-          ssize_t w = ::write(fd, p, n);
-          if (w < 0 && errno == EINTR)
-            continue;
-          if (w <= 0) {
-            why = std::strerror(w < 0 ? errno : EIO);
-            return false;
-          }
-          p += w;
-          n -= static_cast<size_t>(w);
-        }
-        return true;
+        return writeAll(fd, text.data(), text.size(), why);
       },
       error);
 }

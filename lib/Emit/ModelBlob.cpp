@@ -3,6 +3,7 @@
 #include "zeroc/Emit/ModelBlob.h"
 
 #include "zeroc/Support/MappedFiles.h"
+#include "zeroc/Support/WriteAll.h"
 #include "zeroc_rt/checksum.h"
 
 #include <cerrno>
@@ -99,20 +100,8 @@ uint64_t ModelBlob::checksum() const {
 }
 
 bool ModelBlob::writeTo(int fd, std::string &error) const {
-  return forEachChunk([&](const char *p, size_t n) {
-    while (n) {
-      ssize_t w = ::write(fd, p, n);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0) {
-        error = std::strerror(w < 0 ? errno : EIO);
-        return false;
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-    return true;
-  });
+  return forEachChunk(
+      [&](const char *p, size_t n) { return writeAll(fd, p, n, error); });
 }
 
 } // namespace zeroc

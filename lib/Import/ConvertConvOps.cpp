@@ -189,8 +189,11 @@ void convertBatchNorm(NodeConverter &c) {
   if (!training) {
     // Running statistics that would train as parameters: the graph is an
     // eval-mode export of a module that trains with batch statistics.
+    // (PyTorch names them "<module>.running_mean" / ".running_var".)
     for (int i : {3, 4})
-      if (c.gb.isTrainableParam(c.node.input(i)))
+      if (c.gb.isTrainableParam(c.node.input(i)) &&
+          llvm::StringRef(c.node.input(i)).ends_with(i == 3 ? "running_mean"
+                                                            : "running_var"))
         throw ImportError(
             "normalizes with running statistics (inference mode), and its "
             "input '" + c.node.input(i) + "' would be trained as a parameter: "

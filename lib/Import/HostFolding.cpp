@@ -4,22 +4,6 @@
 namespace zeroc::onnximport {
 
 namespace {
-std::vector<int64_t> stridesOf(const std::vector<int64_t> &dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
-    s[i] = s[i + 1] * dims[i + 1];
-  return s;
-}
-
-/// Advances a row-major multi-index over `dims` by one element.
-void nextIndex(std::vector<int64_t> &idx, const std::vector<int64_t> &dims) {
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
-    if (++idx[d] < dims[d])
-      return;
-    idx[d] = 0;
-  }
-}
-
 HostTensor like(int32_t dtype, std::vector<int64_t> dims) {
   HostTensor out;
   out.dtype = dtype;

@@ -27,21 +27,6 @@ void copyElement(HostTensor &out, int64_t o, const HostTensor &in, int64_t i) {
     out.ints[o] = in.ints[i];
 }
 
-std::vector<int64_t> stridesOf(const std::vector<int64_t> &dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
-    s[i] = s[i + 1] * dims[i + 1];
-  return s;
-}
-
-void nextIndex(std::vector<int64_t> &idx, const std::vector<int64_t> &dims) {
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
-    if (++idx[d] < dims[d])
-      return;
-    idx[d] = 0;
-  }
-}
-
 /// graph.pad's source position of padded position p (shifted by the begin
 /// count), or -1 for constant padding.
 int64_t padSource(int64_t p, int64_t n, const std::string &mode) {

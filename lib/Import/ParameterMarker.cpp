@@ -193,6 +193,16 @@ bool hasScope(const std::string &name) {
   return name.find("::") != std::string::npos;
 }
 
+/// A name an exporter made, not the module: TorchScript's "onnx::MatMul_12"
+/// and "/path/..." constants, the dynamo exporter's "val_26".
+bool exporterMade(const std::string &name) {
+  if (hasScope(name) || (!name.empty() && name[0] == '/'))
+    return true;
+  llvm::StringRef n(name);
+  return n.consume_front("val_") && !n.empty() &&
+         llvm::all_of(n, [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
 /// Without a marker, every float initializer would train. That is what
 /// the module means only for an export that kept the module's tensors as
 /// they are. Two exports are known not to, and are refused unless
@@ -227,15 +237,6 @@ void checkUnmarkedExport(
                     "initializers that hold equal values, so its initializers "
                     "need not be the module's parameters") + advice +
         " (zeroc_torch.export --exporter dynamo runs it without the optimizer)");
-  auto exporterMade = [&](const std::string &name) {
-    if (hasScope(name) || (!name.empty() && name[0] == '/'))
-      return true;
-    llvm::StringRef n(name);
-    if (n.consume_front("val_") && !n.empty() &&
-        llvm::all_of(n, [](char ch) { return ch >= '0' && ch <= '9'; }))
-      return true;
-    return false;
-  };
   // A tensor whose elements are all equal (a fresh LayerNorm weight, a zero
   // bias) read by nodes of several modules (TorchScript names nodes by their
   // module's scope, "/transformer/h.1/ln_2/LayerNormalization") is what an
@@ -393,10 +394,12 @@ ParameterPlan planParameters(
       plan.paddingIdx[name] = idx;
     }
   } else {
-    // Every float initializer trains; exporter-made names (with "::") are
-    // tied to the model's own names rather than the other way round.
+    // Every float initializer trains; only exporter-made names are
+    // candidates for a folded tie (two parameters of the module may
+    // legitimately hold equal values), tied to the model's own names.
     for (size_t i = 0; i < floatInits.size(); ++i) {
-      isOriginal[i] = isCandidate[i] = true;
+      isOriginal[i] = true;
+      isCandidate[i] = exporterMade(floatInits[i].first);
       if (!hasScope(floatInits[i].first))
         order.push_back(i);
     }

@@ -65,8 +65,11 @@ def main(out):
         name="bn", training_mode=1)], [2, 3, 4, 4], bn_inits,
         outputs=[helper.make_tensor_value_info("rm", F, [3])])
     save(out, "bn_inference", [helper.make_node(
-        "BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn")],
-        [2, 3, 4], bn_inits)
+        "BatchNormalization", ["x", "s", "b", "bn.running_mean",
+                               "bn.running_var"], ["y"], name="bn")],
+        [2, 3, 4], [("s", ones(3)), ("b", ones(3)),
+                    ("bn.running_mean", np.zeros(3)),
+                    ("bn.running_var", ones(3))])
 
 
 if __name__ == "__main__":
