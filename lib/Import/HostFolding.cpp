@@ -3,8 +3,7 @@
 
 namespace zeroc::onnximport {
 
-namespace {
-HostTensor like(int32_t dtype, std::vector<int64_t> dims) {
+HostTensor newFoldedTensor(int32_t dtype, std::vector<int64_t> dims) {
   HostTensor out;
   out.dtype = dtype;
   out.dims = std::move(dims);
@@ -15,13 +14,12 @@ HostTensor like(int32_t dtype, std::vector<int64_t> dims) {
   out.resize(n);
   return out;
 }
-} // namespace
 
 HostTensor foldElementwise(const std::vector<const HostTensor *> &ins,
                            const std::vector<int64_t> &outDims,
                            int32_t outDtype,
                            const std::function<double(const double *)> &fn) {
-  HostTensor out = like(outDtype, outDims);
+  HostTensor out = newFoldedTensor(outDtype, outDims);
   size_t rank = outDims.size();
   std::vector<std::vector<int64_t>> inStrides;
   for (const HostTensor *in : ins) {
@@ -50,7 +48,7 @@ HostTensor foldElementwise(const std::vector<const HostTensor *> &ins,
 HostTensor foldSlice(const HostTensor &in, const std::vector<int64_t> &starts,
                      const std::vector<int64_t> &steps,
                      const std::vector<int64_t> &outDims) {
-  HostTensor out = like(in.dtype, outDims);
+  HostTensor out = newFoldedTensor(in.dtype, outDims);
   std::vector<int64_t> s = stridesOf(in.dims), idx(outDims.size(), 0);
   for (int64_t flat = 0; flat < out.numElements(); ++flat) {
     int64_t pos = 0;
@@ -70,7 +68,7 @@ HostTensor foldGather(const HostTensor &data, const HostTensor &indices,
   std::vector<int64_t> dims(data.dims.begin(), data.dims.begin() + axis);
   dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
   dims.insert(dims.end(), data.dims.begin() + axis + 1, data.dims.end());
-  HostTensor out = like(data.dtype, dims);
+  HostTensor out = newFoldedTensor(data.dtype, dims);
   int64_t outer = 1, inner = 1, axisDim = data.dims[axis];
   for (int64_t d = 0; d < axis; ++d)
     outer *= data.dims[d];
@@ -102,7 +100,7 @@ HostTensor foldConcat(const std::vector<const HostTensor *> &ins, int64_t axis) 
   dims[axis] = 0;
   for (const HostTensor *in : ins)
     dims[axis] += in->dims[axis];
-  HostTensor out = like(ins[0]->dtype, dims);
+  HostTensor out = newFoldedTensor(ins[0]->dtype, dims);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= dims[d];
@@ -126,7 +124,7 @@ HostTensor foldTranspose(const HostTensor &in, const std::vector<int64_t> &perm)
   std::vector<int64_t> dims;
   for (int64_t p : perm)
     dims.push_back(in.dims[p]);
-  HostTensor out = like(in.dtype, dims);
+  HostTensor out = newFoldedTensor(in.dtype, dims);
   std::vector<int64_t> s = stridesOf(in.dims), idx(dims.size(), 0);
   for (int64_t flat = 0; flat < out.numElements(); ++flat) {
     int64_t pos = 0;

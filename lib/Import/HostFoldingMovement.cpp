@@ -7,19 +7,6 @@ namespace zeroc::onnximport {
 
 namespace {
 
-
-HostTensor makeFolded(int32_t dtype, std::vector<int64_t> dims) {
-  HostTensor out;
-  out.dtype = dtype;
-  out.dims = std::move(dims);
-  int64_t n = checkedNumElements(out.dims);
-  if (n > kMaxFoldElements)
-    throw ImportError("constant of " + std::to_string(n) +
-                      " elements is too large to fold at import time");
-  out.resize(n);
-  return out;
-}
-
 void copyElement(HostTensor &out, int64_t o, const HostTensor &in, int64_t i) {
   if (out.isFloat())
     out.floats[o] = in.floats[i];
@@ -74,7 +61,7 @@ HostTensor foldPad(const HostTensor &in, const std::vector<int64_t> &pads,
   std::vector<int64_t> dims;
   for (size_t d = 0; d < rank; ++d)
     dims.push_back(pads[d] + in.dims[d] + pads[d + rank]);
-  HostTensor out = makeFolded(in.dtype, dims);
+  HostTensor out = newFoldedTensor(in.dtype, dims);
   std::vector<int64_t> s = stridesOf(in.dims), idx(rank, 0);
   for (int64_t o = 0; o < out.numElements(); ++o) {
     int64_t pos = 0;
@@ -96,7 +83,7 @@ HostTensor foldTile(const HostTensor &in, const std::vector<int64_t> &repeats) {
   std::vector<int64_t> dims;
   for (size_t d = 0; d < rank; ++d)
     dims.push_back(checkedNumElements({in.dims[d], repeats[d]}));
-  HostTensor out = makeFolded(in.dtype, dims);
+  HostTensor out = newFoldedTensor(in.dtype, dims);
   std::vector<int64_t> s = stridesOf(in.dims), idx(rank, 0);
   for (int64_t o = 0; o < out.numElements(); ++o) {
     int64_t pos = 0;
@@ -119,7 +106,7 @@ HostTensor foldRange(const HostTensor &start, const HostTensor &limit,
     if (count > static_cast<double>(kMaxFoldElements))
       throw ImportError("range of " + std::to_string(count) +
                         " elements is too large to fold at import time");
-    HostTensor out = makeFolded(start.dtype, {static_cast<int64_t>(count)});
+    HostTensor out = newFoldedTensor(start.dtype, {static_cast<int64_t>(count)});
     for (int64_t i = 0; i < out.numElements(); ++i)
       out.set(i, a + static_cast<double>(i) * d);
     return out;
@@ -135,7 +122,7 @@ HostTensor foldRange(const HostTensor &start, const HostTensor &limit,
   if (count > kMaxFoldElements)
     throw ImportError("range of more than " + std::to_string(kMaxFoldElements) +
                       " elements is too large to fold at import time");
-  HostTensor out = makeFolded(start.dtype, {static_cast<int64_t>(count)});
+  HostTensor out = newFoldedTensor(start.dtype, {static_cast<int64_t>(count)});
   for (int64_t i = 0; i < out.numElements(); ++i)
     out.ints[i] = narrowInt(static_cast<int64_t>(a + static_cast<__int128>(i) * d),
                             start.dtype);
@@ -144,7 +131,7 @@ HostTensor foldRange(const HostTensor &start, const HostTensor &limit,
 
 HostTensor foldGatherElements(const HostTensor &data, const HostTensor &indices,
                               int64_t axis) {
-  HostTensor out = makeFolded(data.dtype, indices.dims);
+  HostTensor out = newFoldedTensor(data.dtype, indices.dims);
   std::vector<int64_t> s = stridesOf(data.dims), idx(indices.dims.size(), 0);
   for (int64_t o = 0; o < out.numElements(); ++o) {
     int64_t pos = 0;
@@ -188,7 +175,7 @@ HostTensor foldGatherND(const HostTensor &data, const HostTensor &indices) {
   NdIndex nd(data, indices);
   std::vector<int64_t> dims(indices.dims.begin(), indices.dims.end() - 1);
   dims.insert(dims.end(), data.dims.begin() + nd.k, data.dims.end());
-  HostTensor out = makeFolded(data.dtype, dims);
+  HostTensor out = newFoldedTensor(data.dtype, dims);
   for (int64_t t = 0; t < nd.tuples; ++t) {
     int64_t base = nd.slice(data, indices, t) * nd.sliceSize;
     for (int64_t i = 0; i < nd.sliceSize; ++i)
@@ -201,7 +188,7 @@ HostTensor foldScatterND(const HostTensor &data, const HostTensor &indices,
                          const HostTensor &updates,
                          const std::string &reduction) {
   NdIndex nd(data, indices);
-  HostTensor out = makeFolded(data.dtype, data.dims);
+  HostTensor out = newFoldedTensor(data.dtype, data.dims);
   out.ints = data.ints;
   out.floats = data.floats;
   std::vector<bool> seen;
@@ -235,7 +222,7 @@ HostTensor foldScatterND(const HostTensor &data, const HostTensor &indices,
 
 HostTensor foldCumSum(const HostTensor &in, int64_t axis, bool exclusive,
                       bool reverse) {
-  HostTensor out = makeFolded(in.dtype, in.dims);
+  HostTensor out = newFoldedTensor(in.dtype, in.dims);
   int64_t outer = 1, inner = 1, n = in.dims[axis];
   for (int64_t d = 0; d < axis; ++d)
     outer *= in.dims[d];

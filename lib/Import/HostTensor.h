@@ -75,14 +75,13 @@ bool isFloatDType(int32_t dtype);
 /// a cast to that type does.
 int64_t narrowInt(int64_t v, int32_t dtype);
 
-} // namespace zeroc::onnximport
-
-#endif // ZEROC_LIB_IMPORT_HOSTTENSOR_H
-
-namespace zeroc::onnximport {
 
 /// Elementwise map over inputs broadcast to `outDims` (numpy rules, already
 /// checked by the caller); `fn` sees the inputs as doubles.
+/// A zeroed host tensor of `dtype` and `dims` to fold into; throws when it
+/// has more than kMaxFoldElements elements (such folds stay in the IR).
+HostTensor newFoldedTensor(int32_t dtype, std::vector<int64_t> dims);
+
 HostTensor foldElementwise(const std::vector<const HostTensor *> &ins,
                            const std::vector<int64_t> &outDims,
                            int32_t outDtype,
@@ -100,3 +99,5 @@ HostTensor foldTranspose(const HostTensor &in, const std::vector<int64_t> &perm)
 HostTensor foldTrilu(const HostTensor &in, bool upper, int64_t k);
 
 } // namespace zeroc::onnximport
+
+#endif // ZEROC_LIB_IMPORT_HOSTTENSOR_H

@@ -51,15 +51,19 @@ TEST(OpVersions, EverySupportedOpHasAnEntry) {
     ASSERT_NE(versions, nullptr) << op;
     // Every opset zeroc accepts from the op's first version on resolves
     // (LayerNormalization is new at 17, Trilu at 14), and the table is sorted.
-    for (int64_t opset = kMinOpset; opset <= kMaxOpset; ++opset)
-      if (opset >= versions->front().since)
+    for (int64_t opset = kMinOpset; opset <= kMaxOpset; ++opset) {
+      if (opset >= versions->front().since) {
         EXPECT_NO_THROW(resolveOpVersion(op, opset)) << op << " " << opset;
+      }
+    }
     for (size_t i = 1; i < versions->size(); ++i)
       EXPECT_LT((*versions)[i - 1].since, (*versions)[i].since) << op;
-    for (const OpVersion &v : *versions)
-      if (v.since > kLibonnxMaxOpset)
+    for (const OpVersion &v : *versions) {
+      if (v.since > kLibonnxMaxOpset) {
         EXPECT_GE(v.maxOutputs, 1) << op << "-" << v.since
                                    << " needs its own signature";
+      }
+    }
   }
 }
 

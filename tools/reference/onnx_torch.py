@@ -237,6 +237,12 @@ def _reduce(kind):
                                keepdim=keep).to(x.dtype)]
         if kind == "max":
             return [torch.amax(x, dim=axes, keepdim=keep)]
+        if kind == "min":
+            return [torch.amin(x, dim=axes, keepdim=keep)]
+        if kind == "prod":   # torch.prod reduces one dim at a time
+            for a in reversed(axes):
+                x = torch.prod(x, dim=a, keepdim=keep)
+            return [x]
         raise AssertionError(kind)
     return op
 
@@ -924,26 +930,6 @@ def op_one_hot(ctx, node, ins, attrs):
     return [torch.where(hot, values[1], values[0])]
 
 
-def _fold_reduce(kind):
-    def op(ctx, node, ins, attrs):
-        x = ins[0]
-        axes = _reduce_axes(ctx, node, ins, attrs)
-        keep = bool(attrs.get("keepdims", 1))
-        if not axes:
-            if attrs.get("noop_with_empty_axes", 0):
-                return [x]
-            axes = list(range(x.dim()))
-        if x.dim() == 0:
-            return [x]
-        axes = sorted({_norm_axis(a, x.dim(), node, "axes") for a in axes},
-                      reverse=True)
-        for a in axes:
-            x = (torch.amin(x, dim=a, keepdim=keep) if kind == "min"
-                 else torch.prod(x, dim=a, keepdim=keep))
-        return [x]
-    return op
-
-
 _MOVEMENT_OPS = {
     "Pad": op_pad,
     "Tile": op_tile,
@@ -955,8 +941,8 @@ _MOVEMENT_OPS = {
     "CumSum": op_cumsum,
     "NonZero": op_nonzero,
     "OneHot": op_one_hot,
-    "ReduceMin": _fold_reduce("min"),
-    "ReduceProd": _fold_reduce("prod"),
+    "ReduceMin": _reduce("min"),
+    "ReduceProd": _reduce("prod"),
 }
 def _variadic(fn):
     def op(ctx, node, ins, attrs):

@@ -75,13 +75,14 @@ zeroc_rt_status_t checkConv(const char *k, const char *xName,
   return nullptr;
 }
 
-/// cols[(c * K + tap) * O + o] = x[c][pos(o, tap)] or 0 in the padding.
-template <typename T>
-void im2col(const T *x, int64_t channels, const Geometry &g, T *cols) {
+/// Calls fn(x index, or -1 in the padding) for every column element in
+/// order: column row (c * K + tap), then output position o, reading
+/// x[c][pos(o, tap)]. The one traversal of im2col and its adjoint.
+template <typename Fn>
+void forEachColumnElement(int64_t channels, const Geometry &g, Fn &&fn) {
   const int64_t inSize = g.inSize();
-  T *dst = cols;
   for (int64_t c = 0; c < channels; ++c) {
-    const T *xc = x + c * inSize;
+    const int64_t xc = c * inSize;
     for (int64_t t0 = 0; t0 < g.k[0]; ++t0)
       for (int64_t t1 = 0; t1 < g.k[1]; ++t1)
         for (int64_t t2 = 0; t2 < g.k[2]; ++t2)
@@ -91,41 +92,31 @@ void im2col(const T *x, int64_t channels, const Geometry &g, T *cols) {
             for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
               const int64_t p1 = g.pos(1, o1, t1);
               const bool in01 = in0 && p1 >= 0 && p1 < g.in[1];
-              const T *row = in01 ? xc + (p0 * g.in[1] + p1) * g.in[2] : nullptr;
+              const int64_t row = xc + (p0 * g.in[1] + p1) * g.in[2];
               for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
                 const int64_t p2 = g.pos(2, o2, t2);
-                *dst++ = in01 && p2 >= 0 && p2 < g.in[2] ? row[p2] : T(0);
+                fn(in01 && p2 >= 0 && p2 < g.in[2] ? row + p2 : int64_t(-1));
               }
             }
           }
   }
 }
 
+/// cols[(c * K + tap) * O + o] = x[c][pos(o, tap)] or 0 in the padding.
+template <typename T>
+void im2col(const T *x, int64_t channels, const Geometry &g, T *cols) {
+  forEachColumnElement(channels, g,
+                       [&](int64_t i) { *cols++ = i >= 0 ? x[i] : T(0); });
+}
+
 /// The adjoint of im2col: x[c][pos(o, tap)] += cols[...] (x pre-zeroed).
 template <typename T>
 void col2im(const T *cols, int64_t channels, const Geometry &g, T *x) {
-  const int64_t inSize = g.inSize();
-  const T *src = cols;
-  for (int64_t c = 0; c < channels; ++c) {
-    T *xc = x + c * inSize;
-    for (int64_t t0 = 0; t0 < g.k[0]; ++t0)
-      for (int64_t t1 = 0; t1 < g.k[1]; ++t1)
-        for (int64_t t2 = 0; t2 < g.k[2]; ++t2)
-          for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-            const int64_t p0 = g.pos(0, o0, t0);
-            const bool in0 = p0 >= 0 && p0 < g.in[0];
-            for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-              const int64_t p1 = g.pos(1, o1, t1);
-              const bool in01 = in0 && p1 >= 0 && p1 < g.in[1];
-              T *row = in01 ? xc + (p0 * g.in[1] + p1) * g.in[2] : nullptr;
-              for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++src) {
-                const int64_t p2 = g.pos(2, o2, t2);
-                if (in01 && p2 >= 0 && p2 < g.in[2])
-                  row[p2] += *src;
-              }
-            }
-          }
-  }
+  forEachColumnElement(channels, g, [&](int64_t i) {
+    if (i >= 0)
+      x[i] += *cols;
+    ++cols;
+  });
 }
 
 /// A tensor's elements in compute type T: the data itself for float and
