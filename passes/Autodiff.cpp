@@ -99,7 +99,7 @@ struct AutodiffPass : zeroc::impl::AutodiffBase<AutodiffPass> {
     for (Operation &op : body.without_terminator())
       forwardOps.push_back(&op);
     for (Operation *op : llvm::reverse(forwardOps)) {
-      if (llvm::isa<LoadParamOp, ConstantOp>(op))
+      if (llvm::isa<LoadParamOp, LoadBufferOp, ConstantOp>(op))
         continue;
       SmallVector<Value> resultGrads;
       bool any = false;
@@ -128,7 +128,8 @@ struct AutodiffPass : zeroc::impl::AutodiffBase<AutodiffPass> {
           accumulate(v, g, op->getLoc());
     }
 
-    // Results: the loss, then one gradient per trainable parameter.
+    // Results: the loss, then one gradient per trainable parameter, then
+    // the buffer updates.
     llvm::StringMap<Value> loaded;
     for (Operation &op : body.without_terminator())
       if (auto load = llvm::dyn_cast<LoadParamOp>(op))
@@ -149,6 +150,14 @@ struct AutodiffPass : zeroc::impl::AutodiffBase<AutodiffPass> {
       results.push_back(g);
       paramRefs.push_back(FlatSymbolRefAttr::get(p.getSymNameAttr()));
     }
+    // Then the buffers' new values (BatchNormalization's running
+    // statistics), still tagged with the buffer they update.
+    SmallVector<Attribute> bufferRefs;
+    for (unsigned i = 0; i < fn.getNumResults(); ++i)
+      if (Attribute ref = fn.getResultAttr(i, kBufferUpdateAttrName)) {
+        results.push_back(ret.getOperand(i));
+        bufferRefs.push_back(ref);
+      }
     b.create<func::ReturnOp>(ret.getLoc(), results);
     ret.erase();
     fn.setFunctionType(b.getFunctionType(fn.getArgumentTypes(),
@@ -158,6 +167,9 @@ struct AutodiffPass : zeroc::impl::AutodiffBase<AutodiffPass> {
         {b.getNamedAttr(kLossAttrName, b.getUnitAttr())}));
     for (Attribute ref : paramRefs)
       resultAttrs.push_back(b.getDictionaryAttr({b.getNamedAttr(kGradOfAttr, ref)}));
+    for (Attribute ref : bufferRefs)
+      resultAttrs.push_back(
+          b.getDictionaryAttr({b.getNamedAttr(kBufferUpdateAttrName, ref)}));
     fn.setAllResultAttrs(resultAttrs);
     return success();
   }

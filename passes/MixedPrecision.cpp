@@ -145,14 +145,15 @@ struct MixedPrecisionPass
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
     for (Operation *op : ops) {
-      // Parameters are read in the compute type; constants keep their f32
-      // value and a cast makes the 16-bit compute copy.
+      // Parameters are read in the compute type; constants and buffers
+      // keep their f32 value and a cast makes the 16-bit compute copy (a
+      // buffer's update is cast back to f32 with the other results).
       if (auto ld = llvm::dyn_cast<LoadParamOp>(op))
         if (halved.contains(ld.getParam())) {
           ld.getResult().setType(withElement(ld.getType(), half));
           continue;
         }
-      if (llvm::isa<LoadParamOp, ConstantOp>(op)) {
+      if (llvm::isa<LoadParamOp, LoadBufferOp, ConstantOp>(op)) {
         Value r = op->getResult(0);
         if (!isF32Tensor(r.getType()))
           continue;

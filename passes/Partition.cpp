@@ -64,8 +64,24 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
       gatherAroundUses(b, ld, lossDef);
     }
 
-    // Gradients: results 1.. are tagged graph.grad_of = @param.
-    for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+    // Buffers are whole on every rank at every stage (DeepSpeed does not
+    // partition module buffers).
+    SmallVector<graph::LoadBufferOp> bufferLoads;
+    fn.walk([&](graph::LoadBufferOp ld) { bufferLoads.push_back(ld); });
+    for (graph::LoadBufferOp ld : bufferLoads) {
+      b.setInsertionPoint(ld);
+      ld.replaceAllUsesWith(b.create<zero::BufferLoadOp>(
+          ld.getLoc(), ld.getType(), ld.getBufferAttr()).getResult());
+      ld.erase();
+    }
+
+    // Gradients: results 1.. are tagged graph.grad_of = @param, then come
+    // the buffer updates (graph.buffer_update = @buffer).
+    unsigned numGrads = 1;
+    while (numGrads < ret.getNumOperands() &&
+           !fn.getResultAttr(numGrads, graph::kBufferUpdateAttrName))
+      ++numGrads;
+    for (unsigned i = 1; i < numGrads; ++i) {
       auto ref = fn.getResultAttrOfType<FlatSymbolRefAttr>(i, "graph.grad_of");
       if (!ref) {
         fn.emitOpError("result ") << i << " has no graph.grad_of";
@@ -74,7 +90,17 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
       accumulateGrad(b, ret.getOperand(i), ref, ret);
     }
 
+    // Buffer stores last: every read of a buffer in this micro-step, in
+    // the forward and the backward pass, sees the value it started with.
     b.setInsertionPoint(ret);
+    for (unsigned i = numGrads; i < ret.getNumOperands(); ++i) {
+      auto ref = fn.getResultAttrOfType<FlatSymbolRefAttr>(i, graph::kBufferUpdateAttrName);
+      if (!ref) {
+        fn.emitOpError("result ") << i << " follows the buffer updates but has no graph.buffer_update";
+        return signalPassFailure();
+      }
+      b.create<zero::BufferStoreOp>(ret.getLoc(), ref, ret.getOperand(i));
+    }
     Value loss = ret.getOperand(0);
     b.create<func::ReturnOp>(ret.getLoc(), loss);
     ret.erase();

@@ -4,6 +4,8 @@
 #include "zeroc/Dialect/Graph/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_VERIFYIMPORTEDGRAPH
@@ -34,6 +36,35 @@ struct VerifyImportedGraphPass
       return signalPassFailure();
   }
 
+  /// Results tagged graph.buffer_update name a graph.buffer of their type,
+  /// each buffer at most once, and are not the loss.
+  LogicalResult verifyBufferUpdates(func::FuncOp fn) {
+    llvm::StringSet<> updated;
+    for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+      Attribute attr = fn.getResultAttr(i, zeroc::graph::kBufferUpdateAttrName);
+      if (!attr)
+        continue;
+      auto ref = llvm::dyn_cast<FlatSymbolRefAttr>(attr);
+      if (!ref)
+        return fn.emitOpError("result ")
+               << i << " has a graph.buffer_update that is not a symbol reference";
+      auto buffer = SymbolTable::lookupNearestSymbolFrom<zeroc::graph::BufferOp>(fn, ref);
+      if (!buffer)
+        return fn.emitOpError("result ")
+               << i << " updates " << ref << ", which is not a graph.buffer";
+      if (buffer.getType() != fn.getResultTypes()[i])
+        return fn.emitOpError("result ")
+               << i << " of type " << fn.getResultTypes()[i] << " updates "
+               << ref << " of type " << buffer.getType();
+      if (fn.getResultAttr(i, zeroc::graph::kLossAttrName))
+        return fn.emitOpError("loss result ") << i << " cannot update a buffer";
+      if (!updated.insert(ref.getValue()).second)
+        return fn.emitOpError("result ")
+               << i << " updates " << ref << " a second time";
+    }
+    return success();
+  }
+
   LogicalResult verifyForward(func::FuncOp fn) {
     for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes()))
       if (!isStaticTensor(t))
@@ -55,6 +86,8 @@ struct VerifyImportedGraphPass
     if (losses != 1 && (requireLoss || losses > 1))
       return fn.emitOpError("must mark exactly one result with graph.loss, found ")
              << losses;
+    if (failed(verifyBufferUpdates(fn)))
+      return failure();
     WalkResult walk = fn.walk([&](Operation *op) {
       if (op == fn.getOperation() || llvm::isa<func::ReturnOp>(op))
         return WalkResult::advance();

@@ -5,6 +5,7 @@
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_VERIFYPARTITION
@@ -41,11 +42,27 @@ struct VerifyPartitionPass
       if (p.getTrainable())
         trainable[p.getSymName()] = p;
     llvm::StringMap<int> accumulated;
+    llvm::StringSet<> stored;
 
     WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
       if (auto ld = llvm::dyn_cast<graph::LoadParamOp>(op))
         return op->emitOpError("reads parameter @")
                << ld.getParam() << " without the ZeRO state ops";
+      if (auto ld = llvm::dyn_cast<graph::LoadBufferOp>(op))
+        return op->emitOpError("reads buffer @")
+               << ld.getBuffer() << " without the ZeRO state ops";
+      if (auto st = llvm::dyn_cast<zero::BufferStoreOp>(op)) {
+        if (!stored.insert(st.getBuffer()).second)
+          return op->emitOpError("stores buffer @")
+                 << st.getBuffer() << " a second time in one micro-step";
+        for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+          if (!llvm::isa<zero::BufferStoreOp, func::ReturnOp>(next)) {
+            InFlightDiagnostic diag =
+                op->emitOpError("must follow every other op of the micro-step");
+            diag.attachNote(next->getLoc()) << "followed by this op";
+            return diag;
+          }
+      }
       if (llvm::isa<zero::ParamReplicaOp>(op) && stage == 3)
         return op->emitOpError("stage 3 keeps no parameter replicas");
       if (llvm::isa<zero::ParamShardOp>(op) && stage != 3)

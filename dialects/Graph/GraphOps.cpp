@@ -46,6 +46,27 @@ LoadParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+LogicalResult BufferOp::verify() {
+  auto type = llvm::dyn_cast<RankedTensorType>(getInitialValue().getType());
+  if (!type || !type.hasStaticShape())
+    return emitOpError("initial value must be a statically shaped tensor");
+  if (!llvm::isa<FloatType>(type.getElementType()))
+    return emitOpError("buffer must have a floating-point type, got ")
+           << type.getElementType();
+  return success();
+}
+
+LogicalResult
+LoadBufferOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto buffer = symbolTable.lookupNearestSymbolFrom<BufferOp>(*this, getBufferAttr());
+  if (!buffer)
+    return emitOpError("'") << getBuffer() << "' does not name a graph.buffer";
+  if (buffer.getType() != getType())
+    return emitOpError("result type ")
+           << getType() << " does not match buffer type " << buffer.getType();
+  return success();
+}
+
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 //===----------------------------------------------------------------------===//

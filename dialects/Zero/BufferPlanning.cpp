@@ -22,7 +22,8 @@ Value storageRoot(Value v) {
 
 bool resultsNeedArena(Operation *op) {
   return !llvm::isa<graph::ReshapeOp, ViewOp, graph::ConstantOp,
-                    graph::LoadParamOp, ParamReplicaOp, ParamShardOp>(op);
+                    graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
+                    ParamShardOp, BufferLoadOp>(op);
 }
 
 int64_t elementBytes(Type elem) {

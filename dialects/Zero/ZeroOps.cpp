@@ -379,6 +379,32 @@ LogicalResult ParamReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return success();
 }
 
+/// The graph.buffer `ref` names, or null after an error on `op`.
+static zeroc::graph::BufferOp lookupBuffer(Operation *op, FlatSymbolRefAttr ref,
+                                    Type type, SymbolTableCollection &symbols) {
+  auto buffer = symbols.lookupNearestSymbolFrom<zeroc::graph::BufferOp>(op, ref);
+  if (!buffer) {
+    op->emitOpError("'") << ref.getValue() << "' does not name a graph.buffer";
+    return {};
+  }
+  if (buffer.getType() != type) {
+    op->emitOpError("type ") << type << " does not match buffer type "
+                             << buffer.getType();
+    return {};
+  }
+  return buffer;
+}
+
+LogicalResult BufferLoadOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return success(static_cast<bool>(
+      lookupBuffer(*this, getBufferAttr(), getType(), symbols)));
+}
+
+LogicalResult BufferStoreOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return success(static_cast<bool>(
+      lookupBuffer(*this, getBufferAttr(), getValue().getType(), symbols)));
+}
+
 LogicalResult ParamShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
   auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/false);
   if (!param)

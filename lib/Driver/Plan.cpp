@@ -69,6 +69,15 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     state += copies * (stage >= 1 ? shard : n) * m;
   }
 
+  // Buffers (BatchNormalization's running statistics): whole on every rank.
+  int64_t bufferCount = 0, bufferElems = 0, bufferBytes = 0;
+  for (auto buf : module.getOps<graph::BufferOp>()) {
+    ++bufferCount;
+    bufferElems += buf.getType().getNumElements();
+    bufferBytes += buf.getType().getNumElements() *
+                   zero::elementBytes(buf.getType().getElementType());
+  }
+
   // Collectives inside one micro-step (from the IR), then at the step.
   int64_t gatherElems = 0, scatterElems = 0;
   if (auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step")) {
@@ -103,6 +112,8 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"padded_parameters\": " << padded << ",\n"
      << "  \"frozen_parameters\": " << frozenCount << ",\n"
      << "  \"frozen_parameter_elements\": " << frozenElems << ",\n"
+     << "  \"buffers\": " << bufferCount << ",\n"
+     << "  \"buffer_elements\": " << bufferElems << ",\n"
      << "  \"dtype_bytes\": " << bytesPerElem << ",\n"
      << "  \"grad_dtype_bytes\": " << gradBytesPerElem << ",\n"
      << "  \"micro_batch\": " << config.microBatch << ",\n"
@@ -111,8 +122,9 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"optimizer_state_bytes_per_parameter\": " << stateBytesPerElem << ",\n"
      << "  \"model_state_bytes\": {\"params\": " << params << ", \"grads\": "
      << grads << ", \"optimizer_state\": " << state
-     << ", \"frozen_params\": " << frozenBytes << ", \"total\": "
-     << params + grads + state + frozenBytes << "},\n"
+     << ", \"frozen_params\": " << frozenBytes << ", \"buffers\": "
+     << bufferBytes << ", \"total\": "
+     << params + grads + state + frozenBytes + bufferBytes << "},\n"
      << "  \"communication_elements_per_step\": {\"all_reduce\": "
      << allReduceElems << ", \"reduce_scatter\": " << scatterElems
      << ", \"all_gather\": " << gatherElems << ", \"total\": " << total

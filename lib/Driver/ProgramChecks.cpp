@@ -85,9 +85,13 @@ bool checkInputs(func::FuncOp fn, std::string &error) {
 
 bool checkParams(ModuleOp module, std::string &error) {
   std::map<std::string, std::string> byFile;
-  // Frozen parameters are saved too.
-  for (auto p : module.getOps<graph::ParamOp>()) {
-    llvm::StringRef name = p.getSymName();
+  // Frozen parameters and buffers are saved too.
+  SmallVector<llvm::StringRef> names;
+  for (auto p : module.getOps<graph::ParamOp>())
+    names.push_back(p.getSymName());
+  for (auto buf : module.getOps<graph::BufferOp>())
+    names.push_back(buf.getSymName());
+  for (llvm::StringRef name : names) {
     if (name.empty() || name.contains('\0')) {
       error = "initializer " + shown(name) + " " +
               (name.empty() ? "has no name" : "holds a NUL byte") +

@@ -177,6 +177,8 @@ private:
   ModelBlob blob;
   llvm::StringMap<int> paramIndex;
   SmallVector<graph::ParamOp> params;
+  llvm::StringMap<int> bufferIndex;
+  SmallVector<graph::BufferOp> buffers;
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Value, int64_t> arenaOffset;
   int64_t arenaBytes = 0;
@@ -196,10 +198,23 @@ LogicalResult Emitter::collectParams() {
     paramIndex[p.getSymName()] = params.size();
     params.push_back(p);
   }
-  // Initial values first, in parameter order, each 64-byte aligned.
+  // Buffers (updated by the micro-step, never partitioned) are the
+  // engine's state too.
+  for (auto buf : module.getOps<graph::BufferOp>()) {
+    if (!dtypeName(buf.getType().getElementType()))
+      return buf.emitOpError("has an element type the CPU target does not support");
+    bufferIndex[buf.getSymName()] = buffers.size();
+    buffers.push_back(buf);
+  }
+  // Initial values first, parameters then buffers, each 64-byte aligned.
   for (auto p : params) {
     blob.align(kAlign);
     if (failed(appendElements(p, p.getInitialValue(), blob)))
+      return failure();
+  }
+  for (auto buf : buffers) {
+    blob.align(kAlign);
+    if (failed(appendElements(buf, buf.getInitialValue(), blob)))
       return failure();
   }
   return success();
@@ -255,6 +270,18 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
   if (auto sh = llvm::dyn_cast<zero::ParamShardOp>(op)) {
     line(r + " = (char *)zeroc_rt_engine_param_shard(e, " +
          paramOf(sh.getParamAttr()) + ");");
+    return success();
+  }
+  if (auto ld = llvm::dyn_cast<zero::BufferLoadOp>(op)) {
+    line(r + " = (char *)zeroc_rt_engine_buffer(e, " +
+         std::to_string(bufferIndex.lookup(ld.getBuffer())) + ");");
+    return success();
+  }
+  if (auto st = llvm::dyn_cast<zero::BufferStoreOp>(op)) {
+    std::string dst = descOf("zeroc_rt_engine_buffer(e, " +
+                                 std::to_string(bufferIndex.lookup(st.getBuffer())) + ")",
+                             st.getValue().getType());
+    call("zeroc_rt_k_copy(P(" + desc(st.getValue()) + "), P(" + dst + "))");
     return success();
   }
   if (auto view = llvm::dyn_cast<zero::ViewOp>(op)) {
@@ -777,6 +804,19 @@ LogicalResult Emitter::run(EmittedProgram &out) {
   if (params.empty())
     os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0, ZEROC_RT_DTYPE_F32, "
           "ZEROC_RT_DTYPE_F32, 0},\n";
+  os << "};\n\nconst zeroc_rt_buffer_desc_t kBuffers[] = {\n";
+  for (auto buf : buffers) {
+    offset = alignUp(offset);
+    auto t = buf.getType();
+    os << "    {" << cxxStringLiteral(buf.getSymName()) << ", "
+       << dtypeName(t.getElementType()) << ", " << t.getRank() << ", "
+       << dimsInit(t.getShape()) << ", " << t.getNumElements() << ", " << offset
+       << "},\n";
+    offset = alignUp(offset + t.getNumElements() *
+                                  zero::elementBytes(t.getElementType()));
+  }
+  if (buffers.empty())
+    os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0},\n";
   os << "};\n\nconst zeroc_rt_input_desc_t kInputs[] = {\n";
   for (auto [i, arg] : llvm::enumerate(block.getArguments())) {
     auto t = llvm::cast<RankedTensorType>(arg.getType());
@@ -810,6 +850,8 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.world_size = " << world << ";\n"
      << "  program.num_params = " << params.size() << ";\n"
      << "  program.params = kParams;\n"
+     << "  program.num_buffers = " << buffers.size() << ";\n"
+     << "  program.buffers = kBuffers;\n"
      << "  program.num_inputs = " << block.getNumArguments() << ";\n"
      << "  program.inputs = kInputs;\n"
      << "  program.blob_file = \"model.bin\";\n"

@@ -176,6 +176,79 @@ Value inferenceBatchNorm(NodeConverter &c, double epsilon) {
                 binary(graph::MulOp::getOperationName(), centered, a), reshaped(2));
 }
 
+/// Training mode's running statistics (outputs 1 and 2): ONNX's
+///   running = input_stat * momentum + batch_stat * (1 - momentum)
+/// with the batch mean and variance over every axis but the channels. The
+/// ONNX operator uses the biased batch variance; PyTorch's BatchNorm (which
+/// torch.onnx exports as this node) updates running_var with the unbiased
+/// one, n / (n - 1) times larger, so a model that PyTorch wrote gets
+/// PyTorch's. A statistic read from a buffer is that buffer's update.
+void runningStatistics(NodeConverter &c, double momentum) {
+  RankedTensorType x = c.type(0);
+  int64_t channels = x.getDimSize(1), n = x.getNumElements() / channels;
+  for (int i : {3, 4})
+    if (c.type(i).getShape() != ArrayRef<int64_t>{channels} ||
+        c.type(i).getElementType() != x.getElementType())
+      throw ImportError("input #" + std::to_string(i) + " must have shape (" +
+                        std::to_string(channels) +
+                        "), the channels, and the input's element type");
+  bool unbiased = c.gb.producerName() == "pytorch";
+  if (unbiased && n < 2)
+    throw ImportError("normalizes " + std::to_string(n) +
+                      " value per channel in training mode: PyTorch's "
+                      "BatchNorm refuses that (its running variance would "
+                      "divide by zero); train with a micro batch of 2 or more");
+  OpBuilder &b = c.gb.builder();
+  Type elem = x.getElementType();
+  SmallVector<int64_t> axes{0};
+  SmallVector<int64_t> kept(x.getRank(), 1);
+  kept[1] = channels;
+  for (int64_t i = 2; i < x.getRank(); ++i)
+    axes.push_back(i);
+  auto perChannel = RankedTensorType::get({channels}, elem);
+  auto scalar = [&](double v) -> Value {
+    return b.create<graph::ConstantOp>(
+        c.loc, DenseElementsAttr::get(RankedTensorType::get({}, elem),
+                                      b.getFloatAttr(elem, v)));
+  };
+  auto binary = [&](StringRef op, Value l, Value r) {
+    return c.create(op, {l, r}, {})->getResult(0);
+  };
+  auto mean = [&](Value v, bool keep) {
+    return c.create(graph::ReduceMeanOp::getOperationName(), {v},
+                    {c.named("axes", c.i64Array(axes)),
+                     c.named("keepdims", b.getBoolAttr(keep))},
+                    {keep ? RankedTensorType::get(kept, elem) : perChannel})
+        ->getResult(0);
+  };
+  Value batchMean = mean(c.value(0), true);
+  Value centered = binary(graph::SubOp::getOperationName(), c.value(0), batchMean);
+  Value batchVar = mean(binary(graph::MulOp::getOperationName(), centered, centered),
+                        false);
+  if (unbiased)
+    batchVar = binary(graph::MulOp::getOperationName(), batchVar,
+                      scalar(static_cast<double>(n) / static_cast<double>(n - 1)));
+  Value batchStat[2] = {
+      c.create(graph::ReshapeOp::getOperationName(), {batchMean}, {}, {perChannel})
+          ->getResult(0),
+      batchVar};
+  for (int out : {1, 2}) {
+    if (c.node.output_size() <= out || c.node.output(out).empty())
+      continue;
+    // One statement per op: the IR's order does not depend on the C++
+    // compiler's argument evaluation order.
+    Value kept = binary(graph::MulOp::getOperationName(), c.value(out + 2),
+                        scalar(momentum));
+    Value added = binary(graph::MulOp::getOperationName(), batchStat[out - 1],
+                         scalar(1.0 - momentum));
+    Value updated = binary(graph::AddOp::getOperationName(), kept, added);
+    c.setOutput(out, updated);
+    const std::string &stat = c.node.input(out + 2);
+    if (c.gb.isBuffer(stat))
+      c.gb.setBufferUpdate(stat, updated, c.node.name());
+  }
+}
+
 void convertBatchNorm(NodeConverter &c) {
   bool training;
   if (c.gb.opsetVersion() >= 14)
@@ -183,9 +256,7 @@ void convertBatchNorm(NodeConverter &c) {
   else // opset 9-13: training mode exactly when the statistics are outputs
     training = c.node.output_size() > 1;
   double epsilon = shortestDouble(c.attrFloat("epsilon", 1e-5f));
-  c.attrFloat("momentum", 0.9f); // checked finite; running stats not modelled
-  c.unmodeledOutputs(1, "BatchNormalization's running mean and variance "
-                        "outputs: zeroc does not update running statistics");
+  double momentum = shortestDouble(c.attrFloat("momentum", 0.9f));
   if (!training) {
     // Running statistics that would train as parameters: the graph is an
     // eval-mode export of a module that trains with batch statistics.
@@ -201,6 +272,8 @@ void convertBatchNorm(NodeConverter &c) {
             "(python3 -m zeroc_torch.export, or torch.onnx.export(..., "
             "training=torch.onnx.TrainingMode.TRAINING)), or keep the "
             "statistics constant with --freeze");
+    c.unmodeledOutputs(1, "BatchNormalization's running statistics outputs "
+                          "in inference mode, which ONNX leaves undefined");
     c.setOutput(0, inferenceBatchNorm(c, epsilon));
     return;
   }
@@ -211,6 +284,10 @@ void convertBatchNorm(NodeConverter &c) {
                           {c.named("epsilon", b.getF64FloatAttr(epsilon))},
                           {c.type(0)})
                      ->getResult(0));
+  // Opset 9-13's saved mean and inverse deviation (outputs 3 and 4).
+  c.unmodeledOutputs(3, "BatchNormalization's saved mean and variance "
+                        "outputs (opset 9-13): zeroc does not compute them");
+  runningStatistics(c, momentum);
 }
 
 } // namespace

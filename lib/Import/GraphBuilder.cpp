@@ -188,6 +188,49 @@ HostTensor GraphBuilder::toHost(const onnx::TensorProto &t) const {
   return h;
 }
 
+namespace {
+
+/// Float initializers that a training-mode BatchNormalization reads as its
+/// running mean or variance (inputs 3 and 4) and whose updated value it
+/// outputs (outputs 1 and 2): model buffers that training updates, never
+/// parameters, whatever a marker says (no framework trains running
+/// statistics by gradient).
+std::unordered_set<std::string> updatedRunningStats(const onnx::GraphProto &g,
+                                                    int64_t opset) {
+  std::unordered_set<std::string> names;
+  for (const auto &node : g.node()) {
+    if (node.op_type() != "BatchNormalization" || node.input_size() < 5)
+      continue;
+    bool training = node.output_size() > 1; // opset 9-13
+    if (opset >= 14) {
+      training = false;
+      for (const auto &a : node.attribute())
+        if (a.name() == "training_mode")
+          training = a.i() != 0;
+    }
+    if (!training)
+      continue;
+    for (int i : {3, 4})
+      if (node.output_size() > i - 2 && !node.output(i - 2).empty())
+        names.insert(node.input(i));
+  }
+  return names;
+}
+
+} // namespace
+
+void GraphBuilder::setBufferUpdate(const std::string &name, Value value,
+                                   const std::string &by) {
+  auto [it, inserted] = bufferUpdatedBy.emplace(name, by);
+  if (!inserted)
+    throw ImportError("updates the running statistic '" + name +
+                      "', which node '" + it->second +
+                      "' updates already; zeroc keeps one update of a buffer "
+                      "per micro-step: give each BatchNormalization its own "
+                      "running statistics");
+  bufferUpdates.emplace_back(name, value);
+}
+
 void GraphBuilder::declareParams(OpBuilder &mb) {
   std::vector<std::pair<std::string, ElementsAttr>> floats;
   std::unordered_set<std::string> floatNames;
@@ -243,9 +286,16 @@ void GraphBuilder::declareParams(OpBuilder &mb) {
   }
   messages.insert(messages.end(), unmergeNotes.begin(), unmergeNotes.end());
   paddingIdx = std::move(plan.paddingIdx);
+  std::unordered_set<std::string> runningStats =
+      updatedRunningStats(model.graph(), opset);
   for (auto &[name, value] : floats) {
     Location loc = NameLoc::get(StringAttr::get(&ctx, name),
                                 FileLineColLoc::get(&ctx, path, 0, 0));
+    if (runningStats.count(name) && !plan.ties.count(name)) {
+      mb.create<graph::BufferOp>(loc, StringAttr::get(&ctx, name), value);
+      buffers[name] = llvm::cast<RankedTensorType>(value.getShapedType());
+      continue;
+    }
     auto tie = plan.ties.find(name);
     if (tie != plan.ties.end()) {
       tied[name] = tie->second;
@@ -314,7 +364,8 @@ Entry &GraphBuilder::lookup(const std::string &name) {
     return values[name] = e;
   }
   auto param = params.find(name);
-  if (param == params.end())
+  auto buffer = buffers.find(name);
+  if (param == params.end() && buffer == buffers.end())
     throw ImportError("input '" + name + "' is not defined");
   OpBuilder::InsertionGuard guard(b);
   if (lastParamLoad)
@@ -324,6 +375,12 @@ Entry &GraphBuilder::lookup(const std::string &name) {
   Location loc = NameLoc::get(StringAttr::get(&ctx, name),
                               FileLineColLoc::get(&ctx, path, 0, 0));
   Entry e;
+  if (buffer != buffers.end()) {
+    e.type = buffer->second;
+    lastParamLoad = b.create<graph::LoadBufferOp>(loc, e.type, name);
+    e.value = lastParamLoad->getResult(0);
+    return values[name] = e;
+  }
   e.type = param->second;
   lastParamLoad = b.create<graph::LoadParamOp>(loc, e.type, name);
   e.value = lastParamLoad->getResult(0);
@@ -460,11 +517,18 @@ func::FuncOp GraphBuilder::buildForward() {
     throw ImportError("the model has no scalar floating-point output to train "
                       "on (outputs: " + outputsSeen +
                       "); export a model whose forward returns the loss");
+  // Then the new values of the buffers, stored after the micro-step.
+  size_t numOutputs = results.size();
+  for (const auto &[name, value] : bufferUpdates)
+    results.push_back(value);
   b.create<func::ReturnOp>(fileLoc, results);
   fn.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (size_t i = 0; i < results.size(); ++i)
+  for (size_t i = 0; i < numOutputs; ++i)
     fn.setResultAttr(i, graph::kOutputAttrName,
                      b.getStringAttr(g.output(i).name()));
+  for (size_t i = 0; i < bufferUpdates.size(); ++i)
+    fn.setResultAttr(numOutputs + i, graph::kBufferUpdateAttrName,
+                     FlatSymbolRefAttr::get(&ctx, bufferUpdates[i].first));
   if (lossIndex >= 0)
     fn.setResultAttr(lossIndex, graph::kLossAttrName, b.getUnitAttr());
   return fn;
@@ -492,6 +556,20 @@ OwningOpRef<ModuleOp> GraphBuilder::build() {
   declareParams(mb);
   func::FuncOp fn = buildForward();
   module.getBody()->push_back(fn);
+  if (!bufferUpdates.empty())
+    messages.push_back(
+        {false, std::to_string(bufferUpdates.size()) +
+                    " BatchNormalization running statistics ('" +
+                    bufferUpdates.front().first + "'" +
+                    (bufferUpdates.size() > 1 ? ", ..." : "") +
+                    ") are buffers: no gradient, each rank updates its own "
+                    "from its micro-batches, --save-params saves them" +
+                    (model.producer_name() == "pytorch"
+                         ? std::string("; running variances use the unbiased "
+                                       "batch variance, as PyTorch's BatchNorm "
+                                       "(the model comes from PyTorch)")
+                         : std::string("; running variances use the biased "
+                                       "batch variance, as the ONNX operator"))});
   // A padding_idx that no lookup carries would silently train that row.
   for (const auto &[name, idx] : paddingIdx) {
     bool applied = false;

@@ -56,6 +56,15 @@ public:
   bool isTrainableParam(const std::string &name) const {
     return trainableParams.count(name) != 0;
   }
+  /// Whether `name` is a buffer the forward pass updates (graph.buffer: a
+  /// training-mode BatchNormalization's running statistic).
+  bool isBuffer(const std::string &name) const { return buffers.count(name) != 0; }
+  /// Records `value` as buffer `name`'s new value (a result of @forward
+  /// tagged graph.buffer_update); `by` names the node, for errors.
+  void setBufferUpdate(const std::string &name, mlir::Value value,
+                       const std::string &by);
+  /// The exporter that wrote the model (ModelProto.producer_name).
+  const std::string &producerName() const { return model.producer_name(); }
   /// The padding_idx the parameter marker records for parameter `name`
   /// (an nn.Embedding weight), if any.
   std::optional<int64_t> paddingIdxOf(const std::string &name) const {
@@ -131,6 +140,10 @@ private:
   std::unordered_map<std::string, std::vector<Entry>> sequences;
   std::unordered_map<std::string, std::string> unmodeled; // name -> reason
   std::unordered_map<std::string, mlir::RankedTensorType> params;
+  std::unordered_map<std::string, mlir::RankedTensorType> buffers;
+  /// Buffer name -> (new value, the node that computes it), in node order.
+  std::vector<std::pair<std::string, mlir::Value>> bufferUpdates;
+  std::unordered_map<std::string, std::string> bufferUpdatedBy;
   std::unordered_map<std::string, TiedInit> tied;
   std::vector<OnnxImportOptions::ParamFlag> paramFlags;
   std::vector<ImportMessage> messages;

@@ -243,7 +243,47 @@ TEST_F(TrainEngine, SaveParamsWritesNpyFilesAndParamsJson) {
               "\"shape\": [3, 2], \"numel\": 6, \"dtype\": \"" + type + "\"},\n"
               "  {\"name\": \"fc/bias\", \"file\": \"fc_bias.npy\", "
               "\"shape\": [2], \"numel\": 2, \"dtype\": \"" + type + "\"}\n"
-              "]}\n");
+              "], \"buffers\": [\n]}\n");
+  }
+}
+
+TEST_F(TrainEngine, BuffersAreUpdatedByEveryMicroStepAndSaved) {
+  // Every micro-step adds its micro-batch's mean of x[:, :2] to the buffer;
+  // the engine keeps it across micro-steps and steps at every stage, and
+  // --save-params writes it next to the parameters.
+  for (int stage : {0, 3}) {
+    ModelConfig cfg = adamwConfig();
+    cfg.stage = stage;
+    cfg.gradAccum = 2;
+    cfg.buffer = true;
+    Workspace ws(cfg);
+    Outcome o = train(cfg, ws, 3, "buf");
+    ASSERT_EQ(o.run.rc, 0) << o.run.err;
+    Data data = makeData(cfg.samples, cfg.dtype);
+    std::vector<double> want = initialB(cfg.dtype);
+    for (int64_t m = 0; m < 3 * cfg.gradAccum; ++m)
+      for (int64_t j = 0; j < kOutFeatures; ++j) {
+        double sum = 0;
+        for (int64_t i = 0; i < cfg.microBatch; ++i)
+          sum += data.x[static_cast<size_t>(((m * cfg.microBatch + i) % cfg.samples) *
+                                                kInFeatures + j)];
+        want[static_cast<size_t>(j)] += sum / cfg.microBatch;
+      }
+    zeroc_rt_dtype_t saved;
+    std::vector<int64_t> dims;
+    std::string error;
+    std::vector<double> got = readArray(ws.dir.file("buf.params/rank0/bn.count.npy"),
+                                        &saved, &dims, &error);
+    ASSERT_EQ(error, "");
+    EXPECT_EQ(dims, (std::vector<int64_t>{2}));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t j = 0; j < got.size(); ++j)
+      EXPECT_NEAR(got[j], want[j], 1e-12) << "stage " << stage << " element " << j;
+    EXPECT_NE(readFile(ws.dir.file("buf.params/params.json"))
+                  .find("\"buffers\": [\n  {\"name\": \"bn.count\", \"file\": "
+                        "\"bn.count.npy\", \"shape\": [2], \"numel\": 2, "
+                        "\"dtype\": \"float64\"}\n]}"),
+              std::string::npos);
   }
 }
 
@@ -333,6 +373,7 @@ TEST(TrainEngineCalls, NullEngine) {
   EXPECT_EQ(zeroc_rt_engine_comm(nullptr), nullptr);
   EXPECT_EQ(zeroc_rt_engine_param_replica(nullptr, 0), nullptr);
   EXPECT_EQ(zeroc_rt_engine_param_shard(nullptr, 0), nullptr);
+  EXPECT_EQ(zeroc_rt_engine_buffer(nullptr, 0), nullptr);
   EXPECT_EQ(zeroc_rt_engine_dropout_counter(nullptr), 0u);
   EXPECT_EQ(zeroc_rt_engine_loss_scale(nullptr), 1.0);
   double g = 0;
@@ -1044,7 +1085,7 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.program.abi_version = 99;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "invalid program (recompile it with this runtime): program "
-                "ABI version 99, this runtime implements 5");
+                "ABI version 99, this runtime implements 6");
   }
   {
     TestProgram program(cfg, ws.blob);
@@ -1091,6 +1132,29 @@ TEST_F(TrainErrors, InvalidProgram) {
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "parameter 'fc/bias' (16 bytes at offset 64) lies outside the "
                 "64-byte blob");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.num_buffers = 1;
+    program.buffers[0].name = "fc/bias"; // saves as fc_bias.npy too
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "buffer 'fc/bias' saves to the same file name as a parameter "
+                "or another buffer");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.num_buffers = 1;
+    program.buffers[0].dtype = ZEROC_RT_DTYPE_I64;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "buffer 'bn.count' has dtype i64; buffers are float tensors");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.num_buffers = 1;
+    program.buffers[0].blob_offset = 120;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "buffer 'bn.count' (16 bytes at offset 120) lies outside the "
+                "128-byte blob");
   }
   {
     TestProgram program(cfg, ws.blob);

@@ -203,6 +203,22 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
       (g_faults.nanOnRank < 0 || g_faults.nanOnRank == rank))
     *lossOut = std::numeric_limits<double>::quiet_NaN();
 
+  // The buffer: += the micro-batch's mean of x[:, 0] and x[:, 1] (each
+  // rank from its own micro-batches, as a running statistic).
+  void *count = zeroc_rt_engine_buffer(engine, 0);
+  if (zeroc_rt_engine_buffer(engine, 1) || (cfg.buffer != (count != nullptr)))
+    return fail("zeroc_rt_engine_buffer does not match the program's buffers");
+  if (count)
+    for (int64_t j = 0; j < kOutFeatures; ++j) {
+      double sum = 0;
+      for (int64_t i = 0; i < mb; ++i)
+        sum += loadScalar(static_cast<const char *>(inputs[0]) +
+                              (i * kInFeatures + j) * zeroc_rt_dtype_size(dt),
+                          dt);
+      char *slot = static_cast<char *>(count) + j * zeroc_rt_dtype_size(dt);
+      storeScalar(slot, dt, loadScalar(slot, dt) + sum / static_cast<double>(mb));
+    }
+
   zeroc_rt_engine_mark_backward(engine); // as the emitted code does
   zeroc_rt_engine_mark_backward(nullptr); // ignored
 
@@ -334,6 +350,13 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   inputs[1].rank = 2;
   setDims(inputs[1].dims, {cfg.microBatch, kOutFeatures});
 
+  buffers[0].name = "bn.count";
+  buffers[0].dtype = cfg.dtype;
+  buffers[0].rank = 1;
+  setDims(buffers[0].dims, {kOutFeatures});
+  buffers[0].numel = kOutFeatures;
+  buffers[0].blob_offset = kBiasOffset;
+
   std::memset(&program, 0, sizeof program);
   program.abi_version = ZEROC_RT_PROGRAM_ABI_VERSION;
   program.stage = cfg.stage;
@@ -342,6 +365,8 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   program.params = params;
   program.num_inputs = 2;
   program.inputs = inputs;
+  program.num_buffers = cfg.buffer ? 1 : 0;
+  program.buffers = buffers;
   program.blob_file = blobFile.c_str();
   program.blob_bytes = kBlobBytes;
   const std::string expected = blobBytes(cfg.dtype, kBlobBytes);

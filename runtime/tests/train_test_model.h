@@ -68,6 +68,9 @@ struct ModelConfig {
   zeroc_rt_precision_t precision = ZEROC_RT_PRECISION_FP32;
   bool wallClock = false, csv = false;
   std::string csvPath, csvJob; ///< "" job: NULL (DeepSpeedJobName)
+  // ABI version 6: a model buffer "bn.count" (initialized from b's blob
+  // bytes) to which every micro-step adds its micro-batch's mean x.
+  bool buffer = false;
 };
 
 /// A dynamic loss scaler: 2^16, window `window`, hysteresis `hysteresis`.
@@ -104,6 +107,7 @@ public:
 
   zeroc_rt_program_t program;
   zeroc_rt_param_desc_t params[2]; ///< program.params
+  zeroc_rt_buffer_desc_t buffers[1]; ///< program.buffers (cfg.buffer)
   const zeroc_rt_program_t *get() const { return &program; }
 
 private:

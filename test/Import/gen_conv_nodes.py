@@ -12,7 +12,8 @@ from onnx import TensorProto, helper, numpy_helper
 F = TensorProto.FLOAT
 
 
-def save(out, name, nodes, x_shape, inits=(), opset=17, outputs=None):
+def save(out, name, nodes, x_shape, inits=(), opset=17, outputs=None,
+         producer=""):
     nodes = list(nodes) + [helper.make_node(
         "ReduceSum", [nodes[-1].output[0]], ["loss"], name="sum", keepdims=0)]
     g = helper.make_graph(
@@ -21,7 +22,7 @@ def save(out, name, nodes, x_shape, inits=(), opset=17, outputs=None):
         [numpy_helper.from_array(np.asarray(v, np.float32), n)
          for n, v in inits])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                          ir_version=8)
+                          ir_version=8, producer_name=producer)
     with open(os.path.join(out, name + ".onnx"), "wb") as f:
         f.write(m.SerializeToString())
 
@@ -60,10 +61,36 @@ def main(out):
     save(out, "bn_training", [helper.make_node(
         "BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
         name="bn", training_mode=1, epsilon=1e-3)], [2, 3, 4, 4], bn_inits)
+    save(out, "bn_training_pytorch", [helper.make_node(
+        "BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+        name="bn", training_mode=1, momentum=0.75)], [2, 3, 4, 4], bn_inits,
+        producer="pytorch")
+    save(out, "bn_training_one_value", [helper.make_node(
+        "BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+        name="bn", training_mode=1)], [1, 3], bn_inits, producer="pytorch")
     save(out, "bn_running_mean_read", [helper.make_node(
         "BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
         name="bn", training_mode=1)], [2, 3, 4, 4], bn_inits,
         outputs=[helper.make_tensor_value_info("rm", F, [3])])
+    save(out, "bn_shared_statistics", [
+        helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                         ["y1", "rm1", "rv1"], name="bn1", training_mode=1),
+        helper.make_node("BatchNormalization", ["y1", "s", "b", "m", "v"],
+                         ["y", "rm2", "rv2"], name="bn2", training_mode=1)],
+        [2, 3, 4, 4], bn_inits)
+    save(out, "bn_opset13_saved_mean", [helper.make_node(
+        "BatchNormalization", ["x", "s", "b", "m", "v"],
+        ["y", "rm", "rv", "sm", "sv"], name="bn")], [2, 3, 4, 4], bn_inits,
+        opset=13, outputs=[helper.make_tensor_value_info("sm", F, [3])])
+    # Opset 19's Identity is newer than libonnx's schemas, so shape
+    # inference does not run and zeroc's own check sees the mismatch.
+    save(out, "bn_bad_statistics", [
+        helper.make_node("Identity", ["x"], ["x1"], name="id"),
+        helper.make_node("BatchNormalization", ["x1", "s", "b", "m", "v"],
+                         ["y", "rm", "rv"], name="bn", training_mode=1)],
+        [2, 3, 4, 4],
+        [("s", ones(3)), ("b", ones(3)), ("m", np.zeros(4)), ("v", ones(3))],
+        opset=19)
     save(out, "bn_inference", [helper.make_node(
         "BatchNormalization", ["x", "s", "b", "bn.running_mean",
                                "bn.running_var"], ["y"], name="bn")],

@@ -62,3 +62,25 @@ func.func @forward(%x: tensor<2xf32>) -> (tensor<f32> {graph.loss}) {
 // CHECK-NOT: graph.cast
 // CHECK: graph.add %[[W]], %[[B]] : tensor<2xf16>, tensor<2xf16>
 
+
+// -----
+
+// Tests that a buffer keeps its f32 storage: its value is cast to the
+// compute type where it is read and its update back to f32 (as the other
+// results).
+graph.buffer @rm = dense<0.0> : tensor<3xf32>
+// CHECK: graph.buffer @rm = dense<0.000000e+00> : tensor<3xf32>
+// CHECK: func.func @forward(%{{.*}}: tensor<3xf32>) -> (tensor<f32> {graph.loss}, tensor<3xf32> {graph.buffer_update = @rm})
+// CHECK: %[[M:.*]] = graph.load_buffer @rm : tensor<3xf32>
+// CHECK: %[[H:.*]] = graph.cast %[[M]] : tensor<3xf32> -> tensor<3xf16>
+// CHECK: %[[N:.*]] = graph.add %[[H]], %{{.*}} : tensor<3xf16>, tensor<3xf16> -> tensor<3xf16>
+// CHECK: %[[F:.*]] = graph.cast %[[N]] : tensor<3xf16> -> tensor<3xf32>
+// CHECK: return %{{.*}}, %[[F]]
+// BF16: graph.load_buffer @rm : tensor<3xf32>
+// BF16-NEXT: graph.cast %{{.*}} : tensor<3xf32> -> tensor<3xbf16>
+func.func @forward(%x: tensor<3xf32>) -> (tensor<f32> {graph.loss}, tensor<3xf32> {graph.buffer_update = @rm}) {
+  %m = graph.load_buffer @rm : tensor<3xf32>
+  %n = graph.add %m, %x : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  %l = graph.reduce_mean %x {axes = [0], keepdims = false} : tensor<3xf32> -> tensor<f32>
+  return %l, %n : tensor<f32>, tensor<3xf32>
+}

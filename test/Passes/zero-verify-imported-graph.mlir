@@ -65,3 +65,64 @@ func.func @forward(%x: tensor<f32>) -> (tensor<f32> {graph.loss}) {
   %y = "zero.scale_loss"(%x, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %y : tensor<f32>
 }
+
+// -----
+
+// Tests that a buffer update (a BatchNormalization's running statistic)
+// passes.
+// CHECK-LABEL: func.func @forward
+// CHECK-SAME: graph.buffer_update = @rm
+graph.buffer @rm = dense<0.0> : tensor<3xf32>
+func.func @forward(%x: tensor<3xf32>) -> (tensor<f32> {graph.loss}, tensor<3xf32> {graph.buffer_update = @rm}) {
+  %m = graph.load_buffer @rm : tensor<3xf32>
+  %n = graph.add %m, %x : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  %l = graph.reduce_mean %x {axes = [0], keepdims = false} : tensor<3xf32> -> tensor<f32>
+  return %l, %n : tensor<f32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests that a buffer update names a graph.buffer.
+graph.param @p = dense<0.0> : tensor<3xf32>
+// expected-error @+1 {{result 1 updates @p, which is not a graph.buffer}}
+func.func @forward(%x: tensor<3xf32>) -> (tensor<f32> {graph.loss}, tensor<3xf32> {graph.buffer_update = @p}) {
+  %l = graph.reduce_mean %x {axes = [0], keepdims = false} : tensor<3xf32> -> tensor<f32>
+  return %l, %x : tensor<f32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests that a buffer update has the buffer's type.
+graph.buffer @rm = dense<0.0> : tensor<4xf32>
+// expected-error @+1 {{result 1 of type 'tensor<3xf32>' updates @rm of type 'tensor<4xf32>'}}
+func.func @forward(%x: tensor<3xf32>) -> (tensor<f32> {graph.loss}, tensor<3xf32> {graph.buffer_update = @rm}) {
+  %l = graph.reduce_mean %x {axes = [0], keepdims = false} : tensor<3xf32> -> tensor<f32>
+  return %l, %x : tensor<f32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests that a buffer is updated at most once.
+graph.buffer @rm = dense<0.0> : tensor<3xf32>
+// expected-error @+1 {{result 2 updates @rm a second time}}
+func.func @forward(%x: tensor<3xf32>) -> (tensor<f32> {graph.loss}, tensor<3xf32> {graph.buffer_update = @rm}, tensor<3xf32> {graph.buffer_update = @rm}) {
+  %l = graph.reduce_mean %x {axes = [0], keepdims = false} : tensor<3xf32> -> tensor<f32>
+  return %l, %x, %x : tensor<f32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests that the loss does not update a buffer.
+graph.buffer @s = dense<0.0> : tensor<f32>
+// expected-error @+1 {{loss result 0 cannot update a buffer}}
+func.func @forward(%x: tensor<f32>) -> (tensor<f32> {graph.loss, graph.buffer_update = @s}) {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// Tests that a buffer update is a symbol reference.
+// expected-error @+1 {{result 1 has a graph.buffer_update that is not a symbol reference}}
+func.func @forward(%x: tensor<f32>) -> (tensor<f32> {graph.loss}, tensor<f32> {graph.buffer_update = "s"}) {
+  return %x, %x : tensor<f32>, tensor<f32>
+}

@@ -138,3 +138,45 @@ module attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
     return %l : tensor<2xf32>
   }
 }
+
+// -----
+
+// Tests that buffers are read through zero.buffer_load after partitioning.
+module attributes {zero.stage = 0 : i64, zero.world_size = 2 : i64} {
+  graph.buffer @rm = dense<0.5> : tensor<2xf32>
+  func.func @train_micro_step() -> tensor<f32> {
+    // expected-error @+1 {{reads buffer @rm without the ZeRO state ops}}
+    %m = graph.load_buffer @rm : tensor<2xf32>
+    %l = graph.reduce_sum %m {axes = [0], keepdims = false} : tensor<2xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that buffer stores end the micro-step.
+module attributes {zero.stage = 0 : i64, zero.world_size = 2 : i64} {
+  graph.buffer @rm = dense<0.5> : tensor<2xf32>
+  func.func @train_micro_step(%x: tensor<2xf32>) -> tensor<f32> {
+    %m = zero.buffer_load @rm : tensor<2xf32>
+    // expected-error @+1 {{must follow every other op of the micro-step}}
+    zero.buffer_store @rm, %x : tensor<2xf32>
+    // expected-note @+1 {{followed by this op}}
+    %l = graph.reduce_sum %m {axes = [0], keepdims = false} : tensor<2xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that a buffer is stored once per micro-step.
+module attributes {zero.stage = 0 : i64, zero.world_size = 2 : i64} {
+  graph.buffer @rm = dense<0.5> : tensor<2xf32>
+  func.func @train_micro_step(%x: tensor<2xf32>) -> tensor<f32> {
+    %l = graph.reduce_sum %x {axes = [0], keepdims = false} : tensor<2xf32> -> tensor<f32>
+    zero.buffer_store @rm, %x : tensor<2xf32>
+    // expected-error @+1 {{stores buffer @rm a second time in one micro-step}}
+    zero.buffer_store @rm, %x : tensor<2xf32>
+    return %l : tensor<f32>
+  }
+}

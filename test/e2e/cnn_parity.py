@@ -10,15 +10,20 @@ the default as Pad + AveragePool) + a grouped, strided Conv + GlobalAveragePool
 size 2, and trained for --steps AdamW steps on 2 Open MPI ranks. The same
 module (a float64 copy) is trained with torch.optim.AdamW on the same
 micro-batches (docs/Training.md's data contract: step s, global
-micro-batch m covers samples (s*G + m*MB + j) mod S; the step's gradient is
-the mean of the micro-batch gradients). Every step's loss must agree within
---rtol and the final parameters within --param-rtol (relative norm).
+micro-batch m covers samples (s*G + m*MB + j) mod S, run by rank m % W;
+the step's gradient is the mean of the micro-batch gradients). Every step's
+loss must agree within --rtol and the final parameters within --param-rtol
+(relative norm).
 
-BatchNorm2d uses track_running_stats=False: zeroc does not model the
-running-statistics outputs (docs/Import.md), and without a parameter marker
-the running buffers would be float initializers, i.e. trained parameters.
 Each micro-batch is normalized with its own statistics, in PyTorch as in
-zeroc (PyTorch DDP without SyncBatchNorm does the same per rank).
+zeroc (PyTorch DDP without SyncBatchNorm does the same per rank). The
+running mean and variance are buffers that every rank updates from its own
+micro-batches (as under DeepSpeed; rank 0's are what it saves): the
+reference keeps one copy of them per rank, swapped in around each
+micro-batch's forward pass, and each rank's saved bn1.running_mean /
+bn1.running_var must match its copy within --param-rtol. The export has no
+parameter marker: the running statistics are buffers because the
+training-mode BatchNormalization updates them.
 
 Prints one line per stage and `cnn_parity: N passed, M failed`.
 """
@@ -44,7 +49,7 @@ class TinyCNN(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(8, track_running_stats=False)
+        self.bn1 = nn.BatchNorm2d(8)
         self.pool = nn.MaxPool2d(2)
         self.avg = nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False)
         self.conv2 = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2)
@@ -69,6 +74,9 @@ def torch_train(module, data, steps):
     mod = copy.deepcopy(module).double().train()
     opt = torch.optim.AdamW(mod.parameters(), lr=LR, weight_decay=WD)
     n, G, losses = GAS * WORLD, MB * GAS * WORLD, []
+    stats = ("running_mean", "running_var")
+    per_rank = [{k: getattr(mod.bn1, k).clone() for k in stats}
+                for _ in range(WORLD)]
     for s in range(steps):
         opt.zero_grad()
         total = 0.0
@@ -76,12 +84,23 @@ def torch_train(module, data, steps):
             idx = [(s * G + m * MB + j) % SAMPLES for j in range(MB)]
             x = torch.from_numpy(data["x"][idx]).double()
             y = torch.from_numpy(data["y"][idx])
+            mine = per_rank[m % WORLD]
+            for k in stats:
+                getattr(mod.bn1, k).copy_(mine[k])
             loss = mod(x, y)
+            for k in stats:
+                mine[k] = getattr(mod.bn1, k).clone()
             (loss / n).backward()
             total += loss.item()
         opt.step()
         losses.append(total / n)
-    return losses, {k: v.detach().numpy() for k, v in mod.named_parameters()}
+    buffers = [{"bn1." + k: v.numpy() for k, v in r.items()} for r in per_rank]
+    return losses, {k: v.detach().numpy() for k, v in mod.named_parameters()}, buffers
+
+
+def relative_norm(mine, want):
+    diff = float(np.sum((mine.astype(np.float64) - want) ** 2))
+    return (diff / float(np.sum(want ** 2))) ** 0.5
 
 
 def main():
@@ -114,13 +133,23 @@ def main():
                           training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False, input_names=["x", "y"],
                           output_names=["loss"])
+    # torch.onnx.export traces the module in training mode, and that forward
+    # pass updates the running statistics it then writes (zeroc_torch.export
+    # writes the values from before the trace): the reference starts from
+    # the exported ones.
+    import onnx
+    from onnx import numpy_helper
+    for init in onnx.load(onnx_path).graph.initializer:
+        if init.name.startswith("bn1.running_"):
+            getattr(module.bn1, init.name[len("bn1."):]).copy_(
+                torch.from_numpy(numpy_helper.to_array(init).copy()))
     cfg = os.path.join(args.work, "ds.json")
     with open(cfg, "w") as f:
         json.dump({"train_micro_batch_size_per_gpu": MB,
                    "gradient_accumulation_steps": GAS,
                    "optimizer": {"type": "AdamW",
                                  "params": {"lr": LR, "weight_decay": WD}}}, f)
-    ref_losses, ref_params = torch_train(module, data, args.steps)
+    ref_losses, ref_params, ref_buffers = torch_train(module, data, args.steps)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
                OMP_NUM_THREADS="1")
@@ -153,13 +182,23 @@ def main():
             prel = (diff2 / ref2) ** 0.5
             if prel > args.param_rtol:
                 problems.append("params differ by %.1e (relative norm)" % prel)
+            brel = 0.0
+            for rank, want_buffers in enumerate(ref_buffers):
+                for name, want in want_buffers.items():
+                    mine = np.load(os.path.join(out, "params", "rank%d" % rank,
+                                                name + ".npy"))
+                    rel = relative_norm(mine, want)
+                    brel = max(brel, rel)
+                    if rel > args.param_rtol:
+                        problems.append("rank %d %s differs by %.1e" % (rank, name, rel))
             if problems:
                 raise RuntimeError("; ".join(problems[:3]))
             passed += 1
             print("PASS tiny CNN stage %d world %d: %d steps, loss %.5f -> %.5f, "
-                  "max loss rel diff %.1e, param rel diff %.1e"
+                  "max loss rel diff %.1e, param rel diff %.1e, running "
+                  "statistics rel diff %.1e"
                   % (stage, WORLD, args.steps, log[0]["loss"], log[-1]["loss"],
-                     worst, prel))
+                     worst, prel, brel))
         except Exception as e:  # noqa: BLE001 - report and go on
             failed += 1
             print("FAIL tiny CNN stage %d: %s" % (stage, e))

@@ -89,8 +89,10 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
                 2: d * psi + (g + k) * psi / w, 3: (d + g + k) * psi / w}
     slack = 16 * nparams * w  # each parameter pads by fewer than W elements
     # Frozen parameters: stored (sharded at stage 3) but no gradient and no
-    # optimizer state; the formulas hold for the trainable ones.
-    if abs(b["total"] - b.get("frozen_params", 0) - formulas[stage]) > slack:
+    # optimizer state; buffers: whole on every rank; the formulas hold for
+    # the trainable ones.
+    if abs(b["total"] - b.get("frozen_params", 0) - b.get("buffers", 0)
+           - formulas[stage]) > slack:
         return "plan.json total %d != ZeRO formula %.0f" % (b["total"], formulas[stage])
     comm = plan["communication_elements_per_step"]["total"]
     gas = plan["gradient_accumulation_steps"]

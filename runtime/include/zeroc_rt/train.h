@@ -52,7 +52,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 5
+#define ZEROC_RT_PROGRAM_ABI_VERSION 6
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -79,6 +79,22 @@ typedef struct zeroc_rt_param_desc {
   /// master_dtype and grad_dtype equal dtype. 0: trainable.
   int32_t frozen;
 } zeroc_rt_param_desc_t;
+
+/// ABI version 6: a model buffer the micro-step updates (a
+/// BatchNormalization's running mean or variance). Never partitioned: every
+/// rank holds all numel elements, initialized from the blob, and the
+/// micro-step reads it (zeroc_rt_engine_buffer) and stores its new value at
+/// its end, from the rank's own micro-batches (DeepSpeed keeps module
+/// buffers whole on every rank). No gradient, no optimizer state;
+/// --save-params writes each rank's.
+typedef struct zeroc_rt_buffer_desc {
+  const char *name;
+  zeroc_rt_dtype_t dtype; ///< F32 or F64
+  int32_t rank;
+  int64_t dims[ZEROC_RT_MAX_RANK];
+  int64_t numel;
+  int64_t blob_offset; ///< byte offset of the initial value in the blob file
+} zeroc_rt_buffer_desc_t;
 
 /// A data input of the model; dims[0] is the micro-batch size. The file
 /// DATA/<name>.npy holds (S, dims[1], ...) samples of the same dtype.
@@ -245,6 +261,9 @@ typedef struct zeroc_rt_program {
   /// zeroc_rt_checksum64 of the blob file (zeroc_rt/checksum.h), verified
   /// when the blob is loaded.
   uint64_t blob_checksum;
+  // ABI version 6:
+  int32_t num_buffers;
+  const zeroc_rt_buffer_desc_t *buffers;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses
@@ -280,6 +299,9 @@ void *zeroc_rt_engine_param_replica(zeroc_rt_engine_t *engine, int32_t param);
 /// Stage 3: this rank's shard of the parameter's padded flat buffer (S
 /// elements). NULL in stages 0-2.
 void *zeroc_rt_engine_param_shard(zeroc_rt_engine_t *engine, int32_t param);
+/// This rank's buffer `buffer` (numel elements of its dtype), read and
+/// written by the micro-step. NULL for an out-of-range index.
+void *zeroc_rt_engine_buffer(zeroc_rt_engine_t *engine, int32_t buffer);
 /// Adds `count` elements of the parameter's dtype to its gradient
 /// accumulator (of grad_dtype: widened into f32 when that is wider): the full
 /// gradient (numel) in stages 0-1, this rank's shard (S) in stages 2-3.

@@ -87,6 +87,13 @@ void *zeroc_rt_engine_param_shard(zeroc_rt_engine_t *engine, int32_t param) {
   return p ? p->shardParam : nullptr;
 }
 
+void *zeroc_rt_engine_buffer(zeroc_rt_engine_t *engine, int32_t buffer) {
+  if (!engine || buffer < 0 ||
+      static_cast<size_t>(buffer) >= engine->state.buffers.size())
+    return nullptr;
+  return engine->state.buffers[static_cast<size_t>(buffer)].data;
+}
+
 zeroc_rt_status_t zeroc_rt_engine_grad_accumulate(zeroc_rt_engine_t *engine,
                                                   int32_t param,
                                                   const void *grad,

@@ -125,6 +125,47 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
   return nullptr;
 }
 
+/// Buffers: named apart from every parameter (they save into the same
+/// folder), float, inside the blob.
+zeroc_rt_status_t validateBuffers(const zeroc_rt_program_t &p) {
+  if (p.num_buffers < 0 || (p.num_buffers > 0 && !p.buffers))
+    return INVALID_PROGRAM("num_buffers %d with buffers %p", p.num_buffers,
+                           static_cast<const void *>(p.buffers));
+  std::set<std::string> files;
+  for (int32_t i = 0; i < p.num_params; ++i)
+    files.insert(paramFileName(p.params[i].name));
+  for (int32_t i = 0; i < p.num_buffers; ++i) {
+    const zeroc_rt_buffer_desc_t &d = p.buffers[i];
+    if (!d.name || !*d.name)
+      return INVALID_PROGRAM("buffer %d has no name", i);
+    if (!files.insert(paramFileName(d.name)).second)
+      return INVALID_PROGRAM("buffer '%s' saves to the same file name as a "
+                             "parameter or another buffer",
+                             d.name);
+    if (d.dtype != ZEROC_RT_DTYPE_F32 && d.dtype != ZEROC_RT_DTYPE_F64 &&
+        d.dtype != ZEROC_RT_DTYPE_F16 && d.dtype != ZEROC_RT_DTYPE_BF16)
+      return INVALID_PROGRAM("buffer '%s' has dtype %s; buffers are float "
+                             "tensors",
+                             d.name, zeroc_rt_dtype_name(d.dtype));
+    if (d.rank < 0 || d.rank > ZEROC_RT_MAX_RANK)
+      return INVALID_PROGRAM("buffer '%s' has rank %d", d.name, d.rank);
+    int64_t n = elementCount(d.rank, d.dims);
+    if (n < 0 || n > (INT64_MAX / 16) || n != d.numel)
+      return INVALID_PROGRAM("buffer '%s' of shape %s has numel %lld", d.name,
+                             shapeString(d.rank, d.dims).c_str(),
+                             static_cast<long long>(d.numel));
+    int64_t bytes = n * static_cast<int64_t>(zeroc_rt_dtype_size(d.dtype));
+    if (d.blob_offset < 0 || d.blob_offset > p.blob_bytes ||
+        bytes > p.blob_bytes - d.blob_offset)
+      return INVALID_PROGRAM("buffer '%s' (%lld bytes at offset %lld) lies "
+                             "outside the %lld-byte blob",
+                             d.name, static_cast<long long>(bytes),
+                             static_cast<long long>(d.blob_offset),
+                             static_cast<long long>(p.blob_bytes));
+  }
+  return nullptr;
+}
+
 zeroc_rt_status_t validateInputs(const zeroc_rt_program_t &p) {
   if (p.num_inputs < 0 || (p.num_inputs > 0 && !p.inputs))
     return INVALID_PROGRAM("num_inputs %d with inputs %p", p.num_inputs,
@@ -198,6 +239,7 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
       p.precision != ZEROC_RT_PRECISION_BF16)
     return INVALID_PROGRAM("unknown precision %d", static_cast<int>(p.precision));
   ZEROC_RT_RETURN_IF_ERROR(validateParams(p));
+  ZEROC_RT_RETURN_IF_ERROR(validateBuffers(p));
   return validateInputs(p);
 }
 

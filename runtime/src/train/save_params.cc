@@ -6,11 +6,13 @@
 // values are the f32 masters, as DeepSpeed's zero_to_fp32 recovers them
 // (stage 0 holds the whole master; stages 1-3 all-gather the partitions).
 // Frozen parameters are saved too, unchanged (widened to f32 when they are
-// 16-bit). Rank 0 also writes
+// 16-bit). Each rank also writes its own model buffers (BatchNormalization's
+// running statistics, updated from that rank's micro-batches; rank 0's are
+// what DeepSpeed saves) into its folder. Rank 0 also writes
 // DIR/params.json in the format of tools/reference/onnx_torch_train.py:
 //   {"psi": N, "num_params": K, "params": [
 //     {"name": ..., "file": ..., "shape": [...], "numel": n, "dtype": ...},
-//   ...]}
+//   ...], "buffers": [ entries like the parameters' ]}
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,22 +40,33 @@ const char *numpyDtypeName(zeroc_rt_dtype_t dtype) {
   return dtype == ZEROC_RT_DTYPE_F64 ? "float64" : "float32";
 }
 
+/// One params.json entry (no trailing comma or newline).
+std::string jsonEntry(const char *name, int32_t rank, const int64_t *dims,
+                      int64_t numel, zeroc_rt_dtype_t saved) {
+  std::string shape = "[";
+  for (int32_t k = 0; k < rank; ++k)
+    shape += format("%s%lld", k ? ", " : "", static_cast<long long>(dims[k]));
+  shape += "]";
+  return format("  {\"name\": %s, \"file\": %s, \"shape\": %s, "
+                "\"numel\": %lld, \"dtype\": \"%s\"}",
+                jsonString(name).c_str(), jsonString(paramFileName(name)).c_str(),
+                shape.c_str(), static_cast<long long>(numel),
+                numpyDtypeName(saved));
+}
+
 zeroc_rt_status_t writeParamsJson(const ZeroState &st, const std::string &dir) {
   std::string text = format("{\"psi\": %lld, \"num_params\": %zu, \"params\": [\n",
                             static_cast<long long>(st.psi), st.params.size());
   for (size_t i = 0; i < st.params.size(); ++i) {
     const zeroc_rt_param_desc_t &d = *st.params[i].desc;
-    std::string shape = "[";
-    for (int32_t k = 0; k < d.rank; ++k)
-      shape += format("%s%lld", k ? ", " : "", static_cast<long long>(d.dims[k]));
-    shape += "]";
-    text += format("  {\"name\": %s, \"file\": %s, \"shape\": %s, "
-                   "\"numel\": %lld, \"dtype\": \"%s\"}%s\n",
-                   jsonString(d.name).c_str(),
-                   jsonString(paramFileName(d.name)).c_str(), shape.c_str(),
-                   static_cast<long long>(d.numel),
-                   numpyDtypeName(st.params[i].masterDtype),
-                   i + 1 < st.params.size() ? "," : "");
+    text += jsonEntry(d.name, d.rank, d.dims, d.numel, st.params[i].masterDtype) +
+            (i + 1 < st.params.size() ? ",\n" : "\n");
+  }
+  text += "], \"buffers\": [\n";
+  for (size_t i = 0; i < st.buffers.size(); ++i) {
+    const zeroc_rt_buffer_desc_t &d = *st.buffers[i].desc;
+    text += jsonEntry(d.name, d.rank, d.dims, d.numel, d.dtype) +
+            (i + 1 < st.buffers.size() ? ",\n" : "\n");
   }
   text += "]}\n";
   std::string path = dir + "/params.json", tmp = path + ".tmp";
@@ -148,6 +161,19 @@ zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
           shortened(file).c_str(), rankDir.size() + 1 + longest, pathMax);
     ZEROC_RT_RETURN_IF_ERROR(checkTargetFile(rankDir + "/" + file));
   }
+  for (const BufferState &buf : st.buffers) {
+    const std::string file = paramFileName(buf.desc->name);
+    if (file.size() + tmpSuffix > static_cast<size_t>(nameMax) ||
+        rankDir.size() + 1 + file.size() + tmpSuffix >= static_cast<size_t>(pathMax))
+      return ZEROC_RT_ERROR(
+          ZEROC_RT_INVALID_ARGUMENT,
+          "--save-params: buffer '%s' would be saved as '%s/%s', longer than "
+          "the file system of '%s' allows; rename the buffer (its ONNX "
+          "initializer) or pass a shorter --save-params DIR",
+          shortened(buf.desc->name).c_str(), rankDir.c_str(),
+          shortened(file).c_str(), rankDir.c_str());
+    ZEROC_RT_RETURN_IF_ERROR(checkTargetFile(rankDir + "/" + file));
+  }
   if (rank == 0)
     for (const char *name : {"/params.json", "/params.json.tmp"})
       ZEROC_RT_RETURN_IF_ERROR(checkTargetFile(dir + name));
@@ -159,6 +185,10 @@ zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
   uint64_t need = 0;
   for (const ParamState &p : st.params)
     need += npyBytes(p, block);
+  for (const BufferState &buf : st.buffers) {
+    uint64_t bytes = 512 + static_cast<uint64_t>(buf.desc->numel) * 8;
+    need += block ? (bytes + block - 1) / block * block : bytes;
+  }
   if (rank == 0) // params.json: a line per parameter
     for (const ParamState &p : st.params)
       need += 2 * paramFileName(p.desc->name).size() + 160;
@@ -292,6 +322,27 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
                                                   p.desc->rank, p.desc->dims,
                                                   full),
                                 prefix);
+  }
+  for (const BufferState &buf : st.buffers) {
+    if (first)
+      break;
+    const zeroc_rt_buffer_desc_t &d = *buf.desc;
+    const void *data = buf.data;
+    zeroc_rt_dtype_t saved = d.dtype;
+    if (saved == ZEROC_RT_DTYPE_F16 || saved == ZEROC_RT_DTYPE_BF16) {
+      saved = ZEROC_RT_DTYPE_F32;
+      first = widened.allocate(static_cast<size_t>(d.numel) * 4, "--save-params");
+      if (!first)
+        first = ZEROC_RT_TRAIN_WRAP(
+            zeroc_rt_k_convert(d.dtype, data, saved, widened.data(), d.numel, 1.0),
+            prefix);
+      if (first)
+        break;
+      data = widened.data();
+    }
+    std::string path = rankDir + "/" + paramFileName(d.name);
+    first = ZEROC_RT_TRAIN_WRAP(
+        zeroc_rt_npy_save(path.c_str(), saved, d.rank, d.dims, data), prefix);
   }
   if (!first && engine.rank == 0)
     first = ZEROC_RT_TRAIN_WRAP(writeParamsJson(st, dir), prefix);

@@ -15,11 +15,14 @@
 // stages 1-3); Adam's m and v are f32. Per element with Adam that is
 // DeepSpeed's 2 + 2 + 12 bytes: 16Ψ, 4Ψ + 12Ψ/W, 2Ψ + 14Ψ/W, 16Ψ/W.
 //
+// A model buffer (a BatchNormalization's running statistic) is whole on
+// every rank at every stage, in a fourth slab.
+//
 // A frozen parameter (requires_grad=False) has its parameter column only:
 // DeepSpeed partitions it at stage 3 like the others, but keeps no
 // gradient, no optimizer state and no fp32 copy of it.
 //
-// Buffers live in three 64-byte aligned slabs (parameters, gradients,
+// The ZeRO buffers live in three 64-byte aligned slabs (parameters, gradients,
 // optimizer state), each sub-buffer 64-byte aligned. The gradient slab keeps
 // the accumulators grouped by dtype (f32, f64, f16, bf16), so that in stage
 // 0 each dtype is one contiguous run for a single all-reduce (the alignment
@@ -205,6 +208,25 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     p.expAvgSq = at(state.optimStorage, off[i].expAvgSq);
     p.momentum = at(state.optimStorage, off[i].momentum);
     p.updateGrad = stage == 1 ? p.gradShard : p.grad;
+  }
+
+  // Buffers: whole on every rank, from their initial values.
+  SlabPlan bufferPlan;
+  std::vector<size_t> bufferOffsets;
+  for (int32_t i = 0; i < program.num_buffers; ++i)
+    bufferOffsets.push_back(bufferPlan.add(
+        static_cast<size_t>(program.buffers[i].numel) *
+        zeroc_rt_dtype_size(program.buffers[i].dtype)));
+  ZEROC_RT_RETURN_IF_ERROR(
+      state.bufferStorage.allocate(bufferPlan.size(), "the model's buffers"));
+  state.buffers.assign(static_cast<size_t>(program.num_buffers), BufferState());
+  for (size_t i = 0; i < state.buffers.size(); ++i) {
+    BufferState &buf = state.buffers[i];
+    buf.desc = &program.buffers[i];
+    buf.data = state.bufferStorage.bytes() + bufferOffsets[i];
+    std::memcpy(buf.data, blob + buf.desc->blob_offset,
+                static_cast<size_t>(buf.desc->numel) *
+                    zeroc_rt_dtype_size(buf.desc->dtype));
   }
   return nullptr;
 }

@@ -221,13 +221,20 @@ struct GradRun {
   size_t count; ///< elements, gaps included
 };
 
+/// A model buffer (zeroc_rt_buffer_desc_t): whole on every rank.
+struct BufferState {
+  const zeroc_rt_buffer_desc_t *desc = nullptr;
+  void *data = nullptr; ///< numel elements of desc->dtype
+};
+
 struct ZeroState {
   int stage = 0, rank = 0, world = 1;
   int64_t psi = 0;    ///< total elements of the trainable parameters
   int64_t frozen = 0; ///< total elements of the frozen parameters
   std::vector<ParamState> params;
   std::vector<GradRun> gradRuns;
-  AlignedBuffer paramStorage, gradStorage, optimStorage;
+  std::vector<BufferState> buffers;
+  AlignedBuffer paramStorage, gradStorage, optimStorage, bufferStorage;
   /// The largest update of a parameter with a master copy, in the master
   /// dtype: its 16-bit gradient converted for the optimizer (DeepSpeed's
   /// transient fp32 partition gradient, one parameter at a time here).

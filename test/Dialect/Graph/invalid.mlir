@@ -49,6 +49,38 @@ func.func @f() -> tensor<3xf32> {
 
 // -----
 
+// Tests that a buffer's initial value must be a tensor.
+// expected-error @+1 {{initial value must be a statically shaped tensor}}
+graph.buffer @b = dense<1.0> : vector<2xf32>
+
+// -----
+
+// Tests that buffers are floating-point.
+// expected-error @+1 {{buffer must have a floating-point type, got 'i64'}}
+graph.buffer @b = dense<1> : tensor<2xi64>
+
+// -----
+
+// Tests that load_buffer names an existing buffer.
+graph.param @p = dense<1.0> : tensor<2xf32>
+func.func @f() -> tensor<2xf32> {
+  // expected-error @+1 {{'p' does not name a graph.buffer}}
+  %0 = graph.load_buffer @p : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that load_buffer's type matches the buffer's.
+graph.buffer @b = dense<1.0> : tensor<2xf32>
+func.func @f() -> tensor<3xf32> {
+  // expected-error @+1 {{result type 'tensor<3xf32>' does not match buffer type 'tensor<2xf32>'}}
+  %0 = graph.load_buffer @b : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
 // Tests that cast keeps the shape.
 func.func @f(%x: tensor<2xi64>) -> tensor<3xf32> {
   // expected-error @+1 {{result shape must equal input shape}}

@@ -9,6 +9,8 @@ graph.param trainable @"fc.weight" = dense<0.5> : tensor<3x4xf32>
 graph.param @"attn.bias" = dense<true> : tensor<4x4xi1>
 // CHECK: graph.param trainable @fc.bias master(f32) = dense<2.500000e-01> : tensor<4xf16>
 graph.param trainable @"fc.bias" master(f32) = dense<0.25> : tensor<4xf16>
+// CHECK: graph.buffer @bn.running_mean = dense<0.000000e+00> : tensor<4xf32>
+graph.buffer @"bn.running_mean" = dense<0.0> : tensor<4xf32>
 
 // CHECK-LABEL: func.func @forward
 func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"},
@@ -17,6 +19,8 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"},
     -> (tensor<f32> {graph.output = "loss", graph.loss}) {
   // CHECK: graph.load_param @fc.weight : tensor<3x4xf32>
   %w = graph.load_param @"fc.weight" : tensor<3x4xf32>
+  // CHECK: graph.load_buffer @bn.running_mean : tensor<4xf32>
+  %runmean = graph.load_buffer @"bn.running_mean" : tensor<4xf32>
   // CHECK: graph.constant dense<[2, 3]> : tensor<2xi64>
   %c = graph.constant dense<[2, 3]> : tensor<2xi64>
   // CHECK: graph.gemm %{{.*}}, %{{.*}} {transB = true} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>

@@ -508,3 +508,23 @@ func.func @f(%g: tensor<4xf32>) {
   zero.grad_accumulate @frozen, %g : tensor<4xf32>
   return
 }
+
+// -----
+
+// Tests that buffer_load names a graph.buffer.
+graph.param @p = dense<0.5> : tensor<4xf32>
+func.func @f() -> tensor<4xf32> {
+  // expected-error @+1 {{'p' does not name a graph.buffer}}
+  %0 = zero.buffer_load @p : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that buffer_store's value has the buffer's type.
+graph.buffer @b = dense<0.5> : tensor<4xf32>
+func.func @f(%v: tensor<2xf32>) {
+  // expected-error @+1 {{type 'tensor<2xf32>' does not match buffer type 'tensor<4xf32>'}}
+  zero.buffer_store @b, %v : tensor<2xf32>
+  return
+}

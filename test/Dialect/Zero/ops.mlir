@@ -168,3 +168,16 @@ func.func @loss_scale() -> tensor<f32> {
   %s = zero.loss_scale : tensor<f32>
   return %s : tensor<f32>
 }
+
+// A BatchNormalization's running mean: read at the start of the micro-step,
+// stored at its end.
+graph.buffer @"bn.running_mean" = dense<0.0> : tensor<4xf32>
+// CHECK-LABEL: func.func @buffer_load_store
+// CHECK: zero.buffer_load @bn.running_mean : tensor<4xf32>
+// CHECK: zero.buffer_store @bn.running_mean, %{{.*}} : tensor<4xf32>
+func.func @buffer_load_store(%x: tensor<4xf32>) {
+  %m = zero.buffer_load @"bn.running_mean" : tensor<4xf32>
+  %n = graph.add %m, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  zero.buffer_store @"bn.running_mean", %n : tensor<4xf32>
+  return
+}

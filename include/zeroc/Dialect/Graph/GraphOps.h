@@ -23,6 +23,9 @@ inline constexpr llvm::StringLiteral kLossAttrName = "graph.loss";
 /// Names of the argument/result attributes carrying ONNX value names.
 inline constexpr llvm::StringLiteral kInputAttrName = "graph.input";
 inline constexpr llvm::StringLiteral kOutputAttrName = "graph.output";
+/// Result attribute of @forward (and @forward_backward) naming the
+/// graph.buffer the result is the new value of.
+inline constexpr llvm::StringLiteral kBufferUpdateAttrName = "graph.buffer_update";
 
 /// Computes the numpy broadcast of two static shapes; fails when a dim pair
 /// is neither equal nor 1.

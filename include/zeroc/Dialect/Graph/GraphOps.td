@@ -196,6 +196,52 @@ def Graph_LoadParamOp : Graph_Op<"load_param",
   let assemblyFormat = "$param attr-dict `:` type($result)";
 }
 
+def Graph_BufferOp : Graph_Op<"buffer", [Symbol]> {
+  let summary = "a registered buffer that training updates";
+  let description = [{
+    Declares a floating-point buffer of the model that is not a parameter
+    but state the forward pass updates: the running mean and variance of a
+    training-mode BatchNormalization (PyTorch's `running_mean` and
+    `running_var`). It has no gradient and no optimizer state. The forward
+    function reads its value at the start of the micro-step with
+    `graph.load_buffer` and returns its new value as a result tagged
+    `graph.buffer_update = @name`; the ZeRO passes store that result into
+    the buffer at the end of the micro-step. A buffer is never partitioned:
+    every rank keeps its own, updated from its own micro-batches, as
+    DeepSpeed keeps module buffers whole on every rank; `--save-params`
+    saves each rank's. Buffers that nothing updates are `graph.constant`s.
+
+    ```mlir
+    graph.buffer @"bn.running_mean" = dense<0.0> : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, ElementsAttr:$initial_value);
+  let assemblyFormat = "$sym_name `=` $initial_value attr-dict";
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getInitialValue().getType());
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_LoadBufferOp : Graph_Op<"load_buffer",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "reads a buffer's value at the start of the micro-step";
+  let description = [{
+    Produces the value the `graph.buffer` named by `buffer` holds when the
+    micro-step starts; the micro-step's update is stored only after it, so
+    every read in one micro-step sees the same value.
+
+    ```mlir
+    %m = graph.load_buffer @"bn.running_mean" : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$buffer);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$buffer attr-dict `:` type($result)";
+}
+
 def Graph_ConstantOp : Graph_Op<"constant",
     [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";

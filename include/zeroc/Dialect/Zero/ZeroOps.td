@@ -486,6 +486,44 @@ def Zero_ParamShardOp : Zero_Op<"param_shard",
   let assemblyFormat = "$param attr-dict `:` qualified(type($result))";
 }
 
+def Zero_BufferLoadOp : Zero_Op<"buffer_load",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>]>]> {
+  let summary = "this rank's value of a model buffer (every stage)";
+  let description = [{
+    Reads this rank's copy of the `graph.buffer` named by `buffer` (a
+    BatchNormalization's running statistic). Buffers are never partitioned:
+    at every stage each rank keeps the whole buffer, as DeepSpeed keeps
+    module buffers, and updates it from its own micro-batches.
+
+    ```mlir
+    %m = zero.buffer_load @bn.running_mean : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$buffer);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$buffer attr-dict `:` type($result)";
+}
+
+def Zero_BufferStoreOp : Zero_Op<"buffer_store",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "stores a buffer's new value at the end of the micro-step";
+  let description = [{
+    Writes `value` into this rank's copy of the `graph.buffer` named by
+    `buffer`. `zero-partition` places the stores after every other op of
+    the micro-step, so that every `zero.buffer_load` of it (and every value
+    computed from one, in the forward and the backward pass) sees the value
+    the micro-step started with.
+
+    ```mlir
+    zero.buffer_store @bn.running_mean, %new : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$buffer, AnyStaticShapeTensor:$value);
+  let assemblyFormat = "$buffer `,` $value attr-dict `:` type($value)";
+}
+
 def Zero_LossScaleOp : Zero_Op<"loss_scale",
     [MemoryEffects<[MemRead<Zero_StateResource>]>]> {
   let summary = "the current loss scale of the dynamic loss scaler";
