@@ -3,7 +3,10 @@
 (tiny random-init architectures, several exporters; gen_hf_suite.py) is
 compiled by zeroc and trained for the reference's steps, and each step's
 loss is compared with the *original PyTorch module* trained with
-torch.optim.AdamW on the same samples (expected-<torch>.json).
+torch.optim.AdamW on the same samples (expected-<torch>.json). Where the
+reference records BatchNorm running statistics (buffers_by_world), each
+rank's saved running_mean/running_var must match its PyTorch copy within
+--rtol (relative norm) too.
 
 test/models/hf/status.json says, per ARCH/VARIANT, what zeroc must do:
   "train"            compile and train within --rtol at every run of the
@@ -85,11 +88,13 @@ def run_one(args, arch, variant, expect, stage, w):
         return False, "compile failed (rc %d): %s" % (
             p.returncode, (err or p.stderr.strip().splitlines() or [""])[-1][:300])
     log = work + ".log.jsonl"
+    buffers = ref.get("buffers_by_world", {}).get(str(w))
+    save = ["--save-params", work + ".params"] if buffers else []
     t = subprocess.run(["mpirun", "-np", str(w), "--oversubscribe",
                         "--bind-to", "none", os.path.join(work, "train"),
                         "--data", os.path.join(adir, "data-" + tag),
                         "--steps", str(ref["steps"]), "--log-jsonl", log,
-                        "--quiet"], capture_output=True, text=True,
+                        "--quiet"] + save, capture_output=True, text=True,
                        env=mpi_env(), timeout=900)
     if t.returncode != 0:
         return False, "train failed (rc %d): %s" % (t.returncode,
@@ -105,7 +110,34 @@ def run_one(args, arch, variant, expect, stage, w):
         if rel > args.rtol:
             return False, "step %d loss %.8g vs PyTorch %.8g (rel %.2e)" % (
                 i + 1, a, b, rel)
-    return True, "max rel %.1e over %d steps" % (worst, len(got))
+    worst_buffer = buffer_error(work + ".params", buffers) if buffers else None
+    if isinstance(worst_buffer, str):
+        return False, worst_buffer
+    if worst_buffer is not None and worst_buffer > args.rtol:
+        return False, "running statistics differ from PyTorch's by %.2e" % worst_buffer
+    return True, "max rel %.1e over %d steps%s" % (
+        worst, len(got), "" if worst_buffer is None else
+        ", running statistics %.1e" % worst_buffer)
+
+
+def buffer_error(params_dir, want_by_rank):
+    """The largest relative norm between each rank's saved running
+    statistics and PyTorch's (one copy per rank), or an error string."""
+    import numpy as np
+    worst = 0.0
+    for rank, want in enumerate(want_by_rank):
+        for name, values in want.items():
+            path = os.path.join(params_dir, "rank%d" % rank, name + ".npy")
+            if not os.path.exists(path):
+                return "rank %d did not save buffer %s" % (rank, name)
+            mine = np.load(path).astype(np.float64)
+            ref = np.asarray(values, np.float64)
+            if mine.shape != ref.shape:
+                return "buffer %s has shape %s, PyTorch's %s" % (
+                    name, mine.shape, ref.shape)
+            worst = max(worst, float(np.linalg.norm(mine - ref) /
+                                     max(np.linalg.norm(ref), 1e-30)))
+    return worst
 
 
 def record(args, arch, variant):

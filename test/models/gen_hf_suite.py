@@ -12,7 +12,10 @@ and once per architecture and torch build the data and the reference:
 OUT/<arch>/data-<torch>/<input>.npy and OUT/<arch>/expected-<torch>.json,
 the losses of the *original PyTorch module* trained with torch.optim.AdamW
 for STEPS steps under docs/Training.md's data contract (G = MB x GAS
-samples per step, micro-batch losses averaged, in float32).
+samples per step, micro-batch losses averaged, in float32) and, for a
+module with BatchNorm running statistics, each rank's final running_mean
+and running_var at world sizes 1 and 2 (rank m % W runs global micro-batch
+m and updates its own copy, as under DeepSpeed).
 
 Variants:
   helper_ts17     zeroc_torch.export, TorchScript exporter, opset 17
@@ -83,25 +86,50 @@ def samples(name, example):
     return out
 
 
+def running_stats(module):
+    """name -> buffer of every BatchNorm running mean/variance."""
+    return {n: b for n, b in module.named_buffers()
+            if n.endswith((".running_mean", ".running_var"))}
+
+
 def train_reference(module, names, data):
-    """Per-step mean micro-batch losses of the original module."""
+    """Per-step mean micro-batch losses of the original module, and each
+    rank's final running statistics for world sizes 1 and 2 ({} without
+    any): one copy per rank, swapped in around its micro-batches' forward
+    passes (training-mode BatchNorm normalizes with the batch's statistics,
+    so the losses do not depend on them)."""
     module.train()
     wrapper = _LossOf(module, names)
     opt = torch.optim.AdamW([p for p in module.parameters() if p.requires_grad],
                             **ADAMW)
     mb, G = hf_suite.MB, hf_suite.MB * GAS
+    stats = running_stats(module)
+    copies = {w: [{n: b.detach().double() for n, b in stats.items()}
+                  for _ in range(w)] for w in (1, 2)}
     losses = []
     for s in range(STEPS):
         opt.zero_grad(set_to_none=True)
         total = 0.0
         for m in range(GAS):
             idx = [(s * G + m * mb + j) % SAMPLES for j in range(mb)]
+            before = {n: b.detach().double() for n, b in stats.items()}
             loss = wrapper(*[data[n][idx] for n in names])
+            for w, ranks in copies.items():
+                mine = ranks[m % w]
+                with torch.no_grad():
+                    for n, b in stats.items():
+                        # This forward's update, applied to the rank's copy:
+                        # running = r * (1 - momentum) + batch * momentum.
+                        bn = module.get_submodule(n.rsplit(".", 1)[0])
+                        batch = (b.double() - before[n] * (1 - bn.momentum)) / bn.momentum
+                        mine[n] = mine[n] * (1 - bn.momentum) + batch * bn.momentum
             (loss / GAS).backward()
             total += float(loss.detach())
         opt.step()
         losses.append(total / GAS)
-    return losses
+    buffers = {str(w): [{n: v.double().tolist() for n, v in r.items()} for r in ranks]
+               for w, ranks in copies.items()} if stats else {}
+    return losses, buffers
 
 
 def strip_node_metadata(path):
@@ -177,9 +205,12 @@ def main():
                     type(e).__name__, str(e).splitlines()[0][:200])
             print(name, vname, status["%s/%s" % (name, vname)], flush=True)
         module.load_state_dict(initial)
+        losses, buffers = train_reference(module, names, data)
         ref = {"torch": torch.__version__, "steps": STEPS, "gas": GAS,
                "micro_batch": hf_suite.MB, "adamw": ADAMW,
-               "inputs": names, "losses": train_reference(module, names, data)}
+               "inputs": names, "losses": losses}
+        if buffers:
+            ref["buffers_by_world"] = buffers
         import transformers
         ref["transformers"] = transformers.__version__
         with open(os.path.join(adir, "expected-%s.json" % tag), "w") as f:
