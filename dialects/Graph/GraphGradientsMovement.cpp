@@ -1,4 +1,4 @@
-//===- GraphGradientsMovement.cpp - rules of pad, gathers, scatter, cumsum ===//
+//===- GraphGradientsMovement.cpp - pad, gathers, scatters, cumsum --------===//
 //
 // DifferentiableOpInterface::buildGradients of the ops in
 // GraphMovementOps.td (the other rules are in GraphGradients.cpp).
@@ -77,6 +77,36 @@ LogicalResult ScatterNDOp::buildGradients(OpBuilder &b, ValueRange grads,
   }
   if (wantUpdates)
     gu = b.create<GatherNDOp>(loc, g, getIndices());
+  out.push_back(gd);
+  out.push_back(Value());
+  out.push_back(gu);
+  return success();
+}
+
+LogicalResult ScatterElementsOp::buildGradients(OpBuilder &b, ValueRange grads,
+                                                ArrayRef<bool> needed,
+                                                SmallVectorImpl<Value> &out) {
+  Location loc = getLoc();
+  Value g = grads[0];
+  StringRef reduction = getReduction();
+  bool wantData = needed[0], wantUpdates = needed.size() > 2 && needed[2];
+  if (reduction == "mul" && (wantData || wantUpdates))
+    return emitOpError("has no gradient rule for reduction 'mul'");
+  Value gd, gu;
+  if (wantData) {
+    if (reduction == "add") {
+      gd = g;
+    } else {
+      // Overwritten elements do not depend on data: scatter zeros over them.
+      auto ut = getUpdates().getType();
+      Value zeros = b.create<ConstantOp>(
+          loc, DenseElementsAttr::get(ut, b.getFloatAttr(ut.getElementType(), 0.0)));
+      gd = b.create<ScatterElementsOp>(loc, getType(), g, getIndices(), zeros,
+                                       getAxisAttr(), b.getStringAttr("none"));
+    }
+  }
+  if (wantUpdates)
+    gu = b.create<GatherElementsOp>(loc, g, getIndices(), getAxisAttr());
   out.push_back(gd);
   out.push_back(Value());
   out.push_back(gu);

@@ -1,4 +1,4 @@
-//===- GraphMovementOps.cpp - pad, element gathers, scatter, cumsum -------===//
+//===- GraphMovementOps.cpp - pad, element gathers, scatters, cumsum ------===//
 //
 // Result types and verifiers of the ops in GraphMovementOps.td.
 //
@@ -87,6 +87,16 @@ LogicalResult checkElementIndices(RankedTensorType data,
             std::to_string(data.getDimSize(d)) + ")";
       return failure();
     }
+  return success();
+}
+
+/// The scatters' reduction: none, add or mul, the last two of numbers only.
+LogicalResult checkScatterReduction(Operation *op, StringRef r, Type elem) {
+  if (r != "none" && r != "add" && r != "mul")
+    return op->emitOpError("reduction must be 'none', 'add' or 'mul', got '")
+           << r << "'";
+  if (r != "none" && elem.isInteger(1))
+    return op->emitOpError("reduction '") << r << "' needs a numeric element type";
   return success();
 }
 
@@ -234,12 +244,9 @@ LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult ScatterNDOp::verify() {
-  StringRef r = getReduction();
-  if (r != "none" && r != "add" && r != "mul")
-    return emitOpError("reduction must be 'none', 'add' or 'mul', got '")
-           << r << "'";
-  if (r != "none" && getType().getElementType().isInteger(1))
-    return emitOpError("reduction '") << r << "' needs a numeric element type";
+  if (failed(checkScatterReduction(*this, getReduction(),
+                                   getType().getElementType())))
+    return failure();
   std::string why;
   FailureOr<int64_t> k = tupleLength(getData().getType(), getIndices().getType(), why);
   if (failed(k))
@@ -249,6 +256,19 @@ LogicalResult ScatterNDOp::verify() {
   if (getUpdates().getType().getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("updates shape must be indices.shape[:-1] + "
                        "data.shape[k:]");
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  if (failed(checkScatterReduction(*this, getReduction(),
+                                   getType().getElementType())))
+    return failure();
+  std::string why;
+  if (failed(checkElementIndices(getData().getType(), getIndices().getType(),
+                                 getAxis(), why)))
+    return emitOpError(why);
+  if (getUpdates().getType().getShape() != getIndices().getType().getShape())
+    return emitOpError("updates shape must equal the indices shape");
   return success();
 }
 

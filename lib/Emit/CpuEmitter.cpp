@@ -651,7 +651,7 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
                        out(0), out(1), out(2)));
     return success();
   }
-  // Pad, element gathers, ND scatter, cumsum (GraphMovementOps.td).
+  // Pad, element gathers, scatters, cumsum (GraphMovementOps.td).
   auto padMode = [](StringRef m) {
     return m == "reflect" ? "ZEROC_RT_PAD_REFLECT"
            : m == "edge"  ? "ZEROC_RT_PAD_EDGE"
@@ -688,14 +688,21 @@ LogicalResult Emitter::emitGraphOp(Operation *op) {
                        d(g.getIndices()), out()));
     return success();
   }
+  auto scatterReduction = [](StringRef r) {
+    return r == "add"   ? "ZEROC_RT_SCATTER_ADD"
+           : r == "mul" ? "ZEROC_RT_SCATTER_MUL"
+                        : "ZEROC_RT_SCATTER_NONE";
+  };
   if (auto s = llvm::dyn_cast<graph::ScatterNDOp>(op)) {
-    StringRef r = s.getReduction();
     call(llvm::formatv("zeroc_rt_k_scatter_nd({0}, {1}, {2}, {3}, {4})",
                        d(s.getData()), d(s.getIndices()), d(s.getUpdates()),
-                       r == "add"   ? "ZEROC_RT_SCATTER_ADD"
-                       : r == "mul" ? "ZEROC_RT_SCATTER_MUL"
-                                    : "ZEROC_RT_SCATTER_NONE",
-                       out()));
+                       scatterReduction(s.getReduction()), out()));
+    return success();
+  }
+  if (auto s = llvm::dyn_cast<graph::ScatterElementsOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_scatter_elements({0}, {1}, {2}, {3}, {4}, {5})",
+                       d(s.getData()), d(s.getIndices()), d(s.getUpdates()),
+                       s.getAxis(), scatterReduction(s.getReduction()), out()));
     return success();
   }
   if (auto c = llvm::dyn_cast<graph::CumSumOp>(op)) {

@@ -1,9 +1,10 @@
 //===- ConvertMovementOps.cpp - Pad, Tile, Range, Flatten, scatters, scans ===//
 //
-// Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, CumSum. Every
-// one folds on the host when all its inputs are host constants (real exports
-// build position ids, masks and shifted labels this way); otherwise it
-// becomes a graph op (Tile: reshape + expand + reshape; Flatten: reshape).
+// Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, ScatterElements,
+// CumSum. Every one folds on the host when all its inputs are host constants
+// (real exports build position ids, masks and shifted labels this way);
+// otherwise it becomes a graph op (Tile: reshape + expand + reshape; Flatten:
+// reshape).
 // The inputs that determine a shape or an axis (Pad's pads and axes, Tile's
 // repeats, CumSum's axis) must be compile-time constants. Range, which only
 // folds, is in ConvertFoldOnlyOps.cpp.
@@ -200,10 +201,12 @@ void convertFlatten(NodeConverter &c) {
 }
 
 //===----------------------------------------------------------------------===//
-// GatherElements, GatherND, ScatterND
+// GatherElements, GatherND, ScatterND, ScatterElements
 //===----------------------------------------------------------------------===//
 
-void convertGatherElements(NodeConverter &c) {
+/// GatherElements' and ScatterElements' axis (normalized) and indices (input
+/// 1): data's rank, dims no larger off the axis, constant ones in range.
+int64_t elementAxis(NodeConverter &c) {
   RankedTensorType data = c.type(0);
   int64_t axis = c.normAxis(c.attrInt("axis", 0), data.getRank());
   if (c.type(1).getRank() != data.getRank())
@@ -214,6 +217,11 @@ void convertGatherElements(NodeConverter &c) {
                         " exceeds the data's");
   if (c.isConst(1))
     checkIndices(*c.input(1).constant, data.getDimSize(axis), "index");
+  return axis;
+}
+
+void convertGatherElements(NodeConverter &c) {
+  int64_t axis = elementAxis(c);
   if (c.allConst()) {
     c.setOutput(0, foldGatherElements(*c.input(0).constant,
                                       *c.input(1).constant, axis));
@@ -260,7 +268,9 @@ void convertGatherND(NodeConverter &c) {
                      ->getResult(0));
 }
 
-void convertScatterND(NodeConverter &c) {
+/// The scatters' reduction attribute (none, add or mul; add and mul from
+/// opset 16, of numeric data) and updates' element type.
+std::string scatterReduction(NodeConverter &c) {
   std::string reduction = c.attrString("reduction", "none");
   if (reduction != "none" && reduction != "add" && reduction != "mul")
     throw ImportError("reduction '" + reduction +
@@ -271,6 +281,11 @@ void convertScatterND(NodeConverter &c) {
     throw ImportError("reduction '" + reduction + "' needs numeric data, not bool");
   if (c.type(0).getElementType() != c.type(2).getElementType())
     throw ImportError("updates has a different element type than data");
+  return reduction;
+}
+
+void convertScatterND(NodeConverter &c) {
+  std::string reduction = scatterReduction(c);
   checkTupleIndices(c, 0, 1);
   if (c.allConst()) {
     c.setOutput(0, foldScatterND(*c.input(0).constant, *c.input(1).constant,
@@ -281,6 +296,28 @@ void convertScatterND(NodeConverter &c) {
                           {c.value(0), c.value(1), c.value(2)},
                           {c.named("reduction",
                                    c.gb.builder().getStringAttr(reduction))},
+                          {c.type(0)})
+                     ->getResult(0));
+}
+
+void convertScatterElements(NodeConverter &c) {
+  std::string reduction = scatterReduction(c);
+  int64_t axis = elementAxis(c);
+  if (c.type(2).getShape() != c.type(1).getShape())
+    throw ImportError("updates must have the shape of indices");
+  if (c.isConst(1) && reduction == "none")
+    elementTargets(shapeVector(c.type(0)), *c.input(1).constant, axis, true);
+  if (c.allConst()) {
+    c.setOutput(0, foldScatterElements(*c.input(0).constant,
+                                       *c.input(1).constant,
+                                       *c.input(2).constant, axis, reduction));
+    return;
+  }
+  auto &b = c.gb.builder();
+  c.setOutput(0, c.create(graph::ScatterElementsOp::getOperationName(),
+                          {c.value(0), c.value(1), c.value(2)},
+                          {c.named("axis", b.getI64IntegerAttr(axis)),
+                           c.named("reduction", b.getStringAttr(reduction))},
                           {c.type(0)})
                      ->getResult(0));
 }
@@ -326,6 +363,7 @@ bool convertMovementOp(NodeConverter &c) {
   else if (op == "GatherElements") convertGatherElements(c);
   else if (op == "GatherND") convertGatherND(c);
   else if (op == "ScatterND") convertScatterND(c);
+  else if (op == "ScatterElements") convertScatterElements(c);
   else if (op == "CumSum") convertCumSum(c);
   else return false;
   return true;

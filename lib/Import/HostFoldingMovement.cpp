@@ -2,6 +2,7 @@
 #include "HostFoldingMovement.h"
 
 #include <cmath>
+#include <unordered_set>
 
 namespace zeroc::onnximport {
 
@@ -129,20 +130,64 @@ HostTensor foldRange(const HostTensor &start, const HostTensor &limit,
   return out;
 }
 
-HostTensor foldGatherElements(const HostTensor &data, const HostTensor &indices,
-                              int64_t axis) {
-  HostTensor out = newFoldedTensor(data.dtype, indices.dims);
-  std::vector<int64_t> s = stridesOf(data.dims), idx(indices.dims.size(), 0);
-  for (int64_t o = 0; o < out.numElements(); ++o) {
+std::vector<int64_t> elementTargets(const std::vector<int64_t> &dataDims,
+                                    const HostTensor &indices, int64_t axis,
+                                    bool distinct) {
+  std::vector<int64_t> s = stridesOf(dataDims), idx(indices.dims.size(), 0);
+  std::vector<int64_t> targets(indices.numElements());
+  std::unordered_set<int64_t> seen; // sized by the indices, not the data
+  for (int64_t o = 0; o < indices.numElements(); ++o) {
     int64_t pos = 0;
     for (size_t d = 0; d < idx.size(); ++d)
       pos += (static_cast<int64_t>(d) == axis
-                  ? normIndex(indices.getAsInt(o), data.dims[axis])
+                  ? normIndex(indices.getAsInt(o), dataDims[axis])
                   : idx[d]) *
              s[d];
-    copyElement(out, o, data, pos);
+    if (distinct && !seen.insert(pos).second)
+      throw ImportError("element " + std::to_string(o) +
+                        " of indices addresses a data element an earlier one "
+                        "wrote; reduction 'none' needs distinct indices");
+    targets[o] = pos;
     nextIndex(idx, indices.dims);
   }
+  return targets;
+}
+
+HostTensor foldGatherElements(const HostTensor &data, const HostTensor &indices,
+                              int64_t axis) {
+  HostTensor out = newFoldedTensor(data.dtype, indices.dims);
+  std::vector<int64_t> from = elementTargets(data.dims, indices, axis, false);
+  for (int64_t o = 0; o < out.numElements(); ++o)
+    copyElement(out, o, data, from[o]);
+  return out;
+}
+
+namespace {
+/// out[o] = u[i] (none) or out[o] op= u[i] (add, mul; integers exactly).
+void scatterElement(HostTensor &out, int64_t o, const HostTensor &updates,
+                    int64_t u, const std::string &reduction) {
+  if (reduction == "none") {
+    copyElement(out, o, updates, u);
+  } else if (out.isFloat()) {
+    double a = out.floats[o], b = updates.floats[u];
+    out.floats[o] = reduction == "add" ? a + b : a * b;
+  } else {
+    out.ints[o] = exactInt(out.ints[o], updates.ints[u], reduction == "mul",
+                           out.dtype);
+  }
+}
+} // namespace
+
+HostTensor foldScatterElements(const HostTensor &data, const HostTensor &indices,
+                               const HostTensor &updates, int64_t axis,
+                               const std::string &reduction) {
+  HostTensor out = newFoldedTensor(data.dtype, data.dims);
+  out.ints = data.ints;
+  out.floats = data.floats;
+  std::vector<int64_t> to =
+      elementTargets(data.dims, indices, axis, reduction == "none");
+  for (int64_t i = 0; i < indices.numElements(); ++i)
+    scatterElement(out, to[i], updates, i, reduction);
   return out;
 }
 
@@ -204,18 +249,9 @@ HostTensor foldScatterND(const HostTensor &data, const HostTensor &indices,
                           "reduction 'none' needs distinct indices");
       seen[slice] = true;
     }
-    for (int64_t i = 0; i < nd.sliceSize; ++i) {
-      int64_t o = slice * nd.sliceSize + i, u = t * nd.sliceSize + i;
-      if (reduction == "none") {
-        copyElement(out, o, updates, u);
-      } else if (out.isFloat()) {
-        double a = out.floats[o], b = updates.floats[u];
-        out.floats[o] = reduction == "add" ? a + b : a * b;
-      } else {
-        out.ints[o] = exactInt(out.ints[o], updates.ints[u],
-                               reduction == "mul", out.dtype);
-      }
-    }
+    for (int64_t i = 0; i < nd.sliceSize; ++i)
+      scatterElement(out, slice * nd.sliceSize + i, updates,
+                     t * nd.sliceSize + i, reduction);
   }
   return out;
 }

@@ -25,12 +25,25 @@ HostTensor foldTile(const HostTensor &in, const std::vector<int64_t> &repeats);
 /// exactly; delta != 0).
 HostTensor foldRange(const HostTensor &start, const HostTensor &limit,
                      const HostTensor &delta);
+/// The flat position in data (of `dataDims`) that each element of `indices`
+/// addresses, its index replacing coordinate `axis` (gather_elements' and
+/// scatter_elements' rule; negative indices count from the end, out-of-range
+/// ones are an error). With `distinct`, a position addressed twice is an
+/// error (scatter_elements' reduction none).
+std::vector<int64_t> elementTargets(const std::vector<int64_t> &dataDims,
+                                    const HostTensor &indices, int64_t axis,
+                                    bool distinct);
 HostTensor foldGatherElements(const HostTensor &data, const HostTensor &indices,
                               int64_t axis);
 HostTensor foldGatherND(const HostTensor &data, const HostTensor &indices);
 /// reduction is none, add or mul; none rejects repeated slices.
 HostTensor foldScatterND(const HostTensor &data, const HostTensor &indices,
                          const HostTensor &updates, const std::string &reduction);
+/// indices and updates have one shape; reduction is none (which rejects
+/// repeated elements), add or mul.
+HostTensor foldScatterElements(const HostTensor &data, const HostTensor &indices,
+                               const HostTensor &updates, int64_t axis,
+                               const std::string &reduction);
 HostTensor foldCumSum(const HostTensor &in, int64_t axis, bool exclusive,
                       bool reverse);
 

@@ -32,7 +32,7 @@ const std::set<std::string> &supportedOpTypes() {
       "BatchNormalization",
       // ConvertMovementOps.cpp
       "Pad", "Tile", "Flatten", "GatherElements", "GatherND", "ScatterND",
-      "CumSum",
+      "ScatterElements", "CumSum",
       // ConvertFoldOnlyOps.cpp
       "Range", "NonZero", "OneHot", "ReduceMin", "ReduceProd",
       // ConvertElementwiseOps.cpp

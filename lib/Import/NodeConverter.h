@@ -93,8 +93,8 @@ bool convertElementwiseOp(NodeConverter &c);
 void convertCastTo(NodeConverter &c, int64_t to);
 bool convertSequenceOp(NodeConverter &c);
 bool convertConvOp(NodeConverter &c);
-/// Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, CumSum
-/// (ConvertMovementOps.cpp).
+/// Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, ScatterElements,
+/// CumSum (ConvertMovementOps.cpp).
 bool convertMovementOp(NodeConverter &c);
 /// Range, NonZero, OneHot, ReduceMin, ReduceProd: folded at import only
 /// (ConvertFoldOnlyOps.cpp).

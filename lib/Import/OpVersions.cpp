@@ -157,6 +157,10 @@ Table makeTable() {
   t["ScatterND"] = {lib(13, kBf16), lib(16, "reduction attribute (add, mul)"),
                     own(18, "reduction max and min", 3, 3, 1, 1,
                         {{"reduction", AP::STRING}})};
+  t["ScatterElements"] = {lib(13, kBf16),
+                          lib(16, "reduction attribute (add, mul)"),
+                          own(18, "reduction max and min", 3, 3, 1, 1,
+                              {{"axis", AP::INT}, {"reduction", AP::STRING}})};
   t["CumSum"] = {lib(11, "(in effect at opset 13)"), lib(14, "float16, bfloat16")};
   // Sequences, resolved at import into lists of values.
   for (const char *op : {"SplitToSequence", "SequenceAt", "SequenceConstruct",

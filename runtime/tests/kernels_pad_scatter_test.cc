@@ -1,4 +1,4 @@
-//===- kernels_pad_scatter_test.cc - pad, gather_elements, scatter_nd, cumsum ===//
+//===- kernels_pad_scatter_test.cc - pad, gathers, scatters, cumsum -------===//
 //
 // Each kernel against a naive reference loop (several dtypes), each gradient
 // kernel by finite differences in F64, and the rejections: bad descriptors,
@@ -337,6 +337,149 @@ TEST(KernelsScatterNd, Rejects) {
   HostTensor b(ZEROC_RT_DTYPE_BOOL, {4, 3}), ub(ZEROC_RT_DTYPE_BOOL, {2, 3}), yb(ZEROC_RT_DTYPE_BOOL, {4, 3});
   EXPECT_KERNEL_ERROR(zeroc_rt_k_scatter_nd(b.desc(), idx.desc(), ub.desc(), ZEROC_RT_SCATTER_ADD, yb.desc()),
                       INVALID, k, "add and mul need a numeric dtype, not bool");
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterElements
+//===----------------------------------------------------------------------===//
+
+/// Cases without repeated targets (reduction none needs them distinct); the
+/// add and mul tests also use kElementsCases, which repeat.
+const ElementsCase kDistinctElementsCases[] = {
+    {{2, 5}, {2, 3}, {0, -1, 2, 4, 1, 0}, 1},
+    {{3, 2}, {2, 2}, {2, 0, -3, 1}, 0},
+    {{2, 3, 4}, {1, 2, 3}, {3, 0, -2, 1, 2, 0}, -1},
+    {{4}, {0}, {}, 0},
+};
+
+/// data with updates scattered at the targets of elementsSource.
+std::vector<double> scatterElementsRef(const ElementsCase &c,
+                                       const HostTensor &x, const HostTensor &u,
+                                       zeroc_rt_scatter_reduction_t red) {
+  std::vector<double> want = x.values();
+  for (int64_t i = 0; i < u.size(); ++i) {
+    double &w = want[elementsSource(c, i)];
+    double v = u.get(i);
+    w = red == ZEROC_RT_SCATTER_NONE ? v
+        : red == ZEROC_RT_SCATTER_ADD ? w + v
+                                      : w * v;
+  }
+  return want;
+}
+
+void checkScatterElements(const ElementsCase &c, zeroc_rt_dtype_t dt,
+                          zeroc_rt_dtype_t it,
+                          zeroc_rt_scatter_reduction_t red,
+                          std::mt19937_64 &rng) {
+  // Values in [0, 3]: 3^5 still fits u8, so mul's products wrap nowhere.
+  HostTensor x = randomTensor(dt, c.data, rng, 0, 3);
+  HostTensor u = randomTensor(dt, c.index, rng, 0, 3);
+  HostTensor idx(it, c.index), y(dt, c.data);
+  idx.setValues(c.indices);
+  ZEROC_RT_ASSERT_OK(zeroc_rt_k_scatter_elements(x.desc(), idx.desc(), u.desc(),
+                                                 c.axis, red, y.desc()));
+  HostTensor ref(dt, c.data);
+  ref.setValues(scatterElementsRef(c, x, u, red));
+  std::string what = std::string(zeroc_rt_dtype_name(dt)) + " " +
+                     dimsName(c.data) + " reduction " + std::to_string(red);
+  if (dt == ZEROC_RT_DTYPE_F32)
+    expectClose(y, ref.values(), 1e-6, what);
+  else
+    EXPECT_EQ(y.values(), ref.values()) << what;
+}
+
+TEST(KernelsScatterElements, NoneAddMulMatchReference) {
+  std::mt19937_64 rng(8);
+  for (zeroc_rt_dtype_t dt : kDtypes)
+    for (zeroc_rt_dtype_t it : {ZEROC_RT_DTYPE_I64, ZEROC_RT_DTYPE_I32}) {
+      for (const ElementsCase &c : kDistinctElementsCases)
+        checkScatterElements(c, dt, it, ZEROC_RT_SCATTER_NONE, rng);
+      if (dt == ZEROC_RT_DTYPE_BOOL)
+        continue;
+      for (const ElementsCase &c : kElementsCases)
+        for (auto red : {ZEROC_RT_SCATTER_ADD, ZEROC_RT_SCATTER_MUL})
+          checkScatterElements(c, dt, it, red, rng);
+    }
+}
+
+// The gradient rule of graph.scatter_elements (none): data gets the output
+// gradient with the written elements zeroed (a scatter of zeros), updates its
+// gather_elements.
+TEST(KernelsScatterElements, GradientRuleMatchesFiniteDifferencesF64) {
+  std::mt19937_64 rng(9);
+  const auto f64 = ZEROC_RT_DTYPE_F64;
+  for (const ElementsCase &c : kDistinctElementsCases) {
+    HostTensor idx(ZEROC_RT_DTYPE_I64, c.index);
+    idx.setValues(c.indices);
+    HostTensor x = randomTensor(f64, c.data, rng), u = randomTensor(f64, c.index, rng);
+    HostTensor w = randomTensor(f64, c.data, rng), zeros(f64, c.index);
+    HostTensor gx(f64, c.data), gu(f64, c.index);
+    zeros.fill(0.0);
+    ZEROC_RT_ASSERT_OK(zeroc_rt_k_scatter_elements(w.desc(), idx.desc(), zeros.desc(),
+                                                   c.axis, ZEROC_RT_SCATTER_NONE, gx.desc()));
+    ZEROC_RT_ASSERT_OK(zeroc_rt_k_gather_elements(w.desc(), idx.desc(), c.axis, gu.desc()));
+    auto scatter = [&](const std::vector<double> &xv, const std::vector<double> &uv) {
+      HostTensor xp(f64, c.data), up(f64, c.index), yp(f64, c.data);
+      xp.setValues(xv);
+      up.setValues(uv);
+      ZEROC_RT_EXPECT_OK(zeroc_rt_k_scatter_elements(xp.desc(), idx.desc(), up.desc(),
+                                                     c.axis, ZEROC_RT_SCATTER_NONE, yp.desc()));
+      return yp.values();
+    };
+    std::string what = "scatter_elements " + dimsName(c.data);
+    expectGradient([&](const std::vector<double> &p) { return scatter(p, u.values()); },
+                   x.values(), w.values(), gx.values(), what + " d data");
+    expectGradient([&](const std::vector<double> &p) { return scatter(x.values(), p); },
+                   u.values(), w.values(), gu.values(), what + " d updates");
+  }
+}
+
+TEST(KernelsScatterElements, Rejects) {
+  HostTensor x(ZEROC_RT_DTYPE_F32, {2, 5}), u(ZEROC_RT_DTYPE_F32, {1, 3}),
+      idx(ZEROC_RT_DTYPE_I64, {1, 3}), y(ZEROC_RT_DTYPE_F32, {2, 5});
+  const char *k = "zeroc_rt_k_scatter_elements";
+  auto scatter = [&](HostTensor &i, HostTensor &up,
+                     zeroc_rt_scatter_reduction_t red, int64_t axis = 1) {
+    return zeroc_rt_k_scatter_elements(x.desc(), i.desc(), up.desc(), axis, red,
+                                       y.desc());
+  };
+  idx.setValues({1, 0, -4});
+  EXPECT_KERNEL_ERROR(scatter(idx, u, ZEROC_RT_SCATTER_NONE), INVALID, k,
+                      "element 2 of indices i64[1,3] addresses a data element an earlier one wrote");
+  ZEROC_RT_EXPECT_OK(scatter(idx, u, ZEROC_RT_SCATTER_ADD)); // repeats accumulate
+  idx.setValues({1, 5, 0});
+  EXPECT_KERNEL_ERROR(scatter(idx, u, ZEROC_RT_SCATTER_ADD), INVALID, k,
+                      "index 5 (element 1 of indices i64[1,3]) is out of range for dim 1 of size 5");
+  idx.setValues({1, -6, 0});
+  EXPECT_KERNEL_ERROR(scatter(idx, u, ZEROC_RT_SCATTER_NONE), INVALID, k, "index -6");
+  idx.setValues({1, 2, 3});
+  EXPECT_KERNEL_ERROR(scatter(idx, u, static_cast<zeroc_rt_scatter_reduction_t>(5)),
+                      INVALID, k, "invalid reduction 5");
+  EXPECT_KERNEL_ERROR(scatter(idx, u, ZEROC_RT_SCATTER_NONE, 2), INVALID, k,
+                      "axis 2 is out of range for rank 2");
+  HostTensor u2(ZEROC_RT_DTYPE_F32, {1, 2});
+  EXPECT_KERNEL_ERROR(scatter(idx, u2, ZEROC_RT_SCATTER_NONE), SHAPE, k,
+                      "must have the shape of indices");
+  HostTensor big(ZEROC_RT_DTYPE_I64, {3, 1}), ubig(ZEROC_RT_DTYPE_F32, {3, 1});
+  EXPECT_KERNEL_ERROR(scatter(big, ubig, ZEROC_RT_SCATTER_NONE), SHAPE, k,
+                      "exceeds data f32[2,5] in dim 0");
+  HostTensor flat(ZEROC_RT_DTYPE_I64, {3}), uflat(ZEROC_RT_DTYPE_F32, {3});
+  EXPECT_KERNEL_ERROR(scatter(flat, uflat, ZEROC_RT_SCATTER_NONE), SHAPE, k,
+                      "must have the rank of data f32[2,5]");
+  HostTensor ud(ZEROC_RT_DTYPE_F64, {1, 3});
+  EXPECT_KERNEL_ERROR(scatter(idx, ud, ZEROC_RT_SCATTER_NONE), INVALID, k,
+                      "updates has dtype f64 but data has f32");
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_scatter_elements(x.desc(), idx.desc(), u.desc(), 1,
+                                                  ZEROC_RT_SCATTER_NONE, x.desc()),
+                      INVALID, k, "out overlaps data");
+  HostTensor b(ZEROC_RT_DTYPE_BOOL, {2, 5}), ub(ZEROC_RT_DTYPE_BOOL, {1, 3}),
+      yb(ZEROC_RT_DTYPE_BOOL, {2, 5});
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_scatter_elements(b.desc(), idx.desc(), ub.desc(), 1,
+                                                  ZEROC_RT_SCATTER_MUL, yb.desc()),
+                      INVALID, k, "add and mul need a numeric dtype, not bool");
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_scatter_elements(x.desc(), idx.desc(), nullptr, 1,
+                                                  ZEROC_RT_SCATTER_NONE, y.desc()),
+                      INVALID, k, "updates is NULL");
 }
 
 //===----------------------------------------------------------------------===//

@@ -38,7 +38,8 @@ SUPPORTED_OPS = {
     "BatchNormalization",
     # ConvertMovementOps.cpp, ConvertFoldOnlyOps.cpp
     "Pad", "Tile", "Flatten", "GatherElements", "GatherND", "ScatterND",
-    "CumSum", "Range", "NonZero", "OneHot", "ReduceMin", "ReduceProd",
+    "ScatterElements", "CumSum", "Range", "NonZero", "OneHot", "ReduceMin",
+    "ReduceProd",
 }
 
 

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Writes the node-level import tests of Pad, Tile, Range, Flatten,
-GatherElements, GatherND, ScatterND and CumSum (movement-ops.test) into
-OUTDIR: one small opset-17 model per case, built with onnx.helper. Each has a
-scalar float loss so it imports without --allow-no-loss; the op's result
-feeds it (float results through ReduceSum, integer ones through Cast)."""
+GatherElements, GatherND, ScatterND, ScatterElements and CumSum
+(movement-ops.test) into OUTDIR: one small model per case, built with
+onnx.helper, at opset 17 unless the case names another (ScatterElements'
+versions 13, 16 and 18; ONNX 1.12's checker stops at 17). Each has a scalar
+float loss so it imports without --allow-no-loss; the op's result feeds it
+(float results through ReduceSum, integer ones through Cast)."""
 import os
 import sys
 
@@ -214,6 +216,74 @@ def scatter_nd_folded():
                   const("u", [7, 8]),
                   helper.make_node("ScatterND", ["c", "i", "u"], ["out"],
                                    name="snd")],
+                 [vi("x", F, [1])], "out", I64)
+
+
+@case
+def scatter_elements_opset13():
+    return model([const("i", [[1, 3], [0, -1]]),
+                  helper.make_node("ScatterElements", ["x", "i", "u"], ["out"],
+                                   name="se", axis=1)],
+                 [vi("x", F, [2, 5]), vi("u", F, [2, 2])], "out", opset=13)
+
+
+@case
+def scatter_elements_add_opset16():
+    return model([const("i", [[0, 1], [0, -3]]),
+                  helper.make_node("ScatterElements", ["x", "i", "u"], ["out"],
+                                   name="se", axis=-2, reduction="add")],
+                 [vi("x", F, [3, 2]), vi("u", F, [2, 2])], "out", opset=16)
+
+
+@case
+def scatter_elements_mul_opset18():
+    return model([const("i", [[2], [2]]),
+                  helper.make_node("ScatterElements", ["x", "i", "u"], ["out"],
+                                   name="se", axis=0, reduction="mul")],
+                 [vi("x", F, [3, 4]), vi("u", F, [2, 1])], "out", opset=18,
+                 check=False)
+
+
+@case
+def scatter_elements_max_opset18():
+    return model([const("i", [[2]]),
+                  helper.make_node("ScatterElements", ["x", "i", "u"], ["out"],
+                                   name="se", reduction="max")],
+                 [vi("x", F, [3, 4]), vi("u", F, [1, 1])], "out", opset=18,
+                 check=False)
+
+
+@case
+def scatter_elements_dynamic_indices():
+    # T5's shift of the labels: the indices are data, checked at run time.
+    return model([helper.make_node("ScatterElements", ["x", "i", "u"], ["out"],
+                                   name="se", axis=1)],
+                 [vi("x", I64, [2, 8]), vi("i", I64, [2, 1]),
+                  vi("u", I64, [2, 1])], "out", I64)
+
+
+@case
+def scatter_elements_duplicate():
+    return model([const("i", [[1, 0, -4]]),
+                  helper.make_node("ScatterElements", ["x", "i", "u"], ["out"],
+                                   name="dup", axis=1)],
+                 [vi("x", F, [2, 4]), vi("u", F, [1, 3])], "out")
+
+
+@case
+def scatter_elements_out_of_range():
+    return model([const("i", [[0], [-6]]),
+                  helper.make_node("ScatterElements", ["x", "i", "u"], ["out"],
+                                   name="se", axis=1)],
+                 [vi("x", F, [2, 5]), vi("u", F, [2, 1])], "out")
+
+
+@case
+def scatter_elements_folded():
+    return model([const("c", [[1, 2, 3], [4, 5, 6]]), const("i", [[2], [-3]]),
+                  const("u", [[7], [8]]),
+                  helper.make_node("ScatterElements", ["c", "i", "u"], ["out"],
+                                   name="se", axis=1)],
                  [vi("x", F, [1])], "out", I64)
 
 

@@ -18,8 +18,9 @@ LayerNormalization Gather Reshape Unsqueeze Squeeze Transpose Expand Slice Split
 Concat Trilu Dropout SoftmaxCrossEntropyLoss Constant ConstantOfShape Shape
 Identity Less LessOrEqual Greater GreaterOrEqual And Or Xor Not IsNaN IsInf Cos
 Sin Abs Sign Max Min Clip Gelu CastLike Pad Tile Range Flatten GatherElements
-ScatterND CumSum SplitToSequence SequenceAt SequenceConstruct ConcatFromSequence
-SequenceLength SequenceEmpty SequenceInsert SequenceErase""".split()
+ScatterND ScatterElements CumSum SplitToSequence SequenceAt SequenceConstruct
+ConcatFromSequence SequenceLength SequenceEmpty SequenceInsert
+SequenceErase""".split()
 
 ATTR = {v: k for k, v in onnx.defs.OpSchema.AttrType.__members__.items()}
 

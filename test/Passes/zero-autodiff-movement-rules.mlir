@@ -73,6 +73,48 @@ func.func @forward(%i: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> (tensor<f32> {gr
 
 // -----
 
+// Tests that scatter_elements (none) sends the gradient with the written
+// elements zeroed to data, and its gather_elements to updates.
+graph.param trainable @d = dense<0.5> : tensor<2x5xf32>
+graph.param trainable @u = dense<0.25> : tensor<2x3xf32>
+func.func @forward(%i: tensor<2x3xi64>) -> (tensor<f32> {graph.loss}) {
+  %d = graph.load_param @d : tensor<2x5xf32>
+  %u = graph.load_param @u : tensor<2x3xf32>
+  %y = graph.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "none"} : tensor<2x5xf32>, tensor<2x3xi64>, tensor<2x3xf32>
+  %l = graph.reduce_sum %y {axes = [0, 1], keepdims = false} : tensor<2x5xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @forward_backward
+// CHECK-SAME: (%[[I:.*]]: tensor<2x3xi64>)
+// CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x5xf32>
+// CHECK-DAG: %[[Z:.*]] = graph.constant dense<0.000000e+00> : tensor<2x3xf32>
+// CHECK-DAG: %[[DD:.*]] = graph.scatter_elements %[[G]], %[[I]], %[[Z]] {axis = 1 : i64, reduction = "none"}
+// CHECK-DAG: %[[DU:.*]] = graph.gather_elements %[[G]], %[[I]] {axis = 1 : i64} : tensor<2x5xf32>, tensor<2x3xi64> -> tensor<2x3xf32>
+// CHECK: return %{{.*}}, %[[DD]], %[[DU]]
+
+// -----
+
+// Tests that scatter_elements (add) passes the gradient to data unchanged and
+// gathers it for updates.
+graph.param trainable @d = dense<0.5> : tensor<4x3xf32>
+graph.param trainable @u = dense<0.25> : tensor<2x3xf32>
+func.func @forward(%i: tensor<2x3xi64>) -> (tensor<f32> {graph.loss}) {
+  %d = graph.load_param @d : tensor<4x3xf32>
+  %u = graph.load_param @u : tensor<2x3xf32>
+  %y = graph.scatter_elements %d, %i, %u {axis = 0 : i64, reduction = "add"} : tensor<4x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>
+  %l = graph.reduce_sum %y {axes = [0, 1], keepdims = false} : tensor<4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @forward_backward
+// CHECK-SAME: (%[[I:.*]]: tensor<2x3xi64>)
+// CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<4x3xf32>
+// CHECK-NOT: graph.scatter_elements
+// CHECK: %[[DU:.*]] = graph.gather_elements %[[G]], %[[I]] {axis = 0 : i64} : tensor<4x3xf32>, tensor<2x3xi64> -> tensor<2x3xf32>
+// CHECK-NOT: graph.scatter_elements
+// CHECK: return %{{.*}}, %[[G]], %[[DU]]
+
+// -----
+
 // Tests that gather_nd's gradient scatter-adds into zeros of the data's type.
 graph.param trainable @w = dense<0.5> : tensor<4x3xf32>
 func.func @forward(%i: tensor<2x1xi64>) -> (tensor<f32> {graph.loss}) {

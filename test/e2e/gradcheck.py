@@ -705,7 +705,8 @@ def _(m):
     m.out(m.op("Dropout", [u]))
 
 
-# -- Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, CumSum ----------
+# -- Pad, Tile, Flatten, GatherElements, GatherND, ScatterND, ScatterElements,
+# CumSum -----------------------------------------------------------------------
 # (Pad's wrap mode needs opset 19, which these opset-17 cases cannot use.)
 
 @case("pad_constant_negative_pads")
@@ -774,6 +775,24 @@ def _(m):
     data = m.op("Mul", [m.x((4, 3)), m.param((4, 3))])
     m.out(m.op("ScatterND", [data, m.ints([[1, 2, 0], [1, 2, 0], [0, -1, 1]]),
                              m.param((3,))], reduction="add"))
+
+
+@case("scatter_elements_both_operands")
+def _(m):
+    data = m.op("Add", [m.x((4, 3)), m.param((4, 3))])           # (2,4,3)
+    upd = m.op("Mul", [m.param((2, 2, 3)), m.const(np.full((2, 2, 3), 1.5))])
+    idx = m.ints(np.array([[[0, 3, 1], [2, 1, -1]],
+                           [[-1, 0, 2], [1, 2, 0]]]))
+    m.out(m.op("ScatterElements", [data, idx, upd], axis=1))
+
+
+@case("scatter_elements_add_repeated")
+def _(m):
+    data = m.op("Mul", [m.x((4, 3)), m.param((4, 3))])           # (2,4,3)
+    idx = m.ints(np.array([[[2, 2, -1], [0, -3, 1]],
+                           [[1, 1, 1], [-1, 0, 2]]]))
+    m.out(m.op("ScatterElements", [data, idx, m.param((2, 2, 3))], axis=-1,
+               reduction="add"))
 
 
 @case("gather_nd")

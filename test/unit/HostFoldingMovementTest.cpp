@@ -86,6 +86,43 @@ TEST(HostFoldingMovement, ScatterNdReductions) {
                ImportError);
 }
 
+TEST(HostFoldingMovement, ScatterElementsReductions) {
+  HostTensor d = ints({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(foldScatterElements(d, ints({2, 2}, {2, -3, 0, 1}),
+                                ints({2, 2}, {7, 8, 9, 10}), 1, "none")
+                .ints,
+            (std::vector<int64_t>{8, 2, 7, 9, 10, 6}));
+  EXPECT_EQ(foldScatterElements(d, ints({2, 1}, {1, -1}), ints({2, 1}, {5, 5}),
+                                0, "add")
+                .ints,
+            (std::vector<int64_t>{1, 2, 3, 14, 5, 6}));
+  EXPECT_EQ(foldScatterElements(d, ints({1, 3}, {1, 0, 1}),
+                                ints({1, 3}, {2, 3, 4}), 0, "mul")
+                .ints,
+            (std::vector<int64_t>{1, 6, 3, 8, 5, 24}));
+  HostTensor f;
+  f.dtype = onnx::TensorProto::FLOAT;
+  f.dims = {3};
+  f.floats = {0.5, 1.0, 2.0};
+  HostTensor fu = f;
+  fu.dims = {2};
+  fu.floats = {0.25, 0.25};
+  EXPECT_EQ(foldScatterElements(f, ints({2}, {2, -1}), fu, 0, "add").floats,
+            (std::vector<double>{0.5, 1.0, 2.5}));
+  // Repeated elements with none, out-of-range indices, integer overflow.
+  EXPECT_THROW(foldScatterElements(d, ints({1, 2}, {0, -3}),
+                                   ints({1, 2}, {5, 5}), 1, "none"),
+               ImportError);
+  EXPECT_THROW(foldScatterElements(d, ints({1, 1}, {3}), ints({1, 1}, {5}), 1,
+                                   "none"),
+               ImportError);
+  HostTensor i32 = ints({1}, {INT32_MAX}, onnx::TensorProto::INT32);
+  EXPECT_THROW(foldScatterElements(i32, ints({1}, {0}),
+                                   ints({1}, {1}, onnx::TensorProto::INT32), 0,
+                                   "add"),
+               ImportError);
+}
+
 TEST(HostFoldingMovement, CumSumFlagsAndOverflow) {
   HostTensor a = ints({4}, {1, 2, 3, 4});
   EXPECT_EQ(foldCumSum(a, 0, false, false).ints, (std::vector<int64_t>{1, 3, 6, 10}));

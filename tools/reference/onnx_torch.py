@@ -97,7 +97,8 @@ SUPPORTED_OPS = (
     "BatchNormalization",
     # data movement and scans (op_pad ... op_cumsum)
     "Pad", "Tile", "Range", "Flatten", "GatherElements", "GatherND",
-    "ScatterND", "CumSum", "NonZero", "OneHot", "ReduceMin", "ReduceProd",
+    "ScatterND", "ScatterElements", "CumSum", "NonZero", "OneHot",
+    "ReduceMin", "ReduceProd",
 )
 
 
@@ -894,6 +895,24 @@ def op_scatter_nd(ctx, node, ins, attrs):
     raise OnnxTorchError("%s: unsupported reduction %r" % (_nd(node), red))
 
 
+_SCATTER_REDUCE = {"mul": "prod", "max": "amax", "min": "amin"}
+
+
+def op_scatter_elements(ctx, node, ins, attrs):
+    x, idx, upd = ins
+    axis = _norm_axis(attrs.get("axis", 0), x.dim(), node)
+    red = attrs.get("reduction", b"none")
+    red = red.decode() if isinstance(red, bytes) else red
+    where = _norm_indices(idx, x.shape[axis], node)
+    if red == "none":
+        return [x.scatter(axis, where, upd)]
+    if red == "add":
+        return [x.scatter_add(axis, where, upd)]
+    if red in _SCATTER_REDUCE:
+        return [x.scatter_reduce(axis, where, upd, _SCATTER_REDUCE[red])]
+    raise OnnxTorchError("%s: unsupported reduction %r" % (_nd(node), red))
+
+
 def op_cumsum(ctx, node, ins, attrs):
     x = ins[0]
     axis = _norm_axis(int(_scalar(ins[1])), x.dim(), node)
@@ -938,6 +957,7 @@ _MOVEMENT_OPS = {
     "GatherElements": op_gather_elements,
     "GatherND": op_gather_nd,
     "ScatterND": op_scatter_nd,
+    "ScatterElements": op_scatter_elements,
     "CumSum": op_cumsum,
     "NonZero": op_nonzero,
     "OneHot": op_one_hot,

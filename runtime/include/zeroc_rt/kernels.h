@@ -13,7 +13,7 @@
 // index operands (I64 or I32 indices and labels) and masks (BOOL, one byte per
 // element) differ. Pure data-movement kernels (copy, broadcast, where, gather,
 // transpose, slice(_grad), concat, trilu, zero, pad, gather_elements,
-// gather_nd, scatter_nd) take any dtype.
+// gather_nd, scatter_nd, scatter_elements) take any dtype.
 // Outputs never alias inputs unless a kernel says so; overlapping buffers are
 // rejected with ZEROC_RT_INVALID_ARGUMENT.
 //
@@ -24,8 +24,8 @@
 // matmul and gemm convert F16/BF16 operands to float scratch buffers, call
 // cblas_sgemm and round the result. Allocating kernels (which can fail with
 // ZEROC_RT_OUT_OF_MEMORY): layer_norm_grad, pad_grad,
-// gather_elements_grad and scatter_nd with reduction NONE (any dtype), and
-// for F16/BF16 only matmul, gemm and gather_grad.
+// gather_elements_grad, scatter_nd and scatter_elements with reduction NONE
+// (any dtype), and for F16/BF16 only matmul, gemm and gather_grad.
 //
 // Errors: ZEROC_RT_INVALID_ARGUMENT for NULL descriptors/data, bad dtypes,
 // enums, axes and attributes, out-of-range indices or labels;
@@ -449,8 +449,8 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_batch_norm_grad(
     const zeroc_rt_tensor_t *grad_scale, const zeroc_rt_tensor_t *grad_bias);
 
 //===----------------------------------------------------------------------===//
-// Padding, element gathers, ND scatter, cumulative sums (ONNX Pad,
-// GatherElements, GatherND, ScatterND, CumSum; batch_dims 0)
+// Padding, element gathers, scatters, cumulative sums (ONNX Pad,
+// GatherElements, GatherND, ScatterND, ScatterElements, CumSum; batch_dims 0)
 //===----------------------------------------------------------------------===//
 
 typedef ZEROC_RT_ENUM(zeroc_rt_pad_mode){
@@ -515,6 +515,21 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_scatter_nd(
     const zeroc_rt_tensor_t *data, const zeroc_rt_tensor_t *indices,
     const zeroc_rt_tensor_t *updates, zeroc_rt_scatter_reduction_t reduction,
     const zeroc_rt_tensor_t *out);
+
+/// ONNX ScatterElements (torch.scatter): out = data, then for every position
+/// p of indices the element of data that gather_elements would pick for p
+/// (indices[p] replacing coordinate `axis`, in [-rank, rank)) is replaced by
+/// (NONE), added to (ADD) or multiplied by (MUL) updates[p], positions in
+/// index order. updates has indices' shape; indices has data's rank (>= 1)
+/// and dims no larger off the axis. Negative indices count from the end;
+/// out-of-range ones fail with ZEROC_RT_INVALID_ARGUMENT, and so does NONE
+/// when two positions address one element (the check allocates one byte per
+/// element of data). NONE: any dtype; ADD/MUL: every dtype but BOOL (floats
+/// in double, rounded per update; integers wrap).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_scatter_elements(
+    const zeroc_rt_tensor_t *data, const zeroc_rt_tensor_t *indices,
+    const zeroc_rt_tensor_t *updates, int64_t axis,
+    zeroc_rt_scatter_reduction_t reduction, const zeroc_rt_tensor_t *out);
 
 /// Cumulative sum along `axis` (in [-rank, rank), rank >= 1): inclusive, or
 /// exclusive (the first element 0) when `exclusive` != 0, from the end when

@@ -1,4 +1,4 @@
-//===- kernels/gather_scatter.cc - GatherElements, GatherND, ScatterND ----===//
+//===- kernels/gather_scatter.cc - element and ND gathers and scatters ----===//
 
 #include "kernels/scalar_types.h"
 #include "kernels/tensor_check.h"
@@ -224,12 +224,14 @@ void combine(S *dst, const S *src, int64_t n, zeroc_rt_scatter_reduction_t r) {
   }
 }
 
-zeroc_rt_status_t kScatterNd(const zeroc_rt_tensor_t *data,
-                             const zeroc_rt_tensor_t *indices,
-                             const zeroc_rt_tensor_t *updates,
-                             zeroc_rt_scatter_reduction_t reduction,
-                             const zeroc_rt_tensor_t *out) {
-  const char *k = "zeroc_rt_k_scatter_nd";
+/// What scatter_nd and scatter_elements check alike: the descriptors, the
+/// reduction, dtypes, out's shape and that out overlaps no input.
+zeroc_rt_status_t checkScatterOperands(const char *k,
+                                       const zeroc_rt_tensor_t *data,
+                                       const zeroc_rt_tensor_t *indices,
+                                       const zeroc_rt_tensor_t *updates,
+                                       zeroc_rt_scatter_reduction_t reduction,
+                                       const zeroc_rt_tensor_t *out) {
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "data", data));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices, kIndexDtypes));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "updates", updates));
@@ -245,11 +247,21 @@ zeroc_rt_status_t kScatterNd(const zeroc_rt_tensor_t *data,
   ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "updates", *updates, "data", *data));
   ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "data", *data));
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "out", *out, "data", *data));
-  NdPlan plan;
-  ZEROC_RT_RETURN_IF_ERROR(planNd(k, *data, *indices, "updates", *updates, &plan));
   ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "data", *data));
   ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "indices", *indices));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "updates", *updates));
+  return checkNoOverlap(k, "out", *out, "updates", *updates);
+}
+
+zeroc_rt_status_t kScatterNd(const zeroc_rt_tensor_t *data,
+                             const zeroc_rt_tensor_t *indices,
+                             const zeroc_rt_tensor_t *updates,
+                             zeroc_rt_scatter_reduction_t reduction,
+                             const zeroc_rt_tensor_t *out) {
+  const char *k = "zeroc_rt_k_scatter_nd";
+  ZEROC_RT_RETURN_IF_ERROR(checkScatterOperands(k, data, indices, updates,
+                                                 reduction, out));
+  NdPlan plan;
+  ZEROC_RT_RETURN_IF_ERROR(planNd(k, *data, *indices, "updates", *updates, &plan));
   if (reduction == ZEROC_RT_SCATTER_NONE && plan.sliceSize > 0) {
     // Two writes to one slice would make the result depend on their order.
     Scratch<uint8_t> seen;
@@ -287,6 +299,68 @@ zeroc_rt_status_t kScatterNd(const zeroc_rt_tensor_t *data,
   return nullptr;
 }
 
+//===----------------------------------------------------------------------===//
+// ScatterElements
+//===----------------------------------------------------------------------===//
+
+/// With reduction none: fails when two positions of indices address one
+/// element of data (one byte per element of data).
+zeroc_rt_status_t checkDistinctElements(const char *k,
+                                        const zeroc_rt_tensor_t *data,
+                                        const zeroc_rt_tensor_t *indices,
+                                        int64_t axis,
+                                        const zeroc_rt_tensor_t *updates) {
+  const int64_t total = numElements(*data);
+  Scratch<uint8_t> seen;
+  ZEROC_RT_RETURN_IF_ERROR(seen.allocate(k, "element map", total));
+  if (total > 0)
+    std::memset(seen.data(), 0, static_cast<size_t>(total));
+  int64_t repeated = -1;
+  ZEROC_RT_RETURN_IF_ERROR(forEachElementIndex(
+      k, "data", data, indices, axis, "updates", updates,
+      [&](int64_t i, int64_t s) {
+        if (seen.data()[s]++ && repeated < 0)
+          repeated = i;
+      }));
+  if (repeated >= 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: element %lld of indices %s addresses a data "
+                          "element an earlier one wrote (reduction none needs "
+                          "distinct indices)",
+                          k, static_cast<long long>(repeated),
+                          describe(*indices).c_str());
+  return nullptr;
+}
+
+zeroc_rt_status_t kScatterElements(const zeroc_rt_tensor_t *data,
+                                   const zeroc_rt_tensor_t *indices,
+                                   const zeroc_rt_tensor_t *updates,
+                                   int64_t axis,
+                                   zeroc_rt_scatter_reduction_t reduction,
+                                   const zeroc_rt_tensor_t *out) {
+  const char *k = "zeroc_rt_k_scatter_elements";
+  ZEROC_RT_RETURN_IF_ERROR(checkScatterOperands(k, data, indices, updates,
+                                                 reduction, out));
+  if (reduction == ZEROC_RT_SCATTER_NONE)
+    ZEROC_RT_RETURN_IF_ERROR(
+        checkDistinctElements(k, data, indices, axis, updates));
+  copyElements(out->data, data->data, numElements(*data),
+               zeroc_rt_dtype_size(data->dtype));
+  return dispatchAny(data->dtype, [&](auto tag) {
+    using S = decltype(tag);
+    S *y = static_cast<S *>(out->data);
+    const S *u = static_cast<const S *>(updates->data);
+    return forEachElementIndex(
+        k, "data", data, indices, axis, "updates", updates,
+        [&](int64_t i, int64_t s) {
+          if (reduction == ZEROC_RT_SCATTER_NONE)
+            y[s] = u[i];
+          else
+            combine(y + s, u + i, 1, reduction);
+        });
+  });
+}
+
 } // namespace
 } // namespace zeroc_rt::kernels
 
@@ -321,6 +395,14 @@ zeroc_rt_status_t zeroc_rt_k_scatter_nd(const zeroc_rt_tensor_t *data,
                                         const zeroc_rt_tensor_t *out) {
   return ZEROC_RT_GUARD_EXCEPTIONS(
       kScatterNd(data, indices, updates, reduction, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_scatter_elements(
+    const zeroc_rt_tensor_t *data, const zeroc_rt_tensor_t *indices,
+    const zeroc_rt_tensor_t *updates, int64_t axis,
+    zeroc_rt_scatter_reduction_t reduction, const zeroc_rt_tensor_t *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      kScatterElements(data, indices, updates, axis, reduction, out));
 }
 
 } // extern "C"

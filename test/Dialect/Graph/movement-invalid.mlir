@@ -201,6 +201,60 @@ func.func @f(%x: tensor<4x3xf32>, %i: tensor<2x0xi64>, %u: tensor<2x4x3xf32>) ->
 
 // -----
 
+// Tests that scatter_elements' reduction is known.
+func.func @f(%x: tensor<2x5xf32>, %i: tensor<2x1xi64>, %u: tensor<2x1xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{reduction must be 'none', 'add' or 'mul', got 'min'}}
+  %0 = graph.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "min"} : tensor<2x5xf32>, tensor<2x1xi64>, tensor<2x1xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Tests that scatter_elements multiplies only numbers.
+func.func @f(%x: tensor<4xi1>, %i: tensor<2xi64>, %u: tensor<2xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{reduction 'mul' needs a numeric element type}}
+  %0 = graph.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = "mul"} : tensor<4xi1>, tensor<2xi64>, tensor<2xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+// Tests that scatter_elements' indices have the data's rank.
+func.func @f(%x: tensor<2x5xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{indices must have the rank of data (>= 1)}}
+  %0 = graph.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = "none"} : tensor<2x5xf32>, tensor<2xi64>, tensor<2xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Tests that scatter_elements' axis is normalized into the rank.
+func.func @f(%x: tensor<2x5xf32>, %i: tensor<2x1xi64>, %u: tensor<2x1xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{axis -1 is out of range for rank 2}}
+  %0 = graph.scatter_elements %x, %i, %u {axis = -1 : i64, reduction = "none"} : tensor<2x5xf32>, tensor<2x1xi64>, tensor<2x1xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Tests that scatter_elements' index dims off the axis fit the data.
+func.func @f(%x: tensor<2x5xf32>, %i: tensor<3x1xi64>, %u: tensor<3x1xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{indices dim 0 (3) exceeds the data's (2)}}
+  %0 = graph.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "add"} : tensor<2x5xf32>, tensor<3x1xi64>, tensor<3x1xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Tests that scatter_elements' updates are shaped like the indices.
+func.func @f(%x: tensor<2x5xf32>, %i: tensor<2x1xi64>, %u: tensor<2x2xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{updates shape must equal the indices shape}}
+  %0 = graph.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "none"} : tensor<2x5xf32>, tensor<2x1xi64>, tensor<2x2xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
 // Tests that cumsum's axis is normalized into the rank.
 func.func @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{axis -1 is out of range for rank 2}}

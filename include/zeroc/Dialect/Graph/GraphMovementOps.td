@@ -1,7 +1,7 @@
 //===- GraphMovementOps.td - padding, element gathers, scans -*- tablegen -*-===//
 //
-// Data-movement ops of ONNX Pad, GatherElements, GatherND, ScatterND and
-// CumSum, and the gradient ops their rules need. Included from GraphOps.td
+// Data-movement ops of ONNX Pad, GatherElements, GatherND, ScatterND,
+// ScatterElements and CumSum, and the gradient ops their rules need. Included from GraphOps.td
 // (Graph_ComputeOp, Graph_Op and the tensor constraints come from there).
 // ONNX Tile, Flatten and Range import as existing ops (expand and reshape,
 // or a folded constant).
@@ -97,6 +97,35 @@ def Graph_ScatterNDOp : Graph_ComputeOp<"scatter_nd",
   }];
   let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
                    Graph_Tensor:$updates, StrAttr:$reduction);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:` type($data) `,` type($indices) `,` type($updates)
+  }];
+  let hasVerifier = 1;
+}
+
+def Graph_ScatterElementsOp : Graph_ComputeOp<"scatter_elements",
+    [AllTypesMatch<["data", "result"]>,
+     AllElementTypesMatch<["data", "updates"]>]> {
+  let summary = "a copy of data with elements replaced, added to or multiplied";
+  let description = [{
+    ONNX ScatterElements (torch.scatter), the inverse of
+    `graph.gather_elements`: the result is `data` with the element
+    `data[i0, ..., indices[i0, ..., ik, ...], ...]` (the index replacing
+    coordinate `axis`) of every position of `indices` set to (`reduction =
+    "none"`), increased by (`"add"`) or multiplied by (`"mul"`)
+    `updates[i0, ..., ik, ...]`. `indices` and `updates` have one shape, of
+    the rank of `data` and with dims no larger than `data`'s off the axis.
+    Negative indices count from the end of the axis. With `none`, two
+    positions that address the same element are an error at run time (ONNX
+    leaves the result undefined); `add` and `mul` apply them in index order.
+
+    ```mlir
+    %y = graph.scatter_elements %x, %idx, %u {axis = 1 : i64, reduction = "none"} : tensor<2x5xf32>, tensor<2x1xi64>, tensor<2x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
+                   Graph_Tensor:$updates, I64Attr:$axis, StrAttr:$reduction);
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = [{
     $data `,` $indices `,` $updates attr-dict `:` type($data) `,` type($indices) `,` type($updates)

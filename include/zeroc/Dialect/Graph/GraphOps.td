@@ -588,7 +588,8 @@ def Graph_TriluOp : Graph_ComputeOp<"trilu", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-// Pad, GatherElements, GatherND, ScatterND, CumSum and their gradient ops.
+// Pad, GatherElements, GatherND, ScatterND, ScatterElements, CumSum and their
+// gradient ops.
 include "zeroc/Dialect/Graph/GraphMovementOps.td"
 
 //===----------------------------------------------------------------------===//
