@@ -53,34 +53,55 @@ LogicalResult GatherNDOp::buildGradients(OpBuilder &b, ValueRange grads,
   return success();
 }
 
-LogicalResult ScatterNDOp::buildGradients(OpBuilder &b, ValueRange grads,
-                                          ArrayRef<bool> needed,
-                                          SmallVectorImpl<Value> &out) {
-  Location loc = getLoc();
-  Value g = grads[0];
-  StringRef reduction = getReduction();
+namespace {
+
+/// The gradients of a scatter (data, indices, updates) with `reduction`:
+/// data gets g where reduction is add, otherwise g with the overwritten
+/// positions zeroed (`zeroScatter(zeros)`: the scatter of zeros over g);
+/// updates get `gather()` (g read at the scattered positions). Mul has no
+/// rule.
+template <typename ScatterOp, typename ZeroScatter, typename Gather>
+LogicalResult scatterGradients(ScatterOp op, OpBuilder &b, ArrayRef<bool> needed,
+                               Value g, SmallVectorImpl<Value> &out,
+                               ZeroScatter zeroScatter, Gather gather) {
+  StringRef reduction = op.getReduction();
   bool wantData = needed[0], wantUpdates = needed.size() > 2 && needed[2];
   if (reduction == "mul" && (wantData || wantUpdates))
-    return emitOpError("has no gradient rule for reduction 'mul'");
+    return op.emitOpError("has no gradient rule for reduction 'mul'");
   Value gd, gu;
   if (wantData) {
     if (reduction == "add") {
       gd = g;
     } else {
-      // Overwritten slices do not depend on data: scatter zeros over them.
-      auto ut = getUpdates().getType();
-      Value zeros = b.create<ConstantOp>(
-          loc, DenseElementsAttr::get(ut, b.getFloatAttr(ut.getElementType(), 0.0)));
-      gd = b.create<ScatterNDOp>(loc, getType(), g, getIndices(), zeros,
-                                 b.getStringAttr("none"));
+      // Overwritten positions do not depend on data: scatter zeros over them.
+      auto ut = op.getUpdates().getType();
+      gd = zeroScatter(b.create<ConstantOp>(
+          op.getLoc(),
+          DenseElementsAttr::get(ut, b.getFloatAttr(ut.getElementType(), 0.0))));
     }
   }
   if (wantUpdates)
-    gu = b.create<GatherNDOp>(loc, g, getIndices());
+    gu = gather();
   out.push_back(gd);
   out.push_back(Value());
   out.push_back(gu);
   return success();
+}
+
+} // namespace
+
+LogicalResult ScatterNDOp::buildGradients(OpBuilder &b, ValueRange grads,
+                                          ArrayRef<bool> needed,
+                                          SmallVectorImpl<Value> &out) {
+  Location loc = getLoc();
+  Value g = grads[0];
+  return scatterGradients(
+      *this, b, needed, g, out,
+      [&](Value zeros) -> Value {
+        return b.create<ScatterNDOp>(loc, getType(), g, getIndices(), zeros,
+                                     b.getStringAttr("none"));
+      },
+      [&]() -> Value { return b.create<GatherNDOp>(loc, g, getIndices()); });
 }
 
 LogicalResult ScatterElementsOp::buildGradients(OpBuilder &b, ValueRange grads,
@@ -88,29 +109,15 @@ LogicalResult ScatterElementsOp::buildGradients(OpBuilder &b, ValueRange grads,
                                                 SmallVectorImpl<Value> &out) {
   Location loc = getLoc();
   Value g = grads[0];
-  StringRef reduction = getReduction();
-  bool wantData = needed[0], wantUpdates = needed.size() > 2 && needed[2];
-  if (reduction == "mul" && (wantData || wantUpdates))
-    return emitOpError("has no gradient rule for reduction 'mul'");
-  Value gd, gu;
-  if (wantData) {
-    if (reduction == "add") {
-      gd = g;
-    } else {
-      // Overwritten elements do not depend on data: scatter zeros over them.
-      auto ut = getUpdates().getType();
-      Value zeros = b.create<ConstantOp>(
-          loc, DenseElementsAttr::get(ut, b.getFloatAttr(ut.getElementType(), 0.0)));
-      gd = b.create<ScatterElementsOp>(loc, getType(), g, getIndices(), zeros,
-                                       getAxisAttr(), b.getStringAttr("none"));
-    }
-  }
-  if (wantUpdates)
-    gu = b.create<GatherElementsOp>(loc, g, getIndices(), getAxisAttr());
-  out.push_back(gd);
-  out.push_back(Value());
-  out.push_back(gu);
-  return success();
+  return scatterGradients(
+      *this, b, needed, g, out,
+      [&](Value zeros) -> Value {
+        return b.create<ScatterElementsOp>(loc, getType(), g, getIndices(), zeros,
+                                           getAxisAttr(), b.getStringAttr("none"));
+      },
+      [&]() -> Value {
+        return b.create<GatherElementsOp>(loc, g, getIndices(), getAxisAttr());
+      });
 }
 
 LogicalResult CumSumOp::buildGradients(OpBuilder &b, ValueRange grads,

@@ -48,7 +48,7 @@ for name, b in arch.items():
         init = {k: v.clone() for k, v in module.state_dict().items()}
         export(module, ex, os.path.join(vdir, "model.onnx"), quiet=True)
         module.load_state_dict(init)
-        losses = g.train_reference(module, list(ex), data)
+        losses, _ = g.train_reference(module, list(ex), data)
         json.dump({"steps": g.STEPS, "gas": g.GAS, "losses": losses}, open(os.path.join(adir, "expected-torch2.json"), "w"))
         st[name + "/helper_ts17"] = "train"; print(name, "exported")
     except Exception as e:

@@ -62,6 +62,33 @@ zeroc_rt_status_t validateOptimizer(const zeroc_rt_optimizer_config_t &opt) {
   return nullptr;
 }
 
+/// The shape, numel and blob range of a parameter or buffer (`kind`).
+zeroc_rt_status_t validateStorage(const zeroc_rt_program_t &p, const char *kind,
+                                  const char *name, zeroc_rt_dtype_t dtype,
+                                  int32_t rank, const int64_t *dims,
+                                  int64_t numel, int64_t blobOffset) {
+  if (rank < 0 || rank > ZEROC_RT_MAX_RANK)
+    return INVALID_PROGRAM("%s '%s' has rank %d", kind, name, rank);
+  int64_t n = elementCount(rank, dims);
+  // Headroom for P = ceil(n / W) * W bytes of f64 without overflow.
+  if (n < 0 || n > (INT64_MAX / 16))
+    return INVALID_PROGRAM("%s '%s' has shape %s", kind, name,
+                           shapeString(rank, dims).c_str());
+  if (n != numel)
+    return INVALID_PROGRAM("%s '%s' of shape %s has numel %lld", kind, name,
+                           shapeString(rank, dims).c_str(),
+                           static_cast<long long>(numel));
+  int64_t bytes = n * static_cast<int64_t>(zeroc_rt_dtype_size(dtype));
+  if (blobOffset < 0 || blobOffset > p.blob_bytes ||
+      bytes > p.blob_bytes - blobOffset)
+    return INVALID_PROGRAM("%s '%s' (%lld bytes at offset %lld) lies outside "
+                           "the %lld-byte blob",
+                           kind, name, static_cast<long long>(bytes),
+                           static_cast<long long>(blobOffset),
+                           static_cast<long long>(p.blob_bytes));
+  return nullptr;
+}
+
 zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
   if (p.num_params < 0 || (p.num_params > 0 && !p.params))
     return INVALID_PROGRAM("num_params %d with params %p", p.num_params,
@@ -102,25 +129,9 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
                              "dtype, or in f32 for f16 and bf16 parameters",
                              d.name, zeroc_rt_dtype_name(d.dtype),
                              zeroc_rt_dtype_name(d.grad_dtype));
-    if (d.rank < 0 || d.rank > ZEROC_RT_MAX_RANK)
-      return INVALID_PROGRAM("parameter '%s' has rank %d", d.name, d.rank);
-    int64_t n = elementCount(d.rank, d.dims);
-    // Headroom for P = ceil(n / W) * W bytes of f64 without overflow.
-    if (n < 0 || n > (INT64_MAX / 16))
-      return INVALID_PROGRAM("parameter '%s' has shape %s", d.name,
-                             shapeString(d.rank, d.dims).c_str());
-    if (n != d.numel)
-      return INVALID_PROGRAM("parameter '%s' of shape %s has numel %lld",
-                             d.name, shapeString(d.rank, d.dims).c_str(),
-                             static_cast<long long>(d.numel));
-    int64_t bytes = n * static_cast<int64_t>(zeroc_rt_dtype_size(d.dtype));
-    if (d.blob_offset < 0 || d.blob_offset > p.blob_bytes ||
-        bytes > p.blob_bytes - d.blob_offset)
-      return INVALID_PROGRAM("parameter '%s' (%lld bytes at offset %lld) lies "
-                             "outside the %lld-byte blob",
-                             d.name, static_cast<long long>(bytes),
-                             static_cast<long long>(d.blob_offset),
-                             static_cast<long long>(p.blob_bytes));
+    ZEROC_RT_RETURN_IF_ERROR(validateStorage(p, "parameter", d.name, d.dtype,
+                                             d.rank, d.dims, d.numel,
+                                             d.blob_offset));
   }
   return nullptr;
 }
@@ -147,21 +158,9 @@ zeroc_rt_status_t validateBuffers(const zeroc_rt_program_t &p) {
       return INVALID_PROGRAM("buffer '%s' has dtype %s; buffers are float "
                              "tensors",
                              d.name, zeroc_rt_dtype_name(d.dtype));
-    if (d.rank < 0 || d.rank > ZEROC_RT_MAX_RANK)
-      return INVALID_PROGRAM("buffer '%s' has rank %d", d.name, d.rank);
-    int64_t n = elementCount(d.rank, d.dims);
-    if (n < 0 || n > (INT64_MAX / 16) || n != d.numel)
-      return INVALID_PROGRAM("buffer '%s' of shape %s has numel %lld", d.name,
-                             shapeString(d.rank, d.dims).c_str(),
-                             static_cast<long long>(d.numel));
-    int64_t bytes = n * static_cast<int64_t>(zeroc_rt_dtype_size(d.dtype));
-    if (d.blob_offset < 0 || d.blob_offset > p.blob_bytes ||
-        bytes > p.blob_bytes - d.blob_offset)
-      return INVALID_PROGRAM("buffer '%s' (%lld bytes at offset %lld) lies "
-                             "outside the %lld-byte blob",
-                             d.name, static_cast<long long>(bytes),
-                             static_cast<long long>(d.blob_offset),
-                             static_cast<long long>(p.blob_bytes));
+    ZEROC_RT_RETURN_IF_ERROR(validateStorage(p, "buffer", d.name, d.dtype,
+                                             d.rank, d.dims, d.numel,
+                                             d.blob_offset));
   }
   return nullptr;
 }

@@ -110,6 +110,22 @@ zeroc_rt_status_t checkTargetFile(const std::string &path) {
                                               : "not a regular file");
 }
 
+/// Writes `numel` elements of `dtype` at `data` to the .npy `path`; 16-bit
+/// values widened to f32 (through `widened`).
+zeroc_rt_status_t saveAsNpy(const std::string &path, zeroc_rt_dtype_t dtype,
+                            int32_t rank, const int64_t *dims, int64_t numel,
+                            const void *data, AlignedBuffer &widened) {
+  if (dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16) {
+    ZEROC_RT_RETURN_IF_ERROR(
+        widened.allocate(static_cast<size_t>(numel) * 4, "--save-params"));
+    ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_k_convert(dtype, data, ZEROC_RT_DTYPE_F32,
+                                                widened.data(), numel, 1.0));
+    dtype = ZEROC_RT_DTYPE_F32;
+    data = widened.data();
+  }
+  return zeroc_rt_npy_save(path.c_str(), dtype, rank, dims, data);
+}
+
 } // namespace
 
 zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
@@ -139,39 +155,32 @@ zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
     pathMax = PATH_MAX;
   // zeroc_rt_npy_save writes "<file>.tmp.<pid>" and renames it.
   const size_t tmpSuffix = std::string(".tmp.").size() + pid.size();
-  for (const ParamState &p : st.params) {
-    const std::string file = paramFileName(p.desc->name);
+  // Every file the save writes: the parameters', then the buffers'.
+  std::vector<std::pair<const char *, const char *>> saved; // kind, name
+  for (const ParamState &p : st.params)
+    saved.emplace_back("parameter", p.desc->name);
+  for (const BufferState &buf : st.buffers)
+    saved.emplace_back("buffer", buf.desc->name);
+  for (const auto &[kind, name] : saved) {
+    const std::string file = paramFileName(name);
     const size_t longest = file.size() + tmpSuffix;
     if (longest > static_cast<size_t>(nameMax))
       return ZEROC_RT_ERROR(
           ZEROC_RT_INVALID_ARGUMENT,
-          "--save-params: parameter '%s' would be saved as '%s' (%zu bytes, "
-          "%zu while it is written as '<file>.tmp.<pid>'), longer than the "
-          "%ld bytes the file system of '%s' allows in a file name; rename "
-          "the parameter (its ONNX initializer) or save to another file system",
-          shortened(p.desc->name).c_str(), shortened(file).c_str(), file.size(),
-          longest, nameMax, rankDir.c_str());
+          "--save-params: %s '%s' would be saved as '%s' (%zu bytes, %zu "
+          "while it is written as '<file>.tmp.<pid>'), longer than the %ld "
+          "bytes the file system of '%s' allows in a file name; rename the "
+          "%s (its ONNX initializer) or save to another file system",
+          kind, shortened(name).c_str(), shortened(file).c_str(), file.size(),
+          longest, nameMax, rankDir.c_str(), kind);
     if (rankDir.size() + 1 + longest >= static_cast<size_t>(pathMax))
       return ZEROC_RT_ERROR(
           ZEROC_RT_INVALID_ARGUMENT,
-          "--save-params: the path of parameter '%s' ('%s/%s') would be "
-          "%zu bytes, over the file system's limit of %ld; pass a shorter "
+          "--save-params: the path of %s '%s' ('%s/%s') would be %zu bytes, "
+          "over the file system's limit of %ld; pass a shorter "
           "--save-params DIR",
-          shortened(p.desc->name).c_str(), rankDir.c_str(),
+          kind, shortened(name).c_str(), rankDir.c_str(),
           shortened(file).c_str(), rankDir.size() + 1 + longest, pathMax);
-    ZEROC_RT_RETURN_IF_ERROR(checkTargetFile(rankDir + "/" + file));
-  }
-  for (const BufferState &buf : st.buffers) {
-    const std::string file = paramFileName(buf.desc->name);
-    if (file.size() + tmpSuffix > static_cast<size_t>(nameMax) ||
-        rankDir.size() + 1 + file.size() + tmpSuffix >= static_cast<size_t>(pathMax))
-      return ZEROC_RT_ERROR(
-          ZEROC_RT_INVALID_ARGUMENT,
-          "--save-params: buffer '%s' would be saved as '%s/%s', longer than "
-          "the file system of '%s' allows; rename the buffer (its ONNX "
-          "initializer) or pass a shorter --save-params DIR",
-          shortened(buf.desc->name).c_str(), rankDir.c_str(),
-          shortened(file).c_str(), rankDir.c_str());
     ZEROC_RT_RETURN_IF_ERROR(checkTargetFile(rankDir + "/" + file));
   }
   if (rank == 0)
@@ -302,47 +311,21 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
     }
     if (first)
       continue;
-    zeroc_rt_dtype_t saved = p.masterDtype;
-    if (saved == ZEROC_RT_DTYPE_F16 || saved == ZEROC_RT_DTYPE_BF16) {
-      // A frozen 16-bit parameter (no f32 master): saved widened to f32,
-      // like the trained ones.
-      saved = ZEROC_RT_DTYPE_F32;
-      first = widened.allocate(static_cast<size_t>(p.numel) * 4, "--save-params");
-      if (!first)
-        first = ZEROC_RT_TRAIN_WRAP(
-            zeroc_rt_k_convert(p.masterDtype, full, saved, widened.data(),
-                               p.numel, 1.0),
-            prefix);
-      if (first)
-        continue;
-      full = widened.data();
-    }
-    std::string path = rankDir + "/" + paramFileName(p.desc->name);
-    first = ZEROC_RT_TRAIN_WRAP(zeroc_rt_npy_save(path.c_str(), saved,
-                                                  p.desc->rank, p.desc->dims,
-                                                  full),
+    // A frozen 16-bit parameter (no f32 master) is saved widened to f32,
+    // like the trained ones.
+    first = ZEROC_RT_TRAIN_WRAP(saveAsNpy(rankDir + "/" + paramFileName(p.desc->name),
+                                          p.masterDtype, p.desc->rank,
+                                          p.desc->dims, p.numel, full, widened),
                                 prefix);
   }
   for (const BufferState &buf : st.buffers) {
     if (first)
       break;
     const zeroc_rt_buffer_desc_t &d = *buf.desc;
-    const void *data = buf.data;
-    zeroc_rt_dtype_t saved = d.dtype;
-    if (saved == ZEROC_RT_DTYPE_F16 || saved == ZEROC_RT_DTYPE_BF16) {
-      saved = ZEROC_RT_DTYPE_F32;
-      first = widened.allocate(static_cast<size_t>(d.numel) * 4, "--save-params");
-      if (!first)
-        first = ZEROC_RT_TRAIN_WRAP(
-            zeroc_rt_k_convert(d.dtype, data, saved, widened.data(), d.numel, 1.0),
-            prefix);
-      if (first)
-        break;
-      data = widened.data();
-    }
-    std::string path = rankDir + "/" + paramFileName(d.name);
-    first = ZEROC_RT_TRAIN_WRAP(
-        zeroc_rt_npy_save(path.c_str(), saved, d.rank, d.dims, data), prefix);
+    first = ZEROC_RT_TRAIN_WRAP(saveAsNpy(rankDir + "/" + paramFileName(d.name),
+                                          d.dtype, d.rank, d.dims, d.numel,
+                                          buf.data, widened),
+                                prefix);
   }
   if (!first && engine.rank == 0)
     first = ZEROC_RT_TRAIN_WRAP(writeParamsJson(st, dir), prefix);
