@@ -30,7 +30,7 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     ModuleOp module = getOperation();
     if (stage < 0 || stage > 3 || worldSize < 1) {
       module.emitError("zero-partition needs stage in 0-3 and world-size >= 1, got stage ")
-          << stage << " and world-size " << worldSize;
+          << static_cast<int>(stage) << " and world-size " << static_cast<int>(worldSize);
       return signalPassFailure();
     }
     auto fn = module.lookupSymbol<func::FuncOp>("forward_backward");

@@ -23,7 +23,7 @@ struct ScaleLossPass : zeroc::impl::ScaleLossBase<ScaleLossPass> {
     ModuleOp module = getOperation();
     if (gradAccumSteps < 1) {
       module.emitError("zero-scale-loss: grad-accum-steps must be >= 1, got ")
-          << gradAccumSteps;
+          << static_cast<int64_t>(gradAccumSteps);
       return signalPassFailure();
     }
     auto fn = module.lookupSymbol<func::FuncOp>("forward_backward");

@@ -7,6 +7,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "zeroc/Dialect/Graph/GraphDialect.h"
 #include "zeroc/Passes/Passes.h"
+#include "zeroc/Passes/TrainPipeline.h"
 #include "zeroc/Dialect/Zero/ZeroDialect.h"
 
 namespace zeroc {
@@ -20,6 +21,7 @@ inline void registerAllPasses() {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   zeroc::registerZerocPasses();
+  zeroc::registerTrainPipeline();
 }
 
 } // namespace zeroc

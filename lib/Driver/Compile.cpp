@@ -36,43 +36,16 @@ int fail(const std::string &msg) {
   return 1;
 }
 
-std::vector<Phase> compilePhases(const TrainConfig &config) {
-  std::vector<Phase> phases = importPhases();
-  if (config.precision != TrainConfig::Precision::FP32)
-    phases.push_back({"mixed-precision", [config](OpPassManager &pm) {
-                        MixedPrecisionOptions options;
-                        options.dtype = config.precision == TrainConfig::Precision::FP16
-                                            ? "f16"
-                                            : "bf16";
-                        pm.addPass(createMixedPrecision(options));
-                      }});
-  phases.push_back({"autodiff", [](OpPassManager &pm) {
-                      pm.addPass(createAutodiff());
-                    }});
-  if (config.lossScaling || config.gradAccum > 1)
-    phases.push_back({"scale-loss", [config](OpPassManager &pm) {
-                        ScaleLossOptions options;
-                        options.dynamic = config.lossScaling;
-                        options.gradAccumSteps = config.gradAccum;
-                        pm.addPass(createScaleLoss(options));
-                      }});
-  phases.push_back({"partition", [config](OpPassManager &pm) {
-                      PartitionOptions options;
-                      options.stage = config.stage;
-                      options.worldSize = config.worldSize;
-                      pm.addPass(createPartition(options));
-                    }});
-  phases.push_back({"cleanup", [](OpPassManager &pm) {
-                      pm.addPass(createCanonicalizerPass());
-                      pm.addPass(createCSEPass());
-                    }});
-  phases.push_back({"verify-partition", [](OpPassManager &pm) {
-                      pm.addPass(createVerifyPartition());
-                    }});
-  phases.push_back({"plan-buffers", [](OpPassManager &pm) {
-                      pm.addPass(createPlanBuffers());
-                    }});
-  return phases;
+/// ds_config (TrainConfig) -> the train pipeline's options; the only
+/// place the compiler turns its configuration into pass options.
+void setPipelineOptions(const TrainConfig &config, TrainPipelineOptions &o) {
+  o.stage = config.stage;
+  o.worldSize = config.worldSize;
+  o.precision = config.precision == TrainConfig::Precision::FP16   ? "fp16"
+                : config.precision == TrainConfig::Precision::BF16 ? "bf16"
+                                                                   : "fp32";
+  o.lossScaling = config.lossScaling;
+  o.gradAccumSteps = config.gradAccum;
 }
 
 /// The model's batch dim: dim 0 of its first data input.
@@ -198,7 +171,9 @@ int runCompile(const CompileArgs &args) {
     return fail((args.configPath.empty() ? model
                                          : messagePath(args.configPath)) +
                 ": " + error);
-  if (!runPhases(*module, compilePhases(config), args.dumpDir, error))
+  TrainPipelineOptions options;
+  setPipelineOptions(config, options);
+  if (!runPhases(*module, trainPhases(options), args.dumpDir, error))
     return fail(model + ": " + error);
   if (!checkTrainedParams(*module, error))
     return fail(model + ": " + error);

@@ -27,22 +27,6 @@ using namespace mlir;
 
 namespace zeroc {
 
-std::vector<Phase> importPhases(bool requireLoss) {
-  return {
-      {"canonicalize",
-       [](OpPassManager &pm) {
-         pm.addPass(createCanonicalizerPass());
-         pm.addPass(createCSEPass());
-       }},
-      {"verify-imported-graph",
-       [requireLoss](OpPassManager &pm) {
-         VerifyImportedGraphOptions options;
-         options.requireLoss = requireLoss;
-         pm.addPass(createVerifyImportedGraph(options));
-       }},
-  };
-}
-
 /// A phase's IR as --dump-ir writes it. Weights (dense_resource blobs of
 /// kDumpResourceBytes and more, GraphBuilder::initializerValue) are printed
 /// as empty blobs: a dump of a 1.5 B-parameter model stays a few hundred

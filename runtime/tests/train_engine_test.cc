@@ -247,6 +247,23 @@ TEST_F(TrainEngine, SaveParamsWritesNpyFilesAndParamsJson) {
   }
 }
 
+TEST_F(TrainEngine, DenormalsAreFlushedUnlessKept) {
+  // --denormals flush (the default) sets FTZ and DAZ on the compute thread
+  // for the run only; keep leaves gradual underflow.
+  ModelConfig cfg = adamwConfig();
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  const bool before = flushingDenormalsHere();
+  RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "1", "--quiet"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(g_microStepFlushedDenormals);
+  EXPECT_EQ(flushingDenormalsHere(), before);
+  r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "1", "--quiet",
+                               "--denormals", "keep"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(g_microStepFlushedDenormals);
+}
+
 TEST_F(TrainEngine, BuffersAreUpdatedByEveryMicroStepAndSaved) {
   // Every micro-step adds its micro-batch's mean of x[:, :2] to the buffer;
   // the engine keeps it across micro-steps and steps at every stage, and
@@ -1036,7 +1053,8 @@ TEST_F(TrainErrors, BadArguments) {
   TestProgram program(cfg, ws.blob);
   const std::string usage =
       "usage: train --data DIR --steps N [--log-jsonl FILE] [--save-params "
-      "DIR] [--max-skipped-steps N (default 50, 0: no limit)] [--quiet]";
+      "DIR] [--max-skipped-steps N (default 50, 0: no limit)] [--denormals "
+      "flush|keep (default flush)] [--quiet]";
   struct Case {
     std::vector<std::string> args;
     std::string needle;
@@ -1066,6 +1084,8 @@ TEST_F(TrainErrors, BadArguments) {
       {{"--data", ws.dataDir, "--steps", "1", "--max-skipped-steps", "-2"},
        "--max-skipped-steps must be a non-negative integer of at most "
        "999999999999999999 (0: no limit), got '-2'"},
+      {{"--data", ws.dataDir, "--steps", "1", "--denormals", "off"},
+       "--denormals must be 'flush' or 'keep', got 'off'"},
   };
   for (const Case &c : cases) {
     RunResult r = runTrain(program.get(), c.args);

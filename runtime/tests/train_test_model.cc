@@ -1,5 +1,8 @@
 //===- train_test_model.cc - A hand-written "generated" program -*- C++ -*-===//
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include "train_test_model.h"
 
 #include "train/loss_scaler.h"
@@ -23,6 +26,7 @@
 namespace zeroc_rt::test::train {
 
 Faults g_faults;
+bool g_microStepFlushedDenormals = false;
 
 namespace {
 
@@ -125,6 +129,19 @@ zeroc_rt_status_t accumulateShard(zeroc_rt_engine_t *engine, int32_t param,
                                          g_faults.wrongGradCount ? s + 1 : s);
 }
 
+
+bool flushingDenormalsNow() {
+#if defined(__x86_64__) || defined(__i386__)
+  return (_mm_getcsr() & 0x8040u) == 0x8040u;
+#elif defined(__aarch64__)
+  uint64_t fpcr;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+  return (fpcr >> 24) & 1u;
+#else
+  return false;
+#endif
+}
+
 template <int Stage>
 zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
                             const void *const *inputs, double *lossOut) {
@@ -149,6 +166,7 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
       (g_faults.errorOnRank < 0 || g_faults.errorOnRank == rank))
     return zeroc_rt_status_make(ZEROC_RT_NUMERIC_ERROR, __FILE__, __LINE__,
                                 "injected micro-step failure");
+  g_microStepFlushedDenormals = flushingDenormalsNow();
   const double lossScale = zeroc_rt_engine_loss_scale(engine);
   if (!cfg.scaler.enabled && lossScale != 1.0)
     return fail("loss scale " + std::to_string(lossScale) +
@@ -287,6 +305,8 @@ private:
 };
 
 } // namespace
+
+bool flushingDenormalsHere() { return flushingDenormalsNow(); }
 
 ModelConfig adamwConfig() {
   ModelConfig c;

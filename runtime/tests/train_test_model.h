@@ -97,6 +97,12 @@ struct Faults {
 };
 extern Faults g_faults;
 
+/// Whether the last micro-step ran with denormals flushed (x86 MXCSR
+/// FTZ and DAZ both set; AArch64 FPCR.FZ).
+extern bool g_microStepFlushedDenormals;
+/// The same for the calling thread now.
+bool flushingDenormalsHere();
+
 /// The program for `cfg` (owns the strings and descriptors it points to).
 /// Registers `cfg` as the configuration the micro-step reads.
 class TestProgram {

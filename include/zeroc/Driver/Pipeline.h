@@ -5,21 +5,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "mlir/Pass/PassManager.h"
+#include "zeroc/Passes/TrainPipeline.h"
 
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace zeroc {
-
-/// A named phase: a pass pipeline whose result can be dumped.
-struct Phase {
-  std::string name;
-  std::function<void(mlir::OpPassManager &)> build;
-};
-
-/// The phases that follow ONNX import in `zeroc import`.
-std::vector<Phase> importPhases(bool requireLoss = true);
 
 /// Runs `phases` on `module`. With a non-empty `dumpDir`, writes
 /// DIR/NN-<phase>.mlir after import (NN = 00) and after each phase; files

@@ -1,11 +1,14 @@
 //===- args.cc - Command line of the training executable --------*- C++ -*-===//
 //
 //   train --data DIR --steps N [--log-jsonl FILE] [--save-params DIR]
-//         [--max-skipped-steps N] [--quiet]
+//         [--max-skipped-steps N] [--denormals flush|keep] [--quiet]
 //
 // --max-skipped-steps N (default 50, 0: no limit) ends the run with an error
 // once N consecutive steps were skipped for an fp16 gradient overflow (no
 // optimizer step taken); a run whose every step was skipped fails too.
+// --denormals flush (the default) sets flush-to-zero and denormals-are-zero
+// on the compute thread, as GPUs and torch.set_flush_denormal(True) do;
+// keep leaves IEEE gradual underflow.
 //
 // Flags take their value as the next argument or after '='. A repeated flag
 // keeps its last value. Every error is one line that ends with the usage.
@@ -50,7 +53,7 @@ bool parseSteps(const std::string &text, int64_t &out) {
 std::string usageText(const char *argv0) {
   return format("usage: %s --data DIR --steps N [--log-jsonl FILE] "
                 "[--save-params DIR] [--max-skipped-steps N (default %lld, 0: "
-                "no limit)] [--quiet]",
+                "no limit)] [--denormals flush|keep (default flush)] [--quiet]",
                 baseName(argv0), static_cast<long long>(kDefaultMaxSkippedSteps));
 }
 
@@ -81,7 +84,8 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
       inlineValue = true;
     }
     if (flag != "--data" && flag != "--steps" && flag != "--log-jsonl" &&
-        flag != "--save-params" && flag != "--max-skipped-steps") {
+        flag != "--save-params" && flag != "--max-skipped-steps" &&
+        flag != "--denormals") {
       if (flag == "--quiet")
         return fail("--quiet takes no value");
       return fail(format("unknown argument '%s'", arg.c_str()));
@@ -107,6 +111,11 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
         return fail(format("--max-skipped-steps must be a non-negative integer "
                            "of at most %lld (0: no limit), got '%s'",
                            static_cast<long long>(kMaxSteps), value.c_str()));
+    } else if (flag == "--denormals") {
+      if (value != "flush" && value != "keep")
+        return fail(format("--denormals must be 'flush' or 'keep', got '%s'",
+                           value.c_str()));
+      args.flushDenormals = value == "flush";
     } else if (flag == "--log-jsonl") {
       args.logJsonl = value;
     } else {

@@ -493,6 +493,8 @@ extern "C" int zeroc_rt_train_main(int argc, char **argv,
     return 0;
   }
 
+  // The micro-steps and the optimizer step run on this thread.
+  DenormalModeScope denormals(argsStatus ? true : args.flushDenormals);
   Session session;
   zeroc_rt_status_t status = zeroc_rt_comm_init_mpi(nullptr, nullptr, &session.comm);
   if (status) {

@@ -12,8 +12,37 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+#endif
 
 namespace zeroc_rt::train {
+
+DenormalModeScope::DenormalModeScope(bool flush) {
+#if defined(__x86_64__) || defined(__i386__)
+  saved = _mm_getcsr();
+  _MM_SET_FLUSH_ZERO_MODE(flush ? _MM_FLUSH_ZERO_ON : _MM_FLUSH_ZERO_OFF);
+  _MM_SET_DENORMALS_ZERO_MODE(flush ? _MM_DENORMALS_ZERO_ON : _MM_DENORMALS_ZERO_OFF);
+#elif defined(__aarch64__)
+  uint64_t fpcr;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+  saved = fpcr;
+  const uint64_t fz = uint64_t(1) << 24;
+  fpcr = flush ? (fpcr | fz) : (fpcr & ~fz);
+  __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr));
+#else
+  (void)flush;
+#endif
+}
+
+DenormalModeScope::~DenormalModeScope() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_setcsr(static_cast<unsigned>(saved));
+#elif defined(__aarch64__)
+  __asm__ __volatile__("msr fpcr, %0" : : "r"(saved));
+#endif
+}
 
 zeroc_rt_status_t AlignedBuffer::allocate(size_t bytes, const char *what) {
   size_t rounded = roundUp(bytes == 0 ? 1 : bytes, kAlignment);

@@ -1,0 +1,70 @@
+//===- TrainPipeline.h - zeroc's phases as one registered pipeline -*- C++ -*-===//
+//
+// The phases `zeroc compile` runs after ONNX import, in order, each a named
+// pass pipeline whose result --dump-ir writes. The same list is registered
+// as `zero-train-pipeline`, so that lit runs exactly what the compiler runs:
+//   zeroc-opt --zero-train-pipeline='stage=3 world-size=2' model.mlir
+// Configuration flows one way: ds_config -> these options -> pass options ->
+// attributes in the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_PASSES_TRAINPIPELINE_H
+#define ZEROC_PASSES_TRAINPIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace zeroc {
+
+/// A named phase: a pass pipeline whose result can be dumped.
+struct Phase {
+  std::string name;
+  std::function<void(mlir::OpPassManager &)> build;
+};
+
+struct TrainPipelineOptions
+    : public mlir::PassPipelineOptions<TrainPipelineOptions> {
+  Option<int> stage{*this, "stage", llvm::cl::desc("ZeRO stage (0-3)"),
+                    llvm::cl::init(0)};
+  Option<int> worldSize{*this, "world-size",
+                        llvm::cl::desc("number of data-parallel ranks"),
+                        llvm::cl::init(1)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("compute precision: fp32, fp16 or bf16 (f32 masters)"),
+      llvm::cl::init("fp32")};
+  Option<bool> lossScaling{
+      *this, "loss-scaling",
+      llvm::cl::desc("seed backward with the dynamic loss scale (fp16)"),
+      llvm::cl::init(false)};
+  Option<int64_t> gradAccumSteps{
+      *this, "grad-accum-steps",
+      llvm::cl::desc("micro-steps per optimizer step (backward is seeded "
+                     "with 1 / steps)"),
+      llvm::cl::init(1)};
+  Option<bool> requireLoss{
+      *this, "require-loss",
+      llvm::cl::desc("the imported graph must mark a loss"),
+      llvm::cl::init(true)};
+};
+
+/// The phases that check an imported graph (what `zeroc import` runs).
+std::vector<Phase> importPhases(bool requireLoss = true);
+
+/// The import phases, then mixed precision (unless fp32), autodiff, loss
+/// scaling (with loss scaling or gradient accumulation), the ZeRO
+/// partition, cleanup, its verifier and the buffer plan. An unknown
+/// precision is reported by zero-mixed-precision.
+std::vector<Phase> trainPhases(const TrainPipelineOptions &options);
+
+/// Registers `zero-train-pipeline` (every phase of trainPhases in order).
+void registerTrainPipeline();
+
+} // namespace zeroc
+
+#endif // ZEROC_PASSES_TRAINPIPELINE_H

@@ -1,0 +1,84 @@
+//===- TrainPipeline.cpp - zeroc's phases as one registered pipeline ------===//
+#include "zeroc/Passes/TrainPipeline.h"
+
+#include "zeroc/Passes/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace zeroc {
+
+std::vector<Phase> importPhases(bool requireLoss) {
+  return {
+      {"canonicalize",
+       [](OpPassManager &pm) {
+         pm.addPass(createCanonicalizerPass());
+         pm.addPass(createCSEPass());
+       }},
+      {"verify-imported-graph",
+       [requireLoss](OpPassManager &pm) {
+         VerifyImportedGraphOptions options;
+         options.requireLoss = requireLoss;
+         pm.addPass(createVerifyImportedGraph(options));
+       }},
+  };
+}
+
+std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
+  std::vector<Phase> phases = importPhases(o.requireLoss);
+  const std::string precision = o.precision;
+  if (precision != "fp32")
+    phases.push_back({"mixed-precision", [precision](OpPassManager &pm) {
+                        MixedPrecisionOptions options;
+                        options.dtype = precision == "fp16"   ? "f16"
+                                        : precision == "bf16" ? "bf16"
+                                                              : precision;
+                        pm.addPass(createMixedPrecision(options));
+                      }});
+  phases.push_back({"autodiff", [](OpPassManager &pm) {
+                      pm.addPass(createAutodiff());
+                    }});
+  const bool dynamic = o.lossScaling;
+  const int64_t gradAccum = o.gradAccumSteps;
+  if (dynamic || gradAccum > 1)
+    phases.push_back({"scale-loss", [dynamic, gradAccum](OpPassManager &pm) {
+                        ScaleLossOptions options;
+                        options.dynamic = dynamic;
+                        options.gradAccumSteps = gradAccum;
+                        pm.addPass(createScaleLoss(options));
+                      }});
+  const int stage = o.stage, world = o.worldSize;
+  phases.push_back({"partition", [stage, world](OpPassManager &pm) {
+                      PartitionOptions options;
+                      options.stage = stage;
+                      options.worldSize = world;
+                      pm.addPass(createPartition(options));
+                    }});
+  phases.push_back({"cleanup", [](OpPassManager &pm) {
+                      pm.addPass(createCanonicalizerPass());
+                      pm.addPass(createCSEPass());
+                    }});
+  phases.push_back({"verify-partition", [](OpPassManager &pm) {
+                      pm.addPass(createVerifyPartition());
+                    }});
+  phases.push_back({"plan-buffers", [](OpPassManager &pm) {
+                      pm.addPass(createPlanBuffers());
+                    }});
+  return phases;
+}
+
+void registerTrainPipeline() {
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "zero-train-pipeline",
+      "every phase of `zeroc compile` after import, in order: checks of the "
+      "imported graph, mixed precision, autodiff, loss scaling, the ZeRO "
+      "partition, cleanup and its verifier, the buffer plan",
+      [](OpPassManager &pm, const TrainPipelineOptions &options) {
+        for (const Phase &phase : trainPhases(options))
+          phase.build(pm);
+      });
+}
+
+} // namespace zeroc
