@@ -111,16 +111,7 @@ bool checkParams(ModuleOp module, std::string &error) {
   return true;
 }
 
-/// The ONNX name in `loc` (NameLoc), or "".
-std::string locName(Location loc) {
-  if (auto name = llvm::dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
-    for (Location l : fused.getLocations())
-      if (std::string n = locName(l); !n.empty())
-        return n;
-  return "";
-}
+std::string locName(Location loc) { return graph::onnxNameOf(loc); }
 
 bool rankTooHigh(Type t) {
   auto rt = llvm::dyn_cast<RankedTensorType>(t);

@@ -150,6 +150,15 @@ LogicalResult appendElements(Operation *where, ElementsAttr attr,
   return success();
 }
 
+/// Ops that run code worth a span in --trace: kernels, collectives and
+/// state updates, not the views, constants and parameter reads that only
+/// name memory.
+bool isTraced(Operation *op) {
+  if (llvm::isa<zero::ReleaseOp>(op))
+    return false;
+  return op->getNumResults() == 0 || zero::resultsNeedArena(op);
+}
+
 class Emitter {
 public:
   Emitter(ModuleOp module, const TrainConfig &config, const std::string &hint)
@@ -180,6 +189,8 @@ private:
   llvm::StringMap<int> bufferIndex;
   SmallVector<graph::BufferOp> buffers;
   llvm::DenseMap<Value, std::string> names;
+  /// --trace's name of each traced op, in program order.
+  std::vector<std::string> opNames;
   llvm::DenseMap<Value, int64_t> arenaOffset;
   int64_t arenaBytes = 0;
   int nextVar = 0;
@@ -726,6 +737,13 @@ LogicalResult Emitter::emitOp(Operation *op) {
       return op->emitOpError("produces a type the CPU target does not support: ")
              << r.getType();
   }
+  if (isTraced(op)) {
+    line("zeroc_rt_engine_trace_op(e, " + std::to_string(opNames.size()) + ");");
+    std::string name = op->getName().getStringRef().str();
+    if (std::string node = graph::onnxNameOf(op->getLoc()); !node.empty())
+      name += " " + node;
+    opNames.push_back(std::move(name));
+  }
   if (llvm::isa<zero::ZeroDialect>(op->getDialect()))
     return emitZeroOp(op);
   return emitGraphOp(op);
@@ -832,6 +850,11 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     os << "    {" << cxxStringLiteral(name) << ", " << dtypeName(t.getElementType()) << ", "
        << t.getRank() << ", " << dimsInit(t.getShape()) << "},\n";
   }
+  os << "};\n\nconst char *const kOpNames[] = {\n";
+  for (const std::string &name : opNames)
+    os << "    " << cxxStringLiteral(name) << ",\n";
+  if (opNames.empty())
+    os << "    \"\",\n";
   os << "};\n\n";
   for (auto [i, chunk] : llvm::enumerate(chunks))
     os << "__attribute__((noinline)) zeroc_rt_status_t\n"
@@ -859,6 +882,8 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.params = kParams;\n"
      << "  program.num_buffers = " << buffers.size() << ";\n"
      << "  program.buffers = kBuffers;\n"
+     << "  program.num_ops = " << opNames.size() << ";\n"
+     << "  program.op_names = kOpNames;\n"
      << "  program.num_inputs = " << block.getNumArguments() << ";\n"
      << "  program.inputs = kInputs;\n"
      << "  program.blob_file = \"model.bin\";\n"

@@ -16,13 +16,16 @@ namespace zeroc_rt {
 namespace {
 
 /// Runs one backend collective, adding its wall-clock time to
-/// comm->collectiveMs.
-template <typename Fn> zeroc_rt_status_t timed(zeroc_rt_comm_t *comm, Fn &&fn) {
+/// comm->collectiveMs and reporting it to comm->onCollective.
+template <typename Fn>
+zeroc_rt_status_t timed(zeroc_rt_comm_t *comm, const char *name, size_t bytes,
+                        Fn &&fn) {
   const auto start = std::chrono::steady_clock::now();
   zeroc_rt_status_t status = fn();
-  comm->collectiveMs += std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+  const auto end = std::chrono::steady_clock::now();
+  comm->collectiveMs += std::chrono::duration<double, std::milli>(end - start).count();
+  if (comm->onCollective)
+    comm->onCollective(name, bytes, start, end);
   return status;
 }
 
@@ -95,7 +98,7 @@ zeroc_rt_status_t checkBuffers(const char *what, const void *send,
 
 zeroc_rt_status_t barrier(zeroc_rt_comm_t *comm) {
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, "barrier"));
-  return timed(comm, [&] { return comm->barrier(); });
+  return timed(comm, "barrier", 0, [&] { return comm->barrier(); });
 }
 
 zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
@@ -114,7 +117,8 @@ zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
                           "%s: send and receive buffers partially overlap "
                           "(pass the same pointer for in-place)",
                           what);
-  return timed(comm, [&] { return comm->allReduce(send, recv, count, dtype, op); });
+  return timed(comm, what, bytes,
+               [&] { return comm->allReduce(send, recv, count, dtype, op); });
 }
 
 zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
@@ -135,7 +139,8 @@ zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
                           "%s: send buffer overlaps the receive buffer other "
                           "than at this rank's block (in-place form)",
                           what);
-  return timed(comm, [&] { return comm->allGather(send, recv, countPerRank, dtype); });
+  return timed(comm, what, blockBytes,
+               [&] { return comm->allGather(send, recv, countPerRank, dtype); });
 }
 
 zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
@@ -153,7 +158,7 @@ zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
   if (overlaps(send, totalBytes, recv, blockBytes))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: send and receive buffers overlap", what);
-  return timed(comm, [&] {
+  return timed(comm, what, totalBytes, [&] {
     return comm->reduceScatter(send, recv, countPerRank, dtype, op);
   });
 }
@@ -172,7 +177,8 @@ zeroc_rt_status_t broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
   if (count == 0)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, buf, buf));
-  return timed(comm, [&] { return comm->broadcast(buf, count, dtype, root); });
+  return timed(comm, what, bytes,
+               [&] { return comm->broadcast(buf, count, dtype, root); });
 }
 
 } // namespace

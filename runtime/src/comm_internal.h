@@ -10,6 +10,8 @@
 #ifndef ZEROC_RT_SRC_COMM_INTERNAL_H
 #define ZEROC_RT_SRC_COMM_INTERNAL_H
 
+#include <chrono>
+#include <functional>
 #include "zeroc_rt/comm.h"
 
 struct zeroc_rt_comm {
@@ -43,6 +45,13 @@ struct zeroc_rt_comm {
   /// collectives (the backend calls behind the C entry points), for the
   /// training engine's wall_clock_breakdown.
   double collectiveMs = 0;
+  /// When set, called after every collective with its name, the bytes this
+  /// rank sends (its whole buffer, or its block for all_gather) and its
+  /// start and end (the training engine's --trace).
+  std::function<void(const char *name, size_t bytes,
+                     std::chrono::steady_clock::time_point start,
+                     std::chrono::steady_clock::time_point end)>
+      onCollective;
 };
 
 #endif // ZEROC_RT_SRC_COMM_INTERNAL_H

@@ -264,6 +264,48 @@ TEST_F(TrainEngine, DenormalsAreFlushedUnlessKept) {
   EXPECT_FALSE(g_microStepFlushedDenormals);
 }
 
+TEST_F(TrainEngine, TraceWritesChromeTraceEvents) {
+  // --trace DIR: DIR/rank0.trace.json with the micro-step's ops (named by
+  // program.op_names) and the engine's phases on the compute track (tid 0)
+  // and the collectives, with their bytes, on the communication track.
+  ModelConfig cfg = adamwConfig();
+  cfg.gradAccum = 2;
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  const std::string dir = ws.dir.file("trace");
+  RunResult r = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "2",
+                                         "--quiet", "--trace", dir});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const std::string text = readFile(dir + "/rank0.trace.json");
+  auto count = [&](const std::string &needle) {
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(text.rfind("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"rank\": 0, "
+                       "\"dropped_events\": 0}, \"traceEvents\": [", 0), 0u);
+  EXPECT_EQ(count("{\"name\": \"test.forward\", \"cat\": \"op\", \"ph\": \"X\", "
+                  "\"pid\": 0, \"tid\": 0, "), 4u); // 2 steps x 2 micro-steps
+  EXPECT_EQ(count("\"name\": \"test.backward\""), 4u);
+  EXPECT_EQ(count("\"name\": \"micro_step\", \"cat\": \"engine\""), 4u);
+  EXPECT_EQ(count("\"name\": \"optimizer_step\", \"cat\": \"engine\""), 2u);
+  // The loss all-reduce of each step: 3 doubles.
+  EXPECT_GE(count("{\"name\": \"all_reduce\", \"cat\": \"collective\", \"ph\": "
+                  "\"X\", \"pid\": 0, \"tid\": 1, "),
+            2u);
+  EXPECT_GE(count("\"args\": {\"bytes\": 24}"), 2u);
+  EXPECT_EQ(text.substr(text.size() - 4), "\n]}\n");
+
+  // A --trace that is a file is an error before the first step.
+  RunResult bad = runTrain(program.get(), {"--data", ws.dataDir, "--steps", "1",
+                                           "--quiet", "--trace",
+                                           ws.blob});
+  EXPECT_EQ(bad.rc, 1);
+  expectError(bad, "--trace: ");
+}
+
 TEST_F(TrainEngine, BuffersAreUpdatedByEveryMicroStepAndSaved) {
   // Every micro-step adds its micro-batch's mean of x[:, :2] to the buffer;
   // the engine keeps it across micro-steps and steps at every stage, and
@@ -1054,7 +1096,7 @@ TEST_F(TrainErrors, BadArguments) {
   const std::string usage =
       "usage: train --data DIR --steps N [--log-jsonl FILE] [--save-params "
       "DIR] [--max-skipped-steps N (default 50, 0: no limit)] [--denormals "
-      "flush|keep (default flush)] [--quiet]";
+      "flush|keep (default flush)] [--trace DIR] [--quiet]";
   struct Case {
     std::vector<std::string> args;
     std::string needle;
@@ -1105,7 +1147,7 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.program.abi_version = 99;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "invalid program (recompile it with this runtime): program "
-                "ABI version 99, this runtime implements 6");
+                "ABI version 99, this runtime implements 7");
   }
   {
     TestProgram program(cfg, ws.blob);
@@ -1175,6 +1217,12 @@ TEST_F(TrainErrors, InvalidProgram) {
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "buffer 'bn.count' (16 bytes at offset 120) lies outside the "
                 "128-byte blob");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.op_names = nullptr;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "num_ops 2 with op_names (nil)");
   }
   {
     TestProgram program(cfg, ws.blob);

@@ -167,6 +167,9 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
     return zeroc_rt_status_make(ZEROC_RT_NUMERIC_ERROR, __FILE__, __LINE__,
                                 "injected micro-step failure");
   g_microStepFlushedDenormals = flushingDenormalsNow();
+  zeroc_rt_engine_trace_op(engine, 0); // as the emitted code does before op 0
+  zeroc_rt_engine_trace_op(engine, 2); // out of range: ignored
+  zeroc_rt_engine_trace_op(nullptr, 0);
   const double lossScale = zeroc_rt_engine_loss_scale(engine);
   if (!cfg.scaler.enabled && lossScale != 1.0)
     return fail("loss scale " + std::to_string(lossScale) +
@@ -237,6 +240,7 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
       storeScalar(slot, dt, loadScalar(slot, dt) + sum / static_cast<double>(mb));
     }
 
+  zeroc_rt_engine_trace_op(engine, 1);
   zeroc_rt_engine_mark_backward(engine); // as the emitted code does
   zeroc_rt_engine_mark_backward(nullptr); // ignored
 
@@ -387,6 +391,8 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   program.inputs = inputs;
   program.num_buffers = cfg.buffer ? 1 : 0;
   program.buffers = buffers;
+  program.num_ops = 2;
+  program.op_names = opNames;
   program.blob_file = blobFile.c_str();
   program.blob_bytes = kBlobBytes;
   const std::string expected = blobBytes(cfg.dtype, kBlobBytes);

@@ -114,6 +114,7 @@ public:
   zeroc_rt_program_t program;
   zeroc_rt_param_desc_t params[2]; ///< program.params
   zeroc_rt_buffer_desc_t buffers[1]; ///< program.buffers (cfg.buffer)
+  const char *opNames[2] = {"test.forward", "test.backward"}; ///< program.op_names
   const zeroc_rt_program_t *get() const { return &program; }
 
 private:

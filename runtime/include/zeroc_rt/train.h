@@ -52,7 +52,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 6
+#define ZEROC_RT_PROGRAM_ABI_VERSION 7
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -264,6 +264,12 @@ typedef struct zeroc_rt_program {
   // ABI version 6:
   int32_t num_buffers;
   const zeroc_rt_buffer_desc_t *buffers;
+  // ABI version 7:
+  /// One name per op of the micro-step, in program order ("graph.matmul
+  /// /h.0/attn/MatMul": the op and its ONNX node), for --trace; the
+  /// micro-step calls zeroc_rt_engine_trace_op(e, i) before op i.
+  int32_t num_ops;
+  const char *const *op_names;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses
@@ -320,6 +326,11 @@ uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine);
 /// engine); a static scale never changes; a dynamic one changes only between
 /// optimizer steps.
 double zeroc_rt_engine_loss_scale(zeroc_rt_engine_t *engine);
+/// Marks the start of op `op` of the micro-step (an index into
+/// program.op_names), which ends the previous op: with --trace each op
+/// becomes a span on the rank's compute track. Ignored without --trace, for
+/// a NULL engine and for an out-of-range index.
+void zeroc_rt_engine_trace_op(zeroc_rt_engine_t *engine, int32_t op);
 /// Marks the end of the micro-step's forward pass: the generated code calls
 /// it once per micro-step, right after the op that computes the loss (the
 /// last forward op, `zero.forward_end` in the IR). The engine splits

@@ -1,7 +1,8 @@
 //===- args.cc - Command line of the training executable --------*- C++ -*-===//
 //
 //   train --data DIR --steps N [--log-jsonl FILE] [--save-params DIR]
-//         [--max-skipped-steps N] [--denormals flush|keep] [--quiet]
+//         [--max-skipped-steps N] [--denormals flush|keep] [--trace DIR]
+//         [--quiet]
 //
 // --max-skipped-steps N (default 50, 0: no limit) ends the run with an error
 // once N consecutive steps were skipped for an fp16 gradient overflow (no
@@ -53,7 +54,8 @@ bool parseSteps(const std::string &text, int64_t &out) {
 std::string usageText(const char *argv0) {
   return format("usage: %s --data DIR --steps N [--log-jsonl FILE] "
                 "[--save-params DIR] [--max-skipped-steps N (default %lld, 0: "
-                "no limit)] [--denormals flush|keep (default flush)] [--quiet]",
+                "no limit)] [--denormals flush|keep (default flush)] "
+                "[--trace DIR] [--quiet]",
                 baseName(argv0), static_cast<long long>(kDefaultMaxSkippedSteps));
 }
 
@@ -85,7 +87,7 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
     }
     if (flag != "--data" && flag != "--steps" && flag != "--log-jsonl" &&
         flag != "--save-params" && flag != "--max-skipped-steps" &&
-        flag != "--denormals") {
+        flag != "--denormals" && flag != "--trace") {
       if (flag == "--quiet")
         return fail("--quiet takes no value");
       return fail(format("unknown argument '%s'", arg.c_str()));
@@ -116,6 +118,8 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
         return fail(format("--denormals must be 'flush' or 'keep', got '%s'",
                            value.c_str()));
       args.flushDenormals = value == "flush";
+    } else if (flag == "--trace") {
+      args.traceDir = value;
     } else if (flag == "--log-jsonl") {
       args.logJsonl = value;
     } else {

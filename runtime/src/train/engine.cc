@@ -87,6 +87,13 @@ void *zeroc_rt_engine_param_shard(zeroc_rt_engine_t *engine, int32_t param) {
   return p ? p->shardParam : nullptr;
 }
 
+void zeroc_rt_engine_trace_op(zeroc_rt_engine_t *engine, int32_t op) {
+  if (!engine || !engine->tracer.enabled() || op < 0 ||
+      op >= engine->program->num_ops)
+    return;
+  engine->tracer.beginOp(engine->program->op_names[op]);
+}
+
 void *zeroc_rt_engine_buffer(zeroc_rt_engine_t *engine, int32_t buffer) {
   if (!engine || buffer < 0 ||
       static_cast<size_t>(buffer) >= engine->state.buffers.size())

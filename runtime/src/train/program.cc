@@ -239,6 +239,12 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
     return INVALID_PROGRAM("unknown precision %d", static_cast<int>(p.precision));
   ZEROC_RT_RETURN_IF_ERROR(validateParams(p));
   ZEROC_RT_RETURN_IF_ERROR(validateBuffers(p));
+  if (p.num_ops < 0 || (p.num_ops > 0 && !p.op_names))
+    return INVALID_PROGRAM("num_ops %d with op_names %p", p.num_ops,
+                           static_cast<const void *>(p.op_names));
+  for (int32_t i = 0; i < p.num_ops; ++i)
+    if (!p.op_names[i])
+      return INVALID_PROGRAM("op %d has no name", i);
   return validateInputs(p);
 }
 

@@ -122,6 +122,7 @@ struct Args {
   int64_t maxSkippedSteps = kDefaultMaxSkippedSteps;
   /// Flush-to-zero and denormals-are-zero on the compute thread.
   bool flushDenormals = true;
+  std::string traceDir; ///< empty: no trace
   bool quiet = false;
   bool help = false;
 };
@@ -364,6 +365,51 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t checkSaveSpace(zeroc_rt_comm_t *comm,
                                                    bool *commFailed);
 
 //===----------------------------------------------------------------------===//
+// --trace (trace.cc)
+//===----------------------------------------------------------------------===//
+
+/// Chrome / Perfetto trace events of one rank, written as
+/// DIR/rank<r>.trace.json: the micro-step's ops on the compute track
+/// (tid 0), every collective on the communication track (tid 1), and the
+/// engine's own phases (micro-step, optimizer step) on the compute track.
+/// Names point at static strings or the program's op names (never copied).
+/// At most kMaxEvents events are kept; the rest are counted as dropped.
+class Tracer {
+public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr size_t kMaxEvents = 1 << 20;
+  enum Track { kCompute = 0, kComm = 1 };
+
+  /// Creates DIR and checks that DIR/rank<r>.trace.json can be written.
+  ZEROC_RT_MUST_USE zeroc_rt_status_t open(const std::string &dir, int rank);
+  bool enabled() const { return on; }
+  void span(Track track, const char *name, const char *category,
+            Clock::time_point begin, Clock::time_point end, int64_t bytes = -1);
+  /// Ends the current op (if any) and starts op `name` now.
+  void beginOp(const char *name);
+  /// Ends the current op, if any.
+  void endOp();
+  /// Writes the file (atomically: a temporary file, then a rename).
+  ZEROC_RT_MUST_USE zeroc_rt_status_t write() const;
+
+private:
+  struct Event {
+    const char *name, *category;
+    Track track;
+    Clock::time_point begin, end;
+    int64_t bytes;
+  };
+  bool on = false;
+  int rank = 0;
+  std::string path;
+  Clock::time_point origin;
+  std::vector<Event> events;
+  size_t dropped = 0;
+  const char *opName = nullptr;
+  Clock::time_point opBegin;
+};
+
+//===----------------------------------------------------------------------===//
 // Optimizer hyperparameters of a step (optimizer_step.cc)
 //===----------------------------------------------------------------------===//
 
@@ -406,6 +452,7 @@ struct zeroc_rt_engine {
   /// Set by zeroc_rt_engine_mark_backward during the current micro-step:
   /// when its backward pass started, and comm->collectiveMs then.
   bool backwardMarked = false;
+  zeroc_rt::train::Tracer tracer;
   std::chrono::steady_clock::time_point backwardStart;
   double collectiveMsAtBackward = 0;
 };

@@ -168,8 +168,34 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
     ZEROC_RT_RETURN_IF_ERROR(log.open(args.logJsonl));
   if (engine.rank == 0)
     ZEROC_RT_RETURN_IF_ERROR(csv.open(program));
+  if (!args.traceDir.empty())
+    ZEROC_RT_RETURN_IF_ERROR(engine.tracer.open(args.traceDir, engine.rank));
   return nullptr;
 }
+
+/// Reports the communicator's collectives to the engine's tracer while it
+/// lives (the engine dies before the communicator).
+class CollectiveTrace {
+public:
+  CollectiveTrace(zeroc_rt_comm_t *comm, Tracer &tracer) : comm(comm) {
+    if (comm && tracer.enabled())
+      comm->onCollective = [&tracer](const char *name, size_t bytes,
+                                     Tracer::Clock::time_point start,
+                                     Tracer::Clock::time_point end) {
+        tracer.span(Tracer::kComm, name, "collective", start, end,
+                    static_cast<int64_t>(bytes));
+      };
+  }
+  ~CollectiveTrace() {
+    if (comm)
+      comm->onCollective = nullptr;
+  }
+  CollectiveTrace(const CollectiveTrace &) = delete;
+  CollectiveTrace &operator=(const CollectiveTrace &) = delete;
+
+private:
+  zeroc_rt_comm_t *comm;
+};
 
 /// The errno of the first failed flush of the console output, or 0.
 int consoleErrno = 0;
@@ -260,6 +286,7 @@ int train(Session &session, const Args &args,
       return session.fail(status); // every rank has the same verdict
   }
 
+  CollectiveTrace collectiveTrace(session.comm, engine.tracer);
   const bool console = session.rank == 0 && !args.quiet;
   if (console) {
     std::printf("%s\n", headerLine(program, engine.state.psi, data.samples()).c_str());
@@ -291,7 +318,11 @@ int train(Session &session, const Args &args,
       engine.backwardMarked = false;
       const Clock::time_point microStart = Clock::now();
       microError = program.micro_step(&engine, data.inputs(), &loss);
-      const StepTimes micro = microTimes(engine, microStart, Clock::now());
+      engine.tracer.endOp();
+      const Clock::time_point microEnd = Clock::now();
+      engine.tracer.span(Tracer::kCompute, "micro_step", "engine", microStart,
+                         microEnd);
+      const StepTimes micro = microTimes(engine, microStart, microEnd);
       engine.times.add(micro);
       if (a + 1 < gas) {
         if (console && wallClock && !microError) {
@@ -351,7 +382,10 @@ int train(Session &session, const Args &args,
     StepOutcome outcome;
     bool agreed = false;
     const StepTimes beforeStep = engine.times;
+    const Clock::time_point stepStart = Clock::now();
     status = optimizerStep(engine, outcome, &agreed);
+    engine.tracer.span(Tracer::kCompute, "optimizer_step", "engine", stepStart,
+                       Clock::now());
     lastMicro.bwdAllreduceMs +=
         engine.times.bwdAllreduceMs - beforeStep.bwdAllreduceMs;
     lastMicro.stepMs += engine.times.stepMs - beforeStep.stepMs;
@@ -448,7 +482,8 @@ int train(Session &session, const Args &args,
     else
       finalError = status;
   }
-  for (zeroc_rt_status_t closed : {log.close(), csv.close(), checkStdout()}) {
+  for (zeroc_rt_status_t closed :
+       {log.close(), csv.close(), engine.tracer.write(), checkStdout()}) {
     if (finalError)
       zeroc_rt_status_free(closed);
     else

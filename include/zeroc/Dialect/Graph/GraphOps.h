@@ -27,6 +27,18 @@ inline constexpr llvm::StringLiteral kOutputAttrName = "graph.output";
 /// graph.buffer the result is the new value of.
 inline constexpr llvm::StringLiteral kBufferUpdateAttrName = "graph.buffer_update";
 
+/// The ONNX node or initializer name the importer put into `loc` (a
+/// NameLoc, possibly inside a FusedLoc), or "".
+inline std::string onnxNameOf(mlir::Location loc) {
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location l : fused.getLocations())
+      if (std::string n = onnxNameOf(l); !n.empty())
+        return n;
+  return "";
+}
+
 /// Computes the numpy broadcast of two static shapes; fails when a dim pair
 /// is neither equal nor 1.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
