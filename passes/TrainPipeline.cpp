@@ -57,6 +57,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                       pm.addPass(createPartition(options));
                     }});
   phases.push_back({"cleanup", [](OpPassManager &pm) {
+                      pm.addPass(createFoldTransposes());
                       pm.addPass(createCanonicalizerPass());
                       pm.addPass(createCSEPass());
                     }});

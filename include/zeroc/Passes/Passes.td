@@ -116,6 +116,36 @@ def VerifyPartition : Pass<"zero-verify-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
 
+def FoldTransposes : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
+  let summary = "turns matrix products of transposed matrices into GEMMs with transpose flags";
+  let description = [{
+    A transpose that only feeds a matrix product is a copy the BLAS never
+    needs: GEMM reads either operand transposed. In every function:
+
+    * `graph.matmul(x, transpose(w))` with a rank-2 `w` and `x` of rank
+      2 or more becomes `reshape(gemm(reshape(x, [M, K]), w {transB}))`
+      (the batch dims of `x` folded into M: numpy's matmul broadcasts a
+      rank-2 operand over them); likewise a transposed rank-2 `x` with a
+      rank-2 `w` gives `transA`;
+    * `graph.gemm` of a transposed operand (no `c`) flips that operand's
+      flag;
+    * `transpose(gemm(a, b))` of a rank-2 product without `c` is
+      `gemm(b, a)` with both flags flipped: (op(a) op(b))^T = op(b)^T op(a)^T.
+
+    A transpose left without users is erased. The tied output head of a
+    GPT (`matmul(h, transpose(wte))`) and the weight gradients of every
+    linear layer lose their transposes this way: at stage 3 each
+    transpose also copied the gathered parameter.
+
+    ```mlir
+    %t = graph.transpose %w {perm = [1, 0]} : tensor<7x10xf32> -> tensor<10x7xf32>
+    %y = graph.matmul %x, %t : tensor<8x10xf32>, tensor<10x7xf32> -> tensor<8x7xf32>
+    // becomes
+    %y = graph.gemm %x, %w {transB = true} : (tensor<8x10xf32>, tensor<7x10xf32>) -> tensor<8x7xf32>
+    ```
+  }];
+}
+
 def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
   let summary = "assigns every tensor of @train_micro_step a static arena offset";
   let description = [{

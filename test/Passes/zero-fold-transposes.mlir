@@ -1,0 +1,51 @@
+// RUN: zeroc-opt %s -split-input-file -zero-fold-transposes | FileCheck %s
+
+// Tests that a tied head, matmul(h, transpose(wte)) with a rank-3 h, becomes
+// one GEMM reading wte with transB, h's batch dims folded into M.
+// CHECK-LABEL: func.func @tied_head
+// CHECK-NOT: graph.transpose
+// CHECK: %[[H:.*]] = graph.reshape %arg0 : tensor<2x8x4xf32> -> tensor<16x4xf32>
+// CHECK: %[[G:.*]] = graph.gemm %[[H]], %arg1 {transB = true} : (tensor<16x4xf32>, tensor<61x4xf32>) -> tensor<16x61xf32>
+// CHECK: %[[R:.*]] = graph.reshape %[[G]] : tensor<16x61xf32> -> tensor<2x8x61xf32>
+// CHECK: return %[[R]]
+func.func @tied_head(%h: tensor<2x8x4xf32>, %wte: tensor<61x4xf32>) -> tensor<2x8x61xf32> {
+  %t = graph.transpose %wte {perm = [1, 0]} : tensor<61x4xf32> -> tensor<4x61xf32>
+  %y = graph.matmul %h, %t : tensor<2x8x4xf32>, tensor<4x61xf32> -> tensor<2x8x61xf32>
+  return %y : tensor<2x8x61xf32>
+}
+
+// -----
+
+// Tests a weight gradient, transpose(matmul(transpose(x), g)): no transpose
+// is left, the GEMM computes g^T x directly.
+// CHECK-LABEL: func.func @weight_grad
+// CHECK-NOT: graph.transpose
+// CHECK: graph.gemm %arg1, %arg0 {transA = true} : (tensor<16x61xf32>, tensor<16x4xf32>) -> tensor<61x4xf32>
+func.func @weight_grad(%x: tensor<16x4xf32>, %g: tensor<16x61xf32>) -> tensor<61x4xf32> {
+  %xt = graph.transpose %x {perm = [1, 0]} : tensor<16x4xf32> -> tensor<4x16xf32>
+  %dwt = graph.matmul %xt, %g : tensor<4x16xf32>, tensor<16x61xf32> -> tensor<4x61xf32>
+  %dw = graph.transpose %dwt {perm = [1, 0]} : tensor<4x61xf32> -> tensor<61x4xf32>
+  return %dw : tensor<61x4xf32>
+}
+
+// -----
+
+// Tests that a transpose with another user stays for it, that a gemm with a
+// bias keeps its transposed operand, and that batched (rank-3) transposes
+// are left alone.
+// CHECK-LABEL: func.func @kept
+// CHECK: %[[T:.*]] = graph.transpose %arg1
+// CHECK: graph.gemm %arg0, %arg1 {{.*}}transB = true
+// CHECK: graph.gemm %arg0, %[[T]], %arg2
+// CHECK: graph.transpose %arg4 {perm = [0, 2, 1]}
+// CHECK: graph.matmul
+// CHECK: return %[[T]]
+func.func @kept(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>, %c: tensor<5xf32>, %q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>)
+    -> (tensor<4x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x3xf32>) {
+  %t = graph.transpose %w {perm = [1, 0]} : tensor<5x4xf32> -> tensor<4x5xf32>
+  %a = graph.matmul %x, %t : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
+  %b = graph.gemm %x, %t, %c : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
+  %kt = graph.transpose %k {perm = [0, 2, 1]} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
+  %s = graph.matmul %q, %kt : tensor<2x3x4xf32>, tensor<2x4x3xf32> -> tensor<2x3x3xf32>
+  return %t, %a, %b, %s : tensor<4x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x3xf32>
+}
