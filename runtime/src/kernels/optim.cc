@@ -266,6 +266,54 @@ zeroc_rt_status_t kHasInfOrNaN(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
   return nullptr;
 }
 
+/// One Adam/AdamW update of n elements, in double, in element order. The
+/// wide clones (AVX-512, AVX2) compute exactly what the baseline does:
+/// IEEE double add, mul, div and sqrt are correctly rounded at any vector
+/// width, and this file is compiled with -ffp-contract=off (no fused
+/// multiply-add), so every machine gets the same bits.
+struct AdamCoefficients {
+  double beta1, beta2, eps, weightDecay, stepSize, decay, biasCorrection2Sqrt;
+  bool decoupled;
+};
+
+template <typename T>
+inline void adamElements(T *p, const T *g, T *m, T *v, int64_t n,
+                         const AdamCoefficients &c) {
+  const double b1 = c.beta1, b2 = c.beta2, rest1 = 1.0 - c.beta1,
+               rest2 = 1.0 - c.beta2;
+  for (int64_t i = 0; i < n; ++i) {
+    double pi = p[i], gi = g[i];
+    if (c.decoupled)
+      pi *= c.decay;
+    else
+      gi += c.weightDecay * pi;
+    double mi = b1 * static_cast<double>(m[i]) + rest1 * gi;
+    double vi = b2 * static_cast<double>(v[i]) + rest2 * gi * gi;
+    double denom = std::sqrt(vi) / c.biasCorrection2Sqrt + c.eps;
+    pi -= c.stepSize * (mi / denom);
+    m[i] = static_cast<T>(mi);
+    v[i] = static_cast<T>(vi);
+    p[i] = static_cast<T>(pi);
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ZEROC_RT_WIDE_CLONES                                                   \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ZEROC_RT_WIDE_CLONES
+#endif
+
+ZEROC_RT_WIDE_CLONES void adamF32(float *p, const float *g, float *m, float *v,
+                                  int64_t n, const AdamCoefficients &c) {
+  adamElements(p, g, m, v, n, c);
+}
+
+ZEROC_RT_WIDE_CLONES void adamF64(double *p, const double *g, double *m,
+                                  double *v, int64_t n, const AdamCoefficients &c) {
+  adamElements(p, g, m, v, n, c);
+}
+
 zeroc_rt_status_t kAdam(zeroc_rt_dtype_t dtype, void *param, const void *grad,
                         void *expAvg, void *expAvgSq, int64_t n, double lr,
                         double beta1, double beta2, double eps,
@@ -293,29 +341,14 @@ zeroc_rt_status_t kAdam(zeroc_rt_dtype_t dtype, void *param, const void *grad,
   const double biasCorrection1 = corrected ? 1.0 - std::pow(beta1, stepD) : 1.0;
   const double biasCorrection2Sqrt =
       corrected ? std::sqrt(1.0 - std::pow(beta2, stepD)) : 1.0;
-  const double stepSize = lr / biasCorrection1;
-  const double decay = 1.0 - lr * weightDecay;
-  dispatchWideFloat(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    T *p = static_cast<T *>(param);
-    const T *g = static_cast<const T *>(grad);
-    T *m = static_cast<T *>(expAvg);
-    T *v = static_cast<T *>(expAvgSq);
-    for (int64_t i = 0; i < n; ++i) {
-      double pi = p[i], gi = g[i];
-      if (decoupled)
-        pi *= decay;
-      else
-        gi += weightDecay * pi;
-      double mi = beta1 * static_cast<double>(m[i]) + (1.0 - beta1) * gi;
-      double vi = beta2 * static_cast<double>(v[i]) + (1.0 - beta2) * gi * gi;
-      double denom = std::sqrt(vi) / biasCorrection2Sqrt + eps;
-      pi -= stepSize * (mi / denom);
-      m[i] = static_cast<T>(mi);
-      v[i] = static_cast<T>(vi);
-      p[i] = static_cast<T>(pi);
-    }
-  });
+  const AdamCoefficients c{beta1, beta2, eps, weightDecay, lr / biasCorrection1,
+                           1.0 - lr * weightDecay, biasCorrection2Sqrt, decoupled};
+  if (dtype == ZEROC_RT_DTYPE_F32)
+    adamF32(static_cast<float *>(param), static_cast<const float *>(grad),
+            static_cast<float *>(expAvg), static_cast<float *>(expAvgSq), n, c);
+  else
+    adamF64(static_cast<double *>(param), static_cast<const double *>(grad),
+            static_cast<double *>(expAvg), static_cast<double *>(expAvgSq), n, c);
   return nullptr;
 }
 
