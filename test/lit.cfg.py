@@ -26,3 +26,13 @@ config.substitutions.append(
 tool_dirs = [config.zeroc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["zeroc", "zeroc-opt"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# CPU features a test needs (openblas-core.test: AVX2 + FMA kernels).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((l.split(":", 1)[1].split() for l in cpuinfo
+                      if l.startswith("flags")), [])
+except OSError:
+    flags = []
+if "avx2" in flags and "fma" in flags:
+    config.available_features.add("cpu-avx2")

@@ -963,7 +963,7 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.monitor.csv_enabled = " << int(config.csvMonitor) << ";\n"
      << "  program.monitor.csv_output_path = " << cxxStringLiteral(config.csvOutputPath) << ";\n"
      << "  program.monitor.csv_job_name = " << cxxStringLiteral(config.csvJobName) << ";\n"
-     << "  return zeroc_rt_train_main(argc, argv, &program);\n}\n";
+     << "  return zeroc_rt_train_process_main(argc, argv, &program);\n}\n";
   out.source = std::move(src);
   out.blob = std::move(blob);
   out.arenaBytes = arenaBytes;

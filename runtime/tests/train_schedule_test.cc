@@ -304,3 +304,22 @@ TEST(JsonString, EscapesControlCharactersAndInvalidUtf8) {
 }
 
 } // namespace
+
+TEST(OpenBlasCore, OnlyAFallbackOnACapableCpuIsReplaced) {
+  using zeroc_rt::train::betterOpenBlasCore;
+  using zeroc_rt::train::CpuFeatures;
+  CpuFeatures avx512{true, true, true}, avx2{true, true, false}, sse{};
+  EXPECT_STREQ(betterOpenBlasCore("Prescott", avx512), "SkylakeX");
+  EXPECT_STREQ(betterOpenBlasCore("Prescott", avx2), "Haswell");
+  EXPECT_STREQ(betterOpenBlasCore("Core2", avx2), "Haswell");
+  EXPECT_STREQ(betterOpenBlasCore("Sandybridge", avx512), "SkylakeX");
+  EXPECT_STREQ(betterOpenBlasCore("", avx2), "Haswell");
+  // OpenBLAS's own choice stands where it knows the CPU, or where nothing
+  // better runs on it.
+  EXPECT_EQ(betterOpenBlasCore("Cooperlake", avx512), nullptr);
+  EXPECT_EQ(betterOpenBlasCore("SkylakeX", avx512), nullptr);
+  EXPECT_EQ(betterOpenBlasCore("Haswell", avx512), nullptr);
+  EXPECT_EQ(betterOpenBlasCore("Zen", avx2), nullptr);
+  EXPECT_EQ(betterOpenBlasCore("Prescott", sse), nullptr);
+  EXPECT_EQ(betterOpenBlasCore("Prescott", CpuFeatures{true, false, false}), nullptr);
+}

@@ -1,7 +1,7 @@
 //===- zeroc_rt/train.h - the training engine behind out/train ---*- C -*-===//
 //
 // `zeroc compile` emits a C++ file that defines one zeroc_rt_program_t and
-//   int main(int argc, char **argv) { return zeroc_rt_train_main(argc, argv, &kProgram); }
+//   int main(int argc, char **argv) { return zeroc_rt_train_process_main(argc, argv, &kProgram); }
 // The engine owns everything outside one micro-step: MPI, the .npy data and
 // its per-rank micro-batches, the ZeRO state (parameter replicas or shards,
 // gradient accumulators, optimizer state), the optimizer step with the
@@ -287,6 +287,16 @@ typedef struct zeroc_rt_program {
 /// 2-3, an error in the optimizer step's collectives) skips MPI_Finalize on
 /// that rank, so that the MPI launcher terminates the job instead of hanging.
 int zeroc_rt_train_main(int argc, char **argv, const zeroc_rt_program_t *program);
+
+/// The generated executable's main: zeroc_rt_train_main after one process
+/// level step that a library call must not take. When OpenBLAS chose
+/// kernels older than the CPU's features allow (its Prescott fallback on a
+/// CPU model it does not know) and OPENBLAS_CORETYPE is unset, the process
+/// re-executes itself (/proc/self/exe, same argv and environment) with
+/// OPENBLAS_CORETYPE set (SkylakeX for AVX-512, Haswell for AVX2 + FMA),
+/// once, before MPI starts; rank 0 prints a note saying so.
+int zeroc_rt_train_process_main(int argc, char **argv,
+                                const zeroc_rt_program_t *program);
 
 // Calls available to the generated micro-step. With a NULL engine, an
 // out-of-range `param` or a buffer the stage does not have, the pointer

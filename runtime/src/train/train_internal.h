@@ -365,6 +365,29 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t checkSaveSpace(zeroc_rt_comm_t *comm,
                                                    bool *commFailed);
 
 //===----------------------------------------------------------------------===//
+// OpenBLAS kernels that match the CPU (blas_core.cc)
+//===----------------------------------------------------------------------===//
+
+struct CpuFeatures {
+  bool avx2 = false, fma = false;
+  bool avx512 = false; ///< AVX-512 F, BW, DQ and VL
+};
+
+/// The OpenBLAS core type (OPENBLAS_CORETYPE) to use instead of `chosen`,
+/// OpenBLAS's own choice, on a CPU with `cpu`'s features; NULL when its
+/// choice is fine (or nothing better is possible).
+const char *betterOpenBlasCore(const std::string &chosen, const CpuFeatures &cpu);
+
+/// Before MPI starts: re-executes this program (/proc/self/exe, the same
+/// argv and environment) with OPENBLAS_CORETYPE set when OpenBLAS chose
+/// kernels older than the CPU allows; returns when it does not (the user
+/// set OPENBLAS_CORETYPE, it already re-executed once, or exec failed).
+void reexecWithMatchingBlas(int argc, char **argv);
+
+/// The console note of a re-executed run ("" otherwise).
+std::string blasCoreNote();
+
+//===----------------------------------------------------------------------===//
 // --trace (trace.cc)
 //===----------------------------------------------------------------------===//
 

@@ -289,6 +289,8 @@ int train(Session &session, const Args &args,
   CollectiveTrace collectiveTrace(session.comm, engine.tracer);
   const bool console = session.rank == 0 && !args.quiet;
   if (console) {
+    if (std::string note = blasCoreNote(); !note.empty())
+      std::printf("%s\n", note.c_str());
     std::printf("%s\n", headerLine(program, engine.state.psi, data.samples()).c_str());
     flushConsole();
   }
@@ -509,6 +511,12 @@ int run(Session &session, const Args &args, zeroc_rt_status_t argsStatus,
 
 } // namespace
 } // namespace zeroc_rt::train
+
+extern "C" int zeroc_rt_train_process_main(int argc, char **argv,
+                                           const zeroc_rt_program_t *program) {
+  zeroc_rt::train::reexecWithMatchingBlas(argc, argv);
+  return zeroc_rt_train_main(argc, argv, program);
+}
 
 extern "C" int zeroc_rt_train_main(int argc, char **argv,
                                    const zeroc_rt_program_t *program) {
