@@ -48,7 +48,8 @@ WORLD = 2
 SEQ = 128
 MICRO_BATCH = 1
 ADAMW = dict(lr=1e-4, betas=[0.9, 0.999], eps=1e-8, weight_decay=0.01)
-COMM_NA = "n/a (zeroc has no --trace yet)"
+COMM_NA = "n/a (zeroc has no --trace yet)"   # an out/train without --trace
+PEER_COMM = "not traced"
 
 # Model shapes. --quick: 2 layers, width 64, vocab 1000.
 MODELS = {
@@ -271,9 +272,11 @@ def reason_of(log_paths, limit=160):
         except OSError:
             pass
     lines = [ln for ln in lines if ln]
-    keys = ("Error", "error:", "Exception", "Killed", "Aborted", "terminate")
-    pick = next((ln for ln in reversed(lines) if any(k in ln for k in keys)),
-                lines[-1] if lines else "no output")
+    pick = None
+    for keys in (("error:", "Error", "Exception"), ("Killed", "Aborted", "signal")):
+        pick = pick or next((ln for ln in reversed(lines)
+                             if any(k in ln for k in keys)), None)
+    pick = pick or (lines[-1] if lines else "no output")
     pick = pick.replace("|", "/")
     return pick if len(pick) <= limit else pick[:limit - 3] + "..."
 
@@ -326,6 +329,40 @@ def busy_cpus(seconds=1.0):
     return None if t1 == t0 else (1.0 - (i1 - i0) / (t1 - t0)) * (os.cpu_count() or 1)
 
 
+def trace_comm(path, steps, warmup):
+    """From a rank's out/train --trace file: the median over the steps after
+    warmup of the time covered by collectives (the union of the
+    communication track's spans within the step; zeroc's collectives are
+    blocking, so all of it is exposed), and the median seconds per step of
+    each kind of collective. None when the file does not have `steps`
+    optimizer steps."""
+    with open(path) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    ends = sorted(e["ts"] + e["dur"] for e in ev if e["name"] == "optimizer_step")
+    if len(ends) != steps:
+        return None
+    comm = sorted((e["ts"], e["ts"] + e["dur"], e["name"])
+                  for e in ev if e.get("tid") == 1)
+    union, kinds = [], {}
+    for k in range(steps):
+        lo, hi = (ends[k - 1] if k else float("-inf")), ends[k]
+        covered, reach = 0.0, lo
+        per_kind = {}
+        for a, b, name in comm:
+            a, b = max(a, lo), min(b, hi)
+            if b <= a:
+                continue
+            per_kind[name] = per_kind.get(name, 0.0) + (b - a) / 1e6
+            if b > reach:
+                covered += b - max(a, reach)
+                reach = b
+        union.append(covered / 1e6)
+        for name, v in per_kind.items():
+            kinds.setdefault(name, [0.0] * steps)[k] = v
+    return dict(exposed_s=median_after(union, warmup),
+                by_kind={n: median_after(v, warmup) for n, v in sorted(kinds.items())})
+
+
 def median_after(values, warmup):
     tail = values[warmup:] or values
     return statistics.median(tail)
@@ -350,9 +387,13 @@ def prepare(args, name, spec, work):
                args.timeout, "%s export" % name)
     with open(cfg["out"]) as f:
         prep = json.load(f)
+    # gradient_clipping spelled out: DeepSpeed 0.19's code default is 1.0
+    # (constants.py GRADIENT_CLIPPING_DEFAULT), zeroc resolves a missing key
+    # as 0.0, and DDP/FSDP2 do not clip. 0.0: every system trains the same.
     ds_config = {
         "train_micro_batch_size_per_gpu": MICRO_BATCH,
         "gradient_accumulation_steps": 1,
+        "gradient_clipping": 0.0,
         "optimizer": {"type": "AdamW", "params": dict(ADAMW, torch_adam=True)},
         "zero_optimization": {"stage": 0},
     }
@@ -372,12 +413,17 @@ def run_zeroc(args, prep, stage):
         [single_thread_env()], [os.path.join(d, "compile.log")], args.timeout,
         "zeroc compile")
     log = os.path.join(d, "log.jsonl")
+    train = os.path.join(out, "train")
+    usage = subprocess.run([train, "--help"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True).stdout
+    trace = os.path.join(d, "trace") if "--trace" in usage else None
     env = single_thread_env(dict(OMPI_ALLOW_RUN_AS_ROOT="1",
                                  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
     run_logged([["mpirun", "-np", str(WORLD), "--oversubscribe", "--bind-to",
-                 "core", sys.executable, RSS_WRAP, "--out", d, "--",
-                 os.path.join(out, "train"), "--data", prep["data"], "--steps",
-                 str(args.steps), "--log-jsonl", log, "--quiet"]],
+                 "core", sys.executable, RSS_WRAP, "--out", d, "--", train,
+                 "--data", prep["data"], "--steps", str(args.steps),
+                 "--log-jsonl", log, "--quiet"] +
+                (["--trace", trace] if trace else [])],
                [env], [os.path.join(d, "train.log")], args.timeout,
                "zeroc out/train")
     with open(log) as f:
@@ -392,9 +438,13 @@ def run_zeroc(args, prep, stage):
     phases = {k: median_after([x[k] / 1e3 for x in recs], args.warmup)
               for k in ("time_fwd_ms", "time_bwd_inner_ms",
                         "time_bwd_allreduce_ms", "time_step_ms")}
+    comm = None
+    if trace:
+        comm = trace_comm(os.path.join(trace, "rank0.trace.json"), args.steps,
+                          args.warmup)
     if not args.keep:
         shutil.rmtree(out, ignore_errors=True)  # model.bin: ~4 bytes/param
-    return dict(compile_s=compile_s, losses=[x["loss"] for x in recs],
+    return dict(compile_s=compile_s, comm=comm, traced=bool(trace), losses=[x["loss"] for x in recs],
                 step_s=median_after([x["time_ms"] / 1e3 for x in recs],
                                     args.warmup),
                 times=[x["time_ms"] / 1e3 for x in recs], rss=rss,
@@ -443,6 +493,18 @@ def fmt_rss(vals):
     return s[0] if len(set(s)) == 1 else " / ".join(s)
 
 
+def comm_cell(r):
+    res = r["res"]
+    if r["system"] != "zeroc":
+        return PEER_COMM
+    if not res.get("traced"):
+        return COMM_NA
+    if not res.get("comm"):
+        return "trace unreadable"
+    e = res["comm"]["exposed_s"]
+    return "%.3f s (%.0f%%)" % (e, 100.0 * e / res["step_s"])
+
+
 def print_table(rows):
     head = ["model", "stage", "system", "compile s", "median step s",
             "peak RSS MiB/rank", "first loss", "zeroc / fastest peer",
@@ -452,13 +514,13 @@ def print_table(rows):
         res = r.get("res")
         if res is None:
             body.append([r["model"], str(r["stage"]), r["label"], "-",
-                         "FAILED: " + r["error"], "-", "-", "-", COMM_NA])
+                         "FAILED: " + r["error"], "-", "-", "-", "-"])
             continue
         body.append([
             r["model"], str(r["stage"]), r["label"],
             "%.1f" % res["compile_s"] if res["compile_s"] is not None else "-",
             "%.3f" % res["step_s"], fmt_rss(res["rss"]),
-            "%.6f" % res["losses"][0], r.get("ratio", "-"), COMM_NA])
+            "%.6f" % res["losses"][0], r.get("ratio", "-"), comm_cell(r)])
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
     for b in body:
@@ -508,18 +570,23 @@ def print_summary(rows, preps, args, loads, total_s):
     zr = [r for r in rows if r["system"] == "zeroc" and r.get("res")]
     if zr:
         print()
-        print("zeroc's own phase times (medians of its log.jsonl after "
-              "warmup, seconds; bwd_allreduce = time inside the backward's "
-              "collectives and the stage 0-1 step-boundary reduction, all "
-              "exposed since zeroc does not overlap yet):")
+        print("zeroc's own phase times (medians after warmup, seconds, of "
+              "rank 0's log.jsonl: DeepSpeed's wall_clock_breakdown timers; "
+              "bwd_allreduce = the backward's collectives and the stage 0-1 "
+              "step-boundary reduction) and its collectives by kind from "
+              "--trace (time inside them, waiting for the other rank "
+              "included; blocking, so all exposed):")
         print()
-        print("| model | stage | fwd | bwd_inner | bwd_allreduce | step (optimizer) |")
-        print("|---|---|---|---|---|---|")
+        print("| model | stage | fwd | bwd_inner | bwd_allreduce | step (optimizer) "
+              "| collectives per step (rank 0's --trace) |")
+        print("|---|---|---|---|---|---|---|")
         for r in zr:
-            p = r["res"]["phases"]
-            print("| %s | %d | %.3f | %.3f | %.3f | %.3f |" % (
+            p, c = r["res"]["phases"], r["res"].get("comm")
+            kinds = ", ".join("%s %.3f" % kv for kv in c["by_kind"].items()) \
+                if c else "-"
+            print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %s |" % (
                 r["model"], r["stage"], p["time_fwd_ms"], p["time_bwd_inner_ms"],
-                p["time_bwd_allreduce_ms"], p["time_step_ms"]))
+                p["time_bwd_allreduce_ms"], p["time_step_ms"], kinds))
     imp = [x for r in rows if r.get("res") and r["res"].get("rss_import")
            for x in r["res"]["rss_import"]]
     jit = sorted({j for r in rows if r.get("res") for j in r["res"].get("jit_ops", [])})
@@ -529,9 +596,11 @@ def print_summary(rows, preps, args, loads, total_s):
           "zeroc out/train under rss_wrap.py; peers their process's ru_maxrss, "
           "of which %s MiB right after importing torch/transformers/deepspeed. "
           "DDP is one run listed under stages 0-2. 2 ranks x 1 thread, "
-          "pinned to cores 0 and 1." % (
+          "pinned to cores 0 and 1. Exposed comm (zeroc): median per step of "
+          "the time covered by rank 0's traced collectives (%% of its step); "
+          "the peers are not traced. zeroc: %s." % (
               args.steps, min(args.warmup + 1, args.steps), args.steps,
-              ("%.0f-%.0f" % (min(imp), max(imp))) if imp else "?"))
+              ("%.0f-%.0f" % (min(imp), max(imp))) if imp else "?", args.zeroc))
     if jit:
         print("WARNING: DeepSpeed JIT-compiled ops: %s" % ", ".join(jit))
     busy = [r["res"]["busy_before"] for r in rows if r.get("res") and
