@@ -36,6 +36,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import busy_cpus, free_port, kill_group, single_thread_env  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -64,34 +67,9 @@ def die(msg):
     sys.exit(1)
 
 
-def single_thread_env(extra=None):
-    env = dict(os.environ)
-    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
-    if extra:
-        env.update(extra)
-    return env
-
-
 def mpi_env():
     return single_thread_env(dict(OMPI_ALLOW_RUN_AS_ROOT="1",
                                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
-
-
-def kill_group(p):
-    """Ends the process group this script created for `p` (its own session)."""
-    if p.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(p.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            p.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            pass
 
 
 def run(cmd, env=None, timeout=TIMEOUT_S, what=None):
@@ -112,29 +90,6 @@ def run(cmd, env=None, timeout=TIMEOUT_S, what=None):
         raise BenchError("%s failed (exit %d): %s"
                          % (what or " ".join(cmd[:3]), p.returncode, tail))
     return out
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def busy_cpus(seconds=1.0):
-    """CPUs' worth of non-idle time over `seconds` (/proc/stat), or None."""
-    def sample():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + v[4]  # total, idle + iowait
-    try:
-        t0, i0 = sample()
-        time.sleep(seconds)
-        t1, i1 = sample()
-    except (OSError, ValueError, IndexError):
-        return None
-    if t1 == t0:
-        return None
-    return (1.0 - (i1 - i0) / (t1 - t0)) * (os.cpu_count() or 1)
 
 
 def read_jsonl(path):

@@ -40,6 +40,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_util import busy_cpus, free_port, kill_group, single_thread_env  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RSS_WRAP = os.path.join(HERE, "rss_wrap.py")
@@ -237,30 +240,6 @@ def worker_train(cfg):
 # Driver helpers (standard library only)
 # ---------------------------------------------------------------------------
 
-def single_thread_env(extra=None):
-    env = dict(os.environ)
-    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1")
-    env.update(extra or {})
-    return env
-
-
-def kill_group(p):
-    """Ends the process group (session) this script started `p` in."""
-    if p.poll() is not None:
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(p.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            p.wait(timeout=10)
-            return
-        except subprocess.TimeoutExpired:
-            pass
-
-
 def reason_of(log_paths, limit=160):
     """A one-line reason from the tail of the logs: the last line that looks
     like an error, else the last non-empty line."""
@@ -306,27 +285,6 @@ def run_logged(cmds, envs, logs, timeout, what):
         for p in procs:
             kill_group(p)
     return time.perf_counter() - t0
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def busy_cpus(seconds=1.0):
-    """CPUs' worth of non-idle time over `seconds` (/proc/stat), or None."""
-    def sample():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
-        return sum(v), v[3] + v[4]
-    try:
-        t0, i0 = sample()
-        time.sleep(seconds)
-        t1, i1 = sample()
-    except (OSError, ValueError, IndexError):
-        return None
-    return None if t1 == t0 else (1.0 - (i1 - i0) / (t1 - t0)) * (os.cpu_count() or 1)
 
 
 def trace_comm(path, steps, warmup):
