@@ -364,10 +364,12 @@ std::vector<Field> makeTopLevel() {
           .atMost(kInt32Max)
           .withNote("None (absent or null): no per-step line, as DeepSpeed "
                     "≥ 0.15.2 (out/train prints only its header line)"),
-      F::number("gradient_clipping", 0.0)
+      F::number("gradient_clipping", 1.0)
           .atLeast(0)
           .autoValue()
-          .withNote("docs: 1.0; \"auto\" → 1.0 (HF max_grad_norm)"),
+          .withNote("DeepSpeed 0.19.8's GRADIENT_CLIPPING_DEFAULT (an absent "
+                    "key clips at 1.0); 0 disables; \"auto\" → 1.0 (HF "
+                    "max_grad_norm)"),
       F::boolean("prescale_gradients", false).ignored(kGradDivide),
       F::number("gradient_predivide_factor", 1.0)
           .atLeast(0, true)

@@ -147,6 +147,7 @@ def main():
     with open(cfg, "w") as f:
         json.dump({"train_micro_batch_size_per_gpu": MB,
                    "gradient_accumulation_steps": GAS,
+                   "gradient_clipping": 0.0,  # torch.optim.AdamW alone
                    "optimizer": {"type": "AdamW",
                                  "params": {"lr": LR, "weight_decay": WD}}}, f)
     ref_losses, ref_params, ref_buffers = torch_train(module, data, args.steps)

@@ -1175,7 +1175,10 @@ def main():
     os.makedirs(args.work)
     sgd = os.path.join(args.work, "sgd.json")
     with open(sgd, "w") as f:
-        json.dump({"optimizer": {"type": "SGD", "params": {"lr": 1.0}}}, f)
+        # The update must be the gradient itself: no clipping (DeepSpeed
+        # clips at 1.0 when the key is absent).
+        json.dump({"optimizer": {"type": "SGD", "params": {"lr": 1.0}},
+                   "gradient_clipping": 0.0}, f)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
                OMP_NUM_THREADS="1")

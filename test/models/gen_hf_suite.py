@@ -49,6 +49,8 @@ ADAMW = dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
 DS_CONFIG = {
     "train_micro_batch_size_per_gpu": hf_suite.MB,
     "gradient_accumulation_steps": GAS,
+    # torch.optim.AdamW alone does not clip (DeepSpeed's default is 1.0).
+    "gradient_clipping": 0.0,
     "optimizer": {"type": "AdamW", "params": {
         "lr": ADAMW["lr"], "betas": list(ADAMW["betas"]), "eps": ADAMW["eps"],
         "weight_decay": ADAMW["weight_decay"]}},

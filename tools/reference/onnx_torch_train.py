@@ -302,7 +302,8 @@ def parse_config(cfg, world, model_mb, cli_mb=None, cli_gas=None,
                  "grad-accum")
     tb = _get_int(cfg, "train_batch_size")
     tb, mb, gas = resolve_batch(world, model_mb, tb, mb, gas)
-    clip = _get_num(cfg, "gradient_clipping", 0.0, "ds_config")
+    # DeepSpeed 0.19.8's GRADIENT_CLIPPING_DEFAULT: an absent key clips at 1.0.
+    clip = _get_num(cfg, "gradient_clipping", 1.0, "ds_config")
     if clip < 0:
         raise ReferenceError("ds_config: gradient_clipping must be >= 0")
     return TrainConfig(tb, mb, gas, world, parse_optimizer(cfg), clip,

@@ -15,7 +15,9 @@ struct TrainConfig {
   int worldSize = 1;
   int64_t microBatch = 0; ///< 0: the model's batch dim
   int64_t gradAccum = 1;
-  double gradientClipping = 0.0;
+  /// DeepSpeed 0.19.8's GRADIENT_CLIPPING_DEFAULT: without a config (or
+  /// the key) the global gradient norm is clipped at 1.0.
+  double gradientClipping = 1.0;
   /// steps_per_print; 0 (DeepSpeed's None, its default since 0.15.2): no
   /// per-step progress line.
   int64_t stepsPerPrint = 0;

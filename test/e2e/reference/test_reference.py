@@ -270,6 +270,11 @@ def _train_parity(name, cfg_json, make_opt, steps=5, world=2, gas=2, S=10,
     T.make_data(m, d, S, 5, mb)
     data, S2 = T.load_data(m, d, mb)
     assert S2 == S
+    # The torch side clips at `clip` (0: not at all); DeepSpeed's default
+    # for an absent key is 1.0, so the config says it explicitly.
+    if cfg_json is not None:
+        cfg_json = dict(cfg_json)
+        cfg_json.setdefault("gradient_clipping", clip)
     cfg = T.parse_config(cfg_json, world, mb, None, gas)
     recs = T.train(m, data, S, steps, cfg)
     losses, norms = _torch_train(ref, names, data, S, steps, mb, gas, world,
@@ -322,8 +327,9 @@ def train_parity_mlp_sgd_momentum_clip():
 
 @test
 def train_parity_mlp_mse_default_adamw_w1():
+    # No config: DeepSpeed's defaults, clipping at 1.0 included.
     _train_parity("mlp_mse", None, lambda ps: torch.optim.AdamW(
-        ps, lr=1e-3, weight_decay=0.0), world=1, gas=3, S=7)
+        ps, lr=1e-3, weight_decay=0.0), world=1, gas=3, S=7, clip=1.0)
 
 
 # ---------------------------------------------------------------------------
@@ -553,7 +559,8 @@ def batch_rules_like_deepspeed():
     o = c.optimizer
     assert (o.kind, o.adam_w_mode, o.lr, o.betas, o.eps, o.weight_decay) == \
         ("adam", True, 1e-3, (0.9, 0.999), 1e-8, 0.0)
-    assert (c.micro_batch, c.grad_accum, c.gradient_clipping) == (4, 1, 0.0)
+    # DeepSpeed 0.19.8's GRADIENT_CLIPPING_DEFAULT.
+    assert (c.micro_batch, c.grad_accum, c.gradient_clipping) == (4, 1, 1.0)
 
 
 # ---------------------------------------------------------------------------
@@ -757,6 +764,7 @@ def loss_scaler_skips_overflow_steps_like_deepspeed():
     path = os.path.join(d, "m.onnx")
     _tiny_max_model(path, 2)
     cfg_json = {"optimizer": {"type": "SGD", "params": {"lr": 0.1}},
+                "gradient_clipping": 0.0,
                 "scheduler": {"type": "WarmupLR", "params": {
                     "warmup_min_lr": 0.0, "warmup_max_lr": 0.1,
                     "warmup_num_steps": 3, "warmup_type": "linear"}},
