@@ -111,8 +111,6 @@ bool checkParams(ModuleOp module, std::string &error) {
   return true;
 }
 
-std::string locName(Location loc) { return graph::onnxNameOf(loc); }
-
 bool rankTooHigh(Type t) {
   auto rt = llvm::dyn_cast<RankedTensorType>(t);
   return rt && rt.getRank() > ZEROC_RT_MAX_RANK;
@@ -141,7 +139,7 @@ bool checkRanks(ModuleOp module, func::FuncOp fn, std::string &error) {
   WalkResult r = fn.walk([&](Operation *op) {
     for (Type t : op->getResultTypes())
       if (rankTooHigh(t)) {
-        error = rankError("node " + shown(locName(op->getLoc())) + " (" +
+        error = rankError("node " + shown(graph::onnxNameOf(op->getLoc())) + " (" +
                               op->getName().getStringRef().str() +
                               ") makes a value that",
                           t);

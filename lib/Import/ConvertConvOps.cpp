@@ -142,17 +142,23 @@ void convertGlobalPool(NodeConverter &c, StringRef reduceOp) {
                      ->getResult(0));
 }
 
+/// BatchNormalization's input `i` is one value per channel (C), of X's type.
+void checkPerChannel(NodeConverter &c, int i) {
+  RankedTensorType x = c.type(0), t = c.type(i);
+  if (t.getRank() != 1 || t.getDimSize(0) != x.getDimSize(1) ||
+      t.getElementType() != x.getElementType())
+    throw ImportError("input #" + std::to_string(i) + " must have shape (" +
+                      std::to_string(x.getDimSize(1)) +
+                      "), the channels, and the input's element type");
+}
+
 /// Inference-mode batch norm: (x - mean) * (scale / sqrt(var + eps)) + bias,
 /// per channel, as broadcasting graph ops.
 Value inferenceBatchNorm(NodeConverter &c, double epsilon) {
   OpBuilder &b = c.gb.builder();
   RankedTensorType x = c.type(0);
   for (int i = 1; i < 5; ++i)
-    if (c.type(i).getRank() != 1 || c.type(i).getDimSize(0) != x.getDimSize(1) ||
-        c.type(i).getElementType() != x.getElementType())
-      throw ImportError("input #" + std::to_string(i) + " must have shape (" +
-                        std::to_string(x.getDimSize(1)) +
-                        "), the channels, and the input's element type");
+    checkPerChannel(c, i);
   SmallVector<int64_t> shape(x.getRank() - 1, 1);
   shape[0] = x.getDimSize(1);
   auto perChannel = RankedTensorType::get(shape, x.getElementType());
@@ -187,11 +193,7 @@ void runningStatistics(NodeConverter &c, double momentum) {
   RankedTensorType x = c.type(0);
   int64_t channels = x.getDimSize(1), n = x.getNumElements() / channels;
   for (int i : {3, 4})
-    if (c.type(i).getShape() != ArrayRef<int64_t>{channels} ||
-        c.type(i).getElementType() != x.getElementType())
-      throw ImportError("input #" + std::to_string(i) + " must have shape (" +
-                        std::to_string(channels) +
-                        "), the channels, and the input's element type");
+    checkPerChannel(c, i);
   bool unbiased = c.gb.producerName() == "pytorch";
   if (unbiased && n < 2)
     throw ImportError("normalizes " + std::to_string(n) +

@@ -89,11 +89,13 @@ zeroc_rt_status_t validateStorage(const zeroc_rt_program_t &p, const char *kind,
   return nullptr;
 }
 
-zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
+/// `files` gets the file name each parameter saves to.
+zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p,
+                                 std::set<std::string> &files) {
   if (p.num_params < 0 || (p.num_params > 0 && !p.params))
     return INVALID_PROGRAM("num_params %d with params %p", p.num_params,
                            static_cast<const void *>(p.params));
-  std::set<std::string> names, files;
+  std::set<std::string> names;
   for (int32_t i = 0; i < p.num_params; ++i) {
     const zeroc_rt_param_desc_t &d = p.params[i];
     if (!d.name || !*d.name)
@@ -137,14 +139,13 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p) {
 }
 
 /// Buffers: named apart from every parameter (they save into the same
-/// folder), float, inside the blob.
-zeroc_rt_status_t validateBuffers(const zeroc_rt_program_t &p) {
+/// folder: `files` holds the parameters' file names), float, inside the
+/// blob.
+zeroc_rt_status_t validateBuffers(const zeroc_rt_program_t &p,
+                                  std::set<std::string> &files) {
   if (p.num_buffers < 0 || (p.num_buffers > 0 && !p.buffers))
     return INVALID_PROGRAM("num_buffers %d with buffers %p", p.num_buffers,
                            static_cast<const void *>(p.buffers));
-  std::set<std::string> files;
-  for (int32_t i = 0; i < p.num_params; ++i)
-    files.insert(paramFileName(p.params[i].name));
   for (int32_t i = 0; i < p.num_buffers; ++i) {
     const zeroc_rt_buffer_desc_t &d = p.buffers[i];
     if (!d.name || !*d.name)
@@ -237,8 +238,9 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
       p.precision != ZEROC_RT_PRECISION_FP16 &&
       p.precision != ZEROC_RT_PRECISION_BF16)
     return INVALID_PROGRAM("unknown precision %d", static_cast<int>(p.precision));
-  ZEROC_RT_RETURN_IF_ERROR(validateParams(p));
-  ZEROC_RT_RETURN_IF_ERROR(validateBuffers(p));
+  std::set<std::string> savedFiles;
+  ZEROC_RT_RETURN_IF_ERROR(validateParams(p, savedFiles));
+  ZEROC_RT_RETURN_IF_ERROR(validateBuffers(p, savedFiles));
   if (p.num_ops < 0 || (p.num_ops > 0 && !p.op_names))
     return INVALID_PROGRAM("num_ops %d with op_names %p", p.num_ops,
                            static_cast<const void *>(p.op_names));
