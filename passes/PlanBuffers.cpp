@@ -61,6 +61,47 @@ private:
   int64_t bytes = 0;
 };
 
+/// Plans one function's values from offset 0; returns the bytes it needs.
+/// Ops nested in a region (the step's zero.if_finite) have no results that
+/// need storage; what they read lives until their top-level ancestor.
+FailureOr<int64_t> planFunction(func::FuncOp fn) {
+  Block &block = fn.getBody().front();
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Value, int> lastUse;
+  for (Operation &op : block) {
+    int index = ops.size();
+    ops.push_back(&op);
+    op.walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        lastUse[storageRoot(v)] = index;
+    });
+    for (Value r : op.getResults())
+      lastUse.try_emplace(storageRoot(r), index);
+  }
+  Arena arena;
+  std::multimap<int, std::pair<int64_t, int64_t>> releases;
+  Builder b(fn.getContext());
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    if (op->getNumResults() && resultsNeedArena(op)) {
+      SmallVector<int64_t> offsets;
+      for (Value r : op->getResults()) {
+        int64_t bytes = storageBytes(r.getType());
+        if (bytes < 0)
+          return op->emitOpError("result type ") << r.getType() << " has no static size to plan";
+        int64_t size = alignUp(std::max<int64_t>(1, bytes));
+        int64_t off = arena.allocate(size);
+        offsets.push_back(off);
+        releases.insert({lastUse.lookup(r), {off, size}});
+      }
+      op->setAttr(kArenaOffsetsAttr, b.getI64ArrayAttr(offsets));
+    }
+    auto [begin, end] = releases.equal_range(static_cast<int>(index));
+    for (auto it = begin; it != end; ++it)
+      arena.release(it->second.first, it->second.second);
+  }
+  return arena.size();
+}
+
 struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -69,41 +110,20 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
       module.emitError("zero-plan-buffers needs @train_micro_step (run zero-partition)");
       return signalPassFailure();
     }
-    Block &block = fn.getBody().front();
-    SmallVector<Operation *> ops;
-    llvm::DenseMap<Value, int> lastUse;
-    for (Operation &op : block) {
-      int index = ops.size();
-      ops.push_back(&op);
-      for (Value v : op.getOperands())
-        lastUse[storageRoot(v)] = index;
-      for (Value r : op.getResults())
-        lastUse.try_emplace(storageRoot(r), index);
+    // The micro-step and the optimizer step never run at the same time:
+    // they share the arena.
+    FailureOr<int64_t> bytes = planFunction(fn);
+    if (failed(bytes))
+      return signalPassFailure();
+    int64_t total = *bytes;
+    if (auto step = module.lookupSymbol<func::FuncOp>("train_step");
+        step && !step.isExternal()) {
+      FailureOr<int64_t> stepBytes = planFunction(step);
+      if (failed(stepBytes))
+        return signalPassFailure();
+      total = std::max(total, *stepBytes);
     }
-    Arena arena;
-    std::multimap<int, std::pair<int64_t, int64_t>> releases;
-    Builder b(&getContext());
-    for (auto [index, op] : llvm::enumerate(ops)) {
-      if (op->getNumResults() && resultsNeedArena(op)) {
-        SmallVector<int64_t> offsets;
-        for (Value r : op->getResults()) {
-          int64_t bytes = storageBytes(r.getType());
-          if (bytes < 0) {
-            op->emitOpError("result type ") << r.getType() << " has no static size to plan";
-            return signalPassFailure();
-          }
-          int64_t size = alignUp(std::max<int64_t>(1, bytes));
-          int64_t off = arena.allocate(size);
-          offsets.push_back(off);
-          releases.insert({lastUse.lookup(r), {off, size}});
-        }
-        op->setAttr(kArenaOffsetsAttr, b.getI64ArrayAttr(offsets));
-      }
-      auto [begin, end] = releases.equal_range(static_cast<int>(index));
-      for (auto it = begin; it != end; ++it)
-        arena.release(it->second.first, it->second.second);
-    }
-    module->setAttr(kArenaBytesAttr, b.getI64IntegerAttr(arena.size()));
+    module->setAttr(kArenaBytesAttr, Builder(&getContext()).getI64IntegerAttr(total));
   }
 };
 

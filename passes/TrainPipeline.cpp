@@ -56,6 +56,17 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                       options.worldSize = world;
                       pm.addPass(createPartition(options));
                     }});
+  StepBoundaryOptions step;
+  step.optimizer = o.optimizer;
+  step.lrSchedule = o.lrSchedule;
+  step.lossScaler = o.lossScaler;
+  if (o.lossScaling && step.lossScaler.empty())
+    step.lossScaler = "#zero.loss_scaler<>";
+  step.gradientClipping = o.gradientClipping;
+  step.fp32GradAccum = o.fp32GradAccum;
+  phases.push_back({"step-boundary", [step](OpPassManager &pm) {
+                      pm.addPass(createStepBoundary(step));
+                    }});
   phases.push_back({"cleanup", [](OpPassManager &pm) {
                       pm.addPass(createFoldTransposes());
                       pm.addPass(createCanonicalizerPass());
@@ -63,6 +74,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                     }});
   phases.push_back({"verify-partition", [](OpPassManager &pm) {
                       pm.addPass(createVerifyPartition());
+                      pm.addPass(createVerifyStep());
                     }});
   phases.push_back({"plan-buffers", [](OpPassManager &pm) {
                       pm.addPass(createPlanBuffers());

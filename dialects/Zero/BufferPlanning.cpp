@@ -14,6 +14,8 @@ Value storageRoot(Value v) {
       v = r.getInput();
     else if (auto view = llvm::dyn_cast<ViewOp>(def))
       v = view.getBuffer();
+    else if (auto ar = llvm::dyn_cast<AllReduceOp>(def))
+      v = ar.getInput(); // reduced in place
     else
       break;
   }
@@ -23,7 +25,8 @@ Value storageRoot(Value v) {
 bool resultsNeedArena(Operation *op) {
   return !llvm::isa<graph::ReshapeOp, ViewOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
-                    ParamShardOp, BufferLoadOp>(op);
+                    ParamShardOp, BufferLoadOp, GradAccumulatorOp,
+                    AllReduceOp>(op);
 }
 
 int64_t elementBytes(Type elem) {

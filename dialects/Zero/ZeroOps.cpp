@@ -1,6 +1,7 @@
 //===- ZeroOps.cpp - zero dialect op verifiers ----------------------------===//
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 #include "zeroc/Dialect/Graph/GraphOps.h"
+#include "ParamLookup.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -123,20 +124,6 @@ static LogicalResult verifyWaitedOnce(Operation *op, Value token) {
   return success();
 }
 
-/// Checks a host/device copy of a shard from `from` to `to` memory.
-static LogicalResult verifyTransfer(Operation *op, ShardType source,
-                                    ShardType result, MemorySpace from,
-                                    MemorySpace to) {
-  if (failed(verifySpace(op, source, from, "operand")) ||
-      failed(verifySpace(op, result, to, "result")))
-    return failure();
-  if (source.getKind() != result.getKind() ||
-      source.getElementType() != result.getElementType() ||
-      source.getSize() != result.getSize())
-    return op->emitOpError(
-        "result shard must have the operand's kind, element type and size");
-  return success();
-}
 
 //===----------------------------------------------------------------------===//
 // Packing and partitioning
@@ -209,12 +196,6 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
-LogicalResult PartitionOp::verify() {
-  ShardType shard = getResult().getType();
-  if (failed(verifySpace(*this, shard, MemorySpace::Device, "result")))
-    return failure();
-  return verifyShardOfFlat(*this, shard, getBuffer().getType());
-}
 
 //===----------------------------------------------------------------------===//
 // Synchronous collectives
@@ -275,7 +256,7 @@ LogicalResult WaitOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Buffer lifetime and offload
+// Buffer lifetime
 //===----------------------------------------------------------------------===//
 
 /// Whether `value` is the result of a zero.all_gather, directly or through
@@ -310,48 +291,13 @@ LogicalResult ReleaseOp::verify() {
   return success();
 }
 
-LogicalResult OffloadOp::verify() {
-  return verifyTransfer(*this, getShard().getType(), getResult().getType(),
-                        MemorySpace::Device, MemorySpace::Host);
-}
 
-LogicalResult FetchOp::verify() {
-  return verifyTransfer(*this, getShard().getType(), getResult().getType(),
-                        MemorySpace::Host, MemorySpace::Device);
-}
-
-//===----------------------------------------------------------------------===//
-// Loss scaling
-//===----------------------------------------------------------------------===//
-
-LogicalResult UnscaleOp::verify() {
-  ShardType grads = getGrads().getType();
-  if (grads.getKind() != BufferKind::Grads)
-    return emitOpError("operand must be a grads shard, got '")
-           << stringifyBufferKind(grads.getKind()) << "'";
-  if (!llvm::isa<FloatType>(grads.getElementType()))
-    return emitOpError("gradient element type must be floating-point, got ")
-           << grads.getElementType();
-  return success();
-}
-
-LogicalResult UpdateScaleOp::verify() {
-  double minScale = getMinScale().convertToDouble();
-  if (!(minScale > 0.0))
-    return emitOpError("min_scale must be positive, got ") << minScale;
-  double factor = getScaleFactor().convertToDouble();
-  if (!(factor > 1.0))
-    return emitOpError("scale_factor must be greater than 1, got ") << factor;
-  return success();
-}
 
 //===----------------------------------------------------------------------===//
 // Persistent training state
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// The graph.param named by `ref` (a trainable one if `trainable`), or null
-/// after a diagnostic.
+namespace zeroc::zero {
 zeroc::graph::ParamOp lookupParam(Operation *op, FlatSymbolRefAttr ref,
                                   SymbolTableCollection &symbols,
                                   bool trainable) {
@@ -367,7 +313,7 @@ zeroc::graph::ParamOp lookupParam(Operation *op, FlatSymbolRefAttr ref,
   }
   return param;
 }
-} // namespace
+} // namespace zeroc::zero
 
 LogicalResult ParamReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
   auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/false);

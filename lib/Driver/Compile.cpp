@@ -2,6 +2,7 @@
 #include "zeroc/Driver/Compile.h"
 
 #include "ProgramChecks.h"
+#include "StepAttributes.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Driver/BuildPaths.h"
@@ -38,7 +39,8 @@ int fail(const std::string &msg) {
 
 /// ds_config (TrainConfig) -> the train pipeline's options; the only
 /// place the compiler turns its configuration into pass options.
-void setPipelineOptions(const TrainConfig &config, TrainPipelineOptions &o) {
+void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
+                        TrainPipelineOptions &o) {
   o.stage = config.stage;
   o.worldSize = config.worldSize;
   o.precision = config.precision == TrainConfig::Precision::FP16   ? "fp16"
@@ -46,6 +48,11 @@ void setPipelineOptions(const TrainConfig &config, TrainPipelineOptions &o) {
                                                                    : "fp32";
   o.lossScaling = config.lossScaling;
   o.gradAccumSteps = config.gradAccum;
+  o.gradientClipping = config.gradientClipping;
+  o.fp32GradAccum = config.gradAccumFp32;
+  o.optimizer = optimizerAttrText(ctx, config);
+  o.lrSchedule = lrScheduleAttrText(ctx, config);
+  o.lossScaler = config.lossScaling ? lossScalerAttrText(ctx, config) : "";
 }
 
 /// The model's batch dim: dim 0 of its first data input.
@@ -172,7 +179,7 @@ int runCompile(const CompileArgs &args) {
                                          : messagePath(args.configPath)) +
                 ": " + error);
   TrainPipelineOptions options;
-  setPipelineOptions(config, options);
+  setPipelineOptions(context, config, options);
   if (!runPhases(*module, trainPhases(options), args.dumpDir, error))
     return fail(model + ": " + error);
   if (!checkTrainedParams(*module, error))

@@ -172,6 +172,9 @@ private:
   LogicalResult emitOp(Operation *op);
   LogicalResult emitGraphOp(Operation *op);
   LogicalResult emitZeroOp(Operation *op);
+  LogicalResult emitStepOp(Operation *op);
+  LogicalResult emitTrainStep(std::string &out);
+  LogicalResult readStepConfig();
   std::string var(Value v);
   std::string desc(Value v);
   std::string descOf(const std::string &ptr, Type t);
@@ -194,6 +197,15 @@ private:
   llvm::DenseMap<Value, int64_t> arenaOffset;
   int64_t arenaBytes = 0;
   int nextVar = 0;
+  /// Off while printing @train_step: --trace spans only the micro-step's ops.
+  bool tracing = true;
+  /// Read from @train_step's ops by readStepConfig.
+  zero::AdamAttr adam;
+  zero::SgdAttr sgd;
+  zero::LrScheduleAttr schedule;
+  zero::LossScalerAttr scaler;
+  double maxNorm = 0.0;
+  llvm::StringMap<Type> gradElementType;
 };
 
 LogicalResult Emitter::collectParams() {
@@ -335,15 +347,209 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
                        s->numel()));
     return success();
   }
-  if (llvm::isa<zero::LossScaleOp>(op)) {
-    line("*(float *)" + r + " = (float)zeroc_rt_engine_loss_scale(e);");
+  if (auto ls = llvm::dyn_cast<zero::LossScaleOp>(op)) {
+    if (ls.getType().getElementType().isF64())
+      line("*(double *)" + r + " = zeroc_rt_engine_loss_scale(e);");
+    else
+      line("*(float *)" + r + " = (float)zeroc_rt_engine_loss_scale(e);");
     return success();
   }
   if (llvm::isa<zero::ReleaseOp>(op)) {
     line("// " + var(op->getOperand(0)) + " released: its arena space is reused");
     return success();
   }
+  return emitStepOp(op);
+}
+
+/// The ops of @train_step (zero-step-boundary): engine calls, collectives
+/// and the step's scalar arithmetic, printed as the IR says.
+LogicalResult Emitter::emitStepOp(Operation *op) {
+  auto paramOf = [&](StringRef name) {
+    return std::to_string(paramIndex.lookup(name));
+  };
+  auto f64 = [&](Value v) { return "*(double *)" + var(v); };
+  auto count = [&](Value v) { return std::to_string(shapeOf(v.getType())->numel()); };
+  auto dtype = [&](Value v) { return std::string(dtypeName(shapeOf(v.getType())->elem)); };
+  std::string r = op->getNumResults() ? var(op->getResult(0)) : "";
+  if (auto acc = llvm::dyn_cast<zero::GradAccumulatorOp>(op)) {
+    line(r + " = (char *)zeroc_rt_engine_grad_accumulator(e, " +
+         paramOf(acc.getParam()) + ");");
+    return success();
+  }
+  if (auto ar = llvm::dyn_cast<zero::AllReduceOp>(op)) {
+    if (ar.getScale() || ar.getReduction() == zero::ReduceKind::Avg)
+      return op->emitOpError("the CPU target emits only unscaled sum and max all-reduces");
+    // In place: the result is the operand's storage. A flag is a byte.
+    Type elem = shapeOf(ar.getType())->elem;
+    std::string dt = elem.isInteger(1) ? "ZEROC_RT_DTYPE_U8" : dtype(ar.getInput());
+    line(r + " = " + var(ar.getInput()) + ";");
+    call(llvm::formatv("zeroc_rt_comm_all_reduce(comm, {0}, {0}, {1}, {2}, {3})", r,
+                       count(ar.getInput()), dt,
+                       ar.getReduction() == zero::ReduceKind::Max
+                           ? "ZEROC_RT_REDUCE_MAX"
+                           : "ZEROC_RT_REDUCE_SUM"));
+    return success();
+  }
+  if (auto of = llvm::dyn_cast<zero::HasOverflowOp>(op)) {
+    line("{");
+    line("  int zrt_found = 0, zrt_any = 0;");
+    for (Value g : of.getGrads()) {
+      line(llvm::formatv("  ZRT_TRY(zeroc_rt_k_has_inf_or_nan({0}, {1}, {2}, &zrt_found));",
+                         dtype(g), var(g), count(g)));
+      line("  zrt_any |= zrt_found;");
+    }
+    line("  *(unsigned char *)" + r + " = zrt_any ? 1 : 0;");
+    line("}");
+    return success();
+  }
+  if (auto ss = llvm::dyn_cast<zero::SumSquaresOp>(op)) {
+    line("{");
+    line("  double zrt_total = 0.0, zrt_part = 0.0;");
+    for (Value g : ss.getGrads()) {
+      line(llvm::formatv("  ZRT_TRY(zeroc_rt_k_sum_squares({0}, {1}, {2}, &zrt_part));",
+                         dtype(g), var(g), count(g)));
+      line("  zrt_total += zrt_part;");
+    }
+    line("  *(double *)" + r + " = zrt_total;");
+    line("}");
+    return success();
+  }
+  if (auto clip = llvm::dyn_cast<zero::ClipGradNormOp>(op)) {
+    call(llvm::formatv("zeroc_rt_k_clip_grad_norm({0}, {1}, {2}, {3}, (double *){4}, "
+                       "(double *){5})",
+                       f64(clip.getSumSquares()), f64(clip.getScale()),
+                       clip.getWorldSize(), cxxDouble(clip.getMaxNorm().convertToDouble()),
+                       var(clip.getNorm()), var(clip.getFactor())));
+    return success();
+  }
+  if (llvm::isa<zero::StepCountOp>(op)) {
+    line("*(int64_t *)" + r + " = zeroc_rt_engine_step_count(e);");
+    return success();
+  }
+  if (llvm::isa<zero::AdvanceStepOp>(op)) {
+    line("zeroc_rt_engine_advance_step(e);");
+    return success();
+  }
+  if (auto lr = llvm::dyn_cast<zero::LrScheduleOp>(op)) {
+    call(llvm::formatv("zeroc_rt_engine_lr_schedule(e, *(int64_t *){0}, {1}, {2}, "
+                       "(double *){3}, (double *){4})",
+                       var(lr.getStep()), cxxDouble(lr.getBaseLr().convertToDouble()),
+                       cxxDouble(lr.getBaseMomentum().convertToDouble()),
+                       var(lr.getLr()), var(lr.getMomentum())));
+    return success();
+  }
+  if (auto up = llvm::dyn_cast<zero::UpdateLossScaleOp>(op)) {
+    call("zeroc_rt_engine_update_loss_scale(e, *(unsigned char *)" +
+         var(up.getOverflow()) + ")");
+    return success();
+  }
+  if (auto guard = llvm::dyn_cast<zero::IfFiniteOp>(op)) {
+    line("if (!*(unsigned char *)" + var(guard.getOverflow()) + ") {");
+    for (Operation &nested : guard.getBody().front())
+      if (failed(emitOp(&nested)))
+        return failure();
+    line("}");
+    return success();
+  }
+  if (auto up = llvm::dyn_cast<zero::AdamUpdateOp>(op)) {
+    zero::AdamAttr a = up.getOptimizer();
+    call(llvm::formatv(
+        "zeroc_rt_engine_adam_update(e, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+        "{9}, {10}, *(int64_t *){11} + 1)",
+        paramOf(up.getParam()), var(up.getGrad()), count(up.getGrad()),
+        f64(up.getFactor()), f64(up.getLr()), f64(up.getBeta1()), f64(up.getBeta2()),
+        cxxDouble(a.getEps().convertToDouble()),
+        cxxDouble(a.getWeightDecay().convertToDouble()), int(a.getAdamWMode()),
+        int(a.getBiasCorrection()), var(up.getStep())));
+    return success();
+  }
+  if (auto up = llvm::dyn_cast<zero::SgdUpdateOp>(op)) {
+    zero::SgdAttr o = up.getOptimizer();
+    call(llvm::formatv(
+        "zeroc_rt_engine_sgd_update(e, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+        "*(int64_t *){9} + 1)",
+        paramOf(up.getParam()), var(up.getGrad()), count(up.getGrad()),
+        f64(up.getFactor()), f64(up.getLr()),
+        cxxDouble(o.getMomentum().convertToDouble()),
+        cxxDouble(o.getDampening().convertToDouble()),
+        cxxDouble(o.getWeightDecay().convertToDouble()), int(o.getNesterov()),
+        var(up.getStep())));
+    return success();
+  }
+  if (auto g = llvm::dyn_cast<zero::GatherReplicaOp>(op)) {
+    auto shard = llvm::cast<zero::ShardType>(g.getShard());
+    int64_t es = zero::elementBytes(shard.getElementType());
+    line("{");
+    line("  char *zrt_replica = (char *)zeroc_rt_engine_param_replica(e, " +
+         paramOf(g.getParam()) + ");");
+    line(llvm::formatv("  ZRT_TRY(zeroc_rt_comm_all_gather(comm, zrt_replica + "
+                       "(size_t)zeroc_rt_comm_rank(comm) * {0}, zrt_replica, {1}, {2}));",
+                       shard.getSize() * es, shard.getSize(),
+                       dtypeName(shard.getElementType())));
+    line("}");
+    return success();
+  }
   return op->emitOpError("is not supported by the CPU emitter yet");
+}
+
+/// The configuration the program table reports (the optimizer, the schedule,
+/// the scaler, clipping, each accumulator's dtype), read from @train_step.
+LogicalResult Emitter::readStepConfig() {
+  auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!fn || fn.isExternal())
+    return module.emitError("no @train_step to emit (run zero-step-boundary)");
+  fn.walk([&](Operation *op) {
+    if (auto up = llvm::dyn_cast<zero::AdamUpdateOp>(op))
+      adam = up.getOptimizer();
+    else if (auto up = llvm::dyn_cast<zero::SgdUpdateOp>(op))
+      sgd = up.getOptimizer();
+    else if (auto lr = llvm::dyn_cast<zero::LrScheduleOp>(op))
+      schedule = lr.getSchedule();
+    else if (auto up = llvm::dyn_cast<zero::UpdateLossScaleOp>(op))
+      scaler = up.getScaler();
+    else if (auto clip = llvm::dyn_cast<zero::ClipGradNormOp>(op))
+      maxNorm = clip.getMaxNorm().convertToDouble();
+    else if (auto acc = llvm::dyn_cast<zero::GradAccumulatorOp>(op))
+      gradElementType[acc.getParam()] = shapeOf(acc.getType())->elem;
+  });
+  if (!schedule)
+    return fn.emitOpError("has no zero.lr_schedule");
+  if (adam && sgd)
+    return fn.emitOpError("mixes Adam and SGD updates");
+  if (!adam && !sgd)
+    adam = zero::AdamAttr::get(module.getContext(), APFloat(1e-3), APFloat(0.9),
+                               APFloat(0.999), APFloat(1e-8), APFloat(0.0), true,
+                               true); // no trainable parameter: nothing is updated
+  return success();
+}
+
+LogicalResult Emitter::emitTrainStep(std::string &out) {
+  auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+  if (failed(readPlan(fn)))
+    return failure();
+  tracing = false;
+  body.clear();
+  Block &block = fn.getBody().front();
+  for (Operation &op : block.without_terminator()) {
+    if (failed(emitOp(&op)))
+      return failure();
+    if (op.hasAttr(zero::kReductionEndAttr))
+      line("zeroc_rt_engine_mark_reduced(e);");
+  }
+  auto ret = llvm::cast<func::ReturnOp>(block.getTerminator());
+  if (ret.getNumOperands() != 3)
+    return fn.emitOpError("must return the norm, the overflow flag and the lr");
+  line("result->grad_norm = *(double *)" + var(ret.getOperand(0)) + ";");
+  line("result->overflow = *(unsigned char *)" + var(ret.getOperand(1)) + ";");
+  line("result->lr = *(double *)" + var(ret.getOperand(2)) + ";");
+  out = "zeroc_rt_status_t trainStep(zeroc_rt_engine_t *e, zeroc_rt_step_result_t *result) {\n"
+        "  char *A = (char *)zeroc_rt_engine_arena(e);\n"
+        "  char *blob = (char *)zeroc_rt_engine_blob(e);\n"
+        "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n"
+        "  (void)A; (void)blob; (void)comm;\n" +
+        body + "  return nullptr;\n}\n\n";
+  body.clear();
+  return success();
 }
 
 LogicalResult Emitter::emitGraphOp(Operation *op) {
@@ -737,7 +943,7 @@ LogicalResult Emitter::emitOp(Operation *op) {
       return op->emitOpError("produces a type the CPU target does not support: ")
              << r.getType();
   }
-  if (isTraced(op)) {
+  if (tracing && isTraced(op)) {
     line("zeroc_rt_engine_trace_op(e, " + std::to_string(opNames.size()) + ");");
     std::string name = op->getName().getStringRef().str();
     if (std::string node = graph::onnxNameOf(op->getLoc()); !node.empty())
@@ -782,6 +988,9 @@ LogicalResult Emitter::run(EmittedProgram &out) {
   if (!body.empty())
     chunks.push_back(std::move(body));
   body.clear();
+  std::string stepSource;
+  if (failed(readStepConfig()) || failed(emitTrainStep(stepSource)))
+    return failure();
   auto ret = llvm::cast<func::ReturnOp>(block.getTerminator());
   Value loss = ret.getOperand(0);
   Type lossElem = llvm::cast<RankedTensorType>(loss.getType()).getElementType();
@@ -821,7 +1030,9 @@ LogicalResult Emitter::run(EmittedProgram &out) {
        << ", " << t.getRank() << ", " << dimsInit(t.getShape()) << ", "
        << t.getNumElements() << ", " << offset << ", "
        << dtypeName(p.getMasterElementType()) << ", "
-       << dtypeName(gradAccumulatorType(p, config)) << ", "
+       << dtypeName(gradElementType.lookup(p.getSymName())
+                        ? gradElementType.lookup(p.getSymName())
+                        : t.getElementType()) << ", "
        << (p.getTrainable() ? 0 : 1) << "},\n";
     offset = alignUp(offset + t.getNumElements() *
                                   zero::elementBytes(t.getElementType()));
@@ -871,9 +1082,9 @@ LogicalResult Emitter::run(EmittedProgram &out) {
     os << "  ZRT_TRY(part" << i << "(e, inputs, A, blob, comm));\n";
   os << llvm::formatv("  *loss = (double)*({0} *){1};\n",
                       lossElem.isF32() ? "float" : "double", var(loss))
-     << "  return nullptr;\n}\n\n} // namespace\n\n";
+     << "  return nullptr;\n}\n\n" << stepSource << "} // namespace\n\n";
   os << "int main(int argc, char **argv) {\n";
-  bool adam = config.optimizer == TrainConfig::Optimizer::Adam;
+  auto d = [](const APFloat &v) { return cxxDouble(v.convertToDouble()); };
   os << "  static zeroc_rt_program_t program{};\n"
      << "  program.abi_version = ZEROC_RT_PROGRAM_ABI_VERSION;\n"
      << "  program.stage = " << stage << ";\n"
@@ -894,71 +1105,81 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.arena_bytes = " << arenaBytes << ";\n"
      << "  program.micro_batch = " << config.microBatch << ";\n"
      << "  program.grad_accum = " << config.gradAccum << ";\n"
-     << "  program.gradient_clipping = " << cxxDouble(config.gradientClipping) << ";\n"
-     << "  program.steps_per_print = " << config.stepsPerPrint << ";\n"
-     << "  program.optimizer.type = " << (adam ? "ZEROC_RT_OPTIMIZER_ADAM" : "ZEROC_RT_OPTIMIZER_SGD") << ";\n"
-     << "  program.optimizer.lr = " << cxxDouble(config.lr) << ";\n"
-     << "  program.optimizer.beta1 = " << cxxDouble(config.beta1) << ";\n"
-     << "  program.optimizer.beta2 = " << cxxDouble(config.beta2) << ";\n"
-     << "  program.optimizer.eps = " << cxxDouble(config.eps) << ";\n"
-     << "  program.optimizer.weight_decay = " << cxxDouble(config.weightDecay) << ";\n"
-     << "  program.optimizer.momentum = " << cxxDouble(config.momentum) << ";\n"
-     << "  program.optimizer.adam_w_mode = " << int(config.adamWMode) << ";\n"
-     << "  program.optimizer.bias_correction = " << int(config.biasCorrection) << ";\n"
-     << "  program.optimizer.dampening = " << cxxDouble(config.dampening) << ";\n"
-     << "  program.optimizer.nesterov = " << int(config.nesterov) << ";\n"
+     << "  program.gradient_clipping = " << cxxDouble(maxNorm) << ";\n"
+     << "  program.steps_per_print = " << config.stepsPerPrint << ";\n";
+  if (adam)
+    os << "  program.optimizer.type = ZEROC_RT_OPTIMIZER_ADAM;\n"
+       << "  program.optimizer.lr = " << d(adam.getLr()) << ";\n"
+       << "  program.optimizer.beta1 = " << d(adam.getBeta1()) << ";\n"
+       << "  program.optimizer.beta2 = " << d(adam.getBeta2()) << ";\n"
+       << "  program.optimizer.eps = " << d(adam.getEps()) << ";\n"
+       << "  program.optimizer.weight_decay = " << d(adam.getWeightDecay()) << ";\n"
+       << "  program.optimizer.adam_w_mode = " << int(adam.getAdamWMode()) << ";\n"
+       << "  program.optimizer.bias_correction = " << int(adam.getBiasCorrection()) << ";\n";
+  else
+    os << "  program.optimizer.type = ZEROC_RT_OPTIMIZER_SGD;\n"
+       << "  program.optimizer.lr = " << d(sgd.getLr()) << ";\n"
+       << "  program.optimizer.weight_decay = " << d(sgd.getWeightDecay()) << ";\n"
+       << "  program.optimizer.momentum = " << d(sgd.getMomentum()) << ";\n"
+       << "  program.optimizer.dampening = " << d(sgd.getDampening()) << ";\n"
+       << "  program.optimizer.nesterov = " << int(sgd.getNesterov()) << ";\n";
+  os << "  program.train_step = trainStep;\n"
      << "  program.micro_step = microStep;\n"
      << "  program.recompile_hint = " << cxxStringLiteral(hint) << ";\n";
   // ABI 2: LR schedule, loss scaler, precision, monitoring.
-  const char *schedule = "ZEROC_RT_LR_CONSTANT";
-  switch (config.schedule) {
-  case TrainConfig::Schedule::Constant: schedule = "ZEROC_RT_LR_CONSTANT"; break;
-  case TrainConfig::Schedule::WarmupLR: schedule = "ZEROC_RT_LR_WARMUP"; break;
-  case TrainConfig::Schedule::WarmupDecayLR: schedule = "ZEROC_RT_LR_WARMUP_DECAY"; break;
-  case TrainConfig::Schedule::WarmupCosineLR: schedule = "ZEROC_RT_LR_WARMUP_COSINE"; break;
-  case TrainConfig::Schedule::OneCycle: schedule = "ZEROC_RT_LR_ONE_CYCLE"; break;
-  case TrainConfig::Schedule::LRRangeTest: schedule = "ZEROC_RT_LR_RANGE_TEST"; break;
+  const char *kind = "ZEROC_RT_LR_CONSTANT";
+  switch (schedule.getKind()) {
+  case zero::LrScheduleKind::Constant: kind = "ZEROC_RT_LR_CONSTANT"; break;
+  case zero::LrScheduleKind::WarmupLR: kind = "ZEROC_RT_LR_WARMUP"; break;
+  case zero::LrScheduleKind::WarmupDecayLR: kind = "ZEROC_RT_LR_WARMUP_DECAY"; break;
+  case zero::LrScheduleKind::WarmupCosineLR: kind = "ZEROC_RT_LR_WARMUP_COSINE"; break;
+  case zero::LrScheduleKind::OneCycle: kind = "ZEROC_RT_LR_ONE_CYCLE"; break;
+  case zero::LrScheduleKind::LRRangeTest: kind = "ZEROC_RT_LR_RANGE_TEST"; break;
   }
-  double initialScale = 1.0; // 2^initial_scale_power, exactly
-  for (int64_t i = 0; i < config.initialScalePower; ++i)
-    initialScale *= 2.0;
   const char *precision = "ZEROC_RT_PRECISION_FP32";
   if (config.precision == TrainConfig::Precision::FP16)
     precision = "ZEROC_RT_PRECISION_FP16";
   else if (config.precision == TrainConfig::Precision::BF16)
     precision = "ZEROC_RT_PRECISION_BF16";
-  os << "  program.lr_schedule.type = " << schedule << ";\n"
-     << "  program.lr_schedule.warmup_min_lr = " << cxxDouble(config.warmupMinLr) << ";\n"
-     << "  program.lr_schedule.warmup_max_lr = " << cxxDouble(config.warmupMaxLr) << ";\n"
-     << "  program.lr_schedule.warmup_num_steps = " << config.warmupNumSteps << ";\n"
-     << "  program.lr_schedule.warmup_type_log = " << int(config.warmupLog) << ";\n"
-     << "  program.lr_schedule.total_num_steps = " << config.totalNumSteps << ";\n"
-     << "  program.lr_schedule.warmup_min_ratio = " << cxxDouble(config.warmupMinRatio) << ";\n"
-     << "  program.lr_schedule.cos_min_ratio = " << cxxDouble(config.cosMinRatio) << ";\n"
-     << "  program.lr_schedule.cycle_min_lr = " << cxxDouble(config.cycleMinLr) << ";\n"
-     << "  program.lr_schedule.cycle_max_lr = " << cxxDouble(config.cycleMaxLr) << ";\n"
-     << "  program.lr_schedule.decay_lr_rate = " << cxxDouble(config.decayLrRate) << ";\n"
-     << "  program.lr_schedule.cycle_first_step_size = " << config.cycleFirstStepSize << ";\n"
-     << "  program.lr_schedule.cycle_second_step_size = " << config.cycleSecondStepSize << ";\n"
-     << "  program.lr_schedule.decay_step_size = " << config.decayStepSize << ";\n"
-     << "  program.lr_schedule.cycle_momentum = " << int(config.cycleMomentum) << ";\n"
-     << "  program.lr_schedule.cycle_min_mom = " << cxxDouble(config.cycleMinMom) << ";\n"
-     << "  program.lr_schedule.cycle_max_mom = " << cxxDouble(config.cycleMaxMom) << ";\n"
-     << "  program.lr_schedule.decay_mom_rate = " << cxxDouble(config.decayMomRate) << ";\n"
-     << "  program.lr_schedule.range_min_lr = " << cxxDouble(config.rangeMinLr) << ";\n"
-     << "  program.lr_schedule.range_step_rate = " << cxxDouble(config.rangeStepRate) << ";\n"
-     << "  program.lr_schedule.range_step_size = " << config.rangeStepSize << ";\n"
-     << "  program.lr_schedule.range_staircase = " << int(config.rangeStaircase) << ";\n"
-     << "  program.loss_scaler.enabled = " << int(config.lossScaling) << ";\n"
-     << "  program.loss_scaler.static_scale = " << cxxDouble(config.staticLossScale) << ";\n"
-     << "  program.loss_scaler.initial_scale = "
-     << cxxDouble(initialScale) << ";\n"
-     << "  program.loss_scaler.scale_window = " << config.lossScaleWindow << ";\n"
-     << "  program.loss_scaler.hysteresis = " << config.hysteresis << ";\n"
-     << "  program.loss_scaler.consecutive_hysteresis = " << int(config.consecutiveHysteresis) << ";\n"
-     << "  program.loss_scaler.min_scale = " << cxxDouble(config.minLossScale) << ";\n"
-     << "  program.loss_scaler.scale_factor = 2.0;\n"
-     << "  program.precision = " << precision << ";\n"
+  os << "  program.lr_schedule.type = " << kind << ";\n"
+     << "  program.lr_schedule.warmup_min_lr = " << d(schedule.getWarmupMinLr()) << ";\n"
+     << "  program.lr_schedule.warmup_max_lr = " << d(schedule.getWarmupMaxLr()) << ";\n"
+     << "  program.lr_schedule.warmup_num_steps = " << schedule.getWarmupNumSteps() << ";\n"
+     << "  program.lr_schedule.warmup_type_log = " << int(schedule.getWarmupTypeLog()) << ";\n"
+     << "  program.lr_schedule.total_num_steps = " << schedule.getTotalNumSteps() << ";\n"
+     << "  program.lr_schedule.warmup_min_ratio = " << d(schedule.getWarmupMinRatio()) << ";\n"
+     << "  program.lr_schedule.cos_min_ratio = " << d(schedule.getCosMinRatio()) << ";\n"
+     << "  program.lr_schedule.cycle_min_lr = " << d(schedule.getCycleMinLr()) << ";\n"
+     << "  program.lr_schedule.cycle_max_lr = " << d(schedule.getCycleMaxLr()) << ";\n"
+     << "  program.lr_schedule.decay_lr_rate = " << d(schedule.getDecayLrRate()) << ";\n"
+     << "  program.lr_schedule.cycle_first_step_size = " << schedule.getCycleFirstStepSize() << ";\n"
+     << "  program.lr_schedule.cycle_second_step_size = " << schedule.getCycleSecondStepSize() << ";\n"
+     << "  program.lr_schedule.decay_step_size = " << schedule.getDecayStepSize() << ";\n"
+     << "  program.lr_schedule.cycle_momentum = " << int(schedule.getCycleMomentum()) << ";\n"
+     << "  program.lr_schedule.cycle_min_mom = " << d(schedule.getCycleMinMom()) << ";\n"
+     << "  program.lr_schedule.cycle_max_mom = " << d(schedule.getCycleMaxMom()) << ";\n"
+     << "  program.lr_schedule.decay_mom_rate = " << d(schedule.getDecayMomRate()) << ";\n"
+     << "  program.lr_schedule.range_min_lr = " << d(schedule.getRangeMinLr()) << ";\n"
+     << "  program.lr_schedule.range_step_rate = " << d(schedule.getRangeStepRate()) << ";\n"
+     << "  program.lr_schedule.range_step_size = " << schedule.getRangeStepSize() << ";\n"
+     << "  program.lr_schedule.range_staircase = " << int(schedule.getRangeStaircase()) << ";\n"
+     << "  program.loss_scaler.enabled = " << int(bool(scaler)) << ";\n";
+  // Without a scaler the runtime still checks the (unused) fields: the
+  // defaults of #zero.loss_scaler<>.
+  zero::LossScalerAttr sc =
+      scaler ? scaler
+             : zero::LossScalerAttr::get(module.getContext(), APFloat(0.0),
+                                         APFloat(65536.0), 1000, 2, false,
+                                         APFloat(1.0), APFloat(2.0));
+  os << "  program.loss_scaler.static_scale = " << d(sc.getStaticScale()) << ";\n"
+       << "  program.loss_scaler.initial_scale = " << d(sc.getInitialScale()) << ";\n"
+       << "  program.loss_scaler.scale_window = " << sc.getScaleWindow() << ";\n"
+       << "  program.loss_scaler.hysteresis = " << sc.getHysteresis() << ";\n"
+       << "  program.loss_scaler.consecutive_hysteresis = " << int(sc.getConsecutiveHysteresis()) << ";\n"
+       << "  program.loss_scaler.min_scale = " << d(sc.getMinScale()) << ";\n"
+       << "  program.loss_scaler.scale_factor = " << d(sc.getScaleFactor()) << ";\n";
+  os << "  program.precision = " << precision << ";\n"
+
      << "  program.monitor.wall_clock_breakdown = " << int(config.wallClockBreakdown) << ";\n"
      << "  program.monitor.csv_enabled = " << int(config.csvMonitor) << ";\n"
      << "  program.monitor.csv_output_path = " << cxxStringLiteral(config.csvOutputPath) << ";\n"

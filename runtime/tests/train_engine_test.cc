@@ -1147,7 +1147,7 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.program.abi_version = 99;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "invalid program (recompile it with this runtime): program "
-                "ABI version 99, this runtime implements 7");
+                "ABI version 99, this runtime implements 8");
   }
   {
     TestProgram program(cfg, ws.blob);

@@ -272,6 +272,116 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
                          arena + layout.shardB, dt);
 }
 
+/// The optimizer step as zeroc's @train_step lowers it for `Stage`.
+template <int Stage>
+zeroc_rt_status_t trainStep(zeroc_rt_engine_t *engine,
+                            zeroc_rt_step_result_t *result) {
+  const ModelConfig &cfg = *g_current;
+  const zeroc_rt_dtype_t dt = cfg.dtype;
+  const size_t es = zeroc_rt_dtype_size(dt);
+  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(engine);
+  const int world = zeroc_rt_comm_size(comm), rank = zeroc_rt_comm_rank(comm);
+  ArenaLayout layout(cfg, world);
+  char *arena = static_cast<char *>(zeroc_rt_engine_arena(engine));
+  const zeroc_rt_optimizer_config_t &opt = cfg.optimizer;
+  const bool adam = opt.type == ZEROC_RT_OPTIMIZER_ADAM;
+  const double scale = zeroc_rt_engine_loss_scale(engine);
+  const int64_t t = zeroc_rt_engine_step_count(engine);
+  double lr = 0, mom = 0;
+  RETURN_IF_ERROR(zeroc_rt_engine_lr_schedule(
+      engine, t, opt.lr, adam ? opt.beta1 : opt.momentum, &lr, &mom));
+
+  const int64_t numel[2] = {kInFeatures * kOutFeatures, kOutFeatures};
+  char *shards[2] = {arena + layout.shardW, arena + layout.shardB};
+  char *grads[2];
+  int64_t counts[2], shardSizes[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t padded = (numel[i] + world - 1) / world * world;
+    shardSizes[i] = padded / world;
+    char *acc = static_cast<char *>(zeroc_rt_engine_grad_accumulator(engine, i));
+    if (!acc)
+      return fail("no gradient accumulator");
+    grads[i] = acc;
+    counts[i] = Stage == 0 ? numel[i] : shardSizes[i];
+    if (Stage == 0)
+      RETURN_IF_ERROR(zeroc_rt_comm_all_reduce(comm, acc, acc,
+                                               static_cast<size_t>(numel[i]),
+                                               dt, ZEROC_RT_REDUCE_SUM));
+    if (Stage == 1) {
+      RETURN_IF_ERROR(zeroc_rt_comm_reduce_scatter(
+          comm, acc, shards[i], static_cast<size_t>(shardSizes[i]), dt,
+          ZEROC_RT_REDUCE_SUM));
+      grads[i] = shards[i];
+    }
+  }
+  zeroc_rt_engine_mark_reduced(engine);
+
+  uint8_t overflow = 0;
+  if (cfg.scaler.enabled) {
+    for (int i = 0; i < 2; ++i) {
+      int found = 0;
+      RETURN_IF_ERROR(zeroc_rt_k_has_inf_or_nan(dt, grads[i], counts[i], &found));
+      overflow |= found ? 1 : 0;
+    }
+    RETURN_IF_ERROR(zeroc_rt_comm_all_reduce(comm, &overflow, &overflow, 1,
+                                             ZEROC_RT_DTYPE_U8, ZEROC_RT_REDUCE_MAX));
+    RETURN_IF_ERROR(zeroc_rt_engine_update_loss_scale(engine, overflow));
+  }
+  double sumSquares = 0;
+  for (int i = 0; i < 2; ++i) {
+    double part = 0;
+    RETURN_IF_ERROR(zeroc_rt_k_sum_squares(dt, grads[i], counts[i], &part));
+    sumSquares += part;
+  }
+  if (Stage != 0)
+    RETURN_IF_ERROR(zeroc_rt_comm_all_reduce(comm, &sumSquares, &sumSquares, 1,
+                                             ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM));
+  double norm = 0, factor = 0;
+  RETURN_IF_ERROR(zeroc_rt_k_clip_grad_norm(sumSquares, scale, world, cfg.clip,
+                                            &norm, &factor));
+  const bool cycled = adam && cfg.schedule.type == ZEROC_RT_LR_ONE_CYCLE &&
+                      cfg.schedule.cycle_momentum;
+  const double beta1 = cycled ? mom : opt.beta1;
+  const double beta2 = cycled ? ZEROC_RT_ONE_CYCLE_BETA2 : opt.beta2;
+  if (!overflow) {
+    for (int i = 0; i < 2; ++i) {
+      if (adam)
+        RETURN_IF_ERROR(zeroc_rt_engine_adam_update(
+            engine, i, grads[i], counts[i], factor, lr, beta1, beta2, opt.eps,
+            opt.weight_decay, opt.adam_w_mode, opt.bias_correction, t + 1));
+      else
+        RETURN_IF_ERROR(zeroc_rt_engine_sgd_update(
+            engine, i, grads[i], counts[i], factor, lr, opt.momentum,
+            opt.dampening, opt.weight_decay, opt.nesterov, t + 1));
+    }
+    zeroc_rt_engine_advance_step(engine);
+    if (Stage == 1 || Stage == 2)
+      for (int i = 0; i < 2; ++i) {
+        char *replica = static_cast<char *>(zeroc_rt_engine_param_replica(engine, i));
+        RETURN_IF_ERROR(zeroc_rt_comm_all_gather(
+            comm, replica + static_cast<size_t>(rank * shardSizes[i]) * es,
+            replica, static_cast<size_t>(shardSizes[i]), dt));
+      }
+  }
+  result->grad_norm = norm;
+  result->lr = lr;
+  result->overflow = overflow;
+  return nullptr;
+}
+
+zeroc_rt_train_step_fn trainStepFor(int stage) {
+  switch (stage) {
+  case 0:
+    return &trainStep<0>;
+  case 1:
+    return &trainStep<1>;
+  case 2:
+    return &trainStep<2>;
+  default:
+    return &trainStep<3>;
+  }
+}
+
 zeroc_rt_micro_step_fn microStepFor(int stage) {
   switch (stage) {
   case 0:
@@ -404,6 +514,7 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   program.steps_per_print = cfg.stepsPerPrint;
   program.optimizer = cfg.optimizer;
   program.micro_step = microStepFor(cfg.stage);
+  program.train_step = trainStepFor(cfg.stage);
   program.recompile_hint = hint.c_str();
   program.lr_schedule = cfg.schedule;
   program.loss_scaler = cfg.scaler;

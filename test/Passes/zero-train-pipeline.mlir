@@ -4,7 +4,7 @@
 
 // Tests that the registered pipeline is every phase `zeroc compile` runs
 // after import (lib/Driver/Compile.cpp builds the same list from the
-// ds_config): from @forward to a planned @train_micro_step.
+// ds_config): from @forward to a planned @train_micro_step and @train_step.
 graph.param trainable @w = dense<0.5> : tensor<4x3xf32>
 graph.buffer @rm = dense<0.0> : tensor<3xf32>
 func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"})
@@ -27,6 +27,9 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"})
 // S3: zero.grad_accumulate @w
 // S3: zero.buffer_store @rm
 // S3-NOT: func.func @forward_backward
+// S3: func.func @train_step
+// S3: zero.grad_accumulator @w : !zero.shard<grads, f32, 6, device>
+// S3: zero.adam_update @w
 
 // FP16: zero.stage = 1 : i64
 // FP16: graph.param trainable @w master(f32) = {{.*}} : tensor<4x3xf16>
@@ -34,6 +37,11 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"})
 // FP16: zero.param_replica @w : tensor<4x3xf16>
 // FP16: zero.loss_scale
 // FP16: zero.grad_accumulate @w
+// FP16: func.func @train_step
+// FP16: zero.loss_scale {{.*}}: tensor<f64>
+// FP16: zero.reduce_scatter
+// FP16: zero.update_loss_scale
+// FP16: zero.gather_replica @w : !zero.shard<params, f16, 6, device>
 
 // BF16: zero.stage = 0 : i64
 // BF16: graph.param trainable @w master(f32) = {{.*}} : tensor<4x3xbf16>

@@ -146,6 +146,78 @@ def FoldTransposes : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
   }];
 }
 
+def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
+  let summary = "builds @train_step: the optimizer step after the micro-steps";
+  let description = [{
+    Adds `func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>)`
+    (the global gradient norm, whether the step overflowed, the step's lr):
+    what happens once per optimizer step after the gradient-accumulation
+    micro-steps of `@train_micro_step`, for the module's `zero.stage` and
+    `zero.world_size`, following DeepSpeed:
+
+    1. the reduction: stage 0 all-reduces each full gradient accumulator
+       (sum, in place), stage 1 reduce-scatters each padded accumulator into
+       the rank's shard; stages 2-3 already hold their reduced shard;
+    2. with a loss scaler: the local overflow flag of the reduced gradients,
+       all-reduced with `max`, then the loss-scaler update;
+    3. the sum of squares of the reduced gradients (all-reduced in stages
+       1-3), the global norm of the averaged, unscaled gradients and the
+       factor `1 / (W * scale)`, clipped at `gradient-clipping`;
+    4. the scheduled lr (and OneCycle's cycled momentum, Adam's beta1 with
+       beta2 0.99) from the step count;
+    5. unless the step overflowed (`zero.if_finite`): the optimizer update of
+       every trainable parameter's partition, one more step counted, and in
+       stages 1-2 the all-gather of the updated replicas.
+
+    The optimizer, the schedule and the scaler are pass options written as
+    the attributes they become (`#zero.adam<...>`, `#zero.sgd<...>`,
+    `#zero.lr_schedule<...>`, `#zero.loss_scaler<...>`; no scaler: "").
+
+    ```mlir
+    func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) {
+      %scale = zero.loss_scale : tensor<f64>
+      %g = zero.grad_accumulator @w : tensor<4x3xf32>
+      %r = zero.all_reduce %g {reduction = #zero<reduction sum>} : tensor<4x3xf32>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect",
+                           "::zeroc::zero::ZeroDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"#zero.adam<>\"",
+           "The optimizer: a #zero.adam or #zero.sgd attribute">,
+    Option<"lrSchedule", "lr-schedule", "std::string",
+           /*default=*/"\"#zero.lr_schedule<>\"",
+           "The LR schedule: a #zero.lr_schedule attribute">,
+    Option<"lossScaler", "loss-scaler", "std::string", /*default=*/"\"\"",
+           "The fp16 loss scaler: a #zero.loss_scaler attribute, or empty for none">,
+    Option<"gradientClipping", "gradient-clipping", "double", /*default=*/"1.0",
+           "Max global gradient norm (0: no clipping)">,
+    Option<"fp32GradAccum", "fp32-grad-accum", "bool", /*default=*/"false",
+           "Accumulate 16-bit parameters' gradients in f32">,
+  ];
+}
+
+def VerifyStep : Pass<"zero-verify-step", "::mlir::ModuleOp"> {
+  let summary = "checks @train_step against the ZeRO stage";
+  let description = [{
+    The phase-boundary verifier of `zero-step-boundary`:
+
+    * `@train_step` exists and returns (tensor<f64>, tensor<i1>, tensor<f64>);
+    * every trainable parameter has one `zero.grad_accumulator` of its
+      stage's form (stage 0: the full tensor, stage 1: the padded flat
+      buffer, stages 2-3: the shard) and exactly one update, inside the one
+      `zero.if_finite`; frozen parameters have neither;
+    * the update reads the reduced gradient: the all-reduced accumulator in
+      stage 0, the reduce-scattered one in stage 1, the accumulator in 2-3;
+    * stages 1-2 gather every updated replica after its update, and only
+      they do.
+  }];
+  let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+}
+
 def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
   let summary = "assigns every tensor of @train_micro_step a static arena offset";
   let description = [{

@@ -47,6 +47,27 @@ struct TrainPipelineOptions
       llvm::cl::desc("micro-steps per optimizer step (backward is seeded "
                      "with 1 / steps)"),
       llvm::cl::init(1)};
+  Option<std::string> optimizer{
+      *this, "optimizer",
+      llvm::cl::desc("the optimizer: a #zero.adam or #zero.sgd attribute"),
+      llvm::cl::init("#zero.adam<>")};
+  Option<std::string> lrSchedule{
+      *this, "lr-schedule",
+      llvm::cl::desc("the LR schedule: a #zero.lr_schedule attribute"),
+      llvm::cl::init("#zero.lr_schedule<>")};
+  Option<std::string> lossScaler{
+      *this, "loss-scaler",
+      llvm::cl::desc("the fp16 loss scaler: a #zero.loss_scaler attribute "
+                     "(empty: none; loss-scaling needs one)"),
+      llvm::cl::init("")};
+  Option<double> gradientClipping{
+      *this, "gradient-clipping",
+      llvm::cl::desc("max global gradient norm (0: no clipping)"),
+      llvm::cl::init(1.0)};
+  Option<bool> fp32GradAccum{
+      *this, "fp32-grad-accum",
+      llvm::cl::desc("accumulate 16-bit parameters' gradients in f32"),
+      llvm::cl::init(false)};
   Option<bool> requireLoss{
       *this, "require-loss",
       llvm::cl::desc("the imported graph must mark a loss"),
@@ -58,7 +79,8 @@ std::vector<Phase> importPhases(bool requireLoss = true);
 
 /// The import phases, then mixed precision (unless fp32), autodiff, loss
 /// scaling (with loss scaling or gradient accumulation), the ZeRO
-/// partition, cleanup, its verifier and the buffer plan. An unknown
+/// partition, the optimizer step, cleanup, their verifiers and the buffer
+/// plan. An unknown
 /// precision is reported by zero-mixed-precision.
 std::vector<Phase> trainPhases(const TrainPipelineOptions &options);
 

@@ -606,6 +606,15 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sgd_step(
     int64_t n, double lr, double momentum, double weight_decay,
     double dampening, int nesterov, int64_t step);
 
+/// The global gradient norm and the update's factor from the global sum of
+/// squares of the summed, loss-scaled gradients: a = 1 / (world * scale),
+/// *norm = sqrt(sum_squares) * a; *factor = a, or a / c with
+/// c = (norm + 1e-6) / max_norm when max_norm > 0, the norm is finite and
+/// c > 1 (DeepSpeed's unscale_and_clip_grads). max_norm 0: no clipping.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_clip_grad_norm(
+    double sum_squares, double scale, int64_t world, double max_norm,
+    double *norm, double *factor);
+
 ZEROC_RT_EXTERN_C_END
 
 #endif // ZEROC_RT_KERNELS_H

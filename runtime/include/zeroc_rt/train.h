@@ -52,7 +52,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 7
+#define ZEROC_RT_PROGRAM_ABI_VERSION 8
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -232,6 +232,24 @@ typedef zeroc_rt_status_t (*zeroc_rt_micro_step_fn)(zeroc_rt_engine_t *engine,
                                                      const void *const *inputs,
                                                      double *loss);
 
+/// ABI version 8: what the optimizer step reports.
+typedef struct zeroc_rt_step_result {
+  /// The global L2 norm of the averaged, unscaled gradients before
+  /// clipping (may be inf or NaN; computed on overflow steps too).
+  double grad_norm;
+  double lr;        ///< the scheduled lr of this step
+  int32_t overflow; ///< 1: some rank's gradients overflowed, no update
+} zeroc_rt_step_result_t;
+
+/// ABI version 8: the optimizer step (zeroc's @train_step), run once after
+/// the grad_accum micro-steps of each optimizer step: the stage's gradient
+/// reduction, overflow check and loss-scaler update, global norm and
+/// clipping, the updates and the stage 1-2 all-gathers, all decided by the
+/// compiler. The engine zeroes the gradient accumulators before the next
+/// step's micro-steps.
+typedef zeroc_rt_status_t (*zeroc_rt_train_step_fn)(
+    zeroc_rt_engine_t *engine, zeroc_rt_step_result_t *result);
+
 typedef struct zeroc_rt_program {
   int32_t abi_version; ///< ZEROC_RT_PROGRAM_ABI_VERSION
   int32_t stage;       ///< 0-3
@@ -270,6 +288,8 @@ typedef struct zeroc_rt_program {
   /// micro-step calls zeroc_rt_engine_trace_op(e, i) before op i.
   int32_t num_ops;
   const char *const *op_names;
+  // ABI version 8:
+  zeroc_rt_train_step_fn train_step;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses
@@ -347,6 +367,45 @@ void zeroc_rt_engine_trace_op(zeroc_rt_engine_t *engine, int32_t op);
 /// wall_clock_breakdown's fwd and bwd timers there; without the call the
 /// whole micro-step counts as forward. A NULL engine is ignored.
 void zeroc_rt_engine_mark_backward(zeroc_rt_engine_t *engine);
+
+// Calls available to the generated optimizer step (ABI version 8).
+
+/// The gradient accumulator of trainable parameter `param` (grad_dtype
+/// elements: numel in stage 0, the padded P in stage 1, the shard S in
+/// stages 2-3); NULL for a frozen or out-of-range parameter.
+void *zeroc_rt_engine_grad_accumulator(zeroc_rt_engine_t *engine, int32_t param);
+/// Updates taken so far (skipped steps do not count); advance_step adds one.
+int64_t zeroc_rt_engine_step_count(zeroc_rt_engine_t *engine);
+void zeroc_rt_engine_advance_step(zeroc_rt_engine_t *engine);
+/// The program's LR schedule after `t` scheduler steps with the optimizer's
+/// `base_lr`: *lr, and *momentum the cycled momentum (OneCycle with
+/// cycle_momentum) or `base_momentum`.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_lr_schedule(
+    zeroc_rt_engine_t *engine, int64_t t, double base_lr, double base_momentum,
+    double *lr, double *momentum);
+/// One loss-scaler update (zeroc_rt_loss_scaler_update) from the global
+/// overflow flag; the engine logs its line. An overflow at the minimum scale
+/// is an error every rank returns.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_engine_update_loss_scale(zeroc_rt_engine_t *engine, int overflow);
+/// `count` gradient elements (grad_dtype) of `param` times `factor` (in the
+/// master dtype: converted when they differ, else scaled in place in
+/// `grad`), then Adam (or SGD) on the elements of the parameter this rank
+/// owns (all of them in stage 0, its slice of the replica in stages 1-2, its
+/// shard in stage 3) or on their f32 master, which is then rounded back into
+/// the parameter. `step` is the 1-based update count. `count` must be what
+/// the stage's layout gives the rank.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_adam_update(
+    zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
+    double factor, double lr, double beta1, double beta2, double eps,
+    double weight_decay, int adam_w_mode, int bias_correction, int64_t step);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_sgd_update(
+    zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
+    double factor, double lr, double momentum, double dampening,
+    double weight_decay, int nesterov, int64_t step);
+/// Marks the end of the step's gradient reduction (`zero.reduction_end`):
+/// wall_clock_breakdown's bwd_allreduce timer ends there.
+void zeroc_rt_engine_mark_reduced(zeroc_rt_engine_t *engine);
 
 ZEROC_RT_EXTERN_C_END
 

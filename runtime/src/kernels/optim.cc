@@ -466,3 +466,25 @@ zeroc_rt_status_t zeroc_rt_k_sgd_step(zeroc_rt_dtype_t dtype, void *param,
 }
 
 } // extern "C"
+
+zeroc_rt_status_t zeroc_rt_k_clip_grad_norm(double sum_squares, double scale,
+                                            int64_t world, double max_norm,
+                                            double *norm, double *factor) {
+  if (!norm || !factor)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "zeroc_rt_k_clip_grad_norm: norm or factor is NULL");
+  if (world < 1 || !(scale > 0.0) || !(max_norm >= 0.0))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "zeroc_rt_k_clip_grad_norm: world %lld, scale %g and "
+                          "max_norm %g must be >= 1, > 0 and >= 0",
+                          static_cast<long long>(world), scale, max_norm);
+  const double average = 1.0 / (static_cast<double>(world) * scale);
+  *norm = std::sqrt(sum_squares) * average;
+  *factor = average;
+  if (max_norm > 0.0 && std::isfinite(*norm)) {
+    const double clip = (*norm + 1e-6) / max_norm;
+    if (clip > 1.0)
+      *factor = average / clip;
+  }
+  return nullptr;
+}

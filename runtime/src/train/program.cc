@@ -218,8 +218,8 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
   if ((!p.blob_file || !*p.blob_file) && p.blob_bytes != 0)
     return INVALID_PROGRAM("a %lld-byte blob without a blob_file",
                            static_cast<long long>(p.blob_bytes));
-  if (!p.micro_step)
-    return INVALID_PROGRAM("micro_step is NULL");
+  if (!p.micro_step || !p.train_step)
+    return INVALID_PROGRAM("micro_step or train_step is NULL");
   if (!finiteAtLeast(p.gradient_clipping, 0.0))
     return INVALID_PROGRAM("gradient_clipping %g must be finite and >= 0",
                            p.gradient_clipping);

@@ -23,10 +23,10 @@
 // gradient, no optimizer state and no fp32 copy of it.
 //
 // The ZeRO buffers live in three 64-byte aligned slabs (parameters, gradients,
-// optimizer state), each sub-buffer 64-byte aligned. The gradient slab keeps
-// the accumulators grouped by dtype (f32, f64, f16, bf16), so that in stage
-// 0 each dtype is one contiguous run for a single all-reduce (the alignment
-// gaps are zero).
+// optimizer state), each sub-buffer 64-byte aligned; the gradient slab keeps
+// the accumulators grouped by dtype (f32, f64, f16, bf16). Stage 1's
+// reduce-scattered gradient shards are not state: the optimizer step
+// (@train_step) reduces into its arena.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +57,7 @@ private:
 constexpr size_t kNone = static_cast<size_t>(-1);
 
 struct Offsets {
-  size_t param = kNone, grad = kNone, gradShard = kNone, master = kNone,
+  size_t param = kNone, grad = kNone, master = kNone,
          expAvg = kNone, expAvgSq = kNone, momentum = kNone;
 };
 
@@ -116,9 +116,6 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     if (p.frozen)
       continue;
     size_t update = static_cast<size_t>(p.updateCount) * p.masterElemSize;
-    if (stage == 1)
-      off[i].gradShard =
-          optimPlan.add(static_cast<size_t>(p.shard) * p.gradElemSize);
     if (p.hasMaster()) {
       off[i].master = optimPlan.add(update);
       if (p.gradDtype != p.masterDtype) // else scaled in place
@@ -131,25 +128,16 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
       off[i].momentum = optimPlan.add(update);
     }
   }
-  struct RunPlan {
-    zeroc_rt_dtype_t dtype;
-    size_t begin = kNone, end = 0;
-  };
-  RunPlan runs[] = {{ZEROC_RT_DTYPE_F32},
-                    {ZEROC_RT_DTYPE_F64},
-                    {ZEROC_RT_DTYPE_F16},
-                    {ZEROC_RT_DTYPE_BF16}};
-  for (RunPlan &run : runs) {
+  // The accumulators grouped by dtype (f32, f64, f16, bf16), the order the
+  // gradient slab has always had.
+  for (zeroc_rt_dtype_t dtype : {ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F64,
+                                 ZEROC_RT_DTYPE_F16, ZEROC_RT_DTYPE_BF16}) {
     for (size_t i = 0; i < state.params.size(); ++i) {
       const ParamState &p = state.params[i];
-      if (p.frozen || p.gradDtype != run.dtype)
+      if (p.frozen || p.gradDtype != dtype)
         continue;
       int64_t count = stage == 0 ? p.numel : stage == 1 ? p.padded : p.shard;
-      size_t bytes = static_cast<size_t>(count) * p.gradElemSize;
-      off[i].grad = gradPlan.add(bytes);
-      if (run.begin == kNone)
-        run.begin = off[i].grad;
-      run.end = off[i].grad + bytes;
+      off[i].grad = gradPlan.add(static_cast<size_t>(count) * p.gradElemSize);
     }
   }
 
@@ -161,13 +149,6 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
       state.optimStorage.allocate(optimPlan.size(), "the optimizer state"));
   ZEROC_RT_RETURN_IF_ERROR(state.masterGrad.allocate(
       masterGradBytes, "the optimizer's gradient copy"));
-
-  state.gradRuns.clear();
-  for (const RunPlan &run : runs)
-    if (run.begin != kNone && run.end > run.begin)
-      state.gradRuns.push_back(
-          {run.dtype, state.gradStorage.bytes() + run.begin,
-           (run.end - run.begin) / zeroc_rt_dtype_size(run.dtype)});
 
   for (size_t i = 0; i < state.params.size(); ++i) {
     ParamState &p = state.params[i];
@@ -203,11 +184,9 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
             format("initial master copy of parameter '%s': ", p.desc->name)));
     }
     p.grad = at(state.gradStorage, off[i].grad);
-    p.gradShard = at(state.optimStorage, off[i].gradShard);
     p.expAvg = at(state.optimStorage, off[i].expAvg);
     p.expAvgSq = at(state.optimStorage, off[i].expAvgSq);
     p.momentum = at(state.optimStorage, off[i].momentum);
-    p.updateGrad = stage == 1 ? p.gradShard : p.grad;
   }
 
   // Buffers: whole on every rank, from their initial values.

@@ -218,26 +218,16 @@ struct ParamState {
   /// accumulated, the padding stays zero for the reduce-scatter); stages
   /// 2-3: S.
   void *grad = nullptr;
-  void *gradShard = nullptr; ///< stage 1: S, receives the reduce-scatter
   void *expAvg = nullptr;    ///< Adam m (update count elements, master dtype)
   void *expAvgSq = nullptr;  ///< Adam v
   void *momentum = nullptr;  ///< SGD momentum buffer (when momentum != 0)
 
   // Filled by buildZeroState for the optimizer step.
   void *updateParam = nullptr; ///< replica, replica + r*S or shardParam
-  void *updateGrad = nullptr;  ///< grad (stage 0, 2, 3) or gradShard (1)
   int64_t updateCount = 0;     ///< n (stage 0) or S
   int64_t accumulateCount = 0; ///< what grad_accumulate expects: n or S
 
   bool hasMaster() const { return masterDtype != dtype; }
-};
-
-/// A run of same-dtype gradient accumulators stored back to back (gaps
-/// between them are zero), reduced by one all_reduce per run in stage 0.
-struct GradRun {
-  zeroc_rt_dtype_t dtype;
-  char *begin;
-  size_t count; ///< elements, gaps included
 };
 
 /// A model buffer (zeroc_rt_buffer_desc_t): whole on every rank.
@@ -251,7 +241,6 @@ struct ZeroState {
   int64_t psi = 0;    ///< total elements of the trainable parameters
   int64_t frozen = 0; ///< total elements of the frozen parameters
   std::vector<ParamState> params;
-  std::vector<GradRun> gradRuns;
   std::vector<BufferState> buffers;
   AlignedBuffer paramStorage, gradStorage, optimStorage, bufferStorage;
   /// The largest update of a parameter with a master copy, in the master
@@ -433,7 +422,7 @@ private:
 };
 
 //===----------------------------------------------------------------------===//
-// Optimizer hyperparameters of a step (optimizer_step.cc)
+// Optimizer hyperparameters and the optimizer step (step.cc)
 //===----------------------------------------------------------------------===//
 
 /// What the optimizer kernels get at an update taken after `t` scheduler
@@ -471,6 +460,13 @@ struct zeroc_rt_engine {
   /// DeepSpeed's loss scaler; scaler.cur_scale is what
   /// zeroc_rt_engine_loss_scale returns (1 without loss scaling).
   zeroc_rt_loss_scaler_state_t scaler = {};
+  /// Set by the generated train_step's engine calls: the loss scaler's log
+  /// line, whether an error it returns is one every rank returns, and when
+  /// its gradient reduction ended.
+  std::string scalerLog;
+  bool stepErrorAgreed = false;
+  bool reducedMarked = false;
+  std::chrono::steady_clock::time_point reducedAt;
   zeroc_rt::train::StepTimes times; ///< of the current optimizer step
   /// Set by zeroc_rt_engine_mark_backward during the current micro-step:
   /// when its backward pass started, and comm->collectiveMs then.
@@ -490,18 +486,16 @@ struct StepOutcome {
   std::string scalerLog; ///< the loss scaler's log line ("" for none)
 };
 
-/// The per-stage optimizer-step boundary after the micro-steps of one step:
-/// gradient collectives, (with loss scaling) the overflow check and the
-/// loss-scaler update, averaging and unscaling by 1/(W*scale), the
-/// global norm, clipping, the optimizer update at the scheduled lr and
-/// (stages 1-2) the parameter all-gather. Adds the gradient reduction's
-/// time to engine.times.bwdAllreduceMs and the rest to its stepMs. On an error, *agreed tells whether every rank returns the
-/// same error at the same point (the scheduled hyperparameters are invalid,
-/// or the loss scale is already at its minimum), so that the ranks are still
-/// in step; any other error may leave the ranks out of step.
-ZEROC_RT_MUST_USE zeroc_rt_status_t optimizerStep(zeroc_rt_engine &engine,
-                                                  StepOutcome &out,
-                                                  bool *agreed);
+/// Runs the program's train_step after the micro-steps of one step and
+/// fills `out`: its lr and norm (inf when skipped), the scale its backward
+/// used and the loss scaler's log line. Adds the time up to the end of the
+/// gradient reduction to engine.times.bwdAllreduceMs and the rest to its
+/// stepMs. On an error, *agreed tells whether every rank returns the same
+/// error at the same point (the loss scale is already at its minimum), so
+/// that the ranks are still in step; any other error may leave the ranks
+/// out of step.
+ZEROC_RT_MUST_USE zeroc_rt_status_t runTrainStep(zeroc_rt_engine &engine,
+                                                 StepOutcome &out, bool *agreed);
 
 /// Writes DIR/rank<r>/<param>.npy on every rank (stage 3 all-gathers the
 /// shards; a write error does not skip the remaining collectives) and

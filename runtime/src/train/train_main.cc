@@ -385,7 +385,7 @@ int train(Session &session, const Args &args,
     bool agreed = false;
     const StepTimes beforeStep = engine.times;
     const Clock::time_point stepStart = Clock::now();
-    status = optimizerStep(engine, outcome, &agreed);
+    status = runTrainStep(engine, outcome, &agreed);
     engine.tracer.span(Tracer::kCompute, "optimizer_step", "engine", stepStart,
                        Clock::now());
     lastMicro.bwdAllreduceMs +=
@@ -408,7 +408,7 @@ int train(Session &session, const Args &args,
     record.loss = loss;
     record.lr = outcome.lr;
     // The one place the logged norm is decided: inf for a skipped step (as
-    // optimizerStep reports it, DeepSpeed 0.19's), -1 for a non-finite norm
+    // runTrainStep reports it, DeepSpeed 0.19's), -1 for a non-finite norm
     // of a step that was taken.
     record.gradNorm = outcome.skipped || std::isfinite(outcome.gradNorm)
                           ? outcome.gradNorm

@@ -45,7 +45,7 @@ func.func private @f(!zero.shard<grads, tensor<4xf32>, 4, device>)
 func.func private @f(!zero.token<tensor<?xf32>>)
 
 //===----------------------------------------------------------------------===//
-// zero.pack, zero.view, zero.partition
+// zero.pack, zero.view
 //===----------------------------------------------------------------------===//
 
 // -----
@@ -119,46 +119,6 @@ func.func @f(%f: !zero.flat<params, f32, 8, 2>) {
   %0 = zero.view %f {offset = 6} : !zero.flat<params, f32, 8, 2> -> tensor<2x2xf32>
   return
 }
-
-// -----
-
-// Tests that zero.partition leaves the slice in device memory.
-func.func @f(%f: !zero.flat<params, f32, 8, 2>) {
-  // expected-error @+1 {{'zero.partition' op result shard must be in device memory}}
-  %0 = zero.partition %f : !zero.flat<params, f32, 8, 2> -> !zero.shard<params, f32, 4, host>
-  return
-}
-
-// -----
-
-// Tests that a shard keeps the kind of its flat buffer.
-func.func @f(%f: !zero.flat<params, f32, 8, 2>) {
-  // expected-error @+1 {{'zero.partition' op shard kind 'grads' does not match flat buffer kind 'params'}}
-  %0 = zero.partition %f : !zero.flat<params, f32, 8, 2> -> !zero.shard<grads, f32, 4, device>
-  return
-}
-
-// -----
-
-// Tests that a shard keeps the element type of its flat buffer.
-func.func @f(%f: !zero.flat<params, f32, 8, 2>) {
-  // expected-error @+1 {{'zero.partition' op shard element type 'f16' does not match flat buffer element type 'f32'}}
-  %0 = zero.partition %f : !zero.flat<params, f32, 8, 2> -> !zero.shard<params, f16, 4, device>
-  return
-}
-
-// -----
-
-// Tests that a shard is the flat size divided by the world size.
-func.func @f(%f: !zero.flat<params, f32, 8, 2>) {
-  // expected-error @+1 {{'zero.partition' op shard size 8 is not the flat buffer size 8 divided by the world size 2}}
-  %0 = zero.partition %f : !zero.flat<params, f32, 8, 2> -> !zero.shard<params, f32, 8, device>
-  return
-}
-
-//===----------------------------------------------------------------------===//
-// Synchronous collectives
-//===----------------------------------------------------------------------===//
 
 // -----
 
@@ -343,7 +303,7 @@ func.func @f(%t: !zero.token<tensor<f32>>) {
 }
 
 //===----------------------------------------------------------------------===//
-// zero.release, zero.offload, zero.fetch
+// zero.release
 //===----------------------------------------------------------------------===//
 
 // -----
@@ -386,118 +346,6 @@ func.func @f(%s: !zero.shard<params, f32, 4, device>) -> tensor<8xf32> {
   // expected-note @+1 {{used here}}
   %v = zero.view %f {offset = 0} : !zero.flat<params, f32, 8, 2> -> tensor<8xf32>
   return %v : tensor<8xf32>
-}
-
-// -----
-
-// Tests that zero.offload reads device memory.
-func.func @f(%s: !zero.shard<grads, f32, 4, host>) {
-  // expected-error @+1 {{'zero.offload' op operand shard must be in device memory}}
-  %0 = zero.offload %s : !zero.shard<grads, f32, 4, host> -> !zero.shard<grads, f32, 4, host>
-  return
-}
-
-// -----
-
-// Tests that zero.offload writes host memory.
-func.func @f(%s: !zero.shard<grads, f32, 4, device>) {
-  // expected-error @+1 {{'zero.offload' op result shard must be in host memory}}
-  %0 = zero.offload %s : !zero.shard<grads, f32, 4, device> -> !zero.shard<grads, f32, 4, device>
-  return
-}
-
-// -----
-
-// Tests that zero.offload copies without converting.
-func.func @f(%s: !zero.shard<grads, f32, 4, device>) {
-  // expected-error @+1 {{'zero.offload' op result shard must have the operand's kind, element type and size}}
-  %0 = zero.offload %s : !zero.shard<grads, f32, 4, device> -> !zero.shard<grads, f16, 4, host>
-  return
-}
-
-// -----
-
-// Tests that zero.fetch reads host memory.
-func.func @f(%s: !zero.shard<params, f16, 4, device>) {
-  // expected-error @+1 {{'zero.fetch' op operand shard must be in host memory}}
-  %0 = zero.fetch %s : !zero.shard<params, f16, 4, device> -> !zero.shard<params, f16, 4, device>
-  return
-}
-
-// -----
-
-// Tests that zero.fetch writes device memory.
-func.func @f(%s: !zero.shard<params, f16, 4, host>) {
-  // expected-error @+1 {{'zero.fetch' op result shard must be in device memory}}
-  %0 = zero.fetch %s : !zero.shard<params, f16, 4, host> -> !zero.shard<params, f16, 4, host>
-  return
-}
-
-//===----------------------------------------------------------------------===//
-// Loss scaling
-//===----------------------------------------------------------------------===//
-
-// -----
-
-// Tests that zero.scale_loss scales a scalar loss.
-func.func @f(%l: tensor<2xf32>, %s: tensor<f32>) {
-  // expected-error @+1 {{'zero.scale_loss' op operand #0 must be 0D tensor of floating-point values}}
-  %0 = zero.scale_loss %l, %s : tensor<2xf32>, tensor<f32> -> tensor<2xf32>
-  return
-}
-
-// -----
-
-// Tests that zero.unscale takes gradients.
-func.func @f(%p: !zero.shard<params, f32, 4, device>, %s: tensor<f32>) {
-  // expected-error @+1 {{'zero.unscale' op operand must be a grads shard, got 'params'}}
-  %0, %1 = zero.unscale %p, %s : !zero.shard<params, f32, 4, device>, tensor<f32> -> !zero.shard<params, f32, 4, device>, tensor<i1>
-  return
-}
-
-// -----
-
-// Tests that zero.unscale takes floating-point gradients.
-func.func @f(%g: !zero.shard<grads, i32, 4, device>, %s: tensor<f32>) {
-  // expected-error @+1 {{'zero.unscale' op gradient element type must be floating-point, got 'i32'}}
-  %0, %1 = zero.unscale %g, %s : !zero.shard<grads, i32, 4, device>, tensor<f32> -> !zero.shard<grads, i32, 4, device>, tensor<i1>
-  return
-}
-
-// -----
-
-// Tests that the scale window is at least one step.
-func.func @f(%s: tensor<f32>, %n: tensor<i64>, %h: tensor<i64>, %o: tensor<i1>) {
-  // expected-error @+1 {{'zero.update_scale' op attribute 'scale_window' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
-  %0, %1, %2 = zero.update_scale %s, %n, %h, %o {scale_window = 0 : i64, min_scale = 1.0 : f64, delayed_shift = 2 : i64} : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
-  return
-}
-
-// -----
-
-// Tests that the minimum loss scale is positive.
-func.func @f(%s: tensor<f32>, %n: tensor<i64>, %h: tensor<i64>, %o: tensor<i1>) {
-  // expected-error @+1 {{'zero.update_scale' op min_scale must be positive, got 0.000000e+00}}
-  %0, %1, %2 = zero.update_scale %s, %n, %h, %o {scale_window = 1000 : i64, min_scale = 0.0 : f64, delayed_shift = 2 : i64} : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
-  return
-}
-
-// -----
-
-// Tests that the scale factor grows the scale.
-func.func @f(%s: tensor<f32>, %n: tensor<i64>, %h: tensor<i64>, %o: tensor<i1>) {
-  // expected-error @+1 {{'zero.update_scale' op scale_factor must be greater than 1, got 1.000000e+00}}
-  %0, %1, %2 = zero.update_scale %s, %n, %h, %o {scale_window = 1000 : i64, min_scale = 1.0 : f64, scale_factor = 1.0 : f64, delayed_shift = 2 : i64} : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
-  return
-}
-
-// -----
-
-// Tests that hysteresis tolerates at least one overflow.
-func.func @f(%s: tensor<f32>, %n: tensor<i64>, %h: tensor<i64>, %o: tensor<i1>) {
-  // expected-error @+1 {{'zero.update_scale' op attribute 'delayed_shift' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
-  %0, %1, %2 = zero.update_scale %s, %n, %h, %o {scale_window = 1000 : i64, min_scale = 1.0 : f64, delayed_shift = 0 : i64} : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
-  return
 }
 
 // -----

@@ -25,16 +25,14 @@ func.func private @enum_attrs() attributes {
   zero.space = #zero<space host>
 }
 
-// Stage 3 initialization: pack two parameters, keep this rank's slice.
-// CHECK-LABEL: func.func @pack_partition
-func.func @pack_partition(%w: tensor<3x4xf32>, %b: tensor<3xf32>)
-    -> !zero.shard<params, f32, 4, device> {
-  // CHECK: %[[F:.*]] = zero.pack %{{.*}}, %{{.*}} {offsets = [0, 12]} : (tensor<3x4xf32>, tensor<3xf32>) -> !zero.flat<params, f32, 16, 4>
+// Pack two parameters into one flat buffer.
+// CHECK-LABEL: func.func @pack
+func.func @pack(%w: tensor<3x4xf32>, %b: tensor<3xf32>)
+    -> !zero.flat<params, f32, 16, 4> {
+  // CHECK: zero.pack %{{.*}}, %{{.*}} {offsets = [0, 12]} : (tensor<3x4xf32>, tensor<3xf32>) -> !zero.flat<params, f32, 16, 4>
   %flat = zero.pack %w, %b {offsets = [0, 12]}
       : (tensor<3x4xf32>, tensor<3xf32>) -> !zero.flat<params, f32, 16, 4>
-  // CHECK: zero.partition %[[F]] : !zero.flat<params, f32, 16, 4> -> !zero.shard<params, f32, 4, device>
-  %s = zero.partition %flat : !zero.flat<params, f32, 16, 4> -> !zero.shard<params, f32, 4, device>
-  return %s : !zero.shard<params, f32, 4, device>
+  return %flat : !zero.flat<params, f32, 16, 4>
 }
 
 // Offsets need not be in operand order; an empty pack is all padding.
@@ -114,52 +112,6 @@ func.func @async(%s: !zero.shard<params, f16, 2048, device>,
   // CHECK: zero.wait %[[T2]] : !zero.token<tensor<f32>> -> tensor<f32>
   %m = zero.wait %t2 : !zero.token<tensor<f32>> -> tensor<f32>
   return %w, %r, %m : tensor<64x32xf16>, !zero.shard<grads, f32, 2048, device>, tensor<f32>
-}
-
-// ZeRO-Offload: the optimizer step runs on host shards.
-// CHECK-LABEL: func.func @offload_fetch
-func.func @offload_fetch(%g: !zero.shard<grads, f32, 2048, device>,
-                         %p: !zero.shard<params, f16, 2048, host>)
-    -> (!zero.shard<grads, f32, 2048, host>, !zero.shard<params, f16, 2048, device>) {
-  // CHECK: zero.offload %{{.*}} : !zero.shard<grads, f32, 2048, device> -> !zero.shard<grads, f32, 2048, host>
-  %h = zero.offload %g : !zero.shard<grads, f32, 2048, device> -> !zero.shard<grads, f32, 2048, host>
-  // CHECK: zero.fetch %{{.*}} : !zero.shard<params, f16, 2048, host> -> !zero.shard<params, f16, 2048, device>
-  %d = zero.fetch %p : !zero.shard<params, f16, 2048, host> -> !zero.shard<params, f16, 2048, device>
-  return %h, %d : !zero.shard<grads, f32, 2048, host>, !zero.shard<params, f16, 2048, device>
-}
-
-// One fp16 step of the dynamic loss scaler.
-// CHECK-LABEL: func.func @loss_scaling
-func.func @loss_scaling(%loss: tensor<f16>, %scale: tensor<f32>,
-                        %gs: !zero.shard<grads, f16, 2048, device>,
-                        %good: tensor<i64>, %hyst: tensor<i64>)
-    -> (tensor<f16>, !zero.shard<grads, f16, 2048, device>, tensor<f32>,
-        tensor<i64>, tensor<i64>) {
-  // CHECK: zero.scale_loss %{{.*}}, %{{.*}} : tensor<f16>, tensor<f32> -> tensor<f16>
-  %l = zero.scale_loss %loss, %scale : tensor<f16>, tensor<f32> -> tensor<f16>
-  // CHECK: %{{.*}}, %[[OF:.*]] = zero.unscale %{{.*}}, %{{.*}} : !zero.shard<grads, f16, 2048, device>, tensor<f32> -> !zero.shard<grads, f16, 2048, device>, tensor<i1>
-  %g, %of = zero.unscale %gs, %scale
-      : !zero.shard<grads, f16, 2048, device>, tensor<f32> -> !zero.shard<grads, f16, 2048, device>, tensor<i1>
-  // CHECK: %[[ANY:.*]] = zero.all_reduce %[[OF]] {reduction = #zero<reduction max>} : tensor<i1>
-  %any = zero.all_reduce %of {reduction = #zero<reduction max>} : tensor<i1>
-  // CHECK: zero.update_scale %{{.*}}, %{{.*}}, %{{.*}}, %[[ANY]] {delayed_shift = 2 : i64, min_scale = 1.000000e+00 : f64, scale_window = 1000 : i64} : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
-  %s, %n, %h = zero.update_scale %scale, %good, %hyst, %any
-      {scale_window = 1000 : i64, min_scale = 1.0 : f64, delayed_shift = 2 : i64}
-      : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
-  return %l, %g, %s, %n, %h : tensor<f16>, !zero.shard<grads, f16, 2048, device>, tensor<f32>,
-      tensor<i64>, tensor<i64>
-}
-
-// CHECK-LABEL: func.func @update_scale_all_attrs
-func.func @update_scale_all_attrs(%scale: tensor<f32>, %good: tensor<i64>,
-                                  %hyst: tensor<i64>, %of: tensor<i1>)
-    -> (tensor<f32>, tensor<i64>, tensor<i64>) {
-  // CHECK: zero.update_scale {{.*}} {consecutive_hysteresis, delayed_shift = 1 : i64, min_scale = 6.250000e-02 : f64, scale_factor = 4.000000e+00 : f64, scale_window = 1 : i64}
-  %s, %n, %h = zero.update_scale %scale, %good, %hyst, %of
-      {scale_window = 1 : i64, min_scale = 0.0625 : f64, scale_factor = 4.0 : f64,
-       delayed_shift = 1 : i64, consecutive_hysteresis}
-      : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
-  return %s, %n, %h : tensor<f32>, tensor<i64>, tensor<i64>
 }
 
 // CHECK-LABEL: func.func @loss_scale

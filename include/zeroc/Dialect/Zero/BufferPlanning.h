@@ -28,7 +28,13 @@ inline constexpr int64_t kArenaAlignment = 64;
 /// runtime's wall_clock_breakdown (fwd vs bwd timers).
 inline constexpr llvm::StringLiteral kForwardEndAttr = "zero.forward_end";
 
-/// The value whose storage `v` shares: through graph.reshape and zero.view.
+/// Unit attribute zero-step-boundary puts on the last gradient reduction of
+/// @train_step (stages 0-1): the emitter marks that point so that
+/// wall_clock_breakdown's bwd_allreduce timer ends there.
+inline constexpr llvm::StringLiteral kReductionEndAttr = "zero.reduction_end";
+
+/// The value whose storage `v` shares: through graph.reshape, zero.view and
+/// zero.all_reduce (which reduces in place).
 mlir::Value storageRoot(mlir::Value v);
 
 /// Whether `op`'s results are arena buffers (as opposed to aliases, runtime

@@ -94,4 +94,170 @@ def Zero_MemorySpaceAttr : EnumAttr<Zero_Dialect, Zero_MemorySpace, "space"> {
   }];
 }
 
+
+//===----------------------------------------------------------------------===//
+// The optimizer step's configuration
+//===----------------------------------------------------------------------===//
+
+// A double parameter (an f64 APFloat, so that it hashes) printed so that it
+// parses back to the same value.
+class Zero_F64Parameter<string desc, string default>
+    : AttrOrTypeParameter<"::llvm::APFloat", desc> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::APFloat> {
+    double value = 0;
+    if ($_parser.parseFloat(value))
+      return ::mlir::failure();
+    return ::llvm::APFloat(value);
+  }() }];
+  let printer = [{ $_printer.printFloat($_self) }];
+  let comparator = "$_lhs.bitwiseIsEqual($_rhs)";
+  let defaultValue = "::llvm::APFloat(double(" # default # "))";
+}
+
+class Zero_BoolParameter<string desc, string default>
+    : AttrOrTypeParameter<"bool", desc> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<bool> {
+    if (succeeded($_parser.parseOptionalKeyword("true")))
+      return true;
+    if (succeeded($_parser.parseOptionalKeyword("false")))
+      return false;
+    return $_parser.emitError($_parser.getCurrentLocation(),
+                              "expected true or false");
+  }() }];
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+  let defaultValue = default;
+}
+
+class Zero_I64Parameter<string desc, string default>
+    : AttrOrTypeParameter<"int64_t", desc> {
+  let defaultValue = default;
+}
+
+def Zero_AdamAttr : AttrDef<Zero_Dialect, "Adam"> {
+  let mnemonic = "adam";
+  let summary = "DeepSpeed's Adam/AdamW (FusedAdam) and its hyperparameters";
+  let description = [{
+    The `optimizer` block of a ds_config with type Adam or AdamW. `lr`,
+    `beta1` and `beta2` are the base values; the LR schedule
+    (`zero.lr_schedule`) gives the value of each step. `adam_w_mode`:
+    decoupled weight decay (AdamW) instead of L2; `bias_correction`:
+    FusedAdam's default.
+
+    ```mlir
+    #zero.adam<lr = 1.000000e-03, weight_decay = 1.000000e-02>
+    ```
+  }];
+  let parameters = (ins
+    Zero_F64Parameter<"base learning rate", "1e-3">:$lr,
+    Zero_F64Parameter<"", "0.9">:$beta1,
+    Zero_F64Parameter<"", "0.999">:$beta2,
+    Zero_F64Parameter<"", "1e-8">:$eps,
+    Zero_F64Parameter<"", "0.0">:$weight_decay,
+    Zero_BoolParameter<"", "true">:$adam_w_mode,
+    Zero_BoolParameter<"", "true">:$bias_correction);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Zero_SgdAttr : AttrDef<Zero_Dialect, "Sgd"> {
+  let mnemonic = "sgd";
+  let summary = "torch.optim.SGD and its hyperparameters";
+  let description = [{
+    The `optimizer` block of a ds_config with type SGD. `nesterov` needs a
+    positive momentum and zero dampening.
+
+    ```mlir
+    #zero.sgd<lr = 1.000000e-01, momentum = 9.000000e-01>
+    ```
+  }];
+  let parameters = (ins
+    Zero_F64Parameter<"base learning rate", "1e-3">:$lr,
+    Zero_F64Parameter<"", "0.0">:$momentum,
+    Zero_F64Parameter<"", "0.0">:$dampening,
+    Zero_F64Parameter<"", "0.0">:$weight_decay,
+    Zero_BoolParameter<"", "false">:$nesterov);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Zero_LrScheduleKind : I32EnumAttr<"LrScheduleKind",
+    "DeepSpeed's LR scheduler", [
+      I32EnumAttrCase<"Constant", 0, "constant">,
+      I32EnumAttrCase<"WarmupLR", 1, "warmup">,
+      I32EnumAttrCase<"WarmupDecayLR", 2, "warmup_decay">,
+      I32EnumAttrCase<"WarmupCosineLR", 3, "warmup_cosine">,
+      I32EnumAttrCase<"OneCycle", 4, "one_cycle">,
+      I32EnumAttrCase<"LRRangeTest", 5, "range_test">
+    ]> {
+  let cppNamespace = "::zeroc::zero";
+  let genSpecializedAttr = 0;
+}
+
+def Zero_LrScheduleAttr : AttrDef<Zero_Dialect, "LrSchedule"> {
+  let mnemonic = "lr_schedule";
+  let summary = "a ds_config `scheduler` block";
+  let description = [{
+    DeepSpeed's LR schedulers (runtime/lr_schedules.py) with their
+    parameters under DeepSpeed's names (`warmup_type_log` is
+    `warmup_type == "log"`). `constant` keeps the optimizer's lr. The
+    schedule is evaluated after t scheduler steps, t the number of
+    optimizer updates taken so far (skipped steps do not count).
+
+    ```mlir
+    #zero.lr_schedule<kind = warmup_decay, warmup_max_lr = 1.000000e-03, warmup_num_steps = 10, total_num_steps = 100>
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"::zeroc::zero::LrScheduleKind",
+                           "::zeroc::zero::LrScheduleKind::Constant">:$kind,
+    Zero_F64Parameter<"", "0.0">:$warmup_min_lr,
+    Zero_F64Parameter<"", "1e-3">:$warmup_max_lr,
+    Zero_I64Parameter<"", "1000">:$warmup_num_steps,
+    Zero_BoolParameter<"", "true">:$warmup_type_log,
+    Zero_I64Parameter<"", "0">:$total_num_steps,
+    Zero_F64Parameter<"", "0.0">:$warmup_min_ratio,
+    Zero_F64Parameter<"", "1e-4">:$cos_min_ratio,
+    Zero_F64Parameter<"", "0.0">:$cycle_min_lr,
+    Zero_F64Parameter<"", "0.0">:$cycle_max_lr,
+    Zero_F64Parameter<"", "0.0">:$decay_lr_rate,
+    Zero_I64Parameter<"", "2000">:$cycle_first_step_size,
+    Zero_I64Parameter<"", "0">:$cycle_second_step_size,
+    Zero_I64Parameter<"", "0">:$decay_step_size,
+    Zero_BoolParameter<"", "true">:$cycle_momentum,
+    Zero_F64Parameter<"", "0.8">:$cycle_min_mom,
+    Zero_F64Parameter<"", "0.9">:$cycle_max_mom,
+    Zero_F64Parameter<"", "0.0">:$decay_mom_rate,
+    Zero_F64Parameter<"", "1e-3">:$range_min_lr,
+    Zero_F64Parameter<"", "1.0">:$range_step_rate,
+    Zero_I64Parameter<"", "2000">:$range_step_size,
+    Zero_BoolParameter<"", "false">:$range_staircase);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Zero_LossScalerAttr : AttrDef<Zero_Dialect, "LossScaler"> {
+  let mnemonic = "loss_scaler";
+  let summary = "DeepSpeed's fp16 loss scaler";
+  let description = [{
+    The `fp16` block's loss scaling. `static_scale > 0` is a static scale
+    (`fp16.loss_scale`) that never changes; otherwise the dynamic scaler
+    starts at `initial_scale` (2^`initial_scale_power`) and follows
+    `DynamicLossScaler.update_scale` with `scale_window`
+    (`loss_scale_window`), `hysteresis`, `consecutive_hysteresis`,
+    `min_scale` (`min_loss_scale`) and `scale_factor`. Either way an
+    overflow skips the step.
+
+    ```mlir
+    #zero.loss_scaler<initial_scale = 6.553600e+04, scale_window = 100>
+    ```
+  }];
+  let parameters = (ins
+    Zero_F64Parameter<"", "0.0">:$static_scale,
+    Zero_F64Parameter<"", "65536.0">:$initial_scale,
+    Zero_I64Parameter<"", "1000">:$scale_window,
+    Zero_I64Parameter<"", "2">:$hysteresis,
+    Zero_BoolParameter<"", "false">:$consecutive_hysteresis,
+    Zero_F64Parameter<"", "1.0">:$min_scale,
+    Zero_F64Parameter<"", "2.0">:$scale_factor);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 #endif // ZEROC_DIALECT_ZERO_ZEROATTRS_TD

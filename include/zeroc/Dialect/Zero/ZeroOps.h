@@ -20,16 +20,12 @@ struct CommResource
   llvm::StringRef getName() final { return "zero.comm"; }
 };
 
-/// The host/device copy queue used by zero.offload and zero.fetch.
+/// The persistent training state between micro-steps and steps.
 struct StateResource
     : public mlir::SideEffects::Resource::Base<StateResource> {
   llvm::StringRef getName() final { return "zero.state"; }
 };
 
-struct TransferResource
-    : public mlir::SideEffects::Resource::Base<TransferResource> {
-  llvm::StringRef getName() final { return "zero.transfer"; }
-};
 
 } // namespace zeroc::zero
 

@@ -1,8 +1,8 @@
 //===- ZeroOps.td - zero dialect ops -----------------------*- tablegen -*-===//
 //
-// Ops of the zero dialect: packing tensors into flat buffers, partitioning,
-// the three collectives in sync and async form, buffer lifetime, host
-// offload, and dynamic loss scaling. This file includes the dialect, enum and
+// Ops of the zero dialect: packing tensors into flat buffers, the three
+// collectives in sync and async form, buffer lifetime, the persistent
+// training state, and the optimizer step. This file includes the dialect, enum and
 // type definitions, so it is the root for the generated dialect docs.
 //
 //===----------------------------------------------------------------------===//
@@ -25,9 +25,6 @@ include "zeroc/Dialect/Zero/ZeroTypes.td"
 // same order, so ops touching this resource are never reordered, merged or
 // deleted by generic passes.
 def Zero_CommResource : Resource<"::zeroc::zero::CommResource">;
-
-// The host/device copy queue used by offload and fetch.
-def Zero_TransferResource : Resource<"::zeroc::zero::TransferResource">;
 
 // The persistent training state the runtime keeps between micro-steps:
 // parameter replicas or shards, and the gradient accumulators.
@@ -86,26 +83,6 @@ def Zero_ViewOp : Zero_Op<"view", [Pure]> {
   let arguments = (ins Zero_FlatType:$buffer,
                    ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
   let results = (outs AnyStaticShapeTensor:$result);
-  let assemblyFormat = [{
-    $buffer attr-dict `:` qualified(type($buffer)) `->` qualified(type($result))
-  }];
-  let hasVerifier = 1;
-}
-
-def Zero_PartitionOp : Zero_Op<"partition", [Pure]> {
-  let summary = "this rank's slice of a flat buffer";
-  let description = [{
-    Takes the contiguous `size / world` elements of `buffer` that the
-    current rank owns, into device memory. Used once at initialization,
-    after which the full buffer of a partitioned kind is never materialized
-    again outside collectives.
-
-    ```mlir
-    %s = zero.partition %flat : !zero.flat<params, f32, 16, 4> -> !zero.shard<params, f32, 4, device>
-    ```
-  }];
-  let arguments = (ins Zero_FlatType:$buffer);
-  let results = (outs Zero_ShardType:$result);
   let assemblyFormat = [{
     $buffer attr-dict `:` qualified(type($buffer)) `->` qualified(type($result))
   }];
@@ -272,7 +249,7 @@ def Zero_WaitOp : Zero_Op<"wait", [Zero_CommEffects]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Buffer lifetime and offload
+// Buffer lifetime
 //===----------------------------------------------------------------------===//
 
 def Zero_ReleaseOp : Zero_Op<"release"> {
@@ -291,154 +268,6 @@ def Zero_ReleaseOp : Zero_Op<"release"> {
   let arguments = (ins Arg<Zero_FlatType, "the gathered buffer",
                            [MemFree]>:$buffer);
   let assemblyFormat = "$buffer attr-dict `:` qualified(type($buffer))";
-  let hasVerifier = 1;
-}
-
-def Zero_OffloadOp : Zero_Op<"offload",
-    [MemoryEffects<[MemRead<Zero_TransferResource>,
-                    MemWrite<Zero_TransferResource>]>]> {
-  let summary = "copies a shard from device memory to host memory";
-  let description = [{
-    ZeRO-Offload: moves a shard to host memory, where the CPU optimizer step
-    runs on it (optimizer state and fp32 gradients) or where it waits until
-    it is fetched again (stage 3 parameters). Kind, element type and size
-    are unchanged.
-
-    ```mlir
-    %h = zero.offload %g : !zero.shard<grads, f32, 2048, device> -> !zero.shard<grads, f32, 2048, host>
-    ```
-  }];
-  let arguments = (ins Zero_ShardType:$shard);
-  let results = (outs Zero_ShardType:$result);
-  let assemblyFormat = [{
-    $shard attr-dict `:` qualified(type($shard)) `->` qualified(type($result))
-  }];
-  let hasVerifier = 1;
-}
-
-def Zero_FetchOp : Zero_Op<"fetch",
-    [MemoryEffects<[MemRead<Zero_TransferResource>,
-                    MemWrite<Zero_TransferResource>]>]> {
-  let summary = "copies a shard from host memory to device memory";
-  let description = [{
-    The reverse of `zero.offload`: brings an offloaded shard (typically the
-    updated parameters) back to device memory. Kind, element type and size
-    are unchanged.
-
-    ```mlir
-    %d = zero.fetch %h : !zero.shard<params, f16, 2048, host> -> !zero.shard<params, f16, 2048, device>
-    ```
-  }];
-  let arguments = (ins Zero_ShardType:$shard);
-  let results = (outs Zero_ShardType:$result);
-  let assemblyFormat = [{
-    $shard attr-dict `:` qualified(type($shard)) `->` qualified(type($result))
-  }];
-  let hasVerifier = 1;
-}
-
-//===----------------------------------------------------------------------===//
-// Loss scaling
-//===----------------------------------------------------------------------===//
-
-def Zero_ScaleLossOp : Zero_Op<"scale_loss",
-    [Pure, AllTypesMatch<["loss", "result"]>]> {
-  let summary = "multiplies the loss by the loss scale";
-  let description = [{
-    Returns `loss * scale`, the value the backward pass differentiates, so
-    that small fp16 gradients do not flush to zero. `loss` is a
-    floating-point scalar, `scale` the current fp32 loss scale.
-
-    ```mlir
-    %l = zero.scale_loss %loss, %scale : tensor<f16>, tensor<f32> -> tensor<f16>
-    ```
-  }];
-  let arguments = (ins 0DTensorOf<[AnyFloat]>:$loss, 0DTensorOf<[F32]>:$scale);
-  let results = (outs 0DTensorOf<[AnyFloat]>:$result);
-  let assemblyFormat = [{
-    $loss `,` $scale attr-dict `:` type($loss) `,` type($scale) `->`
-    type($result)
-  }];
-}
-
-def Zero_UnscaleOp : Zero_Op<"unscale",
-    [Pure, AllTypesMatch<["grads", "result"]>]> {
-  let summary = "divides a gradient shard by the loss scale and checks it";
-  let description = [{
-    Returns `grads / scale` and the local overflow flag, true when any
-    element of `grads` is inf or NaN. Each rank checks only its own shard;
-    the flags are then combined with `zero.all_reduce` and reduction `max`
-    before `zero.update_scale` and the (possibly skipped) optimizer step.
-
-    ```mlir
-    %g, %of = zero.unscale %gs, %scale
-        : !zero.shard<grads, f32, 2048, device>, tensor<f32> -> !zero.shard<grads, f32, 2048, device>, tensor<i1>
-    ```
-  }];
-  let arguments = (ins Zero_ShardType:$grads, 0DTensorOf<[F32]>:$scale);
-  let results = (outs Zero_ShardType:$result, 0DTensorOf<[I1]>:$overflow);
-  let assemblyFormat = [{
-    $grads `,` $scale attr-dict `:` qualified(type($grads)) `,` type($scale)
-    `->` qualified(type($result)) `,` type($overflow)
-  }];
-  let hasVerifier = 1;
-}
-
-def Zero_UpdateScaleOp : Zero_Op<"update_scale", [Pure]> {
-  let summary = "one step of DeepSpeed's dynamic loss scaler";
-  let description = [{
-    Computes the loss-scaler state after a step from the state before it and
-    the globally reduced overflow flag, following DeepSpeed's
-    `DynamicLossScaler.update_scale`. The state is the `scale`, `good_steps`
-    (the number of clean steps since the last overflow, 0 initially) and
-    `hysteresis` (the overflows still tolerated before the scale drops,
-    `delayed_shift` initially). The attributes are DeepSpeed's scaler
-    arguments: `scale_window` (`loss_scale_window`, 1000), `min_scale`
-    (`min_loss_scale`, 1), `scale_factor` (2), `delayed_shift`
-    (`hysteresis`, 2) and `consecutive_hysteresis` (false).
-
-    On overflow (the step is skipped):
-    - if `delayed_shift == 1` or `hysteresis == 1`, the scale becomes
-      `max(scale / scale_factor, min_scale)` and hysteresis is unchanged;
-    - otherwise the scale is kept and `hysteresis` decreases by one;
-    - `good_steps` becomes 0.
-
-    On a clean step:
-    - `good_steps` increases by one;
-    - with `consecutive_hysteresis`, `hysteresis` is reset to
-      `delayed_shift`;
-    - if the `good_steps` before the step is a positive multiple of
-      `scale_window` (DeepSpeed >= 0.17.1), the scale is
-      multiplied by `scale_factor` (without a cap) and, without
-      `consecutive_hysteresis`, `hysteresis` is reset to `delayed_shift`.
-
-    DeepSpeed stops the run when an overflow hits a scale already equal to
-    `min_scale`; this op's result is then `min_scale`, and the lowering
-    reports the error.
-
-    ```mlir
-    %s, %n, %h = zero.update_scale %scale, %good, %hyst, %overflow
-        {scale_window = 1000 : i64, min_scale = 1.0 : f64, delayed_shift = 2 : i64}
-        : tensor<f32>, tensor<i64>, tensor<i64>, tensor<i1> -> tensor<f32>, tensor<i64>, tensor<i64>
-    ```
-  }];
-  let arguments = (ins 0DTensorOf<[F32]>:$scale,
-                   0DTensorOf<[I64]>:$good_steps,
-                   0DTensorOf<[I64]>:$hysteresis,
-                   0DTensorOf<[I1]>:$overflow,
-                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$scale_window,
-                   F64Attr:$min_scale,
-                   DefaultValuedAttr<F64Attr, "2.0">:$scale_factor,
-                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$delayed_shift,
-                   UnitAttr:$consecutive_hysteresis);
-  let results = (outs 0DTensorOf<[F32]>:$new_scale,
-                      0DTensorOf<[I64]>:$new_good_steps,
-                      0DTensorOf<[I64]>:$new_hysteresis);
-  let assemblyFormat = [{
-    $scale `,` $good_steps `,` $hysteresis `,` $overflow attr-dict `:`
-    type($scale) `,` type($good_steps) `,` type($hysteresis) `,` type($overflow)
-    `->` type($new_scale) `,` type($new_good_steps) `,` type($new_hysteresis)
-  }];
   let hasVerifier = 1;
 }
 
@@ -537,7 +366,7 @@ def Zero_LossScaleOp : Zero_Op<"loss_scale",
     %s = zero.loss_scale : tensor<f32>
     ```
   }];
-  let results = (outs 0DTensorOf<[F32]>:$result);
+  let results = (outs 0DTensorOf<[F32, F64]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
@@ -560,6 +389,271 @@ def Zero_GradAccumulateOp : Zero_Op<"grad_accumulate",
   let arguments = (ins FlatSymbolRefAttr:$param,
                    AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>:$grad);
   let assemblyFormat = "$param `,` $grad attr-dict `:` qualified(type($grad))";
+}
+
+
+//===----------------------------------------------------------------------===//
+// The optimizer step
+//===----------------------------------------------------------------------===//
+
+def Zero_GradAccumulatorOp : Zero_Op<"grad_accumulator",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>]>]> {
+  let summary = "the gradient a parameter accumulated over the micro-steps";
+  let description = [{
+    In `@train_step`: this rank's accumulator of the trainable parameter
+    `param`, the sum of its micro-batch gradients (already divided by the
+    accumulation steps and multiplied by the loss scale). Stage 0 holds the
+    full gradient (a tensor of the parameter's shape), stage 1 the full
+    gradient zero-padded to the flat buffer, stages 2-3 the rank's
+    reduce-scattered shard. The value is the accumulator itself: a
+    `zero.all_reduce` of it reduces in place.
+
+    ```mlir
+    %g = zero.grad_accumulator @fc.weight : tensor<7x10xf32>
+    %g1 = zero.grad_accumulator @fc.weight : !zero.flat<grads, f32, 72, 4>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs AnyTypeOf<[AnyStaticShapeTensor, Zero_FlatType,
+                                 Zero_ShardType]>:$result);
+  let assemblyFormat = "$param attr-dict `:` qualified(type($result))";
+}
+
+def Zero_HasOverflowOp : Zero_Op<"has_overflow", [Pure]> {
+  let summary = "whether any element of the gradients is inf or NaN";
+  let description = [{
+    The local overflow flag of DeepSpeed's loss scaler: true when an element
+    of any operand is inf or NaN. Each rank checks the gradients it reduced
+    (stage 0: the full ones, stages 1-3: its shards); `zero.all_reduce` with
+    `max` makes the flag global.
+
+    ```mlir
+    %of = zero.has_overflow %g0, %g1 : tensor<7x10xf32>, !zero.shard<grads, f32, 2, device> -> tensor<i1>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyTypeOf<[AnyStaticShapeTensor, Zero_FlatType,
+                                           Zero_ShardType]>>:$grads);
+  let results = (outs 0DTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    $grads attr-dict `:` qualified(type($grads)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_SumSquaresOp : Zero_Op<"sum_squares", [Pure]> {
+  let summary = "the sum of squares of the gradients, in f64";
+  let description = [{
+    Adds the squares of every element of every operand, in operand order and
+    in double precision: this rank's part of the global gradient norm
+    (stage 0: of the full gradients; stages 1-3 of its shards, summed over
+    ranks with `zero.all_reduce`).
+
+    ```mlir
+    %ss = zero.sum_squares %g0, %g1 : tensor<7x10xf32>, tensor<7xf32> -> tensor<f64>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyTypeOf<[AnyStaticShapeTensor, Zero_FlatType,
+                                           Zero_ShardType]>>:$grads);
+  let results = (outs 0DTensorOf<[F64]>:$result);
+  let assemblyFormat = [{
+    $grads attr-dict `:` qualified(type($grads)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_ClipGradNormOp : Zero_Op<"clip_grad_norm", [Pure]> {
+  let summary = "the global gradient norm and the factor the update applies";
+  let description = [{
+    From the global sum of squares of the summed, still loss-scaled
+    gradients: `norm = sqrt(sum_squares) / (world_size * scale)`, the L2
+    norm of the averaged, unscaled gradients, and the factor every gradient
+    is multiplied by before the update: `1 / (world_size * scale)`, divided
+    by `(norm + 1e-6) / max_norm` when `max_norm > 0`, the norm is finite and
+    that quotient exceeds 1 (DeepSpeed's `unscale_and_clip_grads`).
+    `max_norm` 0 disables clipping.
+
+    ```mlir
+    %norm, %factor = zero.clip_grad_norm %ss, %scale {world_size = 2 : i64, max_norm = 1.0 : f64}
+        : tensor<f64>, tensor<f64> -> tensor<f64>, tensor<f64>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[F64]>:$sum_squares, 0DTensorOf<[F64]>:$scale,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>]>:$world_size,
+                   F64Attr:$max_norm);
+  let results = (outs 0DTensorOf<[F64]>:$norm, 0DTensorOf<[F64]>:$factor);
+  let assemblyFormat = [{
+    $sum_squares `,` $scale attr-dict `:` type($sum_squares) `,` type($scale)
+    `->` type($norm) `,` type($factor)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_StepCountOp : Zero_Op<"step_count",
+    [MemoryEffects<[MemRead<Zero_StateResource>]>]> {
+  let summary = "the number of optimizer updates taken so far";
+  let description = [{
+    Adam's step count before this step and the LR scheduler's step: steps
+    skipped for an overflow do not count. `zero.advance_step` increments it.
+
+    ```mlir
+    %t = zero.step_count : tensor<i64>
+    ```
+  }];
+  let results = (outs 0DTensorOf<[I64]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Zero_AdvanceStepOp : Zero_Op<"advance_step",
+    [HasParent<"IfFiniteOp">,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "counts one optimizer update";
+  let description = [{
+    Increments the count `zero.step_count` reads, once per update taken.
+
+    ```mlir
+    zero.advance_step
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Zero_LrScheduleOp : Zero_Op<"lr_schedule", [Pure]> {
+  let summary = "the learning rate and momentum of an optimizer step";
+  let description = [{
+    Evaluates `schedule` after `step` scheduler steps with `base_lr` the
+    optimizer's lr: the step's `lr` and, for OneCycle with
+    `cycle_momentum`, the cycled momentum (`base_momentum` otherwise).
+
+    ```mlir
+    %lr, %mom = zero.lr_schedule %t {schedule = #zero.lr_schedule<kind = warmup, warmup_num_steps = 10>,
+        base_lr = 1.0e-3 : f64, base_momentum = 0.9 : f64} : tensor<i64> -> tensor<f64>, tensor<f64>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[I64]>:$step, Zero_LrScheduleAttr:$schedule,
+                   F64Attr:$base_lr, F64Attr:$base_momentum);
+  let results = (outs 0DTensorOf<[F64]>:$lr, 0DTensorOf<[F64]>:$momentum);
+  let assemblyFormat = [{
+    $step attr-dict `:` type($step) `->` type($lr) `,` type($momentum)
+  }];
+}
+
+def Zero_UpdateLossScaleOp : Zero_Op<"update_loss_scale",
+    [MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "one step of DeepSpeed's loss scaler";
+  let description = [{
+    Updates the scale `zero.loss_scale` reads from the global overflow flag,
+    as `DynamicLossScaler.update_scale` does (a static scale never changes).
+    On overflow:
+    - if `hysteresis` is 1 or has run down to 1, the scale becomes
+      `max(scale / scale_factor, min_scale)`; otherwise the scale is kept and
+      one more overflow is tolerated less;
+    - an overflow at a scale already equal to `min_scale` ends the run on
+      every rank, as DeepSpeed does.
+    On a clean step, after `scale_window` clean steps in a row the scale is
+    multiplied by `scale_factor`, and `consecutive_hysteresis` restores the
+    hysteresis. The engine logs DeepSpeed's `OVERFLOW!` line.
+
+    ```mlir
+    zero.update_loss_scale %overflow {scaler = #zero.loss_scaler<scale_window = 100>} : tensor<i1>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[I1]>:$overflow, Zero_LossScalerAttr:$scaler);
+  let assemblyFormat = "$overflow attr-dict `:` type($overflow)";
+}
+
+def Zero_IfFiniteOp : Zero_Op<"if_finite",
+    [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "runs the update unless the step overflowed";
+  let description = [{
+    Runs its region when `overflow` (the global flag) is false: the
+    optimizer updates, the step count and the parameter all-gathers of a
+    step that was not skipped. Every rank holds the same flag, so every
+    rank runs the same collectives.
+
+    ```mlir
+    zero.if_finite %overflow : tensor<i1> {
+      zero.adam_update @fc.weight, %g, %factor, %lr, %b1, %b2, %t {optimizer = #zero.adam<>}
+          : tensor<7x10xf32>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<i64>
+      zero.advance_step
+    }
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[I1]>:$overflow);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$overflow attr-dict `:` type($overflow) $body";
+}
+
+def Zero_AdamUpdateOp : Zero_Op<"adam_update",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "one Adam/AdamW update of this rank's part of a parameter";
+  let description = [{
+    Multiplies `grad` (the reduced accumulator: the full gradient in stage
+    0, the rank's shard in stages 1-3) by `factor`, in the optimizer's f32
+    when the parameter has a master, and updates the parameter's elements
+    this rank owns (stage 0: all of them; stages 1-2: its slice of the
+    replica; stage 3: its shard) with Adam at step `step + 1`, learning rate
+    `lr` and betas `beta1`, `beta2`; `optimizer` gives eps, weight decay and
+    the modes. A parameter with an f32 master updates the master and rounds
+    it back into the 16-bit parameter. Adam's m and v are this op's state.
+
+    ```mlir
+    zero.adam_update @fc.weight, %g, %factor, %lr, %b1, %b2, %t {optimizer = #zero.adam<weight_decay = 1.000000e-02>}
+        : !zero.shard<grads, f32, 18, device>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param,
+                   AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>:$grad,
+                   0DTensorOf<[F64]>:$factor, 0DTensorOf<[F64]>:$lr,
+                   0DTensorOf<[F64]>:$beta1, 0DTensorOf<[F64]>:$beta2,
+                   0DTensorOf<[I64]>:$step, Zero_AdamAttr:$optimizer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $factor `,` $lr `,` $beta1 `,` $beta2 `,` $step
+    attr-dict `:` qualified(type($grad)) `,` type($factor) `,` type($lr) `,`
+    type($beta1) `,` type($beta2) `,` type($step)
+  }];
+}
+
+def Zero_SgdUpdateOp : Zero_Op<"sgd_update",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "one SGD update of this rank's part of a parameter";
+  let description = [{
+    As `zero.adam_update`, with torch.optim.SGD's rule at learning rate
+    `lr`; `optimizer` gives momentum, dampening, weight decay and nesterov.
+    With a non-zero momentum its buffer is this op's state.
+
+    ```mlir
+    zero.sgd_update @fc.weight, %g, %factor, %lr, %t {optimizer = #zero.sgd<momentum = 9.000000e-01>}
+        : tensor<7x10xf32>, tensor<f64>, tensor<f64>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param,
+                   AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>:$grad,
+                   0DTensorOf<[F64]>:$factor, 0DTensorOf<[F64]>:$lr,
+                   0DTensorOf<[I64]>:$step, Zero_SgdAttr:$optimizer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $factor `,` $lr `,` $step attr-dict `:`
+    qualified(type($grad)) `,` type($factor) `,` type($lr) `,` type($step)
+  }];
+}
+
+def Zero_GatherReplicaOp : Zero_Op<"gather_replica",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>, Zero_CommEffects,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "all-gathers the updated slices of a replicated parameter";
+  let description = [{
+    Stages 1-2: every rank updated its `shard`-element slice of the
+    parameter's padded replica; this all-gathers the slices in place, so
+    that every replica holds the updated parameter.
+
+    ```mlir
+    zero.gather_replica @fc.weight : !zero.shard<params, f32, 18, device>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, TypeAttrOf<Zero_ShardType>:$shard);
+  let assemblyFormat = "$param attr-dict `:` $shard";
 }
 
 #endif // ZEROC_DIALECT_ZERO_ZEROOPS_TD

@@ -1,0 +1,126 @@
+//===- ZeroStepOps.cpp - verifiers of the optimizer step's ops ------------===//
+#include "ParamLookup.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace zeroc::zero;
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult SgdAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              APFloat, APFloat momentum, APFloat dampening, APFloat,
+                              bool nesterov) {
+  if (nesterov && (momentum.convertToDouble() <= 0.0 ||
+                   dampening.convertToDouble() != 0.0))
+    return emitError() << "nesterov needs a positive momentum and zero dampening";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient reads and reductions
+//===----------------------------------------------------------------------===//
+
+/// The element type of a gradient value: a tensor, flat buffer or shard.
+static Type gradElementType(Type t) {
+  if (auto flat = llvm::dyn_cast<FlatType>(t))
+    return flat.getElementType();
+  if (auto shard = llvm::dyn_cast<ShardType>(t))
+    return shard.getElementType();
+  return llvm::cast<ShapedType>(t).getElementType();
+}
+
+/// Flat buffers and shards of gradients must hold gradients, and every
+/// gradient floats.
+static LogicalResult verifyGradOperands(Operation *op, ValueRange grads) {
+  for (auto [i, g] : llvm::enumerate(grads)) {
+    Type t = g.getType();
+    if (auto flat = llvm::dyn_cast<FlatType>(t);
+        flat && flat.getKind() != BufferKind::Grads)
+      return op->emitOpError("operand ") << i << " must be a grads buffer";
+    if (auto shard = llvm::dyn_cast<ShardType>(t);
+        shard && shard.getKind() != BufferKind::Grads)
+      return op->emitOpError("operand ") << i << " must be a grads shard";
+    if (!llvm::isa<FloatType>(gradElementType(t)))
+      return op->emitOpError("operand ") << i << " must hold floating-point gradients";
+  }
+  return success();
+}
+
+LogicalResult HasOverflowOp::verify() { return verifyGradOperands(*this, getGrads()); }
+LogicalResult SumSquaresOp::verify() { return verifyGradOperands(*this, getGrads()); }
+
+LogicalResult ClipGradNormOp::verify() {
+  double maxNorm = getMaxNorm().convertToDouble();
+  if (!(maxNorm >= 0.0) || std::isinf(maxNorm))
+    return emitOpError("max_norm must be finite and non-negative, got ") << maxNorm;
+  return success();
+}
+
+LogicalResult
+GradAccumulatorOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
+  if (!param)
+    return failure();
+  Type t = getType();
+  if (llvm::isa<RankedTensorType>(t)) {
+    if (llvm::cast<RankedTensorType>(t).getShape() != param.getType().getShape())
+      return emitOpError("full accumulator shape must match parameter type ")
+             << param.getType();
+    return success();
+  }
+  if (auto flat = llvm::dyn_cast<FlatType>(t);
+      flat && (flat.getKind() != BufferKind::Grads ||
+               flat.getSize() < param.getType().getNumElements()))
+    return emitOpError("a flat accumulator must be a grads buffer of at least ")
+           << param.getType().getNumElements() << " elements";
+  if (auto shard = llvm::dyn_cast<ShardType>(t);
+      shard && shard.getKind() != BufferKind::Grads)
+    return emitOpError("a shard accumulator must be a grads shard");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Updates
+//===----------------------------------------------------------------------===//
+
+/// The update's gradient must be the reduced accumulator of the parameter:
+/// its full shape or a grads shard.
+static LogicalResult verifyUpdate(Operation *op, FlatSymbolRefAttr ref,
+                                  Type grad, SymbolTableCollection &symbols) {
+  auto param = lookupParam(op, ref, symbols, /*trainable=*/true);
+  if (!param)
+    return failure();
+  if (auto shard = llvm::dyn_cast<ShardType>(grad)) {
+    if (shard.getKind() != BufferKind::Grads)
+      return op->emitOpError("gradient must be a grads shard");
+    return success();
+  }
+  if (llvm::cast<RankedTensorType>(grad).getShape() != param.getType().getShape())
+    return op->emitOpError("gradient shape must match parameter type ")
+           << param.getType();
+  return success();
+}
+
+LogicalResult AdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyUpdate(*this, getParamAttr(), getGrad().getType(), symbols);
+}
+
+LogicalResult SgdUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyUpdate(*this, getParamAttr(), getGrad().getType(), symbols);
+}
+
+LogicalResult GatherReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
+  if (!param)
+    return failure();
+  auto shard = llvm::cast<ShardType>(getShard());
+  if (shard.getKind() != BufferKind::Params ||
+      shard.getElementType() != param.getType().getElementType())
+    return emitOpError("shard must be a params shard of element type ")
+           << param.getType().getElementType();
+  return success();
+}

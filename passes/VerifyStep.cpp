@@ -1,0 +1,132 @@
+//===- VerifyStep.cpp - @train_step's invariants for the ZeRO stage -------===//
+#include "zeroc/Passes/Passes.h"
+
+#include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_VERIFYSTEP
+#include "zeroc/Passes/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc;
+
+namespace {
+
+struct ParamUses {
+  zero::GradAccumulatorOp accumulator;
+  Operation *update = nullptr;
+  zero::GatherReplicaOp gather;
+};
+
+struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
+  void runOnOperation() override {
+    if (failed(verify(getOperation())))
+      signalPassFailure();
+  }
+
+  LogicalResult verify(ModuleOp module) {
+    auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!fn || fn.isExternal())
+      return module.emitError("zero-verify-step: no @train_step (run zero-step-boundary)");
+    auto stageAttr = module->getAttrOfType<IntegerAttr>("zero.stage");
+    auto worldAttr = module->getAttrOfType<IntegerAttr>("zero.world_size");
+    if (!stageAttr || !worldAttr)
+      return module.emitError("zero-verify-step: module has no zero.stage and zero.world_size");
+    const int64_t stage = stageAttr.getInt(), world = worldAttr.getInt();
+    auto f64 = RankedTensorType::get({}, Float64Type::get(&getContext()));
+    auto i1 = RankedTensorType::get({}, IntegerType::get(&getContext(), 1));
+    if (fn.getFunctionType().getNumInputs() != 0 ||
+        fn.getFunctionType().getResults() != ArrayRef<Type>{f64, i1, f64})
+      return fn.emitOpError("@train_step must take nothing and return "
+                            "(tensor<f64>, tensor<i1>, tensor<f64>)");
+
+    SmallVector<zero::IfFiniteOp> guards;
+    fn.walk([&](zero::IfFiniteOp g) { guards.push_back(g); });
+    if (guards.size() != 1)
+      return fn.emitOpError("@train_step must have one zero.if_finite, has ")
+             << guards.size();
+    zero::IfFiniteOp guard = guards.front();
+
+    llvm::StringMap<ParamUses> uses;
+    WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
+      StringRef param;
+      if (auto acc = llvm::dyn_cast<zero::GradAccumulatorOp>(op)) {
+        ParamUses &u = uses[acc.getParam()];
+        if (u.accumulator)
+          return acc.emitOpError("second accumulator read of '") << acc.getParam() << "'";
+        u.accumulator = acc;
+      } else if (llvm::isa<zero::AdamUpdateOp, zero::SgdUpdateOp>(op)) {
+        auto ref = op->getAttrOfType<FlatSymbolRefAttr>("param");
+        ParamUses &u = uses[ref.getValue()];
+        if (u.update)
+          return op->emitOpError("second update of '") << ref.getValue() << "'";
+        if (op->getParentOp() != guard)
+          return op->emitOpError("must be inside the step's zero.if_finite");
+        u.update = op;
+      } else if (auto g = llvm::dyn_cast<zero::GatherReplicaOp>(op)) {
+        if (stage != 1 && stage != 2)
+          return g.emitOpError("only stages 1-2 gather replicas, this is stage ") << stage;
+        ParamUses &u = uses[g.getParam()];
+        if (!u.update || u.gather)
+          return g.emitOpError("must follow the one update of '") << g.getParam() << "'";
+        u.gather = g;
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    for (auto p : module.getOps<graph::ParamOp>()) {
+      auto it = uses.find(p.getSymName());
+      if (!p.getTrainable()) {
+        if (it != uses.end())
+          return p.emitOpError("is frozen but @train_step reads or updates it");
+        continue;
+      }
+      if (it == uses.end() || !it->second.accumulator || !it->second.update)
+        return p.emitOpError("has no gradient read and update in @train_step");
+      ParamUses &u = it->second;
+      if ((stage == 1 || stage == 2) && !u.gather)
+        return p.emitOpError("is updated but its replica is never gathered");
+      if (failed(verifyReduction(p, u, stage, world)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// The update reads the stage's reduced gradient.
+  LogicalResult verifyReduction(graph::ParamOp p, ParamUses &u, int64_t stage,
+                                int64_t world) {
+    Value acc = u.accumulator.getResult();
+    Value grad = u.update->getOperand(0);
+    int64_t n = p.getType().getNumElements();
+    int64_t shard = (n + world - 1) / world;
+    const char *expected = nullptr;
+    if (stage == 0) {
+      auto ar = grad.getDefiningOp<zero::AllReduceOp>();
+      if (!llvm::isa<RankedTensorType>(acc.getType()) || !ar ||
+          ar.getInput() != acc)
+        expected = "the all-reduced full accumulator";
+    } else if (stage == 1) {
+      auto rs = grad.getDefiningOp<zero::ReduceScatterOp>();
+      if (!llvm::isa<zero::FlatType>(acc.getType()) || !rs || rs.getBuffer() != acc)
+        expected = "the reduce-scattered padded accumulator";
+    } else if (grad != acc) {
+      expected = "the accumulated shard";
+    }
+    if (!expected)
+      if (auto s = llvm::dyn_cast<zero::ShardType>(grad.getType());
+          s && s.getSize() != shard)
+        expected = "a shard of ceil(numel / world) elements";
+    if (expected)
+      return u.update->emitOpError("must update '")
+             << p.getSymName() << "' from " << expected << " at stage " << stage;
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,199 @@
+//===- engine_step.cc - zeroc_rt_engine_* calls of the optimizer step -----===//
+//
+// The generated train_step reaches the optimizer state through these calls.
+// They apply what the compiler decided (which elements, which factor, which
+// step) to the engine's buffers; none of them looks at the ZeRO stage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+#include "train/lr_schedule.h"
+
+#include <cmath>
+
+namespace {
+
+using zeroc_rt::train::ParamState;
+
+/// The trainable parameter `param`, or NULL after setting *status.
+ParamState *trainableParam(zeroc_rt_engine_t *engine, int32_t param,
+                           int64_t count, const char *what,
+                           zeroc_rt_status_t *status) {
+  *status = nullptr;
+  if (!engine || param < 0 ||
+      static_cast<size_t>(param) >= engine->state.params.size()) {
+    *status = ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                             "%s: no parameter %d", what, param);
+    return nullptr;
+  }
+  ParamState &p = engine->state.params[static_cast<size_t>(param)];
+  if (p.frozen || count != p.updateCount) {
+    *status = ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                             "%s: parameter '%s' %s (%lld elements given, "
+                             "this rank updates %lld)",
+                             what, p.desc->name,
+                             p.frozen ? "is frozen" : "has another layout",
+                             static_cast<long long>(count),
+                             static_cast<long long>(p.updateCount));
+    return nullptr;
+  }
+  return &p;
+}
+
+zeroc_rt_status_t paramError(zeroc_rt_status_t status, const char *what,
+                             const ParamState &p) {
+  return ZEROC_RT_TRAIN_WRAP(
+      status, zeroc_rt::train::format("%s of parameter '%s': ", what, p.desc->name));
+}
+
+/// Multiplies `grad` by `factor` into the master dtype (a scratch copy when
+/// the dtypes differ) and runs `update(param, grad)` on the master or the
+/// parameter, then rounds the master back into the parameter.
+template <typename Update>
+zeroc_rt_status_t scaledUpdate(zeroc_rt_engine_t *engine, ParamState &p,
+                               void *grad, double factor, Update &&update) {
+  void *param = p.hasMaster() ? p.master : p.updateParam;
+  void *g = grad;
+  zeroc_rt_status_t status;
+  if (p.gradDtype != p.masterDtype) {
+    g = engine->state.masterGrad.data();
+    status = zeroc_rt_k_convert(p.gradDtype, grad, p.masterDtype, g,
+                                p.updateCount, factor);
+  } else {
+    status = zeroc_rt_k_scale(p.gradDtype, g, p.updateCount, factor);
+  }
+  if (status)
+    return paramError(status, "gradient scaling", p);
+  if ((status = update(param, g)))
+    return paramError(status, "optimizer update", p);
+  if (p.hasMaster() &&
+      (status = zeroc_rt_k_convert(p.masterDtype, p.master, p.dtype,
+                                   p.updateParam, p.updateCount, 1.0)))
+    return paramError(status, "rounding the master copy", p);
+  return nullptr;
+}
+
+zeroc_rt_status_t adamUpdate(zeroc_rt_engine_t *engine, int32_t param,
+                             void *grad, int64_t count, double factor,
+                             double lr, double beta1, double beta2, double eps,
+                             double weightDecay, int adamW, int biasCorrection,
+                             int64_t step) {
+  zeroc_rt_status_t status;
+  ParamState *p = trainableParam(engine, param, count,
+                                 "zeroc_rt_engine_adam_update", &status);
+  if (!p)
+    return status;
+  return scaledUpdate(engine, *p, grad, factor, [&](void *w, void *g) {
+    return zeroc_rt_k_adam_step(p->masterDtype, w, g, p->expAvg, p->expAvgSq,
+                                p->updateCount, lr, beta1, beta2, eps,
+                                weightDecay, adamW, biasCorrection, step);
+  });
+}
+
+zeroc_rt_status_t sgdUpdate(zeroc_rt_engine_t *engine, int32_t param,
+                            void *grad, int64_t count, double factor, double lr,
+                            double momentum, double dampening,
+                            double weightDecay, int nesterov, int64_t step) {
+  zeroc_rt_status_t status;
+  ParamState *p = trainableParam(engine, param, count,
+                                 "zeroc_rt_engine_sgd_update", &status);
+  if (!p)
+    return status;
+  return scaledUpdate(engine, *p, grad, factor, [&](void *w, void *g) {
+    return zeroc_rt_k_sgd_step(p->masterDtype, w, g, p->momentum,
+                               p->updateCount, lr, momentum, weightDecay,
+                               dampening, nesterov, step);
+  });
+}
+
+zeroc_rt_status_t updateLossScale(zeroc_rt_engine_t *engine, int overflow) {
+  if (!engine)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "zeroc_rt_engine_update_loss_scale: engine is NULL");
+  char log[256];
+  zeroc_rt_status_t status =
+      zeroc_rt_loss_scaler_update(&engine->scaler, overflow, log, sizeof log);
+  // Every rank holds the same scaler state and flag: an error here is
+  // returned by all of them.
+  if (status) {
+    engine->stepErrorAgreed = true;
+    return status;
+  }
+  engine->scalerLog = log;
+  return nullptr;
+}
+
+zeroc_rt_status_t lrSchedule(zeroc_rt_engine_t *engine, int64_t t,
+                             double baseLr, double baseMomentum, double *lr,
+                             double *momentum) {
+  if (!engine || !lr || !momentum)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "zeroc_rt_engine_lr_schedule: NULL argument");
+  double cycled = 0.0;
+  *lr = zeroc_rt_lr_at(&engine->program->lr_schedule, baseLr, t, &cycled);
+  *momentum = std::isnan(cycled) ? baseMomentum : cycled;
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+void *zeroc_rt_engine_grad_accumulator(zeroc_rt_engine_t *engine, int32_t param) {
+  if (!engine || param < 0 ||
+      static_cast<size_t>(param) >= engine->state.params.size())
+    return nullptr;
+  ParamState &p = engine->state.params[static_cast<size_t>(param)];
+  return p.frozen ? nullptr : p.grad;
+}
+
+int64_t zeroc_rt_engine_step_count(zeroc_rt_engine_t *engine) {
+  return engine ? engine->optimizerSteps : 0;
+}
+
+void zeroc_rt_engine_advance_step(zeroc_rt_engine_t *engine) {
+  if (engine)
+    ++engine->optimizerSteps;
+}
+
+zeroc_rt_status_t zeroc_rt_engine_lr_schedule(zeroc_rt_engine_t *engine,
+                                              int64_t t, double base_lr,
+                                              double base_momentum, double *lr,
+                                              double *momentum) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      lrSchedule(engine, t, base_lr, base_momentum, lr, momentum));
+}
+
+zeroc_rt_status_t zeroc_rt_engine_update_loss_scale(zeroc_rt_engine_t *engine,
+                                                    int overflow) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(updateLossScale(engine, overflow));
+}
+
+zeroc_rt_status_t zeroc_rt_engine_adam_update(
+    zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
+    double factor, double lr, double beta1, double beta2, double eps,
+    double weight_decay, int adam_w_mode, int bias_correction, int64_t step) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      adamUpdate(engine, param, grad, count, factor, lr, beta1, beta2, eps,
+                 weight_decay, adam_w_mode, bias_correction, step));
+}
+
+zeroc_rt_status_t zeroc_rt_engine_sgd_update(
+    zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
+    double factor, double lr, double momentum, double dampening,
+    double weight_decay, int nesterov, int64_t step) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(sgdUpdate(engine, param, grad, count, factor,
+                                             lr, momentum, dampening,
+                                             weight_decay, nesterov, step));
+}
+
+void zeroc_rt_engine_mark_reduced(zeroc_rt_engine_t *engine) {
+  if (!engine)
+    return;
+  engine->reducedMarked = true;
+  engine->reducedAt = std::chrono::steady_clock::now();
+}
+
+} // extern "C"
