@@ -84,6 +84,14 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
       scaler = parseOption<zero::LossScalerAttr>(lossScaler, "loss-scaler");
     if (!schedule || (!lossScaler.empty() && !scaler))
       return signalPassFailure();
+    auto monitorAttr = parseOption<zero::MonitorAttr>(monitor, "monitor");
+    if (!monitorAttr)
+      return signalPassFailure();
+    if (gradAccumSteps < 1) {
+      module.emitError("zero-step-boundary: grad-accum-steps must be >= 1, got ")
+          << static_cast<int64_t>(gradAccumSteps);
+      return signalPassFailure();
+    }
     if (!(gradientClipping >= 0.0)) {
       module.emitError("zero-step-boundary: gradient-clipping must be >= 0, got ")
           << gradientClipping;
@@ -98,6 +106,8 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
     auto i64 = RankedTensorType::get({}, b.getI64Type());
     auto fn = b.create<func::FuncOp>(
         loc, "train_step", b.getFunctionType({}, {f64, i1, f64}));
+    fn->setAttr(zero::kMicroStepsAttr, b.getI64IntegerAttr(gradAccumSteps));
+    fn->setAttr(zero::kMonitorAttr, monitorAttr);
     b.setInsertionPointToStart(fn.addEntryBlock());
 
     // The scale this step's backward used (read before its update); 1

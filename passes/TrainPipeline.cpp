@@ -64,6 +64,8 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
     step.lossScaler = "#zero.loss_scaler<>";
   step.gradientClipping = o.gradientClipping;
   step.fp32GradAccum = o.fp32GradAccum;
+  step.gradAccumSteps = o.gradAccumSteps;
+  step.monitor = o.monitor;
   phases.push_back({"step-boundary", [step](OpPassManager &pm) {
                       pm.addPass(createStepBoundary(step));
                     }});

@@ -24,7 +24,7 @@ config.substitutions.append(
      os.path.join(config.test_source_root, "expect_exit.py")))
 
 tool_dirs = [config.zeroc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["zeroc", "zeroc-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["zeroc", "zeroc-opt", "zeroc-translate"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # CPU features a test needs (openblas-core.test: AVX2 + FMA kernels).

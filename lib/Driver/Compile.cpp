@@ -53,6 +53,7 @@ void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
   o.optimizer = optimizerAttrText(ctx, config);
   o.lrSchedule = lrScheduleAttrText(ctx, config);
   o.lossScaler = config.lossScaling ? lossScalerAttrText(ctx, config) : "";
+  o.monitor = monitorAttrText(ctx, config);
 }
 
 /// The model's batch dim: dim 0 of its first data input.
@@ -193,7 +194,7 @@ int runCompile(const CompileArgs &args) {
         diag = d.str();
       return success();
     });
-    if (failed(emitCpuProgram(*module, config, args.commandLine, program)))
+    if (failed(emitCpuProgram(*module, args.commandLine, program)))
       return fail(model + ": cannot emit code: " + diag);
   }
   // The config's warnings once the model and the config were accepted, so

@@ -3,9 +3,9 @@
 // plan.json states, for the compiled stage and world size, the model-state
 // bytes each rank holds in the paper's categories and the elements each
 // optimizer step communicates, computed from the partitioned IR. The runtime
-// allocates these plus, in stage 1, the S-element buffer each gradient is
-// reduce-scattered into and, with mixed precision, one parameter's update in
-// f32 for the optimizer (transient in DeepSpeed too).
+// allocates these plus, with mixed precision, one parameter's update in f32
+// for the optimizer (transient in DeepSpeed too); stage 1's reduce-scattered
+// gradient shards live in the arena of @train_step.
 // With Adam and mixed precision (16-bit parameters and gradients, an f32
 // master, m and v: K = 12) they are the ZeRO paper's formulas: 16Ψ (stage
 // 0), 4Ψ + 12Ψ/W (1), 2Ψ + 14Ψ/W (2), 16Ψ/W (3); in fp32 (K = 8) 16Ψ,
@@ -21,7 +21,6 @@
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
-#include "zeroc/Emit/CpuEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -43,6 +42,18 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   // Frozen parameters: stored (and at stage 3 sharded) like the others, but
   // no gradient, no optimizer state, no step-boundary collective.
   int64_t frozenCount = 0, frozenElems = 0, frozenBytes = 0;
+  // The accumulators' element type, as @train_step reads them.
+  llvm::StringMap<Type> gradType;
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+    step.walk([&](zero::GradAccumulatorOp acc) {
+      Type t = acc.getType();
+      if (auto f = llvm::dyn_cast<zero::FlatType>(t))
+        gradType[acc.getParam()] = f.getElementType();
+      else if (auto sh = llvm::dyn_cast<zero::ShardType>(t))
+        gradType[acc.getParam()] = sh.getElementType();
+      else
+        gradType[acc.getParam()] = llvm::cast<ShapedType>(t).getElementType();
+    });
   for (auto p : module.getOps<graph::ParamOp>()) {
     if (!p.getTrainable()) {
       int64_t n = p.getType().getNumElements();
@@ -57,7 +68,9 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     int64_t pad = (n + w - 1) / w * w, shard = pad / w;
     int64_t b = zero::elementBytes(p.getType().getElementType());
     int64_t m = zero::elementBytes(p.getMasterElementType());
-    int64_t g = zero::elementBytes(gradAccumulatorType(p, config));
+    int64_t g = zero::elementBytes(gradType.lookup(p.getSymName())
+                                       ? gradType.lookup(p.getSymName())
+                                       : p.getType().getElementType());
     int64_t copies = statePerElem + (p.getMaster() ? 1 : 0);
     psi += n;
     padded += pad;

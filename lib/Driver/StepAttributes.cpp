@@ -63,4 +63,10 @@ std::string lossScalerAttrText(MLIRContext &ctx, const TrainConfig &c) {
       c.hysteresis, c.consecutiveHysteresis, f(c.minLossScale), f(2.0)));
 }
 
+std::string monitorAttrText(MLIRContext &ctx, const TrainConfig &c) {
+  ctx.getOrLoadDialect<zero::ZeroDialect>();
+  return text(zero::MonitorAttr::get(&ctx, c.stepsPerPrint, c.wallClockBreakdown,
+                                     c.csvMonitor, c.csvOutputPath, c.csvJobName));
+}
+
 } // namespace zeroc

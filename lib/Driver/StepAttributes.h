@@ -22,6 +22,10 @@ std::string lrScheduleAttrText(mlir::MLIRContext &ctx, const TrainConfig &config
 /// `#zero.loss_scaler<...>` for the fp16 block's loss scaling.
 std::string lossScalerAttrText(mlir::MLIRContext &ctx, const TrainConfig &config);
 
+/// `#zero.monitor<...>` for steps_per_print, wall_clock_breakdown and
+/// csv_monitor.
+std::string monitorAttrText(mlir::MLIRContext &ctx, const TrainConfig &config);
+
 } // namespace zeroc
 
 #endif // ZEROC_LIB_DRIVER_STEPATTRIBUTES_H

@@ -161,8 +161,8 @@ bool isTraced(Operation *op) {
 
 class Emitter {
 public:
-  Emitter(ModuleOp module, const TrainConfig &config, const std::string &hint)
-      : module(module), config(config), hint(hint) {}
+  Emitter(ModuleOp module, const std::string &hint)
+      : module(module), hint(hint) {}
 
   LogicalResult run(EmittedProgram &out);
 
@@ -183,7 +183,6 @@ private:
   int64_t blobConstant(Operation *op, ElementsAttr value);
 
   ModuleOp module;
-  const TrainConfig &config;
   std::string hint;
   std::string body;
   ModelBlob blob;
@@ -205,6 +204,8 @@ private:
   zero::LrScheduleAttr schedule;
   zero::LossScalerAttr scaler;
   double maxNorm = 0.0;
+  int64_t microSteps = 1;
+  zero::MonitorAttr monitor;
   llvm::StringMap<Type> gradElementType;
 };
 
@@ -514,6 +515,11 @@ LogicalResult Emitter::readStepConfig() {
   });
   if (!schedule)
     return fn.emitOpError("has no zero.lr_schedule");
+  auto steps = fn->getAttrOfType<IntegerAttr>(zero::kMicroStepsAttr);
+  monitor = fn->getAttrOfType<zero::MonitorAttr>(zero::kMonitorAttr);
+  if (!steps || steps.getInt() < 1 || !monitor)
+    return fn.emitOpError("needs zero.micro_steps >= 1 and zero.monitor (run zero-step-boundary)");
+  microSteps = steps.getInt();
   if (adam && sgd)
     return fn.emitOpError("mixes Adam and SGD updates");
   if (!adam && !sgd)
@@ -997,6 +1003,14 @@ LogicalResult Emitter::run(EmittedProgram &out) {
   if (!lossElem.isF32() && !lossElem.isF64())
     return fn.emitOpError("the loss must be f32 or f64 on the CPU target");
 
+  // The micro-batch is dim 0 of the inputs (the driver set it to
+  // train_micro_batch_size_per_gpu); a model without batched inputs has 1.
+  int64_t microBatch = 1;
+  for (Type t : block.getArgumentTypes())
+    if (auto rt = llvm::dyn_cast<RankedTensorType>(t); rt && rt.getRank() > 0) {
+      microBatch = rt.getDimSize(0);
+      break;
+    }
   int64_t stage = module->getAttrOfType<IntegerAttr>("zero.stage").getInt();
   int64_t world = module->getAttrOfType<IntegerAttr>("zero.world_size").getInt();
   std::string src;
@@ -1103,10 +1117,10 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << llvm::format_hex(blob.checksum(), 18)
      << "ull;\n"
      << "  program.arena_bytes = " << arenaBytes << ";\n"
-     << "  program.micro_batch = " << config.microBatch << ";\n"
-     << "  program.grad_accum = " << config.gradAccum << ";\n"
+     << "  program.micro_batch = " << microBatch << ";\n"
+     << "  program.grad_accum = " << microSteps << ";\n"
      << "  program.gradient_clipping = " << cxxDouble(maxNorm) << ";\n"
-     << "  program.steps_per_print = " << config.stepsPerPrint << ";\n";
+     << "  program.steps_per_print = " << monitor.getStepsPerPrint() << ";\n";
   if (adam)
     os << "  program.optimizer.type = ZEROC_RT_OPTIMIZER_ADAM;\n"
        << "  program.optimizer.lr = " << d(adam.getLr()) << ";\n"
@@ -1136,11 +1150,14 @@ LogicalResult Emitter::run(EmittedProgram &out) {
   case zero::LrScheduleKind::OneCycle: kind = "ZEROC_RT_LR_ONE_CYCLE"; break;
   case zero::LrScheduleKind::LRRangeTest: kind = "ZEROC_RT_LR_RANGE_TEST"; break;
   }
+  // The compute precision is what zero-mixed-precision made the trainable
+  // parameters: 16-bit with an f32 master.
   const char *precision = "ZEROC_RT_PRECISION_FP32";
-  if (config.precision == TrainConfig::Precision::FP16)
-    precision = "ZEROC_RT_PRECISION_FP16";
-  else if (config.precision == TrainConfig::Precision::BF16)
-    precision = "ZEROC_RT_PRECISION_BF16";
+  for (auto p : params)
+    if (p.getMaster() && p.getType().getElementType().isF16())
+      precision = "ZEROC_RT_PRECISION_FP16";
+    else if (p.getMaster() && p.getType().getElementType().isBF16())
+      precision = "ZEROC_RT_PRECISION_BF16";
   os << "  program.lr_schedule.type = " << kind << ";\n"
      << "  program.lr_schedule.warmup_min_lr = " << d(schedule.getWarmupMinLr()) << ";\n"
      << "  program.lr_schedule.warmup_max_lr = " << d(schedule.getWarmupMaxLr()) << ";\n"
@@ -1180,10 +1197,10 @@ LogicalResult Emitter::run(EmittedProgram &out) {
        << "  program.loss_scaler.scale_factor = " << d(sc.getScaleFactor()) << ";\n";
   os << "  program.precision = " << precision << ";\n"
 
-     << "  program.monitor.wall_clock_breakdown = " << int(config.wallClockBreakdown) << ";\n"
-     << "  program.monitor.csv_enabled = " << int(config.csvMonitor) << ";\n"
-     << "  program.monitor.csv_output_path = " << cxxStringLiteral(config.csvOutputPath) << ";\n"
-     << "  program.monitor.csv_job_name = " << cxxStringLiteral(config.csvJobName) << ";\n"
+     << "  program.monitor.wall_clock_breakdown = " << int(monitor.getWallClockBreakdown()) << ";\n"
+     << "  program.monitor.csv_enabled = " << int(monitor.getCsv()) << ";\n"
+     << "  program.monitor.csv_output_path = " << cxxStringLiteral(monitor.getCsvOutputPath().str()) << ";\n"
+     << "  program.monitor.csv_job_name = " << cxxStringLiteral(monitor.getCsvJobName().str()) << ";\n"
      << "  return zeroc_rt_train_process_main(argc, argv, &program);\n}\n";
   out.source = std::move(src);
   out.blob = std::move(blob);
@@ -1193,18 +1210,9 @@ LogicalResult Emitter::run(EmittedProgram &out) {
 
 } // namespace
 
-Type gradAccumulatorType(Operation *op, const TrainConfig &config) {
-  auto param = llvm::cast<graph::ParamOp>(op);
-  Type own = param.getType().getElementType();
-  if (param.getMaster() && config.gradAccumFp32)
-    return Float32Type::get(op->getContext());
-  return own;
-}
-
-LogicalResult emitCpuProgram(ModuleOp module, const TrainConfig &config,
-                             const std::string &recompileHint,
+LogicalResult emitCpuProgram(ModuleOp module, const std::string &recompileHint,
                              EmittedProgram &out) {
-  return Emitter(module, config, recompileHint).run(out);
+  return Emitter(module, recompileHint).run(out);
 }
 
 } // namespace zeroc

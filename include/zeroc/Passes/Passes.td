@@ -172,6 +172,8 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
     The optimizer, the schedule and the scaler are pass options written as
     the attributes they become (`#zero.adam<...>`, `#zero.sgd<...>`,
     `#zero.lr_schedule<...>`, `#zero.loss_scaler<...>`; no scaler: "").
+    `@train_step` also records the run around it: `zero.micro_steps` (the
+    gradient accumulation steps) and `zero.monitor` (what the loop logs).
 
     ```mlir
     func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) {
@@ -197,6 +199,10 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
            "Max global gradient norm (0: no clipping)">,
     Option<"fp32GradAccum", "fp32-grad-accum", "bool", /*default=*/"false",
            "Accumulate 16-bit parameters' gradients in f32">,
+    Option<"gradAccumSteps", "grad-accum-steps", "int64_t", /*default=*/"1",
+           "Micro-steps per optimizer step (recorded as zero.micro_steps)">,
+    Option<"monitor", "monitor", "std::string", /*default=*/"\"#zero.monitor<>\"",
+           "What the loop logs: a #zero.monitor attribute (recorded as zero.monitor)">,
   ];
 }
 

@@ -68,6 +68,10 @@ struct TrainPipelineOptions
       *this, "fp32-grad-accum",
       llvm::cl::desc("accumulate 16-bit parameters' gradients in f32"),
       llvm::cl::init(false)};
+  Option<std::string> monitor{
+      *this, "monitor",
+      llvm::cl::desc("what the loop logs: a #zero.monitor attribute"),
+      llvm::cl::init("#zero.monitor<>")};
   Option<bool> requireLoss{
       *this, "require-loss",
       llvm::cl::desc("the imported graph must mark a loss"),

@@ -33,6 +33,11 @@ inline constexpr llvm::StringLiteral kForwardEndAttr = "zero.forward_end";
 /// wall_clock_breakdown's bwd_allreduce timer ends there.
 inline constexpr llvm::StringLiteral kReductionEndAttr = "zero.reduction_end";
 
+/// Attributes zero-step-boundary puts on @train_step: the micro-steps per
+/// optimizer step (an i64) and what the loop logs (#zero.monitor).
+inline constexpr llvm::StringLiteral kMicroStepsAttr = "zero.micro_steps";
+inline constexpr llvm::StringLiteral kMonitorAttr = "zero.monitor";
+
 /// The value whose storage `v` shares: through graph.reshape, zero.view and
 /// zero.all_reduce (which reduces in place).
 mlir::Value storageRoot(mlir::Value v);

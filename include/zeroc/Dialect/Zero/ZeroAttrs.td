@@ -260,4 +260,27 @@ def Zero_LossScalerAttr : AttrDef<Zero_Dialect, "LossScaler"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def Zero_MonitorAttr : AttrDef<Zero_Dialect, "Monitor"> {
+  let mnemonic = "monitor";
+  let summary = "what the training loop around the step logs";
+  let description = [{
+    DeepSpeed's `steps_per_print` (0: no progress line), `wall_clock_breakdown`
+    and `csv_monitor` (`csv` with its `output_path` and `job_name`). The
+    loop, not the step, acts on them; `zero-step-boundary` records them on
+    `@train_step` so that the emitter reads the whole configuration from the
+    module.
+
+    ```mlir
+    #zero.monitor<steps_per_print = 10, csv = true, csv_job_name = "run1">
+    ```
+  }];
+  let parameters = (ins
+    Zero_I64Parameter<"", "0">:$steps_per_print,
+    Zero_BoolParameter<"", "false">:$wall_clock_breakdown,
+    Zero_BoolParameter<"", "false">:$csv,
+    StringRefParameter<"", "\"\"">:$csv_output_path,
+    StringRefParameter<"", "\"DeepSpeedJobName\"">:$csv_job_name);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 #endif // ZEROC_DIALECT_ZERO_ZEROATTRS_TD
