@@ -74,6 +74,18 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                       pm.addPass(createCanonicalizerPass());
                       pm.addPass(createCSEPass());
                     }});
+  // After cleanup: the bucket pass sees the ops that are emitted, and no
+  // later CSE merges pure bucket ops of two buckets into one buffer that
+  // lives across the step (docs/RationaleZero.md, "Bucketing").
+  const int64_t reduceBucket = o.reduceBucketSize,
+                prefetchBucket = o.prefetchBucketSize;
+  phases.push_back(
+      {"bucket", [reduceBucket, prefetchBucket](OpPassManager &pm) {
+         BucketOptions options;
+         options.reduceBucketSize = reduceBucket;
+         options.prefetchBucketSize = prefetchBucket;
+         pm.addPass(createBucket(options));
+       }});
   phases.push_back({"verify-partition", [](OpPassManager &pm) {
                       pm.addPass(createVerifyPartition());
                       pm.addPass(createVerifyStep());
@@ -89,7 +101,8 @@ void registerTrainPipeline() {
       "zero-train-pipeline",
       "every phase of `zeroc compile` after import, in order: checks of the "
       "imported graph, mixed precision, autodiff, loss scaling, the ZeRO "
-      "partition, cleanup and its verifier, the buffer plan",
+      "partition, the optimizer step, cleanup, bucketing, their verifiers, "
+      "the buffer plan",
       [](OpPassManager &pm, const TrainPipelineOptions &options) {
         for (const Phase &phase : trainPhases(options))
           phase.build(pm);

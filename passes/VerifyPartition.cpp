@@ -5,6 +5,7 @@
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
@@ -22,6 +23,83 @@ struct VerifyPartitionPass
   void runOnOperation() override {
     if (failed(verify(getOperation())))
       signalPassFailure();
+  }
+
+  /// Stages 2-3: the accumulated shard is a gradient reduce-scatter's
+  /// result or, for a bucket, the slice of it that holds exactly one
+  /// member's shard of a tensor of the parameter's `numel` elements, a
+  /// slice no other accumulation takes (`taken`: bucket and offset).
+  static LogicalResult
+  verifyReducedShard(zero::GradAccumulateOp acc, int64_t numel,
+                     llvm::DenseSet<std::pair<Operation *, int64_t>> &taken) {
+    Value grad = acc.getGrad();
+    if (grad.getDefiningOp<zero::ReduceScatterOp>())
+      return success();
+    auto slice = grad.getDefiningOp<zero::ShardSliceOp>();
+    auto scatter = slice
+                       ? slice.getShard().getDefiningOp<zero::ReduceScatterOp>()
+                       : zero::ReduceScatterOp();
+    if (!scatter)
+      return acc.emitOpError(
+          "accumulated shard must come from zero.reduce_scatter");
+    auto bucket = scatter.getBuffer().getDefiningOp<zero::PackShardsOp>();
+    if (!bucket)
+      return acc.emitOpError("accumulated slice must be of a reduce-scattered "
+                             "zero.pack_shards bucket");
+    for (auto [input, offset] :
+         llvm::zip(bucket.getInputs(), bucket.getOffsets()))
+      if (llvm::cast<IntegerAttr>(offset).getInt() ==
+              static_cast<int64_t>(slice.getOffset()) &&
+          llvm::cast<RankedTensorType>(input.getType()).getNumElements() ==
+              numel &&
+          slice.getType().getSize() ==
+              zero::shardElements(numel, bucket.getType().getWorld())) {
+        if (!taken.insert({scatter, slice.getOffset()}).second)
+          return acc.emitOpError("accumulates bucket member at offset ")
+                 << slice.getOffset() << " a second time";
+        return success();
+      }
+    return acc.emitOpError("accumulated slice [")
+           << slice.getOffset() << ", "
+           << slice.getOffset() + slice.getType().getSize()
+           << ") is not the shard of a " << numel
+           << "-element member of its bucket";
+  }
+
+  /// Stage 3: a parameter copied out of a bucket comes from the bucket's
+  /// gather, at the offset where zero.concat_shards put the shard of a
+  /// parameter of its type.
+  static LogicalResult verifyUnpackedParam(zero::UnpackShardsOp unpack) {
+    auto gather = unpack.getBuffer().getDefiningOp<zero::AllGatherOp>();
+    auto concat = gather
+                      ? gather.getShard().getDefiningOp<zero::ConcatShardsOp>()
+                      : zero::ConcatShardsOp();
+    if (!concat)
+      return unpack.emitOpError(
+          "unpacked buffer must be a zero.all_gather of zero.concat_shards");
+    int64_t offset = 0, numel = unpack.getType().getNumElements();
+    int64_t world = gather.getType().getWorld();
+    for (Value input : concat.getInputs()) {
+      auto shard = llvm::cast<zero::ShardType>(input.getType());
+      if (offset == static_cast<int64_t>(unpack.getOffset()) &&
+          shard.getSize() == zero::shardElements(numel, world)) {
+        auto read = input.getDefiningOp<zero::ParamShardOp>();
+        auto param = read
+                         ? SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(
+                               read, read.getParamAttr())
+                         : graph::ParamOp();
+        if (!param || param.getType() != unpack.getType())
+          return unpack.emitOpError("unpacked shard is not a zero.param_shard "
+                                    "of a parameter of type ")
+                 << unpack.getType();
+        return success();
+      }
+      offset += shard.getSize();
+    }
+    return unpack.emitOpError("offset ")
+           << unpack.getOffset() << " is not the start of a "
+           << zero::shardElements(numel, world)
+           << "-element shard of the gathered bucket";
   }
 
   LogicalResult verify(ModuleOp module) {
@@ -42,6 +120,7 @@ struct VerifyPartitionPass
       if (p.getTrainable())
         trainable[p.getSymName()] = p;
     llvm::StringMap<int> accumulated;
+    llvm::DenseSet<std::pair<Operation *, int64_t>> takenSlices;
     llvm::StringSet<> stored;
 
     WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
@@ -87,8 +166,13 @@ struct VerifyPartitionPass
             return op->emitOpError("gradient shard of ")
                    << shard.getSize() << " elements does not partition "
                    << numel << " elements over " << world << " ranks";
+          if (failed(verifyReducedShard(acc, numel, takenSlices)))
+            return failure();
         }
       }
+      if (auto unpack = llvm::dyn_cast<zero::UnpackShardsOp>(op))
+        if (failed(verifyUnpackedParam(unpack)))
+          return failure();
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())

@@ -16,6 +16,8 @@ Value storageRoot(Value v) {
       v = view.getBuffer();
     else if (auto ar = llvm::dyn_cast<AllReduceOp>(def))
       v = ar.getInput(); // reduced in place
+    else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
+      v = slice.getShard();
     else
       break;
   }
@@ -23,7 +25,7 @@ Value storageRoot(Value v) {
 }
 
 bool resultsNeedArena(Operation *op) {
-  return !llvm::isa<graph::ReshapeOp, ViewOp, graph::ConstantOp,
+  return !llvm::isa<graph::ReshapeOp, ViewOp, ShardSliceOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
                     ParamShardOp, BufferLoadOp, GradAccumulatorOp,
                     AllReduceOp>(op);

@@ -129,40 +129,28 @@ static LogicalResult verifyWaitedOnce(Operation *op, Value token) {
 // Packing and partitioning
 //===----------------------------------------------------------------------===//
 
-LogicalResult PackOp::verify() {
-  ArrayAttr offsets = getOffsets();
-  if (offsets.size() != getInputs().size())
-    return emitOpError("expected ")
-           << getInputs().size() << " offsets, one per input, got "
-           << offsets.size();
+namespace {
+/// The element range `[begin, end)` that operand `input` of a packing op
+/// fills.
+struct InputRange {
+  int64_t begin, end;
+  unsigned input;
+};
+} // namespace
 
-  FlatType flat = getResult().getType();
-  struct Range {
-    int64_t begin, end;
-    unsigned input;
-  };
-  SmallVector<Range> ranges;
-  for (auto [index, input, offsetAttr] :
-       llvm::enumerate(getInputs(), offsets)) {
-    auto type = llvm::cast<RankedTensorType>(input.getType());
-    int64_t begin = llvm::cast<IntegerAttr>(offsetAttr).getInt();
-    if (begin < 0)
-      return emitOpError("input #")
-             << index << " offset must be non-negative, got " << begin;
-    int64_t end = rangeEnd(begin, type.getNumElements());
-    if (type.getElementType() != flat.getElementType())
-      return emitOpError("input #")
-             << index << " element type " << type.getElementType()
-             << " does not match buffer element type "
-             << flat.getElementType();
-    if (end > flat.getSize())
-      return emitOpError("input #")
-             << index << " range [" << begin << ", " << end
-             << ") exceeds buffer size " << flat.getSize();
-    ranges.push_back({begin, end, static_cast<unsigned>(index)});
-  }
-
-  llvm::sort(ranges, [](const Range &a, const Range &b) {
+/// Checks the ranges of a packing op's inputs (`noun`: "range" or "shard
+/// range"): each ends at most at `limit` (described by `limitName`) and no
+/// two overlap, whatever the operand order.
+static LogicalResult verifyInputRanges(Operation *op,
+                                       SmallVectorImpl<InputRange> &ranges,
+                                       StringRef noun, int64_t limit,
+                                       StringRef limitName) {
+  for (const InputRange &r : ranges)
+    if (r.end > limit)
+      return op->emitOpError("input #")
+             << r.input << " " << noun << " [" << r.begin << ", " << r.end
+             << ") exceeds " << limitName << " " << limit;
+  llvm::sort(ranges, [](const InputRange &a, const InputRange &b) {
     return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
   });
   for (auto [prev, next] : llvm::zip(ranges, llvm::drop_begin(ranges))) {
@@ -170,14 +158,53 @@ LogicalResult PackOp::verify() {
     if (prev.begin == prev.end || next.begin == next.end ||
         next.begin >= prev.end)
       continue;
-    const Range &first = prev.input < next.input ? prev : next;
-    const Range &second = prev.input < next.input ? next : prev;
-    return emitOpError("input #")
-           << first.input << " range [" << first.begin << ", " << first.end
-           << ") overlaps input #" << second.input << " range ["
-           << second.begin << ", " << second.end << ")";
+    const InputRange &first = prev.input < next.input ? prev : next;
+    const InputRange &second = prev.input < next.input ? next : prev;
+    return op->emitOpError("input #")
+           << first.input << " " << noun << " [" << first.begin << ", "
+           << first.end << ") overlaps input #" << second.input << " " << noun
+           << " [" << second.begin << ", " << second.end << ")";
   }
   return success();
+}
+
+/// The ranges of a packing op's tensor inputs, each input's offset from
+/// `offsets` and its length from `length(type)`; fails on a missing or
+/// negative offset or an element type other than `elementType`.
+static LogicalResult
+collectInputRanges(Operation *op, ValueRange inputs, ArrayAttr offsets,
+                   Type elementType,
+                   function_ref<int64_t(RankedTensorType)> length,
+                   SmallVectorImpl<InputRange> &ranges) {
+  if (offsets.size() != inputs.size())
+    return op->emitOpError("expected ")
+           << inputs.size() << " offsets, one per input, got "
+           << offsets.size();
+  for (auto [index, input, offsetAttr] : llvm::enumerate(inputs, offsets)) {
+    auto type = llvm::cast<RankedTensorType>(input.getType());
+    int64_t begin = llvm::cast<IntegerAttr>(offsetAttr).getInt();
+    if (begin < 0)
+      return op->emitOpError("input #")
+             << index << " offset must be non-negative, got " << begin;
+    if (type.getElementType() != elementType)
+      return op->emitOpError("input #")
+             << index << " element type " << type.getElementType()
+             << " does not match buffer element type " << elementType;
+    ranges.push_back(
+        {begin, rangeEnd(begin, length(type)), static_cast<unsigned>(index)});
+  }
+  return success();
+}
+
+LogicalResult PackOp::verify() {
+  FlatType flat = getResult().getType();
+  SmallVector<InputRange> ranges;
+  if (failed(collectInputRanges(
+          *this, getInputs(), getOffsets(), flat.getElementType(),
+          [](RankedTensorType t) { return t.getNumElements(); }, ranges)))
+    return failure();
+  return verifyInputRanges(*this, ranges, "range", flat.getSize(),
+                           "buffer size");
 }
 
 LogicalResult ViewOp::verify() {
@@ -196,6 +223,79 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+
+//===----------------------------------------------------------------------===//
+// Buckets
+//===----------------------------------------------------------------------===//
+
+LogicalResult PackShardsOp::verify() {
+  FlatType flat = getResult().getType();
+  int64_t world = flat.getWorld();
+  SmallVector<InputRange> ranges;
+  if (failed(collectInputRanges(
+          *this, getInputs(), getOffsets(), flat.getElementType(),
+          [&](RankedTensorType t) {
+            return shardElements(t.getNumElements(), world);
+          },
+          ranges)))
+    return failure();
+  return verifyInputRanges(*this, ranges, "shard range", flat.getShardSize(),
+                           "slice size");
+}
+
+LogicalResult ShardSliceOp::verify() {
+  ShardType source = getShard().getType(), result = getResult().getType();
+  if (source.getKind() != result.getKind() ||
+      source.getElementType() != result.getElementType() ||
+      source.getSpace() != result.getSpace())
+    return emitOpError(
+        "result shard must have the operand's kind, element type and memory "
+        "space");
+  int64_t begin = getOffset();
+  int64_t end = rangeEnd(begin, result.getSize());
+  if (end > source.getSize())
+    return emitOpError("range [")
+           << begin << ", " << end << ") exceeds shard size "
+           << source.getSize();
+  return success();
+}
+
+LogicalResult ConcatShardsOp::verify() {
+  ShardType result = getResult().getType();
+  int64_t total = 0;
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    auto shard = llvm::cast<ShardType>(input.getType());
+    if (shard.getKind() != result.getKind() ||
+        shard.getElementType() != result.getElementType() ||
+        shard.getSpace() != result.getSpace())
+      return emitOpError("input #")
+             << index
+             << " must have the result's kind, element type and memory space";
+    total = rangeEnd(total, shard.getSize());
+  }
+  if (total != result.getSize())
+    return emitOpError("result size ")
+           << result.getSize() << " is not the sum of the input sizes, "
+           << total;
+  return success();
+}
+
+LogicalResult UnpackShardsOp::verify() {
+  FlatType flat = getBuffer().getType();
+  RankedTensorType type = getResult().getType();
+  if (type.getElementType() != flat.getElementType())
+    return emitOpError("result element type ")
+           << type.getElementType() << " does not match buffer element type "
+           << flat.getElementType();
+  int64_t begin = getOffset();
+  int64_t end =
+      rangeEnd(begin, shardElements(type.getNumElements(), flat.getWorld()));
+  if (end > flat.getShardSize())
+    return emitOpError("shard range [")
+           << begin << ", " << end << ") exceeds slice size "
+           << flat.getShardSize();
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Synchronous collectives

@@ -124,10 +124,12 @@ using F = Field;
 constexpr double kInt32Max = std::numeric_limits<int32_t>::max();
 
 // Why keys have no effect yet, shared by several keys.
-const char *kBuckets = "zeroc does not bucket collectives";
+const char *kGatherBuckets = "zeroc's stage 1-2 parameter all-gather after "
+                             "the optimizer step is not bucketed";
 const char *kCollectives = "zeroc picks the collectives of each stage itself";
-const char *kStage3 = "zeroc's stage 3 gathers each parameter around its uses, "
-                      "with no prefetch or persistence tuning";
+const char *kStage3 = "zeroc's stage 3 gathers parameters around their uses, "
+                      "bucketed by stage3_prefetch_bucket_size only, with no "
+                      "persistence or live-parameter tuning";
 const char *kOffload =
     "zeroc has no offload; the CPU target keeps every tensor "
     "in host memory";
@@ -178,13 +180,13 @@ std::vector<Field> zeroFields() {
       F::integer("reduce_bucket_size", 500000000)
           .atLeast(0)
           .autoValue()
-          .ignored(kBuckets)
-          .withNote("\"auto\" needs the hidden size: error"),
+          .withNote("stages 2-3: elements per gradient reduce-scatter; "
+                    "\"auto\" needs the hidden size: error"),
       F::boolean("use_multi_rank_bucket_allreduce", true).ignored(kCollectives),
       F::boolean("allgather_partitions", true).ignored(kCollectives),
       F::integer("allgather_bucket_size", 500000000)
           .atLeast(0)
-          .ignored(kBuckets),
+          .ignored(kGatherBuckets),
       F::boolean("overlap_comm", false)
           .noneByDefault()
           .ignored("zeroc does not overlap communication until the overlap "
@@ -213,9 +215,8 @@ std::vector<Field> zeroFields() {
       F::integer("stage3_prefetch_bucket_size", 50000000)
           .atLeast(0)
           .autoValue()
-          .ignored(kStage3)
-          .withNote(
-              "docs: 5e8; \"auto\": error with stage 3, the default otherwise"),
+          .withNote("stage 3: elements per parameter all-gather; docs: 5e8; "
+                    "\"auto\": error with stage 3, the default otherwise"),
       F::integer("stage3_param_persistence_threshold", 100000)
           .atLeast(0)
           .autoValue()

@@ -787,6 +787,10 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
     }
   }
 
+  const ojson &zero = o["zero_optimization"];
+  c.reduceBucketSize = zero["reduce_bucket_size"].get<int64_t>();
+  c.prefetchBucketSize = zero["stage3_prefetch_bucket_size"].get<int64_t>();
+
   c.wallClockBreakdown = o["wall_clock_breakdown"].get<bool>();
   const ojson &csv = o["csv_monitor"];
   c.csvMonitor = csv["enabled"].get<bool>();

@@ -178,6 +178,11 @@ private:
   std::string var(Value v);
   std::string desc(Value v);
   std::string descOf(const std::string &ptr, Type t);
+  /// Copies a tensor of `numel` elements at `tensor` into (`toBucket`) or
+  /// out of its shards at element `offset` of every rank slice of `bucket`.
+  void copyShards(const std::string &tensor, const std::string &bucket,
+                  int64_t offset, int64_t numel, zero::FlatType flat,
+                  bool toBucket);
   void line(const Twine &text) { body += "  " + text.str() + "\n"; }
   void call(const Twine &expr) { line("ZRT_TRY(" + expr + ");"); }
   int64_t blobConstant(Operation *op, ElementsAttr value);
@@ -281,6 +286,36 @@ std::string Emitter::descOf(const std::string &ptr, Type t) {
 
 std::string Emitter::desc(Value v) { return descOf(var(v), v.getType()); }
 
+void Emitter::copyShards(const std::string &tensor, const std::string &bucket,
+                         int64_t offset, int64_t numel, zero::FlatType flat,
+                         bool toBucket) {
+  int64_t world = flat.getWorld();
+  int64_t shard = zero::shardElements(numel, world);
+  int64_t elemBytes = zero::elementBytes(flat.getElementType());
+  const char *dtype = dtypeName(flat.getElementType());
+  // Rank r's shard: elements [r * shard, (r + 1) * shard) of the tensor, at
+  // element r * slice + offset of the bucket; the last shards may be short
+  // or empty (padding).
+  std::string inTensor =
+      llvm::formatv("{0} + zrt_r * {1}", tensor, shard * elemBytes);
+  std::string inBucket = llvm::formatv("{0} + zrt_r * {1}", bucket,
+                                       flat.getShardSize() * elemBytes);
+  if (offset)
+    inBucket += " + " + std::to_string(offset * elemBytes);
+  const std::string &src = toBucket ? inTensor : inBucket;
+  const std::string &dst = toBucket ? inBucket : inTensor;
+  line(
+      llvm::formatv("for (int64_t zrt_r = 0; zrt_r < {0}; ++zrt_r) {{", world));
+  line(llvm::formatv("  const int64_t zrt_n = {0} - zrt_r * {1} < {1} ? {0} - "
+                     "zrt_r * {1} : {1};",
+                     numel, shard));
+  line(llvm::formatv(
+      "  if (zrt_n > 0) ZRT_TRY(zeroc_rt_k_copy(P(T({0}, {1}, 1, {{zrt_n})), "
+      "P(T({2}, {1}, 1, {{zrt_n}))));",
+      src, dtype, dst));
+  line("}");
+}
+
 LogicalResult Emitter::emitZeroOp(Operation *op) {
   auto paramOf = [&](FlatSymbolRefAttr ref) {
     return std::to_string(paramIndex.lookup(ref.getValue()));
@@ -339,6 +374,38 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
       std::string dst = descOf(r + " + " + std::to_string(bytes), in.getType());
       call("zeroc_rt_k_copy(P(" + desc(in) + "), P(" + dst + "))");
     }
+    return success();
+  }
+  if (auto pack = llvm::dyn_cast<zero::PackShardsOp>(op)) {
+    zero::FlatType flat = pack.getType();
+    call("zeroc_rt_k_zero(P(" + desc(pack.getResult()) + "))");
+    for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets()))
+      copyShards(var(in), r, llvm::cast<IntegerAttr>(off).getInt(),
+                 shapeOf(in.getType())->numel(), flat, /*toBucket=*/true);
+    return success();
+  }
+  if (auto unpack = llvm::dyn_cast<zero::UnpackShardsOp>(op)) {
+    copyShards(r, var(unpack.getBuffer()), unpack.getOffset(),
+               unpack.getType().getNumElements(), unpack.getBuffer().getType(),
+               /*toBucket=*/false);
+    return success();
+  }
+  if (auto concat = llvm::dyn_cast<zero::ConcatShardsOp>(op)) {
+    int64_t offset = 0;
+    int64_t elemBytes = zero::elementBytes(concat.getType().getElementType());
+    for (Value in : concat.getInputs()) {
+      std::string dst =
+          descOf(r + " + " + std::to_string(offset * elemBytes), in.getType());
+      call("zeroc_rt_k_copy(P(" + desc(in) + "), P(" + dst + "))");
+      offset += llvm::cast<zero::ShardType>(in.getType()).getSize();
+    }
+    return success();
+  }
+  if (auto slice = llvm::dyn_cast<zero::ShardSliceOp>(op)) {
+    int64_t bytes = slice.getOffset() *
+                    zero::elementBytes(slice.getType().getElementType());
+    line(r + " = " + var(slice.getShard()) + " + " + std::to_string(bytes) +
+         ";");
     return success();
   }
   if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op)) {

@@ -98,6 +98,60 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
   ];
 }
 
+def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
+  let summary = "merges consecutive per-parameter collectives of @train_micro_step into buckets";
+  let description = [{
+    DeepSpeed's `reduce_bucket_size` and `stage3_prefetch_bucket_size`: a
+    bucket is one collective of a flat buffer laid out rank-major (rank r's
+    slice is the concatenation of rank r's shard of every member), so that
+    each rank receives exactly the shards its members' own collectives
+    would give it. Sizes count the elements the collective moves: a
+    member's numel padded to a multiple of the world size.
+
+    * Stages 2-3, gradients: the `zero.pack` + `zero.reduce_scatter` +
+      `zero.grad_accumulate` of each gradient are taken in program order
+      (the order zero-partition put them in: the order gradients become
+      final); consecutive ones of one element type are collected until the
+      next would take the bucket past `reduce-bucket-size` (a gradient
+      larger than that is a bucket of its own). A bucket of two or more is
+      one `zero.pack_shards` + `zero.reduce_scatter`, placed where the last
+      member's reduce-scatter was (right after its gradient is computed),
+      and one `zero.shard_slice` + `zero.grad_accumulate` per member.
+    * Stage 3, parameters: the `zero.param_shard` + `zero.all_gather` +
+      `zero.view` + `zero.release` of each gathered parameter are bucketed
+      the same way by `prefetch-bucket-size`, in program order, forward and
+      backward gathers apart. A bucket is one `zero.concat_shards` +
+      `zero.all_gather` before the first member's first use, one
+      `zero.unpack_shards` copy per member, and the `zero.release` of the
+      gathered bucket right after the copies; each member's copy lives
+      until its own last use.
+
+    Every bucket's collective gets `zero.bucket = <index>` (program order).
+    A bucket of one member is left exactly as it was, so a size of 0, or one
+    smaller than every member, changes nothing.
+
+    ```mlir
+    %b = zero.pack_shards %gw, %gb {offsets = [0, 6]}
+        : (tensor<4x3xf32>, tensor<3xf32>) -> !zero.flat<grads, f32, 16, 2>
+    %s = zero.reduce_scatter %b {reduction = #zero<reduction sum>, zero.bucket = 0 : i64}
+        : !zero.flat<grads, f32, 16, 2> -> !zero.shard<grads, f32, 8, device>
+    %sw = zero.shard_slice %s {offset = 0 : i64} : !zero.shard<grads, f32, 8, device> -> !zero.shard<grads, f32, 6, device>
+    zero.grad_accumulate @w, %sw : !zero.shard<grads, f32, 6, device>
+    %sb = zero.shard_slice %s {offset = 6 : i64} : !zero.shard<grads, f32, 8, device> -> !zero.shard<grads, f32, 2, device>
+    zero.grad_accumulate @b, %sb : !zero.shard<grads, f32, 2, device>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+  let options = [
+    Option<"reduceBucketSize", "reduce-bucket-size", "int64_t",
+           /*default=*/"500000000",
+           "Most elements one gradient reduce-scatter moves (0: one per gradient)">,
+    Option<"prefetchBucketSize", "prefetch-bucket-size", "int64_t",
+           /*default=*/"50000000",
+           "Most elements one stage-3 parameter all-gather moves (0: one per parameter)">,
+  ];
+}
+
 def VerifyPartition : Pass<"zero-verify-partition", "::mlir::ModuleOp"> {
   let summary = "checks the ZeRO stage's invariants after zero-partition";
   let description = [{
@@ -110,7 +164,12 @@ def VerifyPartition : Pass<"zero-verify-partition", "::mlir::ModuleOp"> {
       buffer is released (`zero.release`'s verifier forbids later uses);
     * every trainable parameter has exactly one `zero.grad_accumulate`:
       of a full tensor in stages 0-1, of a reduce-scattered grads shard of
-      the right size in stages 2-3;
+      the right size in stages 2-3 (for a bucket: the `zero.shard_slice`
+      of the reduced bucket that is one member's shard, taken by no other
+      accumulation);
+    * stage 3: a parameter read out of a bucket (`zero.unpack_shards`)
+      comes from the all-gather of a `zero.concat_shards`, at the offset of
+      a `zero.param_shard` of a parameter of its type;
     * every flat buffer has the module's world size and shard sizes match.
   }];
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];

@@ -72,6 +72,18 @@ struct TrainPipelineOptions
       *this, "monitor",
       llvm::cl::desc("what the loop logs: a #zero.monitor attribute"),
       llvm::cl::init("#zero.monitor<>")};
+  Option<int64_t> reduceBucketSize{
+      *this, "reduce-bucket-size",
+      llvm::cl::desc("stages 2-3: most elements one gradient reduce-scatter "
+                     "moves (DeepSpeed's reduce_bucket_size; 0: one per "
+                     "gradient)"),
+      llvm::cl::init(500000000)};
+  Option<int64_t> prefetchBucketSize{
+      *this, "prefetch-bucket-size",
+      llvm::cl::desc("stage 3: most elements one parameter all-gather moves "
+                     "(DeepSpeed's stage3_prefetch_bucket_size; 0: one per "
+                     "parameter)"),
+      llvm::cl::init(50000000)};
   Option<bool> requireLoss{
       *this, "require-loss",
       llvm::cl::desc("the imported graph must mark a loss"),
@@ -83,9 +95,9 @@ std::vector<Phase> importPhases(bool requireLoss = true);
 
 /// The import phases, then mixed precision (unless fp32), autodiff, loss
 /// scaling (with loss scaling or gradient accumulation), the ZeRO
-/// partition, the optimizer step, cleanup, their verifiers and the buffer
-/// plan. An unknown
-/// precision is reported by zero-mixed-precision.
+/// partition, the optimizer step, cleanup, bucketing, their verifiers and
+/// the buffer plan. An unknown precision is reported by
+/// zero-mixed-precision.
 std::vector<Phase> trainPhases(const TrainPipelineOptions &options);
 
 /// Registers `zero-train-pipeline` (every phase of trainPhases in order).

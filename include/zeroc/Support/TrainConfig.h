@@ -30,6 +30,11 @@ struct TrainConfig {
   bool nesterov = false;  ///< SGD
   std::string optimizerName = "AdamW"; ///< as written in the config, for logs
 
+  // ZeRO buckets (zero_optimization), in elements; 0: one collective per
+  // tensor.
+  int64_t reduceBucketSize = 500000000;  ///< stages 2-3 gradients
+  int64_t prefetchBucketSize = 50000000; ///< stage 3 parameter gathers
+
   // Mixed precision (fp16 / bf16 blocks).
   enum class Precision { FP32, FP16, BF16 } precision = Precision::FP32;
   bool lossScaling = false;          ///< fp16: dynamic or static scaling

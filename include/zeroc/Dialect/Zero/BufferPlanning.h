@@ -3,8 +3,8 @@
 // After zero-plan-buffers every tensor of @train_micro_step lives either in
 // state the runtime owns (parameter replicas and shards), in the blob
 // (constants), in the micro-step's inputs, in the arena at a planned offset,
-// or aliases one of those (reshapes and views). These helpers say which, so
-// that the planner and every target's emitter agree.
+// or aliases one of those (reshapes, views and shard slices). These helpers
+// say which, so that the planner and every target's emitter agree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,8 +38,8 @@ inline constexpr llvm::StringLiteral kReductionEndAttr = "zero.reduction_end";
 inline constexpr llvm::StringLiteral kMicroStepsAttr = "zero.micro_steps";
 inline constexpr llvm::StringLiteral kMonitorAttr = "zero.monitor";
 
-/// The value whose storage `v` shares: through graph.reshape, zero.view and
-/// zero.all_reduce (which reduces in place).
+/// The value whose storage `v` shares: through graph.reshape, zero.view,
+/// zero.shard_slice and zero.all_reduce (which reduces in place).
 mlir::Value storageRoot(mlir::Value v);
 
 /// Whether `op`'s results are arena buffers (as opposed to aliases, runtime

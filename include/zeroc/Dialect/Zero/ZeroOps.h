@@ -27,6 +27,17 @@ struct StateResource
 };
 
 
+/// Discardable attribute zero-bucket puts on the collective of every bucket
+/// of two or more members: the bucket's index in the function, in program
+/// order.
+inline constexpr llvm::StringLiteral kBucketAttr = "zero.bucket";
+
+/// Elements of one rank's shard of a tensor of `numel` elements: the tensor
+/// zero-padded to a multiple of `world`, divided by `world`.
+inline int64_t shardElements(int64_t numel, int64_t world) {
+  return numel / world + (numel % world != 0);
+}
+
 } // namespace zeroc::zero
 
 #define GET_OP_CLASSES

@@ -1,7 +1,7 @@
 //===- ZeroOps.td - zero dialect ops -----------------------*- tablegen -*-===//
 //
-// Ops of the zero dialect: packing tensors into flat buffers, the three
-// collectives in sync and async form, buffer lifetime, the persistent
+// Ops of the zero dialect: packing tensors into flat buffers, buckets, the
+// three collectives in sync and async form, buffer lifetime, the persistent
 // training state, and the optimizer step. This file includes the dialect, enum and
 // type definitions, so it is the root for the generated dialect docs.
 //
@@ -78,6 +78,122 @@ def Zero_ViewOp : Zero_Op<"view", [Pure]> {
 
     ```mlir
     %w = zero.view %flat {offset = 0} : !zero.flat<params, f32, 16, 4> -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Zero_FlatType:$buffer,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $buffer attr-dict `:` qualified(type($buffer)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Buckets: several tensors in one collective (zero-bucket)
+//===----------------------------------------------------------------------===//
+
+// A bucket is a flat buffer laid out rank-major: rank r's slice is the
+// concatenation of rank r's shard of every member, so one reduce-scatter or
+// all-gather of the bucket moves each member exactly as its own collective
+// would. A member's shard is its tensor flattened, zero-padded to a multiple
+// of the world size W, and cut into W equal parts (rank r owns part r):
+// ceil(numel / W) elements.
+
+def Zero_PackShardsOp : Zero_Op<"pack_shards", [Pure]> {
+  let summary = "copies tensors into a bucket, every rank's slice holding its shards";
+  let description = [{
+    Builds a flat buffer of `world` slices of `size / world` elements each
+    in which rank `r`'s slice holds rank `r`'s shard of `inputs[i]` at
+    element offset `offsets[i]`. A shard of a tensor of `n` elements is
+    `k = ceil(n / world)` elements: rank `r`'s are elements
+    `[r * k, (r + 1) * k)` of the tensor flattened row-major and
+    zero-padded to `world * k`. Elements covered by no shard are zero.
+
+    A `zero.reduce_scatter` of the result leaves each rank the
+    concatenation of its shards of every input, the same values each input's
+    own `zero.pack` and `zero.reduce_scatter` would give it; `zero.shard_slice`
+    takes them apart. There is one offset per input; shard ranges
+    `[offsets[i], offsets[i] + k)` lie inside one slice and do not overlap,
+    and every input has the buffer's element type.
+
+    ```mlir
+    // World 2: rank 0's slice is [a0 a1 a2 b0 b1], rank 1's [a3 a4 0 b2 b3].
+    %bucket = zero.pack_shards %a, %b {offsets = [0, 3]}
+        : (tensor<5xf32>, tensor<2x2xf32>) -> !zero.flat<grads, f32, 10, 2>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeTensor>:$inputs,
+                   I64ArrayAttr:$offsets);
+  let results = (outs Zero_FlatType:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_ShardSliceOp : Zero_Op<"shard_slice", [Pure]> {
+  let summary = "a contiguous part of a shard, without a copy";
+  let description = [{
+    Names the `size(result)` elements of `shard` starting at element
+    `offset`: one member's shard in the reduce-scattered shard of a bucket.
+    Kind, element type and memory space are the operand's, and the range
+    lies inside it. Like `zero.view` it aliases its operand's storage.
+
+    ```mlir
+    %s = zero.reduce_scatter %bucket {reduction = #zero<reduction sum>}
+        : !zero.flat<grads, f32, 10, 2> -> !zero.shard<grads, f32, 5, device>
+    %b = zero.shard_slice %s {offset = 3}
+        : !zero.shard<grads, f32, 5, device> -> !zero.shard<grads, f32, 2, device>
+    ```
+  }];
+  let arguments = (ins Zero_ShardType:$shard,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
+  let results = (outs Zero_ShardType:$result);
+  let assemblyFormat = [{
+    $shard attr-dict `:` qualified(type($shard)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_ConcatShardsOp : Zero_Op<"concat_shards", [Pure]> {
+  let summary = "copies shards end to end into one shard";
+  let description = [{
+    Lays the input shards end to end in operand order: this rank's slice of
+    a bucket, built from its shard of each member. Every input has the
+    result's kind, element type and memory space, and the result's size is
+    the sum of theirs. Stage 3 gathers a parameter bucket this way; member
+    `i`'s shards then lie at the sum of the sizes before it in every slice
+    of the gathered buffer.
+
+    ```mlir
+    %s = zero.concat_shards %a, %b
+        : (!zero.shard<params, f32, 3, device>, !zero.shard<params, f32, 2, device>)
+        -> !zero.shard<params, f32, 5, device>
+    ```
+  }];
+  let arguments = (ins Variadic<Zero_ShardType>:$inputs);
+  let results = (outs Zero_ShardType:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_UnpackShardsOp : Zero_Op<"unpack_shards", [Pure]> {
+  let summary = "copies one tensor out of a bucket's shards";
+  let description = [{
+    The inverse of one `zero.pack_shards` input: reads the `k` elements at
+    `offset` of each of the `world` slices of `buffer`, in rank order, and
+    keeps the first `numel(result)` of them, reshaped row-major to the
+    result type (`k = ceil(numel(result) / world)`). Unlike `zero.view` it
+    copies, because a member's elements are spread over every slice. Stage 3
+    reads each parameter of a gathered bucket this way. The range
+    `[offset, offset + k)` lies inside a slice and the element types agree.
+
+    ```mlir
+    %f = zero.all_gather %s : !zero.shard<params, f32, 5, device> -> !zero.flat<params, f32, 10, 2>
+    %b = zero.unpack_shards %f {offset = 3} : !zero.flat<params, f32, 10, 2> -> tensor<2x2xf32>
     ```
   }];
   let arguments = (ins Zero_FlatType:$buffer,

@@ -1,0 +1,280 @@
+//===- Bucket.cpp - gradient and parameter buckets of @train_micro_step ---===//
+//
+// Groups zero-partition's per-parameter collectives into buckets: the
+// gradient reduce-scatters of stages 2-3 by reduce-bucket-size, the stage-3
+// parameter all-gathers by prefetch-bucket-size. A bucket is laid out
+// rank-major (zero.pack_shards, zero.concat_shards), so its collective gives
+// every rank exactly the shards the members' own collectives would.
+//
+//===----------------------------------------------------------------------===//
+#include "zeroc/Passes/Passes.h"
+
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_BUCKET
+#include "zeroc/Passes/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc::zero;
+
+namespace {
+
+/// One gradient's reduction as zero-partition emits it:
+/// pack(grad) -> reduce_scatter -> grad_accumulate.
+struct GradReduction {
+  PackOp pack;
+  ReduceScatterOp scatter;
+  GradAccumulateOp accumulate;
+
+  Value grad() { return pack.getInputs().front(); }
+  FlatType flat() { return pack.getType(); }
+};
+
+/// One parameter gather as zero-partition emits it: param_shard ->
+/// all_gather -> view (offset 0) ... release.
+struct ParamGather {
+  ParamShardOp shard;
+  AllGatherOp gather;
+  ViewOp view;
+  ReleaseOp release;
+  bool backward;
+
+  FlatType flat() { return gather.getType(); }
+};
+
+/// The buffer holds exactly `numel` elements padded to a multiple of its
+/// world size, so that its shard is the member shard a bucket lays out.
+bool holdsExactly(FlatType flat, int64_t numel) {
+  return flat.getShardSize() == shardElements(numel, flat.getWorld());
+}
+
+std::optional<GradReduction> matchGradReduction(ReduceScatterOp scatter) {
+  auto pack = scatter.getBuffer().getDefiningOp<PackOp>();
+  if (!pack || !pack->hasOneUse() || pack.getInputs().size() != 1 ||
+      llvm::cast<IntegerAttr>(pack.getOffsets()[0]).getInt() != 0 ||
+      pack->getBlock() != scatter->getBlock())
+    return std::nullopt;
+  if (scatter->hasAttr(kBucketAttr) || !scatter->hasOneUse() ||
+      pack.getType().getKind() != BufferKind::Grads)
+    return std::nullopt;
+  auto accumulate = llvm::dyn_cast<GradAccumulateOp>(*scatter->user_begin());
+  auto tensor = llvm::cast<RankedTensorType>(pack.getInputs()[0].getType());
+  if (!accumulate || !holdsExactly(pack.getType(), tensor.getNumElements()))
+    return std::nullopt;
+  return GradReduction{pack, scatter, accumulate};
+}
+
+std::optional<ParamGather> matchParamGather(AllGatherOp gather,
+                                            Operation *forwardEnd) {
+  auto shard = gather.getShard().getDefiningOp<ParamShardOp>();
+  if (!shard || gather->hasAttr(kBucketAttr) ||
+      gather.getType().getKind() != BufferKind::Params)
+    return std::nullopt;
+  ViewOp view;
+  ReleaseOp release;
+  for (Operation *user : gather->getUsers()) {
+    if (auto v = llvm::dyn_cast<ViewOp>(user); v && !view && v.getOffset() == 0)
+      view = v;
+    else if (auto r = llvm::dyn_cast<ReleaseOp>(user); r && !release)
+      release = r;
+    else
+      return std::nullopt;
+  }
+  if (!view || !release ||
+      !holdsExactly(gather.getType(), view.getType().getNumElements()))
+    return std::nullopt;
+  bool backward = forwardEnd && forwardEnd->isBeforeInBlock(gather);
+  return ParamGather{shard, gather, view, release, backward};
+}
+
+/// Splits `members` (in program order) into runs of consecutive members:
+/// a run takes the next member while it is `compatible` with the run and
+/// the run's elements stay within `limit`; a member larger than `limit` is
+/// a run of its own.
+template <typename Member, typename Compatible>
+SmallVector<SmallVector<Member>> splitIntoBuckets(ArrayRef<Member> members,
+                                                  int64_t limit,
+                                                  Compatible compatible) {
+  SmallVector<SmallVector<Member>> buckets;
+  int64_t elements = 0;
+  for (Member m : members) {
+    int64_t size = m.flat().getSize();
+    if (buckets.empty() || elements + size > limit ||
+        !compatible(buckets.back().front(), m)) {
+      buckets.emplace_back();
+      elements = 0;
+    }
+    buckets.back().push_back(m);
+    elements += size;
+  }
+  return buckets;
+}
+
+struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto [name, size] :
+         {std::pair{"reduce-bucket-size", int64_t(reduceBucketSize)},
+          std::pair{"prefetch-bucket-size", int64_t(prefetchBucketSize)}})
+      if (size < 0) {
+        module.emitError("zero-bucket: ")
+            << name << " must be >= 0, got " << size;
+        return signalPassFailure();
+      }
+    auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step");
+    if (!fn || fn.isExternal()) {
+      module.emitError(
+          "zero-bucket needs @train_micro_step (run zero-partition first)");
+      return signalPassFailure();
+    }
+    Block &block = fn.getBody().front();
+    SmallPtrSet<Operation *, 16> collectives;
+    bucketGathers(block, collectives);
+    bucketGradients(block, collectives);
+    // Number the buckets in program order (earlier runs' buckets too).
+    OpBuilder b(&getContext());
+    int64_t index = 0;
+    for (Operation &op : block)
+      if (collectives.contains(&op) || op.hasAttr(kBucketAttr))
+        op.setAttr(kBucketAttr, b.getI64IntegerAttr(index++));
+  }
+
+  void bucketGradients(Block &block,
+                       SmallPtrSetImpl<Operation *> &collectives) {
+    SmallVector<GradReduction> reductions;
+    for (auto scatter : block.getOps<ReduceScatterOp>())
+      if (auto r = matchGradReduction(scatter))
+        reductions.push_back(*r);
+    auto compatible = [](GradReduction a, GradReduction b) {
+      return a.flat().getElementType() == b.flat().getElementType() &&
+             a.flat().getWorld() == b.flat().getWorld() &&
+             a.scatter.getReduction() == b.scatter.getReduction() &&
+             a.scatter.getScaleAttr() == b.scatter.getScaleAttr();
+    };
+    for (auto &bucket : splitIntoBuckets<GradReduction>(
+             reductions, reduceBucketSize, compatible))
+      if (bucket.size() > 1)
+        collectives.insert(reduceBucket(bucket));
+  }
+
+  /// One reduce-scatter for the bucket where the last member's was, then
+  /// each member's accumulation of its slice of the reduced shard.
+  Operation *reduceBucket(ArrayRef<GradReduction> members) {
+    GradReduction last = members.back();
+    FlatType like = last.flat();
+    SmallVector<Value> grads;
+    SmallVector<int64_t> offsets;
+    SmallVector<Location> locs;
+    int64_t shardSize = 0;
+    for (GradReduction m : members) {
+      grads.push_back(m.grad());
+      offsets.push_back(shardSize);
+      locs.push_back(m.scatter.getLoc());
+      shardSize += m.flat().getShardSize();
+    }
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(last.pack);
+    Location loc = b.getFusedLoc(locs);
+    auto flatType = FlatType::get(ctx, BufferKind::Grads, like.getElementType(),
+                                  shardSize * like.getWorld(), like.getWorld());
+    auto shardType =
+        ShardType::get(ctx, BufferKind::Grads, like.getElementType(), shardSize,
+                       MemorySpace::Device);
+    Value bucket = b.create<PackShardsOp>(loc, flatType, grads,
+                                          b.getI64ArrayAttr(offsets));
+    auto scatter = b.create<ReduceScatterOp>(loc, shardType, bucket,
+                                             last.scatter.getReductionAttr(),
+                                             last.scatter.getScaleAttr());
+    for (auto [i, offset] : llvm::enumerate(offsets)) {
+      GradReduction m = members[i];
+      Value slice =
+          b.create<ShardSliceOp>(m.scatter.getLoc(), m.scatter.getType(),
+                                 scatter, b.getI64IntegerAttr(offset));
+      b.create<GradAccumulateOp>(m.accumulate.getLoc(),
+                                 m.accumulate.getParamAttr(), slice);
+    }
+    for (GradReduction m : members) {
+      m.accumulate.erase();
+      m.scatter.erase();
+      m.pack.erase();
+    }
+    return scatter;
+  }
+
+  void bucketGathers(Block &block, SmallPtrSetImpl<Operation *> &collectives) {
+    Operation *forwardEnd = nullptr;
+    for (Operation &op : block)
+      if (op.hasAttr(kForwardEndAttr))
+        forwardEnd = &op;
+    SmallVector<ParamGather> gathers;
+    for (auto gather : block.getOps<AllGatherOp>())
+      if (auto g = matchParamGather(gather, forwardEnd))
+        gathers.push_back(*g);
+    auto compatible = [](ParamGather a, ParamGather b) {
+      return a.flat().getElementType() == b.flat().getElementType() &&
+             a.flat().getWorld() == b.flat().getWorld() &&
+             a.backward == b.backward;
+    };
+    for (auto &bucket :
+         splitIntoBuckets<ParamGather>(gathers, prefetchBucketSize, compatible))
+      if (bucket.size() > 1)
+        collectives.insert(gatherBucket(bucket));
+  }
+
+  /// One all-gather for the bucket where the first member's was (before the
+  /// first use of any member), a copy of each member out of it, and its
+  /// release after the copies.
+  Operation *gatherBucket(ArrayRef<ParamGather> members) {
+    ParamGather first = members.front();
+    FlatType like = first.flat();
+    SmallVector<Value> shards;
+    SmallVector<Location> locs;
+    int64_t shardSize = 0;
+    for (ParamGather m : members) {
+      // A later member's shard read moves up to the bucket's gather; the
+      // shards are not written inside the micro-step.
+      if (first.gather->isBeforeInBlock(m.shard))
+        m.shard->moveBefore(first.gather);
+      shards.push_back(m.shard);
+      locs.push_back(m.gather.getLoc());
+      shardSize += m.flat().getShardSize();
+    }
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(first.gather);
+    Location loc = b.getFusedLoc(locs);
+    auto shardType =
+        ShardType::get(ctx, BufferKind::Params, like.getElementType(),
+                       shardSize, MemorySpace::Device);
+    auto flatType =
+        FlatType::get(ctx, BufferKind::Params, like.getElementType(),
+                      shardSize * like.getWorld(), like.getWorld());
+    Value shard = b.create<ConcatShardsOp>(loc, shardType, shards);
+    auto gather = b.create<AllGatherOp>(loc, flatType, shard);
+    int64_t offset = 0;
+    for (ParamGather m : members) {
+      Value param =
+          b.create<UnpackShardsOp>(m.view.getLoc(), m.view.getType(), gather,
+                                   b.getI64IntegerAttr(offset));
+      m.view.replaceAllUsesWith(param);
+      offset += m.flat().getShardSize();
+    }
+    b.create<ReleaseOp>(loc, gather);
+    for (ParamGather m : members) {
+      m.release.erase();
+      m.view.erase();
+      m.gather.erase();
+    }
+    return gather;
+  }
+};
+
+} // namespace
