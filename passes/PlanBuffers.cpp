@@ -1,7 +1,9 @@
 //===- PlanBuffers.cpp - static arena offsets for @train_micro_step -------===//
 #include "zeroc/Passes/Passes.h"
 
+#include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
+#include "zeroc/Dialect/Zero/ZeroTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -124,6 +126,34 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
       total = std::max(total, *stepBytes);
     }
     module->setAttr(kArenaBytesAttr, Builder(&getContext()).getI64IntegerAttr(total));
+    if (failed(planState(module)))
+      return signalPassFailure();
+  }
+
+  /// The persistent state of every parameter (#zero.state_layout): the one
+  /// place the stage decides what a rank keeps between steps.
+  LogicalResult planState(ModuleOp module) {
+    auto stageAttr = module->getAttrOfType<IntegerAttr>("zero.stage");
+    auto worldAttr = module->getAttrOfType<IntegerAttr>("zero.world_size");
+    if (!stageAttr || !worldAttr)
+      return module.emitError("zero-plan-buffers needs zero.stage and zero.world_size");
+    const int64_t stage = stageAttr.getInt(), world = worldAttr.getInt();
+    for (auto p : module.getOps<zeroc::graph::ParamOp>()) {
+      const int64_t n = p.getType().getNumElements();
+      const int64_t padded = (n + world - 1) / world * world, shard = padded / world;
+      int64_t param = stage == 3 ? shard : padded;
+      int64_t paramStride = stage == 3 ? shard : 0;
+      int64_t grad = 0, update = 0, updateStride = 0;
+      if (p.getTrainable()) {
+        grad = stage == 0 ? n : stage == 1 ? padded : shard;
+        update = stage == 0 ? n : shard;
+        updateStride = stage == 0 ? 0 : shard;
+      }
+      p->setAttr(kStateLayoutAttr,
+                 StateLayoutAttr::get(&getContext(), param, paramStride, grad,
+                                      update, updateStride));
+    }
+    return success();
   }
 };
 

@@ -1114,13 +1114,19 @@ LogicalResult Emitter::run(EmittedProgram &out) {
        << dtypeName(gradElementType.lookup(p.getSymName())
                         ? gradElementType.lookup(p.getSymName())
                         : t.getElementType()) << ", "
-       << (p.getTrainable() ? 0 : 1) << "},\n";
+       << (p.getTrainable() ? 0 : 1);
+    auto layout = p->getAttrOfType<zero::StateLayoutAttr>(zero::kStateLayoutAttr);
+    if (!layout)
+      return p.emitOpError("has no zero.state_layout (run zero-plan-buffers)");
+    os << ", " << layout.getParam() << ", " << layout.getParamStride() << ", "
+       << layout.getGrad() << ", " << layout.getUpdate() << ", "
+       << layout.getUpdateStride() << "},\n";
     offset = alignUp(offset + t.getNumElements() *
                                   zero::elementBytes(t.getElementType()));
   }
   if (params.empty())
     os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0, ZEROC_RT_DTYPE_F32, "
-          "ZEROC_RT_DTYPE_F32, 0},\n";
+          "ZEROC_RT_DTYPE_F32, 0, 0, 0, 0, 0, 0},\n";
   os << "};\n\nconst zeroc_rt_buffer_desc_t kBuffers[] = {\n";
   for (auto buf : buffers) {
     offset = alignUp(offset);
@@ -1204,7 +1210,13 @@ LogicalResult Emitter::run(EmittedProgram &out) {
        << "  program.optimizer.momentum = " << d(sgd.getMomentum()) << ";\n"
        << "  program.optimizer.dampening = " << d(sgd.getDampening()) << ";\n"
        << "  program.optimizer.nesterov = " << int(sgd.getNesterov()) << ";\n";
+  bool collectives = false;
+  fn.walk([&](Operation *op) {
+    collectives |= llvm::isa<zero::AllGatherOp, zero::ReduceScatterOp,
+                             zero::AllReduceOp>(op);
+  });
   os << "  program.train_step = trainStep;\n"
+     << "  program.micro_step_collectives = " << int(collectives) << ";\n"
      << "  program.micro_step = microStep;\n"
      << "  program.recompile_hint = " << cxxStringLiteral(hint) << ";\n";
   // ABI 2: LR schedule, loss scaler, precision, monitoring.

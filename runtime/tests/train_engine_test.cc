@@ -1078,14 +1078,11 @@ TEST_F(TrainErrors, GradAccumulateCountIsChecked) {
     Workspace ws(cfg);
     TestProgram program(cfg, ws.blob);
     expectError(runTrain(program.get(), basicArgs(ws)),
-                stage <= 1 ? "zeroc_rt_engine_grad_accumulate: parameter "
-                             "'fc.weight' (6 elements) got 5 gradient elements "
-                             "but stage " + std::to_string(stage) +
-                                 " accumulates the full gradient: 6"
-                           : "zeroc_rt_engine_grad_accumulate: parameter "
-                             "'fc.weight' (6 elements) got 7 gradient elements "
-                             "but stage " + std::to_string(stage) +
-                                 " accumulates this rank's shard: 6");
+                std::string("zeroc_rt_engine_grad_accumulate: parameter "
+                            "'fc.weight' (6 elements) got ") +
+                    (stage <= 1 ? "5" : "7") +
+                    " gradient elements but the micro-step accumulates 6 "
+                    "(the full gradient, or this rank's shard)");
   }
 }
 
@@ -1147,7 +1144,7 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.program.abi_version = 99;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "invalid program (recompile it with this runtime): program "
-                "ABI version 99, this runtime implements 8");
+                "ABI version 99, this runtime implements 9");
   }
   {
     TestProgram program(cfg, ws.blob);

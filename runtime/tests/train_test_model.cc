@@ -475,6 +475,16 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   params[1].master_dtype = cfg.dtype;
   params[1].grad_dtype = cfg.dtype;
   params[1].frozen = 0;
+  // The layout zero-plan-buffers gives the stage (zero.state_layout).
+  for (zeroc_rt_param_desc_t &d : params) {
+    const int64_t n = d.numel, w = cfg.world;
+    const int64_t padded = (n + w - 1) / w * w, shard = padded / w;
+    d.param_elements = cfg.stage == 3 ? shard : padded;
+    d.param_stride = cfg.stage == 3 ? shard : 0;
+    d.grad_elements = cfg.stage == 0 ? n : cfg.stage == 1 ? padded : shard;
+    d.update_elements = cfg.stage == 0 ? n : shard;
+    d.update_stride = cfg.stage == 0 ? 0 : shard;
+  }
   inputs[0].name = "x";
   inputs[0].dtype = cfg.dtype;
   inputs[0].rank = 2;
@@ -515,6 +525,7 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   program.optimizer = cfg.optimizer;
   program.micro_step = microStepFor(cfg.stage);
   program.train_step = trainStepFor(cfg.stage);
+  program.micro_step_collectives = cfg.stage >= 2 ? 1 : 0;
   program.recompile_hint = hint.c_str();
   program.lr_schedule = cfg.schedule;
   program.loss_scaler = cfg.scaler;

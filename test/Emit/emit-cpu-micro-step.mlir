@@ -14,7 +14,9 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 
 // CHECK: // ZeRO stage 3, world size 2.
 // CHECK: const zeroc_rt_param_desc_t kParams[] = {
-// CHECK-NEXT: {"w", ZEROC_RT_DTYPE_F32, 2, {4, 3}, 12, 0, ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F32, 0},
+// The layout zero-plan-buffers planned for stage 3: a 6-element shard of
+// the parameter, of its accumulator and of its update, at rank * 6.
+// CHECK-NEXT: {"w", ZEROC_RT_DTYPE_F32, 2, {4, 3}, 12, 0, ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F32, 0, 6, 6, 6, 6, 6},
 // CHECK: const zeroc_rt_input_desc_t kInputs[] = {
 // CHECK-NEXT: {"x", ZEROC_RT_DTYPE_F32, 2, {2, 4}},
 // CHECK: part0(
@@ -31,5 +33,6 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // CHECK: program.stage = 3;
 // CHECK: program.micro_batch = 2;
 // CHECK: program.grad_accum = 1;
+// CHECK: program.micro_step_collectives = 1;
 // CHECK: program.micro_step = microStep;
 // CHECK: return zeroc_rt_train_process_main(argc, argv, &program);

@@ -293,7 +293,13 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
     aligned and chosen first-fit; a buffer's space is reused after its last
     use (for a gathered parameter that is its `zero.release`), never by a
     result of the op that last reads it, so no op writes into storage it
-    reads. Emitters only read the plan.
+    reads. `@train_step` is planned the same way into the same arena (the
+    two never run at once: `zero.arena_bytes` is the larger need).
+
+    The pass also plans the persistent state: every `graph.param` gets
+    `zero.state_layout = #zero.state_layout<...>`, what each rank keeps of
+    the parameter, its gradient accumulator and its optimizer state for the
+    module's stage. Emitters only read the plan.
 
     ```mlir
     %7 = graph.relu %6 {zero.arena_offsets = [256]} : tensor<8x7xf32>

@@ -9,7 +9,8 @@
 // forward and backward for one micro-batch and talks to the engine through
 // the zeroc_rt_engine_* calls below.
 //
-// Layout (per parameter p with n elements, world size W; a frozen one has
+// Layout (planned by the compiler, see zeroc_rt_param_desc_t; per parameter
+// p with n elements, world size W; a frozen one has
 // only the parameter column, no gradient or optimizer state): the flat
 // buffer of p is its n elements zero-padded to P = ceil(n / W) * W; rank r
 // owns the contiguous shard [r*S, (r+1)*S), S = P / W.
@@ -52,7 +53,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 8
+#define ZEROC_RT_PROGRAM_ABI_VERSION 9
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -78,6 +79,18 @@ typedef struct zeroc_rt_param_desc {
   /// but it has no gradient, no optimizer state and is never updated;
   /// master_dtype and grad_dtype equal dtype. 0: trainable.
   int32_t frozen;
+  // ABI version 9: what this rank keeps, as the compiler planned it
+  // (zero.state_layout). In the parameter's flat buffer, zero-padded to
+  // P = ceil(numel / W) * W elements, rank r keeps elements
+  // [r * param_stride, r * param_stride + param_elements) of the parameter,
+  // a gradient accumulator of grad_elements (0 when frozen), and updates
+  // elements [r * update_stride, r * update_stride + update_elements), for
+  // which it keeps the optimizer state (and the f32 master).
+  int64_t param_elements;
+  int64_t param_stride;
+  int64_t grad_elements;
+  int64_t update_elements;
+  int64_t update_stride;
 } zeroc_rt_param_desc_t;
 
 /// ABI version 6: a model buffer the micro-step updates (a
@@ -290,6 +303,10 @@ typedef struct zeroc_rt_program {
   const char *const *op_names;
   // ABI version 8:
   zeroc_rt_train_step_fn train_step;
+  // ABI version 9:
+  /// 1: the micro-step runs collectives (a rank failing in it may leave the
+  /// others waiting in one), 0: it runs none.
+  int32_t micro_step_collectives;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses

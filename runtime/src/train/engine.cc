@@ -37,17 +37,15 @@ zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
                           "zeroc_rt_engine_grad_accumulate: parameter '%s' "
                           "is frozen and has no gradient",
                           p->desc->name);
-  if (count != p->accumulateCount) {
-    const int stage = engine->state.stage;
+  if (count != p->accumulateCount)
     return ZEROC_RT_ERROR(
         ZEROC_RT_INVALID_ARGUMENT,
         "zeroc_rt_engine_grad_accumulate: parameter '%s' (%lld elements) "
-        "got %lld gradient elements but stage %d accumulates %s: %lld",
+        "got %lld gradient elements but the micro-step accumulates %lld "
+        "(the full gradient, or this rank's shard)",
         p->desc->name, static_cast<long long>(p->numel),
-        static_cast<long long>(count), stage,
-        stage <= 1 ? "the full gradient" : "this rank's shard",
+        static_cast<long long>(count),
         static_cast<long long>(p->accumulateCount));
-  }
   zeroc_rt_status_t status =
       p->gradDtype == p->dtype
           ? zeroc_rt_k_accumulate(p->dtype, grad, p->grad, count)

@@ -90,6 +90,46 @@ zeroc_rt_status_t validateStorage(const zeroc_rt_program_t &p, const char *kind,
 }
 
 /// `files` gets the file name each parameter saves to.
+/// The planned layout (ABI 9): every rank's kept and updated ranges lie in
+/// the padded buffer, the updated elements inside the kept ones, and the
+/// accumulator holds at least the updated elements. The ranges are linear
+/// in the rank, so ranks 0 and W-1 bound them.
+zeroc_rt_status_t validateLayout(const zeroc_rt_program_t &p,
+                                 const zeroc_rt_param_desc_t &d) {
+  const int64_t w = p.world_size, padded = (d.numel + w - 1) / w * w;
+  const int64_t last = w - 1;
+  auto inside = [&](int64_t stride, int64_t count, int64_t limit) {
+    return stride >= 0 && count >= 0 && count <= limit &&
+           (last == 0 || stride <= (limit - count) / last);
+  };
+  bool ok = d.param_elements >= (d.numel > 0 ? 1 : 0) &&
+            inside(d.param_stride, d.param_elements, padded);
+  if (d.frozen)
+    ok = ok && d.grad_elements == 0 && d.update_elements == 0 &&
+         d.update_stride == 0;
+  else
+    ok = ok && d.update_elements >= (d.numel > 0 ? 1 : 0) &&
+         inside(d.update_stride, d.update_elements, padded) &&
+         d.update_stride >= d.param_stride &&
+         last * (d.update_stride - d.param_stride) + d.update_elements <=
+             d.param_elements &&
+         d.update_elements <= d.param_elements &&
+         d.grad_elements >= d.update_elements && d.grad_elements <= padded;
+  if (!ok)
+    return INVALID_PROGRAM("parameter '%s' (%lld elements, padded to %lld for "
+                           "%d ranks) has an impossible state layout: param "
+                           "%lld stride %lld, grad %lld, update %lld stride "
+                           "%lld",
+                           d.name, static_cast<long long>(d.numel),
+                           static_cast<long long>(padded), p.world_size,
+                           static_cast<long long>(d.param_elements),
+                           static_cast<long long>(d.param_stride),
+                           static_cast<long long>(d.grad_elements),
+                           static_cast<long long>(d.update_elements),
+                           static_cast<long long>(d.update_stride));
+  return nullptr;
+}
+
 zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p,
                                  std::set<std::string> &files) {
   if (p.num_params < 0 || (p.num_params > 0 && !p.params))
@@ -134,6 +174,7 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p,
     ZEROC_RT_RETURN_IF_ERROR(validateStorage(p, "parameter", d.name, d.dtype,
                                              d.rank, d.dims, d.numel,
                                              d.blob_offset));
+    ZEROC_RT_RETURN_IF_ERROR(validateLayout(p, d));
   }
   return nullptr;
 }

@@ -279,10 +279,12 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
   auto source = [&](const ParamState &p) -> const void * {
     if (p.hasMaster())
       return p.master;
-    return st.stage == 3 ? p.shardParam : p.replica;
+    return p.replica ? p.replica : p.shardParam;
   };
+  // The master holds the updated elements, the parameter the kept ones: a
+  // rank's part of the padded buffer is gathered.
   auto needsGather = [&](const ParamState &p) {
-    return p.hasMaster() ? st.stage != 0 : st.stage == 3;
+    return p.hasMaster() ? p.updateCount < p.numel : p.keptCount < p.padded;
   };
   AlignedBuffer gathered, widened;
   size_t maxBytes = 0;

@@ -1,13 +1,18 @@
 //===- state.cc - ZeRO layout of parameters, gradients, optimizer state ---===//
 //
-// Per parameter with n elements on W ranks: P = ceil(n / W) * W, S = P / W;
-// rank r owns elements [r*S, (r+1)*S) of the zero-padded flat buffer.
+// Per parameter with n elements on W ranks: P = ceil(n / W) * W, S = P / W.
+// What a rank keeps is the compiler's plan (zeroc_rt_param_desc_t's
+// param/grad/update fields, zero.state_layout in the IR); for the ZeRO
+// stages zero-plan-buffers gives:
 //
 //   stage | params        | grad accumulator       | optimizer state, update
 //   0     | replica (P)   | n, all-reduced         | n, the full parameter
 //   1     | replica (P)   | P, reduce-scattered    | S, replica + r*S
 //   2     | replica (P)   | S (micro-step scatters)| S, replica + r*S
 //   3     | shard (S)     | S (micro-step scatters)| S, the shard
+//
+// This file only allocates and initializes what the descriptors say; it
+// does not know the stage.
 //
 // With mixed precision (a 16-bit parameter with an f32 master dtype) the
 // parameter and gradient columns hold 16-bit elements and the optimizer
@@ -75,13 +80,11 @@ void ZeroState::zeroGradients() {
 zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
                                  const char *blob, int rank, int world,
                                  ZeroState &state) {
-  state.stage = program.stage;
   state.rank = rank;
   state.world = world;
   state.psi = 0;
   state.frozen = 0;
   state.params.assign(static_cast<size_t>(program.num_params), ParamState());
-  const int stage = program.stage;
   const zeroc_rt_optimizer_config_t &opt = program.optimizer;
   const bool adam = opt.type == ZEROC_RT_OPTIMIZER_ADAM;
   const bool momentum = !adam && opt.momentum != 0.0;
@@ -99,8 +102,15 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     p.padded = (p.numel + world - 1) / world * world;
     p.shard = p.padded / world;
     p.frozen = p.desc->frozen != 0;
-    p.updateCount = p.frozen ? 0 : stage == 0 ? p.numel : p.shard;
-    p.accumulateCount = p.frozen ? 0 : stage <= 1 ? p.numel : p.shard;
+    // What the compiler planned this rank to keep (zero.state_layout).
+    p.keptCount = p.desc->param_elements;
+    p.keptFirst = static_cast<int64_t>(rank) * p.desc->param_stride;
+    p.gradCount = p.frozen ? 0 : p.desc->grad_elements;
+    p.updateCount = p.frozen ? 0 : p.desc->update_elements;
+    p.updateFirst = static_cast<int64_t>(rank) * p.desc->update_stride;
+    // The micro-step accumulates the full gradient (n of a full or padded
+    // accumulator) or the rank's shard.
+    p.accumulateCount = std::min(p.gradCount, p.numel);
     (p.frozen ? state.frozen : state.psi) += p.numel;
   }
 
@@ -111,8 +121,7 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
   for (size_t i = 0; i < state.params.size(); ++i) {
     const ParamState &p = state.params[i];
     size_t es = p.elemSize;
-    off[i].param = paramPlan.add(
-        static_cast<size_t>(stage <= 2 ? p.padded : p.shard) * es);
+    off[i].param = paramPlan.add(static_cast<size_t>(p.keptCount) * es);
     if (p.frozen)
       continue;
     size_t update = static_cast<size_t>(p.updateCount) * p.masterElemSize;
@@ -136,8 +145,7 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
       const ParamState &p = state.params[i];
       if (p.frozen || p.gradDtype != dtype)
         continue;
-      int64_t count = stage == 0 ? p.numel : stage == 1 ? p.padded : p.shard;
-      off[i].grad = gradPlan.add(static_cast<size_t>(count) * p.gradElemSize);
+      off[i].grad = gradPlan.add(static_cast<size_t>(p.gradCount) * p.gradElemSize);
     }
   }
 
@@ -155,27 +163,29 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     const size_t es = p.elemSize;
     const char *init = blob + p.desc->blob_offset;
     void *param = at(state.paramStorage, off[i].param);
-    if (stage <= 2) {
-      p.replica = param;
-      std::memcpy(p.replica, init, static_cast<size_t>(p.numel) * es);
-      p.updateParam = stage == 0 ? p.replica
-                                 : static_cast<char *>(p.replica) +
-                                       static_cast<size_t>(rank * p.shard) * es;
-    } else {
-      p.shardParam = param;
-      // Elements [r*S, r*S + S) of the padded initial value.
-      int64_t begin = static_cast<int64_t>(rank) * p.shard;
-      int64_t end = std::min(begin + p.shard, p.numel);
+    // Elements [keptFirst, keptFirst + keptCount) of the padded initial
+    // value (the padding is zero).
+    {
+      const int64_t begin = p.keptFirst;
+      const int64_t end = std::min(begin + p.keptCount, p.numel);
       if (end > begin)
-        std::memcpy(p.shardParam, init + static_cast<size_t>(begin) * es,
+        std::memcpy(param, init + static_cast<size_t>(begin) * es,
                     static_cast<size_t>(end - begin) * es);
-      p.updateParam = p.shardParam;
     }
+    // A rank keeping the buffer from element 0 of every rank holds the
+    // replica (zero.param_replica reads it); one keeping its own slice holds
+    // a shard (zero.param_shard), even when one rank's slice is all of it.
+    if (p.desc->param_stride == 0)
+      p.replica = param;
+    else
+      p.shardParam = param;
+    p.updateParam = static_cast<char *>(param) +
+                    static_cast<size_t>(p.updateFirst - p.keptFirst) * es;
     p.master = at(state.optimStorage, off[i].master);
     if (p.master) {
       // DeepSpeed's partition.clone().float(): the master starts from the
       // 16-bit value (padding stays zero).
-      int64_t begin = stage == 0 ? 0 : static_cast<int64_t>(rank) * p.shard;
+      int64_t begin = p.updateFirst;
       int64_t end = std::min(begin + p.updateCount, p.numel);
       if (end > begin)
         ZEROC_RT_RETURN_IF_ERROR(ZEROC_RT_TRAIN_WRAP(

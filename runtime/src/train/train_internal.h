@@ -209,8 +209,8 @@ struct ParamState {
   zeroc_rt_dtype_t gradDtype = ZEROC_RT_DTYPE_F32;
   size_t gradElemSize = 0;
 
-  void *replica = nullptr;    ///< stages 0-2: P elements (padding zero)
-  void *shardParam = nullptr; ///< stage 3: S elements
+  void *replica = nullptr;    ///< param_stride 0: all P elements
+  void *shardParam = nullptr; ///< otherwise: the rank's slice
   /// With a master dtype: the f32 copy of the update elements (updateCount,
   /// the rank's partition in stages 1-3); NULL otherwise.
   void *master = nullptr;
@@ -222,9 +222,11 @@ struct ParamState {
   void *expAvgSq = nullptr;  ///< Adam v
   void *momentum = nullptr;  ///< SGD momentum buffer (when momentum != 0)
 
-  // Filled by buildZeroState for the optimizer step.
-  void *updateParam = nullptr; ///< replica, replica + r*S or shardParam
-  int64_t updateCount = 0;     ///< n (stage 0) or S
+  // From the descriptor's layout (zero.state_layout), for this rank.
+  int64_t keptFirst = 0, keptCount = 0;      ///< kept parameter elements
+  int64_t gradCount = 0;                     ///< accumulator elements
+  int64_t updateFirst = 0, updateCount = 0;  ///< updated elements
+  void *updateParam = nullptr; ///< the kept storage at element updateFirst
   int64_t accumulateCount = 0; ///< what grad_accumulate expects: n or S
 
   bool hasMaster() const { return masterDtype != dtype; }
@@ -237,7 +239,7 @@ struct BufferState {
 };
 
 struct ZeroState {
-  int stage = 0, rank = 0, world = 1;
+  int rank = 0, world = 1;
   int64_t psi = 0;    ///< total elements of the trainable parameters
   int64_t frozen = 0; ///< total elements of the frozen parameters
   std::vector<ParamState> params;

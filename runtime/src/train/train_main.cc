@@ -342,7 +342,7 @@ int train(Session &session, const Args &args,
       else
         localLoss += loss;
     }
-    if (microError && program.stage >= 2 && world > 1) {
+    if (microError && program.micro_step_collectives && world > 1) {
       // The other ranks may be blocked in this micro-step's collectives.
       session.desynced = true;
       zeroc_rt_status_free(pending);

@@ -38,6 +38,10 @@ inline constexpr llvm::StringLiteral kReductionEndAttr = "zero.reduction_end";
 inline constexpr llvm::StringLiteral kMicroStepsAttr = "zero.micro_steps";
 inline constexpr llvm::StringLiteral kMonitorAttr = "zero.monitor";
 
+/// Attribute zero-plan-buffers puts on every graph.param: its
+/// #zero.state_layout.
+inline constexpr llvm::StringLiteral kStateLayoutAttr = "zero.state_layout";
+
 /// The value whose storage `v` shares: through graph.reshape, zero.view,
 /// zero.shard_slice and zero.all_reduce (which reduces in place).
 mlir::Value storageRoot(mlir::Value v);

@@ -283,4 +283,32 @@ def Zero_MonitorAttr : AttrDef<Zero_Dialect, "Monitor"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def Zero_StateLayoutAttr : AttrDef<Zero_Dialect, "StateLayout"> {
+  let mnemonic = "state_layout";
+  let summary = "what of a parameter's state each rank keeps";
+  let description = [{
+    `zero-plan-buffers` puts one on every `graph.param` (as
+    `zero.state_layout`) from the module's ZeRO stage, so that the runtime
+    allocates the state without knowing the stage. In the parameter's flat
+    buffer, zero-padded to P elements (a multiple of the world size W), rank
+    r keeps elements `[r * param_stride, r * param_stride + param)` of the
+    parameter (P and 0: the whole replica; S = P / W and S: its shard), a
+    gradient accumulator of `grad` elements (n, P or S; 0 when frozen), and
+    updates elements `[r * update_stride, r * update_stride + update)`
+    (n and 0 in stage 0, S and S otherwise), for which it keeps the
+    optimizer state (and an f32 master with mixed precision).
+
+    ```mlir
+    graph.param trainable @w = dense<0.5> : tensor<7x10xf32> {zero.state_layout = #zero.state_layout<param = 72, grad = 18, update = 18, update_stride = 18>}
+    ```
+  }];
+  let parameters = (ins
+    Zero_I64Parameter<"", "0">:$param,
+    Zero_I64Parameter<"", "0">:$param_stride,
+    Zero_I64Parameter<"", "0">:$grad,
+    Zero_I64Parameter<"", "0">:$update,
+    Zero_I64Parameter<"", "0">:$update_stride);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 #endif // ZEROC_DIALECT_ZERO_ZEROATTRS_TD
