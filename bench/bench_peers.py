@@ -4,6 +4,7 @@
 Usage: python3 bench/bench_peers.py [--models gpt2,llama] [--stages 0,1,2,3]
            [--steps 6] [--warmup 2] [--quick] [--python .venv-bench/bin/python]
            [--zeroc PATH] [--timeout S] [--json FILE] [--keep]
+           [--netns [--link 10gbit:100us] [--delay-impl auto|netem|nfqueue]]
 
 For each model (a GPT-2-small-shaped GPT2LMHeadModel and a Llama-shaped
 LlamaForCausalLM of similar size, random init, sequence 128, micro batch 1,
@@ -24,6 +25,14 @@ contract of docs/Training.md: step s, rank r runs sample (2s + r) mod S).
 Prints one markdown table (compile time, median step time after --warmup,
 peak RSS per rank, first-step loss, zeroc / fastest peer) and a summary.
 
+--netns (root): every rank runs in a network namespace of its own (rank r
+in zc<r>, bench/netns.sh), the two joined by a veth shaped to --link
+RATE:DELAY on both ends: zeroc through `bench/netns.sh run` (Open MPI over
+TCP on that veth only, no shared memory), the peers with `ip netns exec
+zc<r>`, MASTER_ADDR 10.77.0.1 (zc0) and GLOO_SOCKET_IFNAME zcv. The link is
+set up and checked (`bench/netns.sh check`) before the first run and taken
+down at the end.
+
 This file is both the driver (standard library only; any python3) and the
 workers (`--worker prepare|ddp|fsdp2|deepspeed CFG.json`, run with --python:
 torch, transformers, deepspeed, onnx, onnxruntime; scripts/make-bench-venv.sh).
@@ -34,18 +43,23 @@ import os
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_util import busy_cpus, free_port, kill_group, single_thread_env  # noqa: E402
+from bench_util import (busy_cpus, free_port, kill_group, median_after,  # noqa: E402
+                        single_thread_env, trace_comm)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RSS_WRAP = os.path.join(HERE, "rss_wrap.py")
+NETNS = os.path.join(HERE, "netns.sh")
+# bench/netns.sh's namespaces, rank 0's address on the veth, the veth's name.
+NETNS_NS = ("zc0", "zc1")
+NETNS_MASTER = "10.77.0.1"
+NETNS_DEV = "zcv"
 
 WORLD = 2
 SEQ = 128
@@ -287,45 +301,6 @@ def run_logged(cmds, envs, logs, timeout, what):
     return time.perf_counter() - t0
 
 
-def trace_comm(path, steps, warmup):
-    """From a rank's out/train --trace file: the median over the steps after
-    warmup of the time covered by collectives (the union of the
-    communication track's spans within the step; zeroc's collectives are
-    blocking, so all of it is exposed), and the median seconds per step of
-    each kind of collective. None when the file does not have `steps`
-    optimizer steps."""
-    with open(path) as f:
-        ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
-    ends = sorted(e["ts"] + e["dur"] for e in ev if e["name"] == "optimizer_step")
-    if len(ends) != steps:
-        return None
-    comm = sorted((e["ts"], e["ts"] + e["dur"], e["name"])
-                  for e in ev if e.get("tid") == 1)
-    union, kinds = [], {}
-    for k in range(steps):
-        lo, hi = (ends[k - 1] if k else float("-inf")), ends[k]
-        covered, reach = 0.0, lo
-        per_kind = {}
-        for a, b, name in comm:
-            a, b = max(a, lo), min(b, hi)
-            if b <= a:
-                continue
-            per_kind[name] = per_kind.get(name, 0.0) + (b - a) / 1e6
-            if b > reach:
-                covered += b - max(a, reach)
-                reach = b
-        union.append(covered / 1e6)
-        for name, v in per_kind.items():
-            kinds.setdefault(name, [0.0] * steps)[k] = v
-    return dict(exposed_s=median_after(union, warmup),
-                by_kind={n: median_after(v, warmup) for n, v in sorted(kinds.items())})
-
-
-def median_after(values, warmup):
-    tail = values[warmup:] or values
-    return statistics.median(tail)
-
-
 # ---------------------------------------------------------------------------
 # Systems
 # ---------------------------------------------------------------------------
@@ -377,10 +352,13 @@ def run_zeroc(args, prep, stage):
     trace = os.path.join(d, "trace") if "--trace" in usage else None
     env = single_thread_env(dict(OMPI_ALLOW_RUN_AS_ROOT="1",
                                  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
-    run_logged([["mpirun", "-np", str(WORLD), "--oversubscribe", "--bind-to",
-                 "core", sys.executable, RSS_WRAP, "--out", d, "--", train,
-                 "--data", prep["data"], "--steps", str(args.steps),
-                 "--log-jsonl", log, "--quiet"] +
+    # --netns: rank r in namespace zc<r>, TCP over the shaped veth, each
+    # rank on core r (netns.sh's rankfile), as mpirun --bind-to core here.
+    launch = ([NETNS, "run", "--bind-to", "core", "--"] if args.netns else
+              ["mpirun", "-np", str(WORLD), "--oversubscribe", "--bind-to", "core"])
+    run_logged([launch + [sys.executable, RSS_WRAP, "--out", d, "--", train,
+                          "--data", prep["data"], "--steps", str(args.steps),
+                          "--log-jsonl", log, "--quiet"] +
                 (["--trace", trace] if trace else [])],
                [env], [os.path.join(d, "train.log")], args.timeout,
                "zeroc out/train")
@@ -409,6 +387,25 @@ def run_zeroc(args, prep, stage):
                 phases=phases)
 
 
+def netns_up(args):
+    """bench/netns.sh up + check: the link every run of this bench uses.
+    Returns the check's report; exits on failure (no run would mean much)."""
+    def sh(cmd):
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=600)
+        if p.returncode != 0:
+            sys.exit("bench_peers: %s failed:\n%s" % (" ".join(cmd[1:2]), p.stdout))
+        return p.stdout
+    up = sh([NETNS, "up", "--rate", args.link_rate, "--delay", args.link_delay,
+             "--delay-impl", args.delay_impl])
+    check = sh([NETNS, "check"])
+    print(up + check, file=sys.stderr, end="")
+    lines = [ln for ln in (up + check).splitlines()
+             if ln.startswith(("netns.sh: up:", "round trip", "one way", "all-reduce",
+                               "zcv sent", "ok:", "netdelay "))]
+    return lines
+
+
 def run_peer(args, prep, system, stage):
     tag = "%s-s%d" % (system, stage) if system == "deepspeed" else system
     d = os.path.join(prep["dir"], tag)
@@ -421,13 +418,16 @@ def run_peer(args, prep, system, stage):
         json.dump(cfg, f)
     ext = os.path.join(d, "torch_extensions")
     port = str(free_port())
+    master, ifname = (NETNS_MASTER, NETNS_DEV) if args.netns else ("127.0.0.1", "lo")
     envs = [single_thread_env(dict(
         RANK=str(r), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r),
-        LOCAL_SIZE=str(WORLD), MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
-        GLOO_SOCKET_IFNAME="lo", DS_ACCELERATOR="cpu",
+        LOCAL_SIZE=str(WORLD), MASTER_ADDR=master, MASTER_PORT=port,
+        GLOO_SOCKET_IFNAME=ifname, DS_ACCELERATOR="cpu",
         TORCH_EXTENSIONS_DIR=ext)) for r in range(WORLD)]
     cmd = [args.python, os.path.abspath(__file__), "--worker", "train", cfg_path]
-    run_logged([cmd] * WORLD, envs,
+    cmds = [(["ip", "netns", "exec", NETNS_NS[r]] if args.netns else []) + cmd
+            for r in range(WORLD)]
+    run_logged(cmds, envs,
                [os.path.join(d, "rank%d.log" % r) for r in range(WORLD)],
                args.timeout, PEER_NAMES[system])
     res = []
@@ -559,6 +559,13 @@ def print_summary(rows, preps, args, loads, total_s):
           "the peers are not traced. zeroc: %s." % (
               args.steps, min(args.warmup + 1, args.steps), args.steps,
               ("%.0f-%.0f" % (min(imp), max(imp))) if imp else "?", args.zeroc))
+    if args.link_report:
+        print("Network (--netns, --link %s): rank r in namespace zc<r>, TCP over a "
+              "veth shaped on both ends (bench/netns.sh); zeroc: Open MPI tcp btl on "
+              "it only, the peers: gloo on it. Before the runs, bench/netns.sh check:"
+              % args.link)
+        for ln in args.link_report:
+            print("  " + ln)
     if jit:
         print("WARNING: DeepSpeed JIT-compiled ops: %s" % ", ".join(jit))
     busy = [r["res"]["busy_before"] for r in rows if r.get("res") and
@@ -590,7 +597,21 @@ def parse_args():
                     help="seconds per export, compile or training run (default 1800)")
     ap.add_argument("--json", help="also write every run's results to this file")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--netns", action="store_true",
+                    help="run the 2 ranks in network namespaces joined by a shaped "
+                    "veth (bench/netns.sh; root)")
+    ap.add_argument("--link", default="10gbit:100us",
+                    help="--netns: RATE:DELAY of the veth, each direction "
+                    "(default 10gbit:100us; none:0 for an unshaped veth)")
+    ap.add_argument("--delay-impl", choices=("auto", "netem", "nfqueue"), default="auto",
+                    help="--netns: how the delay is made (bench/netns.sh up)")
     a = ap.parse_args()
+    if a.netns:
+        if os.geteuid() != 0:
+            ap.error("--netns needs root (network namespaces, tc)")
+        if ":" not in a.link:
+            ap.error("--link: RATE:DELAY, e.g. 10gbit:100us")
+        a.link_rate, a.link_delay = a.link.split(":", 1)
     a.models = [m for m in a.models.split(",") if m]
     bad = [m for m in a.models if m not in MODELS]
     if bad or not a.models:
@@ -626,7 +647,10 @@ def main():
     t_start = time.time()
     loads = (os.getloadavg()[0], busy_cpus())
     rows, preps = [], {}
+    args.link_report = None
     try:
+        if args.netns:
+            args.link_report = netns_up(args)
         print("bench_peers: work dir %s; %d steps, warmup %d%s" % (
             work, args.steps, args.warmup, "; --quick dims" if args.quick else ""),
             file=sys.stderr)
@@ -690,6 +714,9 @@ def main():
                                args=dict(steps=args.steps, warmup=args.warmup,
                                          quick=args.quick)), f, indent=1)
     finally:
+        if args.netns:
+            subprocess.run([NETNS, "down"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
         if args.keep:
             print("kept %s" % work, file=sys.stderr)
         else:
