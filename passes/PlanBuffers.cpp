@@ -3,6 +3,7 @@
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
 #include "zeroc/Dialect/Zero/ZeroTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -80,6 +81,15 @@ FailureOr<int64_t> planFunction(func::FuncOp fn) {
     for (Value r : op.getResults())
       lastUse.try_emplace(storageRoot(r), index);
   }
+  // A started collective reads its operand until its wait: the operand's
+  // storage lives until then.
+  for (auto [index, op] : llvm::enumerate(ops))
+    if (auto wait = llvm::dyn_cast<zeroc::zero::WaitOp>(op))
+      if (Operation *start = wait.getToken().getDefiningOp())
+        for (Value v : start->getOperands()) {
+          int &last = lastUse[storageRoot(v)];
+          last = std::max(last, static_cast<int>(index));
+        }
   Arena arena;
   std::multimap<int, std::pair<int64_t, int64_t>> releases;
   Builder b(fn.getContext());

@@ -86,6 +86,10 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
          options.prefetchBucketSize = prefetchBucket;
          pm.addPass(createBucket(options));
        }});
+  if (o.overlapComm)
+    phases.push_back({"overlap", [](OpPassManager &pm) {
+                        pm.addPass(createOverlap());
+                      }});
   phases.push_back({"verify-partition", [](OpPassManager &pm) {
                       pm.addPass(createVerifyPartition());
                       pm.addPass(createVerifyStep());

@@ -70,15 +70,25 @@ struct VerifyPartitionPass
   /// gather, at the offset where zero.concat_shards put the shard of a
   /// parameter of its type.
   static LogicalResult verifyUnpackedParam(zero::UnpackShardsOp unpack) {
-    auto gather = unpack.getBuffer().getDefiningOp<zero::AllGatherOp>();
-    auto concat = gather
-                      ? gather.getShard().getDefiningOp<zero::ConcatShardsOp>()
-                      : zero::ConcatShardsOp();
+    // The gathered bucket: a zero.all_gather's, or the zero.wait of a
+    // zero.all_gather_start's (zero-overlap).
+    Value sent;
+    int64_t world = 0;
+    if (auto gather = unpack.getBuffer().getDefiningOp<zero::AllGatherOp>()) {
+      sent = gather.getShard();
+      world = gather.getType().getWorld();
+    } else if (auto wait = unpack.getBuffer().getDefiningOp<zero::WaitOp>()) {
+      if (auto start = wait.getToken().getDefiningOp<zero::AllGatherStartOp>()) {
+        sent = start.getShard();
+        world = llvm::cast<zero::FlatType>(wait.getType()).getWorld();
+      }
+    }
+    auto concat = sent ? sent.getDefiningOp<zero::ConcatShardsOp>()
+                       : zero::ConcatShardsOp();
     if (!concat)
       return unpack.emitOpError(
           "unpacked buffer must be a zero.all_gather of zero.concat_shards");
     int64_t offset = 0, numel = unpack.getType().getNumElements();
-    int64_t world = gather.getType().getWorld();
     for (Value input : concat.getInputs()) {
       auto shard = llvm::cast<zero::ShardType>(input.getType());
       if (offset == static_cast<int64_t>(unpack.getOffset()) &&
@@ -178,13 +188,17 @@ struct VerifyPartitionPass
     if (walk.wasInterrupted())
       return failure();
     if (stage == 3) {
-      for (auto gather : fn.getOps<zero::AllGatherOp>()) {
-        bool isReleased = llvm::any_of(gather->getUsers(), [](Operation *u) {
+      auto released = [](Value v) {
+        return llvm::any_of(v.getUsers(), [](Operation *u) {
           return llvm::isa<zero::ReleaseOp>(u);
         });
-        if (!isReleased)
+      };
+      for (auto gather : fn.getOps<zero::AllGatherOp>())
+        if (!released(gather))
           return gather.emitOpError("gathered parameter buffer is never released");
-      }
+      for (auto wait : fn.getOps<zero::WaitOp>())
+        if (llvm::isa<zero::FlatType>(wait.getType()) && !released(wait))
+          return wait.emitOpError("gathered parameter buffer is never released");
     }
     for (auto &[name, param] : trainable)
       if (accumulated.lookup(name) != 1)

@@ -14,6 +14,8 @@ Value storageRoot(Value v) {
       v = r.getInput();
     else if (auto view = llvm::dyn_cast<ViewOp>(def))
       v = view.getBuffer();
+    else if (auto w = llvm::dyn_cast<WaitOp>(def))
+      v = w.getToken(); // the start op's payload storage
     else if (auto ar = llvm::dyn_cast<AllReduceOp>(def))
       v = ar.getInput(); // reduced in place
     else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
@@ -28,7 +30,7 @@ bool resultsNeedArena(Operation *op) {
   return !llvm::isa<graph::ReshapeOp, ViewOp, ShardSliceOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
                     ParamShardOp, BufferLoadOp, GradAccumulatorOp,
-                    AllReduceOp>(op);
+                    AllReduceOp, WaitOp>(op);
 }
 
 int64_t elementBytes(Type elem) {
@@ -49,6 +51,8 @@ int64_t storageBytes(Type type) {
   } else if (auto s = llvm::dyn_cast<ShardType>(type)) {
     elem = s.getElementType();
     n = s.getSize();
+  } else if (auto tok = llvm::dyn_cast<TokenType>(type)) {
+    return storageBytes(tok.getPayload()); // where the collective writes
   } else {
     return -1;
   }

@@ -56,6 +56,7 @@ void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
   o.monitor = monitorAttrText(ctx, config);
   o.reduceBucketSize = config.reduceBucketSize;
   o.prefetchBucketSize = config.prefetchBucketSize;
+  o.overlapComm = config.overlapComm.value_or(config.stage == 3);
 }
 
 /// The model's batch dim: dim 0 of its first data input.

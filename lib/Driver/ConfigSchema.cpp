@@ -189,9 +189,8 @@ std::vector<Field> zeroFields() {
           .ignored(kGatherBuckets),
       F::boolean("overlap_comm", false)
           .noneByDefault()
-          .ignored("zeroc does not overlap communication until the overlap "
-                   "pass lands")
-          .withNote("None → true iff stage 3 (docs: false)"),
+          .withNote("None → true iff stage 3 (docs: false); zeroc overlaps "
+                    "stage 3's parameter gathers (zero-overlap)"),
       F::boolean("load_from_fp32_weights", true).ignored(kCheckpoint),
       F::boolean("elastic_checkpoint", false).ignored(kCheckpoint),
       F::block("offload_param", offloadParamFields())

@@ -179,6 +179,9 @@ struct Parsed {
   int64_t trainBatch = 0; ///< 0: absent or "auto"
   int64_t microBatch = 0; ///< 0: absent; -1: "auto"
   int64_t gradAccum = 0;  ///< 0: absent
+  /// zero_optimization.overlap_comm as given; unset: DeepSpeed's None (true
+  /// iff stage 3, with the stage `zeroc compile` ends up with).
+  std::optional<bool> overlapComm;
 };
 
 class Reader {
@@ -627,8 +630,6 @@ void Reader::noEffectWarnings() {
         !done.insert(path).second)
       continue;
     ojson def = f->def;
-    if (path == "zero_optimization.overlap_comm")
-      def = stage == 3;
     const ojson &v = at(out, path);
     // Honoured when unset or naming what zeroc does: gradients accumulate in
     // fp32 on request, and are reduced in the accumulators' dtype at the
@@ -647,6 +648,13 @@ void Reader::noEffectWarnings() {
     warn(path + " has no effect" + (f->never ? "" : " yet") + " (" +
          f->noEffect + ")");
   }
+  // zero-overlap starts stage 3's parameter gathers early; the gradient
+  // reductions of every stage still block.
+  if (stage <= 2 && at(out, "zero_optimization.overlap_comm") == true)
+    warn("zero_optimization.overlap_comm has no effect yet at stage " +
+         std::to_string(stage) +
+         " (zeroc overlaps only stage 3's parameter gathers; gradient "
+         "reductions block)");
   // DeepSpeed's _do_optimizer_sanity_check raises NotImplementedError for
   // these stage-0 combinations; zeroc can run them.
   const std::string training = trainingDtype(), accum = accumulatorDtype();
@@ -671,6 +679,8 @@ Parsed Reader::read(const std::string &path, std::optional<int> stageOverride,
   readScheduler(in.contains("scheduler") ? in["scheduler"] : ojson());
   resolveAuto();
   validate(in);
+  if (const ojson &oc = out["zero_optimization"]["overlap_comm"]; oc.is_boolean())
+    p.overlapComm = oc.get<bool>();
   resolveRest();
   noEffectWarnings();
   summarizeUnknownKeys(log);
@@ -921,6 +931,7 @@ bool readDsConfig(const std::string &path, TrainConfig &c, bool &stageGiven,
   trainBatchSize = p.trainBatch;
   c.microBatch = p.microBatch;
   c.gradAccum = p.gradAccum;
+  c.overlapComm = p.overlapComm;
   return true;
 }
 

@@ -95,6 +95,10 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   int64_t gatherElems = 0, scatterElems = 0;
   if (auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step")) {
     fn.walk([&](zero::AllGatherOp g) { gatherElems += g.getType().getSize(); });
+    fn.walk([&](zero::AllGatherStartOp g) {
+      gatherElems +=
+          llvm::cast<zero::FlatType>(g.getToken().getType().getPayload()).getSize();
+    });
     fn.walk([&](zero::ReduceScatterOp r) {
       scatterElems += r.getBuffer().getType().getSize();
     });

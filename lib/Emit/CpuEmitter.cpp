@@ -50,6 +50,8 @@ struct Shape {
 };
 
 std::optional<Shape> shapeOf(Type t) {
+  if (auto tok = llvm::dyn_cast<zero::TokenType>(t))
+    t = tok.getPayload(); // a started collective's storage is its payload's
   if (auto rt = llvm::dyn_cast<RankedTensorType>(t))
     return Shape{rt.getElementType(), SmallVector<int64_t>(rt.getShape())};
   if (auto f = llvm::dyn_cast<zero::FlatType>(t))
@@ -203,6 +205,8 @@ private:
   int nextVar = 0;
   /// Off while printing @train_step: --trace spans only the micro-step's ops.
   bool tracing = true;
+  /// The request slot (Q[i]) of each started collective's token.
+  llvm::DenseMap<Value, std::string> requestSlot;
   /// Read from @train_step's ops by readStepConfig.
   zero::AdamAttr adam;
   zero::SgdAttr sgd;
@@ -354,6 +358,24 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
     call(llvm::formatv("zeroc_rt_comm_all_gather(comm, {0}, {1}, {2}, {3})",
                        var(gather.getShard()), r, shard.getSize(),
                        dtypeName(shard.getElementType())));
+    return success();
+  }
+  if (auto start = llvm::dyn_cast<zero::AllGatherStartOp>(op)) {
+    auto shard = start.getShard().getType();
+    std::string slot = "Q[" + std::to_string(requestSlot.size()) + "]";
+    requestSlot[start.getToken()] = slot;
+    call(llvm::formatv("zeroc_rt_comm_all_gather_start(comm, {0}, {1}, {2}, {3}, &{4})",
+                       var(start.getShard()), r, shard.getSize(),
+                       dtypeName(shard.getElementType()), slot));
+    return success();
+  }
+  if (auto wait = llvm::dyn_cast<zero::WaitOp>(op)) {
+    auto it = requestSlot.find(wait.getToken());
+    if (it == requestSlot.end())
+      return op->emitOpError("waits for a collective the CPU target did not start");
+    // The result is the storage the start wrote into.
+    line(r + " = " + var(wait.getToken()) + ";");
+    call("zeroc_rt_comm_wait(comm, " + it->second + ")");
     return success();
   }
   if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(op)) {
@@ -1101,7 +1123,9 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "inline const zeroc_rt_tensor_t *P(const zeroc_rt_tensor_t &t) { return &t; }\n\n"
      << "// Every value's pointer: into the arena, the blob, the inputs or the\n"
      << "// engine's parameter buffers.\n"
-     << "char *V[" << std::max(1, nextVar) << "];\n\n"
+     << "char *V[" << std::max(1, nextVar) << "];\n"
+     << "// The request of each started collective, until its wait.\n"
+     << "int64_t Q[" << std::max<size_t>(1, requestSlot.size()) << "];\n\n"
      << "const zeroc_rt_param_desc_t kParams[] = {\n";
   // Initial values lead the blob, in parameter order (collectParams).
   int64_t offset = 0;

@@ -143,6 +143,57 @@ zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
                [&] { return comm->allGather(send, recv, countPerRank, dtype); });
 }
 
+zeroc_rt_status_t allGatherStart(zeroc_rt_comm_t *comm, const void *send,
+                                 void *recv, size_t countPerRank,
+                                 zeroc_rt_dtype_t dtype, int64_t *request) {
+  const char *what = "all_gather_start";
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
+  if (!request)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: request is NULL", what);
+  *request = -1;
+  size_t blockBytes, totalBytes;
+  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, false,
+                                         ZEROC_RT_REDUCE_SUM, countPerRank,
+                                         comm->size, blockBytes, totalBytes));
+  if (countPerRank == 0)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
+  const void *ownBlock =
+      static_cast<const char *>(recv) + blockBytes * comm->rank;
+  if (send != ownBlock && overlaps(send, blockBytes, recv, totalBytes))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: send buffer overlaps the receive buffer other "
+                          "than at this rank's block (in-place form)",
+                          what);
+  const auto start = std::chrono::steady_clock::now();
+  zeroc_rt_status_t status =
+      comm->allGatherStart(send, recv, countPerRank, dtype, request);
+  if (!status)
+    comm->pending.push_back({*request, "all_gather", blockBytes, start});
+  return status;
+}
+
+/// Completes request `id` and reports the collective from its start to now
+/// (the time spent waiting is what the step waited for it).
+zeroc_rt_status_t wait(zeroc_rt_comm_t *comm, int64_t id) {
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, "wait"));
+  const auto waitStart = std::chrono::steady_clock::now();
+  zeroc_rt_status_t status = comm->wait(id);
+  const auto end = std::chrono::steady_clock::now();
+  comm->collectiveMs +=
+      std::chrono::duration<double, std::milli>(end - waitStart).count();
+  for (size_t i = 0; i < comm->pending.size(); ++i) {
+    if (comm->pending[i].id != id)
+      continue;
+    const zeroc_rt_comm::Pending p = comm->pending[i];
+    comm->pending.erase(comm->pending.begin() + static_cast<long>(i));
+    if (comm->onCollective)
+      comm->onCollective(p.name, p.bytes, p.start, end);
+    break;
+  }
+  return status;
+}
+
 zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
                                 void *recv, size_t countPerRank,
                                 zeroc_rt_dtype_t dtype,
@@ -231,6 +282,27 @@ zeroc_rt_status_t zeroc_rt_comm_broadcast(zeroc_rt_comm_t *comm, void *buf,
                                           int root) {
   return ZEROC_RT_GUARD_EXCEPTIONS(
       zeroc_rt::broadcast(comm, buf, count, dtype, root));
+}
+
+zeroc_rt_status_t zeroc_rt_comm_all_gather_start(zeroc_rt_comm_t *comm,
+                                                 const void *sendbuf,
+                                                 void *recvbuf,
+                                                 size_t count_per_rank,
+                                                 zeroc_rt_dtype_t dtype,
+                                                 int64_t *request) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::allGatherStart(
+      comm, sendbuf, recvbuf, count_per_rank, dtype, request));
+}
+
+zeroc_rt_status_t zeroc_rt_comm_wait(zeroc_rt_comm_t *comm, int64_t request) {
+  if (request < 0)
+    return nullptr; // ran at once, or moved nothing
+  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::wait(comm, request));
+}
+
+void zeroc_rt_comm_progress(zeroc_rt_comm_t *comm) {
+  if (comm && !comm->pending.empty())
+    comm->progress();
 }
 
 zeroc_rt_status_t zeroc_rt_comm_finalize(zeroc_rt_comm_t *comm) {

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <vector>
 #include "zeroc_rt/comm.h"
 
 struct zeroc_rt_comm {
@@ -36,6 +37,19 @@ struct zeroc_rt_comm {
                                           zeroc_rt_reduce_op_t op) = 0;
   virtual zeroc_rt_status_t broadcast(void *buf, size_t count,
                                       zeroc_rt_dtype_t dtype, int root) = 0;
+  /// Starts an all_gather and returns its request id in *id; wait(id)
+  /// completes it. The default runs it at once (a backend without
+  /// asynchronous collectives): wait then has nothing to do.
+  virtual zeroc_rt_status_t allGatherStart(const void *send, void *recv,
+                                           size_t countPerRank,
+                                           zeroc_rt_dtype_t dtype, int64_t *id) {
+    *id = -1;
+    return allGather(send, recv, countPerRank, dtype);
+  }
+  /// Blocks until request `id` (-1: none) has finished.
+  virtual zeroc_rt_status_t wait(int64_t id) { return nullptr; }
+  /// Lets the started collectives advance; cheap when none is pending.
+  virtual void progress() {}
   /// Releases backend resources; called exactly once, before destruction.
   virtual zeroc_rt_status_t finalize() = 0;
 
@@ -52,6 +66,15 @@ struct zeroc_rt_comm {
                      std::chrono::steady_clock::time_point start,
                      std::chrono::steady_clock::time_point end)>
       onCollective;
+  /// Started collectives not waited for yet: start time, name and bytes of
+  /// each, by request id, so that the trace spans start to wait.
+  struct Pending {
+    int64_t id;
+    const char *name;
+    size_t bytes;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::vector<Pending> pending;
 };
 
 #endif // ZEROC_RT_SRC_COMM_INTERNAL_H

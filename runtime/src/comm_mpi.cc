@@ -16,6 +16,8 @@
 #include <climits>
 #include <mpi.h>
 #include <new>
+#include <utility>
+#include <vector>
 
 namespace zeroc_rt {
 namespace {
@@ -196,6 +198,50 @@ public:
     return nullptr;
   }
 
+  zeroc_rt_status_t allGatherStart(const void *send, void *recv,
+                                   size_t countPerRank, zeroc_rt_dtype_t dtype,
+                                   int64_t *id) override {
+    MpiBuffer buf;
+    ZEROC_RT_RETURN_IF_ERROR(
+        toMpiBuffer(dtype, countPerRank, "all_gather_start", buf));
+    const void *ownBlock = static_cast<const char *>(recv) +
+                           countPerRank * zeroc_rt_dtype_size(dtype) * rank;
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (send == ownBlock)
+      ZEROC_RT_MPI_CALL(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv,
+                                       buf.count, buf.type, comm, &request));
+    else
+      ZEROC_RT_MPI_CALL(MPI_Iallgather(send, buf.count, buf.type, recv,
+                                       buf.count, buf.type, comm, &request));
+    *id = nextRequest++;
+    requests.push_back({*id, request});
+    return nullptr;
+  }
+
+  zeroc_rt_status_t wait(int64_t id) override {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].first != id)
+        continue;
+      MPI_Request request = requests[i].second;
+      requests.erase(requests.begin() + static_cast<long>(i));
+      ZEROC_RT_MPI_CALL(MPI_Wait(&request, MPI_STATUS_IGNORE));
+      return nullptr;
+    }
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "wait: no started collective has request %lld",
+                          static_cast<long long>(id));
+  }
+
+  void progress() override {
+    // MPI_Test drives a nonblocking collective's next round; the result is
+    // looked at by wait.
+    for (auto &entry : requests) {
+      int done = 0;
+      if (entry.second != MPI_REQUEST_NULL)
+        MPI_Test(&entry.second, &done, MPI_STATUS_IGNORE);
+    }
+  }
+
   zeroc_rt_status_t reduceScatter(const void *send, void *recv,
                                   size_t countPerRank, zeroc_rt_dtype_t dtype,
                                   zeroc_rt_reduce_op_t op) override {
@@ -245,6 +291,8 @@ private:
   }
 
   MPI_Comm comm;
+  int64_t nextRequest = 0;
+  std::vector<std::pair<int64_t, MPI_Request>> requests;
   HalfOps halfOps;
 };
 

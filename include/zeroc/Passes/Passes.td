@@ -283,6 +283,28 @@ def VerifyStep : Pass<"zero-verify-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
 
+def Overlap : Pass<"zero-overlap", "::mlir::ModuleOp"> {
+  let summary = "prefetches stage 3's parameter gathers (overlap_comm)";
+  let description = [{
+    Stage 3 only (other stages are left as they are). Every `zero.all_gather`
+    of `@train_micro_step` (one parameter's, or a bucket's) becomes a
+    `zero.all_gather_start` and a `zero.wait`: the wait sits where the
+    gather was, right before the first use of what it gathers; the start
+    moves up to right after the previous gather's wait, with the reads of
+    the shards it sends (`zero.param_shard`, `zero.concat_shards`), so that
+    the next bucket travels while the current one computes, in the forward
+    and the backward pass. The first gather starts where it was. Two
+    gathered buckets are live at a time instead of one.
+
+    ```mlir
+    %t1 = zero.all_gather_start %s1 : ... -> !zero.token<!zero.flat<...>>   // during bucket 0's compute
+    ...
+    %f1 = zero.wait %t1 : ... -> !zero.flat<...>                           // before bucket 1's first use
+    ```
+  }];
+  let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+}
+
 def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
   let summary = "assigns every tensor of @train_micro_step a static arena offset";
   let description = [{

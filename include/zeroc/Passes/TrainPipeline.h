@@ -72,6 +72,11 @@ struct TrainPipelineOptions
       *this, "monitor",
       llvm::cl::desc("what the loop logs: a #zero.monitor attribute"),
       llvm::cl::init("#zero.monitor<>")};
+  Option<bool> overlapComm{
+      *this, "overlap-comm",
+      llvm::cl::desc("start stage 3's parameter gathers one bucket early "
+                     "(zero-overlap)"),
+      llvm::cl::init(false)};
   Option<int64_t> reduceBucketSize{
       *this, "reduce-bucket-size",
       llvm::cl::desc("stages 2-3: most elements one gradient reduce-scatter "

@@ -3,6 +3,7 @@
 #define ZEROC_SUPPORT_TRAINCONFIG_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace zeroc {
@@ -34,6 +35,9 @@ struct TrainConfig {
   // tensor.
   int64_t reduceBucketSize = 500000000;  ///< stages 2-3 gradients
   int64_t prefetchBucketSize = 50000000; ///< stage 3 parameter gathers
+  /// zero_optimization.overlap_comm; unset: DeepSpeed's default, true iff
+  /// stage 3 (zeroc overlaps stage 3's parameter gathers).
+  std::optional<bool> overlapComm;
 
   // Mixed precision (fp16 / bf16 blocks).
   enum class Precision { FP32, FP16, BF16 } precision = Precision::FP32;

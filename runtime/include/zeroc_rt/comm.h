@@ -30,6 +30,7 @@
 #include "zeroc_rt/status.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 ZEROC_RT_EXTERN_C_BEGIN
 
@@ -81,6 +82,21 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t
 zeroc_rt_comm_broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
                         zeroc_rt_dtype_t dtype, int root);
 
+/// Starts the all_gather above (same buffer rules) without waiting for it:
+/// *request is what zeroc_rt_comm_wait takes (-1 when it already finished:
+/// a zero count, or a backend without asynchronous collectives). Neither
+/// buffer may be touched until the wait. Every rank starts and waits its
+/// collectives in the same order.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_comm_all_gather_start(
+    zeroc_rt_comm_t *comm, const void *sendbuf, void *recvbuf,
+    size_t count_per_rank, zeroc_rt_dtype_t dtype, int64_t *request);
+/// Blocks until the started collective `request` has finished (-1: returns
+/// at once).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_comm_wait(zeroc_rt_comm_t *comm,
+                                                       int64_t request);
+/// Lets started collectives advance (MPI makes progress only inside its
+/// calls); cheap when none is pending. The engine calls it between ops.
+void zeroc_rt_comm_progress(zeroc_rt_comm_t *comm);
 /// Releases the communicator's resources and the handle itself (always, even
 /// when an error is reported). NULL is accepted.
 ZEROC_RT_MUST_USE zeroc_rt_status_t

@@ -86,6 +86,9 @@ void *zeroc_rt_engine_param_shard(zeroc_rt_engine_t *engine, int32_t param) {
 }
 
 void zeroc_rt_engine_trace_op(zeroc_rt_engine_t *engine, int32_t op) {
+  // Called before every op: started collectives advance between ops.
+  if (engine)
+    zeroc_rt_comm_progress(engine->comm);
   if (!engine || !engine->tracer.enabled() || op < 0 ||
       op >= engine->program->num_ops)
     return;

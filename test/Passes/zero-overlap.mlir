@@ -1,0 +1,38 @@
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=2 world-size=2' --zero-overlap | FileCheck %s --check-prefix=S2
+// RUN: not zeroc-opt %s --zero-overlap 2>&1 | FileCheck %s --check-prefix=ERR
+
+// Tests zero-overlap's schedule at stage 3: every gather becomes a start and
+// a wait; the wait is where the gather was (before the first use), and each
+// start after the first moves up to right after the previous wait, with the
+// shard read it sends, so it travels during the previous layer's compute.
+graph.param trainable @w1 = dense<0.5> : tensor<4x4xf32>
+graph.param trainable @w2 = dense<0.25> : tensor<4x4xf32>
+func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {graph.loss}) {
+  %w1 = graph.load_param @w1 : tensor<4x4xf32>
+  %w2 = graph.load_param @w2 : tensor<4x4xf32>
+  %y = graph.matmul %x, %w1 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %r = graph.relu %y : tensor<2x4xf32>
+  %z = graph.matmul %r, %w2 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %l = graph.reduce_mean %z {axes = [0, 1], keepdims = false} : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @train_micro_step
+// CHECK: %[[SH1:.*]] = zero.param_shard @w1
+// CHECK-NEXT: %[[T1:.*]] = zero.all_gather_start %[[SH1]] : !zero.shard<params, f32, 8, device> -> !zero.token<!zero.flat<params, f32, 16, 2>>
+// CHECK-NEXT: %[[F1:.*]] = zero.wait %[[T1]]
+// CHECK-NEXT: %[[SH2:.*]] = zero.param_shard @w2
+// CHECK-NEXT: %[[T2:.*]] = zero.all_gather_start %[[SH2]]
+// CHECK: graph.matmul
+// CHECK: zero.release %[[F1]]
+// CHECK: %[[F2:.*]] = zero.wait %[[T2]]
+// CHECK: zero.view %[[F2]]
+// CHECK-NOT: zero.all_gather %
+
+// Other stages have no parameter gathers to overlap: nothing changes.
+// S2-LABEL: func.func @train_micro_step
+// S2-NOT: _start
+// S2-NOT: zero.wait
+
+// ERR: error: zero-overlap needs @train_micro_step and zero.stage (run zero-partition)
