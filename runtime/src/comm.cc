@@ -121,24 +121,42 @@ zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
                [&] { return comm->allReduce(send, recv, count, dtype, op); });
 }
 
-zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
-                            size_t countPerRank, zeroc_rt_dtype_t dtype) {
-  const char *what = "all_gather";
+/// The all_gather rules shared by the blocking and the started form: a
+/// valid transfer, buffers for a non-zero count, and no overlap other than
+/// the in-place one. *blockBytes is this rank's block; *empty says there is
+/// nothing to move.
+zeroc_rt_status_t checkAllGather(zeroc_rt_comm_t *comm, const char *what,
+                                 const void *send, void *recv,
+                                 size_t countPerRank, zeroc_rt_dtype_t dtype,
+                                 size_t *blockBytes, bool *empty) {
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t blockBytes, totalBytes;
+  size_t totalBytes;
   ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, false,
                                          ZEROC_RT_REDUCE_SUM, countPerRank,
-                                         comm->size, blockBytes, totalBytes));
-  if (countPerRank == 0)
+                                         comm->size, *blockBytes, totalBytes));
+  *empty = countPerRank == 0;
+  if (*empty)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
   const void *ownBlock =
-      static_cast<const char *>(recv) + blockBytes * comm->rank;
-  if (send != ownBlock && overlaps(send, blockBytes, recv, totalBytes))
+      static_cast<const char *>(recv) + *blockBytes * comm->rank;
+  if (send != ownBlock && overlaps(send, *blockBytes, recv, totalBytes))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: send buffer overlaps the receive buffer other "
                           "than at this rank's block (in-place form)",
                           what);
+  return nullptr;
+}
+
+zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
+                            size_t countPerRank, zeroc_rt_dtype_t dtype) {
+  const char *what = "all_gather";
+  size_t blockBytes = 0;
+  bool empty = false;
+  ZEROC_RT_RETURN_IF_ERROR(checkAllGather(comm, what, send, recv, countPerRank,
+                                          dtype, &blockBytes, &empty));
+  if (empty)
+    return nullptr;
   return timed(comm, what, blockBytes,
                [&] { return comm->allGather(send, recv, countPerRank, dtype); });
 }
@@ -147,24 +165,15 @@ zeroc_rt_status_t allGatherStart(zeroc_rt_comm_t *comm, const void *send,
                                  void *recv, size_t countPerRank,
                                  zeroc_rt_dtype_t dtype, int64_t *request) {
   const char *what = "all_gather_start";
-  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
   if (!request)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: request is NULL", what);
   *request = -1;
-  size_t blockBytes, totalBytes;
-  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, false,
-                                         ZEROC_RT_REDUCE_SUM, countPerRank,
-                                         comm->size, blockBytes, totalBytes));
-  if (countPerRank == 0)
+  size_t blockBytes = 0;
+  bool empty = false;
+  ZEROC_RT_RETURN_IF_ERROR(checkAllGather(comm, what, send, recv, countPerRank,
+                                          dtype, &blockBytes, &empty));
+  if (empty)
     return nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
-  const void *ownBlock =
-      static_cast<const char *>(recv) + blockBytes * comm->rank;
-  if (send != ownBlock && overlaps(send, blockBytes, recv, totalBytes))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: send buffer overlaps the receive buffer other "
-                          "than at this rank's block (in-place form)",
-                          what);
   const auto start = std::chrono::steady_clock::now();
   zeroc_rt_status_t status =
       comm->allGatherStart(send, recv, countPerRank, dtype, request);
