@@ -533,7 +533,7 @@ def print_summary(rows, preps, args, loads, total_s):
               "bwd_allreduce = the backward's collectives and the stage 0-1 "
               "step-boundary reduction) and its collectives by kind from "
               "--trace (time inside them, waiting for the other rank "
-              "included; blocking, so all exposed):")
+              "included; a started gather counts from its start to its wait):")
         print()
         print("| model | stage | fwd | bwd_inner | bwd_allreduce | step (optimizer) "
               "| collectives per step (rank 0's --trace) |")
@@ -555,7 +555,8 @@ def print_summary(rows, preps, args, loads, total_s):
           "of which %s MiB right after importing torch/transformers/deepspeed. "
           "DDP is one run listed under stages 0-2. 2 ranks x 1 thread, "
           "pinned to cores 0 and 1. Exposed comm (zeroc): median per step of "
-          "the time covered by rank 0's traced collectives (%% of its step); "
+          "the time covered by rank 0's traced collectives that no compute op "
+          "overlaps (%% of its step); "
           "the peers are not traced. zeroc: %s." % (
               args.steps, min(args.warmup + 1, args.steps), args.steps,
               ("%.0f-%.0f" % (min(imp), max(imp))) if imp else "?", args.zeroc))

@@ -58,13 +58,35 @@ def busy_cpus(seconds=1.0):
     return (1.0 - (i1 - i0) / (t1 - t0)) * (os.cpu_count() or 1)
 
 
+# Op spans that are communication, not compute: the blocking collectives
+# and the waits for started ones.
+COMM_OPS = ("zero.all_gather", "zero.reduce_scatter", "zero.all_reduce",
+            "zero.wait", "zero.gather_replica")
+
+
+def _union(spans):
+    """Sorted, merged [a, b) intervals of `spans`."""
+    merged = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return merged
+
+
+def _covered(intervals, lo, hi):
+    return sum(max(0.0, min(b, hi) - max(a, lo)) for a, b in intervals)
+
+
 def trace_comm(path, steps, warmup):
     """From a rank's out/train --trace file: the median over the steps after
-    warmup of the time covered by collectives (the union of the
-    communication track's spans within the step; zeroc's collectives are
-    blocking, so all of it is exposed), and the median seconds per step of
-    each kind of collective. None when the file does not have `steps`
-    optimizer steps."""
+    warmup of the exposed communication, the time covered by collectives
+    (the union of the communication track's spans within the step) that no
+    compute op covers (a started collective's span runs from its start to
+    its wait, and the ops between overlap it; blocking collectives and waits
+    are not compute), and the median seconds per step of each kind of
+    collective. None when the file does not have `steps` optimizer steps."""
     with open(path) as f:
         ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
     ends = sorted(e["ts"] + e["dur"] for e in ev if e["name"] == "optimizer_step")
@@ -72,23 +94,24 @@ def trace_comm(path, steps, warmup):
         return None
     comm = sorted((e["ts"], e["ts"] + e["dur"], e["name"])
                   for e in ev if e.get("tid") == 1)
-    union, kinds = [], {}
+    comm_union = _union((a, b) for a, b, _ in comm)
+    compute = _union((e["ts"], e["ts"] + e["dur"]) for e in ev
+                     if e.get("cat") == "op" and not e["name"].startswith(COMM_OPS))
+    exposed, kinds = [], {}
     for k in range(steps):
         lo, hi = (ends[k - 1] if k else float("-inf")), ends[k]
-        covered, reach = 0.0, lo
         per_kind = {}
         for a, b, name in comm:
             a, b = max(a, lo), min(b, hi)
-            if b <= a:
-                continue
-            per_kind[name] = per_kind.get(name, 0.0) + (b - a) / 1e6
-            if b > reach:
-                covered += b - max(a, reach)
-                reach = b
-        union.append(covered / 1e6)
+            if b > a:
+                per_kind[name] = per_kind.get(name, 0.0) + (b - a) / 1e6
+        total = _covered(comm_union, lo, hi)
+        hidden = sum(_covered(compute, max(a, lo), min(b, hi))
+                     for a, b in comm_union if min(b, hi) > max(a, lo))
+        exposed.append((total - hidden) / 1e6)
         for name, v in per_kind.items():
             kinds.setdefault(name, [0.0] * steps)[k] = v
-    return dict(exposed_s=median_after(union, warmup),
+    return dict(exposed_s=median_after(exposed, warmup),
                 by_kind={n: median_after(v, warmup) for n, v in sorted(kinds.items())})
 
 

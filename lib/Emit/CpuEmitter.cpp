@@ -158,6 +158,8 @@ LogicalResult appendElements(Operation *where, ElementsAttr attr,
 bool isTraced(Operation *op) {
   if (llvm::isa<zero::ReleaseOp>(op))
     return false;
+  if (llvm::isa<zero::WaitOp>(op)) // the time the compute waits for a start
+    return true;
   return op->getNumResults() == 0 || zero::resultsNeedArena(op);
 }
 
