@@ -150,7 +150,7 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
     const int64_t stage = stageAttr.getInt(), world = worldAttr.getInt();
     for (auto p : module.getOps<zeroc::graph::ParamOp>()) {
       const int64_t n = p.getType().getNumElements();
-      const int64_t padded = (n + world - 1) / world * world, shard = padded / world;
+      const int64_t shard = shardElements(n, world), padded = shard * world;
       int64_t param = stage == 3 ? shard : padded;
       int64_t paramStride = stage == 3 ? shard : 0;
       int64_t grad = 0, update = 0, updateStride = 0;

@@ -136,8 +136,8 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
       Type gradElem = t.getElementType();
       if (p.getMaster() && fp32GradAccum)
         gradElem = b.getF32Type();
-      int64_t n = t.getNumElements();
-      int64_t padded = (n + world - 1) / world * world;
+      const int64_t shard = zero::shardElements(t.getNumElements(), world);
+      const int64_t padded = shard * world;
       Value grad;
       if (stage == 0) {
         Value acc = b.create<zero::GradAccumulatorOp>(
@@ -156,7 +156,7 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
         auto rs = b.create<zero::ReduceScatterOp>(
             p.getLoc(),
             zero::ShardType::get(&getContext(), zero::BufferKind::Grads, gradElem,
-                                 padded / world, zero::MemorySpace::Device),
+                                 shard, zero::MemorySpace::Device),
             acc, zero::ReduceKind::Sum, nullptr);
         grad = rs;
         lastReduction = rs;
@@ -164,7 +164,7 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
         grad = b.create<zero::GradAccumulatorOp>(
             p.getLoc(),
             zero::ShardType::get(&getContext(), zero::BufferKind::Grads, gradElem,
-                                 padded / world, zero::MemorySpace::Device),
+                                 shard, zero::MemorySpace::Device),
             p.getSymName());
       }
       reduced.push_back({p, grad});
@@ -222,12 +222,12 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
     if (stage == 1 || stage == 2)
       for (Reduced &r : reduced) {
         auto t = r.param.getType();
-        int64_t padded = (t.getNumElements() + world - 1) / world * world;
         b.create<zero::GatherReplicaOp>(
             r.param.getLoc(), FlatSymbolRefAttr::get(r.param.getSymNameAttr()),
             TypeAttr::get(zero::ShardType::get(
                 &getContext(), zero::BufferKind::Params, t.getElementType(),
-                padded / world, zero::MemorySpace::Device)));
+                zero::shardElements(t.getNumElements(), world),
+                zero::MemorySpace::Device)));
       }
     b.setInsertionPointAfter(guard);
     b.create<func::ReturnOp>(loc, ValueRange{clip.getNorm(), overflow, hyper.getLr()});

@@ -103,8 +103,7 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
                                 int64_t world) {
     Value acc = u.accumulator.getResult();
     Value grad = u.update->getOperand(0);
-    int64_t n = p.getType().getNumElements();
-    int64_t shard = (n + world - 1) / world;
+    int64_t shard = zero::shardElements(p.getType().getNumElements(), world);
     const char *expected = nullptr;
     if (stage == 0) {
       auto ar = grad.getDefiningOp<zero::AllReduceOp>();

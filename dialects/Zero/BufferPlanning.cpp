@@ -37,25 +37,34 @@ int64_t elementBytes(Type elem) {
   return elem.isInteger(1) ? 1 : (elem.getIntOrFloatBitWidth() + 7) / 8;
 }
 
+Type bufferElementType(Type type) {
+  if (auto tok = llvm::dyn_cast<TokenType>(type))
+    type = tok.getPayload(); // where the collective writes
+  if (auto rt = llvm::dyn_cast<RankedTensorType>(type))
+    return rt.getElementType();
+  if (auto f = llvm::dyn_cast<FlatType>(type))
+    return f.getElementType();
+  if (auto s = llvm::dyn_cast<ShardType>(type))
+    return s.getElementType();
+  return {};
+}
+
 int64_t storageBytes(Type type) {
-  Type elem;
+  if (auto tok = llvm::dyn_cast<TokenType>(type))
+    type = tok.getPayload();
   int64_t n = 0;
   if (auto rt = llvm::dyn_cast<RankedTensorType>(type)) {
     if (!rt.hasStaticShape())
       return -1;
-    elem = rt.getElementType();
     n = rt.getNumElements();
   } else if (auto f = llvm::dyn_cast<FlatType>(type)) {
-    elem = f.getElementType();
     n = f.getSize();
   } else if (auto s = llvm::dyn_cast<ShardType>(type)) {
-    elem = s.getElementType();
     n = s.getSize();
-  } else if (auto tok = llvm::dyn_cast<TokenType>(type)) {
-    return storageBytes(tok.getPayload()); // where the collective writes
   } else {
     return -1;
   }
+  Type elem = bufferElementType(type);
   if (!elem.isIntOrFloat())
     return -1;
   return n * elementBytes(elem);

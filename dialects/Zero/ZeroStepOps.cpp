@@ -1,5 +1,6 @@
 //===- ZeroStepOps.cpp - verifiers of the optimizer step's ops ------------===//
 #include "ParamLookup.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include <cmath>
@@ -24,15 +25,6 @@ LogicalResult SgdAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // Gradient reads and reductions
 //===----------------------------------------------------------------------===//
 
-/// The element type of a gradient value: a tensor, flat buffer or shard.
-static Type gradElementType(Type t) {
-  if (auto flat = llvm::dyn_cast<FlatType>(t))
-    return flat.getElementType();
-  if (auto shard = llvm::dyn_cast<ShardType>(t))
-    return shard.getElementType();
-  return llvm::cast<ShapedType>(t).getElementType();
-}
-
 /// Flat buffers and shards of gradients must hold gradients, and every
 /// gradient floats.
 static LogicalResult verifyGradOperands(Operation *op, ValueRange grads) {
@@ -44,7 +36,7 @@ static LogicalResult verifyGradOperands(Operation *op, ValueRange grads) {
     if (auto shard = llvm::dyn_cast<ShardType>(t);
         shard && shard.getKind() != BufferKind::Grads)
       return op->emitOpError("operand ") << i << " must be a grads shard";
-    if (!llvm::isa<FloatType>(gradElementType(t)))
+    if (!llvm::isa<FloatType>(bufferElementType(t)))
       return op->emitOpError("operand ") << i << " must hold floating-point gradients";
   }
   return success();

@@ -46,13 +46,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   llvm::StringMap<Type> gradType;
   if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
     step.walk([&](zero::GradAccumulatorOp acc) {
-      Type t = acc.getType();
-      if (auto f = llvm::dyn_cast<zero::FlatType>(t))
-        gradType[acc.getParam()] = f.getElementType();
-      else if (auto sh = llvm::dyn_cast<zero::ShardType>(t))
-        gradType[acc.getParam()] = sh.getElementType();
-      else
-        gradType[acc.getParam()] = llvm::cast<ShapedType>(t).getElementType();
+      gradType[acc.getParam()] = zero::bufferElementType(acc.getType());
     });
   for (auto p : module.getOps<graph::ParamOp>()) {
     if (!p.getTrainable()) {

@@ -1286,8 +1286,8 @@ LogicalResult Emitter::run(EmittedProgram &out) {
      << "  program.lr_schedule.range_step_size = " << schedule.getRangeStepSize() << ";\n"
      << "  program.lr_schedule.range_staircase = " << int(schedule.getRangeStaircase()) << ";\n"
      << "  program.loss_scaler.enabled = " << int(bool(scaler)) << ";\n";
-  // Without a scaler the runtime still checks the (unused) fields: the
-  // defaults of #zero.loss_scaler<>.
+  // Without a scaler the table still lists #zero.loss_scaler<>'s defaults
+  // (the runtime reads them only when the scaler is enabled).
   zero::LossScalerAttr sc =
       scaler ? scaler
              : zero::LossScalerAttr::get(module.getContext(), APFloat(0.0),

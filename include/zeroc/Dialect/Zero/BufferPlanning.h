@@ -50,6 +50,10 @@ mlir::Value storageRoot(mlir::Value v);
 /// state or constants).
 bool resultsNeedArena(mlir::Operation *op);
 
+/// The element type of a tensor, flat buffer, shard or token (its payload's);
+/// null for anything else.
+mlir::Type bufferElementType(mlir::Type type);
+
 /// Bytes of one element of an int or float type (i1 takes a byte).
 int64_t elementBytes(mlir::Type elementType);
 
