@@ -1,8 +1,11 @@
-//===- Overlap.cpp - stage 3 parameter gathers started one bucket early ---===//
+//===- Overlap.cpp - collectives of the micro-step started early ---------===//
 //
-// overlap_comm at stage 3: each parameter gather starts right after the
-// previous one is waited for, so it travels while the previous bucket's
-// compute runs. See docs/RationaleZero.md, "Overlap".
+// overlap_comm: stage 3's parameter gathers each start right after the
+// previous one is waited for, so a gather travels while the previous
+// bucket's compute runs; the gradient reduce-scatters of stages 2-3 start
+// as soon as their bucket is packed and are waited for when the next one
+// starts, so each travels while backward computes the next bucket. See
+// docs/RationaleZero.md, "Overlap".
 //
 //===----------------------------------------------------------------------===//
 #include "zeroc/Passes/Passes.h"
@@ -11,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_OVERLAP
@@ -43,6 +47,26 @@ SmallVector<Operation *> shardReads(Value shard) {
   return ops;
 }
 
+/// The ops after `root` in its block that use its result, directly or
+/// through one another, in program order; empty when one of them has a
+/// user outside the set (they then cannot move apart from that user).
+SmallVector<Operation *> dependents(Operation *root) {
+  llvm::SmallPtrSet<Operation *, 8> set{root};
+  SmallVector<Operation *> ops;
+  for (Operation *op = root->getNextNode(); op; op = op->getNextNode())
+    if (llvm::any_of(op->getOperands(), [&](Value v) {
+          return set.contains(v.getDefiningOp());
+        })) {
+      set.insert(op);
+      ops.push_back(op);
+    }
+  for (Operation *op : ops)
+    for (Operation *user : op->getUsers())
+      if (!set.contains(user))
+        return {};
+  return ops;
+}
+
 struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -52,8 +76,12 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
       module.emitError("zero-overlap needs @train_micro_step and zero.stage (run zero-partition)");
       return signalPassFailure();
     }
-    if (stage.getInt() != 3)
-      return;
+    if (stage.getInt() == 3)
+      overlapGathers(fn);
+    overlapReductions(fn);
+  }
+
+  void overlapGathers(func::FuncOp fn) {
     SmallVector<zero::AllGatherOp> gathers(fn.getOps<zero::AllGatherOp>());
     OpBuilder b(&getContext());
     Operation *previousWait = nullptr;
@@ -80,6 +108,49 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
       }
       previousWait = wait;
     }
+  }
+
+  /// Each gradient reduce-scatter starts where it was (its bucket is
+  /// final and packed); its wait, with the accumulations of what it
+  /// reduced, moves to the next reduce-scatter's start, the last one's to
+  /// the end of the micro-step (before its buffer stores). One reduction
+  /// travels at a time, during the backward compute of the next bucket,
+  /// and at most two packed buckets are alive.
+  void overlapReductions(func::FuncOp fn) {
+    SmallVector<zero::ReduceScatterOp> scatters(
+        fn.getOps<zero::ReduceScatterOp>());
+    OpBuilder b(&getContext());
+    SmallVector<Operation *> pending; // the previous wait and its dependents
+    auto movePendingBefore = [&](Operation *point) {
+      for (Operation *op : pending)
+        op->moveBefore(point);
+      pending.clear();
+    };
+    for (zero::ReduceScatterOp scatter : scatters) {
+      if (scatter.getBuffer().getType().getKind() != zero::BufferKind::Grads)
+        continue;
+      b.setInsertionPoint(scatter);
+      auto tokenType = zero::TokenType::get(&getContext(), scatter.getType());
+      auto start = b.create<zero::ReduceScatterStartOp>(
+          scatter.getLoc(), tokenType, scatter.getBuffer(),
+          scatter.getReductionAttr(), scatter.getScaleAttr());
+      for (NamedAttribute attr : scatter->getDiscardableAttrs())
+        start->setAttr(attr.getName(), attr.getValue());
+      auto wait = b.create<zero::WaitOp>(scatter.getLoc(), start.getToken());
+      scatter.replaceAllUsesWith(wait.getResult());
+      scatter.erase();
+      movePendingBefore(start);
+      SmallVector<Operation *> users = dependents(wait);
+      if (users.empty() && !wait->use_empty())
+        continue; // read where it is: waited for at once
+      pending.push_back(wait);
+      pending.append(users.begin(), users.end());
+    }
+    // The micro-step ends with its buffer stores (zero-partition).
+    Operation *end = fn.getBody().front().getTerminator();
+    while (end->getPrevNode() && llvm::isa<zero::BufferStoreOp>(end->getPrevNode()))
+      end = end->getPrevNode();
+    movePendingBefore(end);
   }
 };
 

@@ -25,6 +25,17 @@ struct VerifyPartitionPass
       signalPassFailure();
   }
 
+  /// The buffer a reduce-scatter reduced into `shard`: a zero.reduce_scatter,
+  /// or the zero.wait of a zero.reduce_scatter_start; null otherwise.
+  static Value reducedBuffer(Value shard) {
+    if (auto rs = shard.getDefiningOp<zero::ReduceScatterOp>())
+      return rs.getBuffer();
+    if (auto wait = shard.getDefiningOp<zero::WaitOp>())
+      if (auto start = wait.getToken().getDefiningOp<zero::ReduceScatterStartOp>())
+        return start.getBuffer();
+    return {};
+  }
+
   /// Stages 2-3: the accumulated shard is a gradient reduce-scatter's
   /// result or, for a bucket, the slice of it that holds exactly one
   /// member's shard of a tensor of the parameter's `numel` elements, a
@@ -33,16 +44,15 @@ struct VerifyPartitionPass
   verifyReducedShard(zero::GradAccumulateOp acc, int64_t numel,
                      llvm::DenseSet<std::pair<Operation *, int64_t>> &taken) {
     Value grad = acc.getGrad();
-    if (grad.getDefiningOp<zero::ReduceScatterOp>())
+    if (reducedBuffer(grad))
       return success();
     auto slice = grad.getDefiningOp<zero::ShardSliceOp>();
-    auto scatter = slice
-                       ? slice.getShard().getDefiningOp<zero::ReduceScatterOp>()
-                       : zero::ReduceScatterOp();
-    if (!scatter)
+    Value reduced = slice ? reducedBuffer(slice.getShard()) : Value();
+    if (!reduced)
       return acc.emitOpError(
           "accumulated shard must come from zero.reduce_scatter");
-    auto bucket = scatter.getBuffer().getDefiningOp<zero::PackShardsOp>();
+    Operation *scatter = slice.getShard().getDefiningOp();
+    auto bucket = reduced.getDefiningOp<zero::PackShardsOp>();
     if (!bucket)
       return acc.emitOpError("accumulated slice must be of a reduce-scattered "
                              "zero.pack_shards bucket");

@@ -18,6 +18,8 @@ Value storageRoot(Value v) {
       v = w.getToken(); // the start op's payload storage
     else if (auto ar = llvm::dyn_cast<AllReduceOp>(def))
       v = ar.getInput(); // reduced in place
+    else if (auto ar = llvm::dyn_cast<AllReduceStartOp>(def))
+      v = ar.getInput(); // reduced in place
     else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
       v = slice.getShard();
     else
@@ -30,7 +32,7 @@ bool resultsNeedArena(Operation *op) {
   return !llvm::isa<graph::ReshapeOp, ViewOp, ShardSliceOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
                     ParamShardOp, BufferLoadOp, GradAccumulatorOp,
-                    AllReduceOp, WaitOp>(op);
+                    AllReduceOp, AllReduceStartOp, WaitOp>(op);
 }
 
 int64_t elementBytes(Type elem) {

@@ -648,13 +648,14 @@ void Reader::noEffectWarnings() {
     warn(path + " has no effect" + (f->never ? "" : " yet") + " (" +
          f->noEffect + ")");
   }
-  // zero-overlap starts stage 3's parameter gathers early; the gradient
-  // reductions of every stage still block.
-  if (stage <= 2 && at(out, "zero_optimization.overlap_comm") == true)
+  // zero-overlap starts stage 3's parameter gathers and the micro-step's
+  // stage 2-3 gradient reductions early; stages 0-1 reduce at the
+  // optimizer step, after the backward pass.
+  if (stage <= 1 && at(out, "zero_optimization.overlap_comm") == true)
     warn("zero_optimization.overlap_comm has no effect yet at stage " +
          std::to_string(stage) +
-         " (zeroc overlaps only stage 3's parameter gathers; gradient "
-         "reductions block)");
+         " (zeroc overlaps stage 3's parameter gathers and stage 2-3 "
+         "gradient reductions; stages 0-1 reduce after the backward pass)");
   // DeepSpeed's _do_optimizer_sanity_check raises NotImplementedError for
   // these stage-0 combinations; zeroc can run them.
   const std::string training = trainingDtype(), accum = accumulatorDtype();

@@ -96,6 +96,9 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     fn.walk([&](zero::ReduceScatterOp r) {
       scatterElems += r.getBuffer().getType().getSize();
     });
+    fn.walk([&](zero::ReduceScatterStartOp r) {
+      scatterElems += r.getBuffer().getType().getSize();
+    });
   }
   gatherElems *= config.gradAccum;
   scatterElems *= config.gradAccum;

@@ -180,6 +180,8 @@ private:
   LogicalResult emitTrainStep(std::string &out);
   LogicalResult readStepConfig();
   std::string var(Value v);
+  /// A new request slot (Q[i]) for a started collective's token.
+  std::string requestSlotOf(Value token);
   std::string desc(Value v);
   std::string descOf(const std::string &ptr, Type t);
   /// Copies a tensor of `numel` elements at `tensor` into (`toBucket`) or
@@ -283,6 +285,12 @@ LogicalResult Emitter::readPlan(func::FuncOp fn) {
 
 std::string Emitter::var(Value v) { return names.lookup(v); }
 
+std::string Emitter::requestSlotOf(Value token) {
+  std::string slot = "Q[" + std::to_string(requestSlot.size()) + "]";
+  requestSlot[token] = slot;
+  return slot;
+}
+
 std::string Emitter::descOf(const std::string &ptr, Type t) {
   std::optional<Shape> s = shapeOf(t);
   return llvm::formatv("T({0}, {1}, {2}, {3})", ptr, dtypeName(s->elem),
@@ -364,11 +372,10 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
   }
   if (auto start = llvm::dyn_cast<zero::AllGatherStartOp>(op)) {
     auto shard = start.getShard().getType();
-    std::string slot = "Q[" + std::to_string(requestSlot.size()) + "]";
-    requestSlot[start.getToken()] = slot;
     call(llvm::formatv("zeroc_rt_comm_all_gather_start(comm, {0}, {1}, {2}, {3}, &{4})",
                        var(start.getShard()), r, shard.getSize(),
-                       dtypeName(shard.getElementType()), slot));
+                       dtypeName(shard.getElementType()),
+                       requestSlotOf(start.getToken())));
     return success();
   }
   if (auto wait = llvm::dyn_cast<zero::WaitOp>(op)) {
@@ -388,6 +395,30 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
                        "ZEROC_RT_REDUCE_SUM)",
                        var(rs.getBuffer()), r, shard.getSize(),
                        dtypeName(shard.getElementType())));
+    return success();
+  }
+  if (auto rs = llvm::dyn_cast<zero::ReduceScatterStartOp>(op)) {
+    if (rs.getReduction() != zero::ReduceKind::Sum || rs.getScale())
+      return op->emitOpError("the CPU target emits only unscaled sum reduce-scatters");
+    auto shard = llvm::cast<zero::ShardType>(rs.getToken().getType().getPayload());
+    call(llvm::formatv("zeroc_rt_comm_reduce_scatter_start(comm, {0}, {1}, {2}, "
+                       "{3}, ZEROC_RT_REDUCE_SUM, &{4})",
+                       var(rs.getBuffer()), r, shard.getSize(),
+                       dtypeName(shard.getElementType()), requestSlotOf(rs.getToken())));
+    return success();
+  }
+  if (auto ar = llvm::dyn_cast<zero::AllReduceStartOp>(op)) {
+    Type payload = ar.getToken().getType().getPayload();
+    if (ar.getScale() || ar.getReduction() != zero::ReduceKind::Sum ||
+        !llvm::isa<zero::FlatType>(payload))
+      return op->emitOpError("the CPU target starts only unscaled sum all-reduces of flat buffers");
+    auto flat = llvm::cast<zero::FlatType>(payload);
+    // In place: the token's storage is the operand's.
+    line(r + " = " + var(ar.getInput()) + ";");
+    call(llvm::formatv("zeroc_rt_comm_all_reduce_start(comm, {0}, {0}, {1}, {2}, "
+                       "ZEROC_RT_REDUCE_SUM, &{3})",
+                       r, flat.getSize(), dtypeName(flat.getElementType()),
+                       requestSlotOf(ar.getToken())));
     return success();
   }
   if (auto pack = llvm::dyn_cast<zero::PackOp>(op)) {
@@ -1239,7 +1270,9 @@ LogicalResult Emitter::run(EmittedProgram &out) {
   bool collectives = false;
   fn.walk([&](Operation *op) {
     collectives |= llvm::isa<zero::AllGatherOp, zero::ReduceScatterOp,
-                             zero::AllReduceOp>(op);
+                             zero::AllReduceOp, zero::AllGatherStartOp,
+                             zero::ReduceScatterStartOp,
+                             zero::AllReduceStartOp>(op);
   });
   os << "  program.train_step = trainStep;\n"
      << "  program.micro_step_collectives = " << int(collectives) << ";\n"

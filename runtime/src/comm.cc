@@ -101,22 +101,40 @@ zeroc_rt_status_t barrier(zeroc_rt_comm_t *comm) {
   return timed(comm, "barrier", 0, [&] { return comm->barrier(); });
 }
 
-zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
-                            size_t count, zeroc_rt_dtype_t dtype,
-                            zeroc_rt_reduce_op_t op) {
-  const char *what = "all_reduce";
+/// The all_reduce rules shared by the blocking and the started form: a valid
+/// transfer, buffers for a non-zero count, in place or disjoint. *bytes is
+/// the buffer's size; *empty says there is nothing to move.
+zeroc_rt_status_t checkAllReduce(zeroc_rt_comm_t *comm, const char *what,
+                                 const void *send, void *recv, size_t count,
+                                 zeroc_rt_dtype_t dtype,
+                                 zeroc_rt_reduce_op_t op, size_t *bytes,
+                                 bool *empty) {
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t bytes, unused;
+  size_t unused;
   ZEROC_RT_RETURN_IF_ERROR(
-      checkTransfer(what, dtype, true, op, count, 1, bytes, unused));
-  if (count == 0)
+      checkTransfer(what, dtype, true, op, count, 1, *bytes, unused));
+  *empty = count == 0;
+  if (*empty)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
-  if (send != recv && overlaps(send, bytes, recv, bytes))
+  if (send != recv && overlaps(send, *bytes, recv, *bytes))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: send and receive buffers partially overlap "
                           "(pass the same pointer for in-place)",
                           what);
+  return nullptr;
+}
+
+zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
+                            size_t count, zeroc_rt_dtype_t dtype,
+                            zeroc_rt_reduce_op_t op) {
+  const char *what = "all_reduce";
+  size_t bytes = 0;
+  bool empty = false;
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkAllReduce(comm, what, send, recv, count, dtype, op, &bytes, &empty));
+  if (empty)
+    return nullptr;
   return timed(comm, what, bytes,
                [&] { return comm->allReduce(send, recv, count, dtype, op); });
 }
@@ -161,25 +179,57 @@ zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
                [&] { return comm->allGather(send, recv, countPerRank, dtype); });
 }
 
+/// Runs a backend start (which sets *request) after the caller's checks
+/// and records it as pending under `name`, so that its trace span runs
+/// from the start to the wait.
+template <typename Fn>
+zeroc_rt_status_t started(zeroc_rt_comm_t *comm, const char *name,
+                          size_t bytes, int64_t *request, Fn &&start) {
+  const auto begin = std::chrono::steady_clock::now();
+  zeroc_rt_status_t status = start();
+  if (!status && *request >= 0)
+    comm->pending.push_back({*request, name, bytes, begin});
+  return status;
+}
+
+zeroc_rt_status_t checkRequest(const char *what, int64_t *request) {
+  if (!request)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: request is NULL", what);
+  *request = -1;
+  return nullptr;
+}
+
 zeroc_rt_status_t allGatherStart(zeroc_rt_comm_t *comm, const void *send,
                                  void *recv, size_t countPerRank,
                                  zeroc_rt_dtype_t dtype, int64_t *request) {
   const char *what = "all_gather_start";
-  if (!request)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: request is NULL", what);
-  *request = -1;
+  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, request));
   size_t blockBytes = 0;
   bool empty = false;
   ZEROC_RT_RETURN_IF_ERROR(checkAllGather(comm, what, send, recv, countPerRank,
                                           dtype, &blockBytes, &empty));
   if (empty)
     return nullptr;
-  const auto start = std::chrono::steady_clock::now();
-  zeroc_rt_status_t status =
-      comm->allGatherStart(send, recv, countPerRank, dtype, request);
-  if (!status)
-    comm->pending.push_back({*request, "all_gather", blockBytes, start});
-  return status;
+  return started(comm, "all_gather", blockBytes, request, [&] {
+    return comm->allGatherStart(send, recv, countPerRank, dtype, request);
+  });
+}
+
+zeroc_rt_status_t allReduceStart(zeroc_rt_comm_t *comm, const void *send,
+                                 void *recv, size_t count,
+                                 zeroc_rt_dtype_t dtype,
+                                 zeroc_rt_reduce_op_t op, int64_t *request) {
+  const char *what = "all_reduce_start";
+  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, request));
+  size_t bytes = 0;
+  bool empty = false;
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkAllReduce(comm, what, send, recv, count, dtype, op, &bytes, &empty));
+  if (empty)
+    return nullptr;
+  return started(comm, "all_reduce", bytes, request, [&] {
+    return comm->allReduceStart(send, recv, count, dtype, op, request);
+  });
 }
 
 /// Completes request `id` and reports the collective from its start to now
@@ -203,23 +253,61 @@ zeroc_rt_status_t wait(zeroc_rt_comm_t *comm, int64_t id) {
   return status;
 }
 
+/// The reduce_scatter rules shared by the blocking and the started form:
+/// a valid transfer, buffers for a non-zero count, disjoint. *totalBytes is
+/// the send buffer's size.
+zeroc_rt_status_t checkReduceScatter(zeroc_rt_comm_t *comm, const char *what,
+                                     const void *send, void *recv,
+                                     size_t countPerRank,
+                                     zeroc_rt_dtype_t dtype,
+                                     zeroc_rt_reduce_op_t op,
+                                     size_t *totalBytes, bool *empty) {
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
+  size_t blockBytes;
+  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, true, op, countPerRank,
+                                         comm->size, blockBytes, *totalBytes));
+  *empty = countPerRank == 0;
+  if (*empty)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
+  if (overlaps(send, *totalBytes, recv, blockBytes))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: send and receive buffers overlap", what);
+  return nullptr;
+}
+
 zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
                                 void *recv, size_t countPerRank,
                                 zeroc_rt_dtype_t dtype,
                                 zeroc_rt_reduce_op_t op) {
   const char *what = "reduce_scatter";
-  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t blockBytes, totalBytes;
-  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, true, op, countPerRank,
-                                         comm->size, blockBytes, totalBytes));
-  if (countPerRank == 0)
+  size_t totalBytes = 0;
+  bool empty = false;
+  ZEROC_RT_RETURN_IF_ERROR(checkReduceScatter(
+      comm, what, send, recv, countPerRank, dtype, op, &totalBytes, &empty));
+  if (empty)
     return nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
-  if (overlaps(send, totalBytes, recv, blockBytes))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: send and receive buffers overlap", what);
   return timed(comm, what, totalBytes, [&] {
     return comm->reduceScatter(send, recv, countPerRank, dtype, op);
+  });
+}
+
+zeroc_rt_status_t reduceScatterStart(zeroc_rt_comm_t *comm, const void *send,
+                                     void *recv, size_t countPerRank,
+                                     zeroc_rt_dtype_t dtype,
+                                     zeroc_rt_reduce_op_t op,
+                                     int64_t *request) {
+  const char *what = "reduce_scatter_start";
+  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, request));
+  size_t totalBytes = 0;
+  bool empty = false;
+  ZEROC_RT_RETURN_IF_ERROR(checkReduceScatter(
+      comm, what, send, recv, countPerRank, dtype, op, &totalBytes, &empty));
+  if (empty)
+    return nullptr;
+  return started(comm, "reduce_scatter", totalBytes, request, [&] {
+    return comm->reduceScatterStart(send, recv, countPerRank, dtype, op,
+                                    request);
   });
 }
 
@@ -301,6 +389,21 @@ zeroc_rt_status_t zeroc_rt_comm_all_gather_start(zeroc_rt_comm_t *comm,
                                                  int64_t *request) {
   return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::allGatherStart(
       comm, sendbuf, recvbuf, count_per_rank, dtype, request));
+}
+
+zeroc_rt_status_t zeroc_rt_comm_all_reduce_start(
+    zeroc_rt_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+    zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op, int64_t *request) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::allReduceStart(
+      comm, sendbuf, recvbuf, count, dtype, op, request));
+}
+
+zeroc_rt_status_t zeroc_rt_comm_reduce_scatter_start(
+    zeroc_rt_comm_t *comm, const void *sendbuf, void *recvbuf,
+    size_t count_per_rank, zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op,
+    int64_t *request) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::reduceScatterStart(
+      comm, sendbuf, recvbuf, count_per_rank, dtype, op, request));
 }
 
 zeroc_rt_status_t zeroc_rt_comm_wait(zeroc_rt_comm_t *comm, int64_t request) {

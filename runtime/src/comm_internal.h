@@ -46,6 +46,22 @@ struct zeroc_rt_comm {
     *id = -1;
     return allGather(send, recv, countPerRank, dtype);
   }
+  /// The started all_reduce and reduce_scatter, with the same default.
+  virtual zeroc_rt_status_t allReduceStart(const void *send, void *recv,
+                                           size_t count, zeroc_rt_dtype_t dtype,
+                                           zeroc_rt_reduce_op_t op,
+                                           int64_t *id) {
+    *id = -1;
+    return allReduce(send, recv, count, dtype, op);
+  }
+  virtual zeroc_rt_status_t reduceScatterStart(const void *send, void *recv,
+                                               size_t countPerRank,
+                                               zeroc_rt_dtype_t dtype,
+                                               zeroc_rt_reduce_op_t op,
+                                               int64_t *id) {
+    *id = -1;
+    return reduceScatter(send, recv, countPerRank, dtype, op);
+  }
   /// Blocks until request `id` (-1: none) has finished.
   virtual zeroc_rt_status_t wait(int64_t id) { return nullptr; }
   /// Lets the started collectives advance; cheap when none is pending.

@@ -213,8 +213,38 @@ public:
     else
       ZEROC_RT_MPI_CALL(MPI_Iallgather(send, buf.count, buf.type, recv,
                                        buf.count, buf.type, comm, &request));
-    *id = nextRequest++;
-    requests.push_back({*id, request});
+    *id = track(request);
+    return nullptr;
+  }
+
+  zeroc_rt_status_t allReduceStart(const void *send, void *recv, size_t count,
+                                   zeroc_rt_dtype_t dtype,
+                                   zeroc_rt_reduce_op_t op,
+                                   int64_t *id) override {
+    MpiBuffer buf;
+    ZEROC_RT_RETURN_IF_ERROR(
+        toMpiBuffer(dtype, count, "all_reduce_start", buf));
+    const void *source = send == recv ? MPI_IN_PLACE : send;
+    MPI_Request request = MPI_REQUEST_NULL;
+    ZEROC_RT_MPI_CALL(MPI_Iallreduce(source, recv, buf.count, buf.type,
+                                     toMpiOp(dtype, op), comm, &request));
+    *id = track(request);
+    return nullptr;
+  }
+
+  zeroc_rt_status_t reduceScatterStart(const void *send, void *recv,
+                                       size_t countPerRank,
+                                       zeroc_rt_dtype_t dtype,
+                                       zeroc_rt_reduce_op_t op,
+                                       int64_t *id) override {
+    MpiBuffer buf;
+    ZEROC_RT_RETURN_IF_ERROR(
+        toMpiBuffer(dtype, countPerRank, "reduce_scatter_start", buf));
+    MPI_Request request = MPI_REQUEST_NULL;
+    ZEROC_RT_MPI_CALL(MPI_Ireduce_scatter_block(send, recv, buf.count,
+                                                buf.type, toMpiOp(dtype, op),
+                                                comm, &request));
+    *id = track(request);
     return nullptr;
   }
 
@@ -284,6 +314,12 @@ public:
   }
 
 private:
+  /// Keeps a started request until its wait; returns its id.
+  int64_t track(MPI_Request request) {
+    requests.push_back({nextRequest, request});
+    return nextRequest++;
+  }
+
   MPI_Op toMpiOp(zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op) const {
     if (isHalfDtype(dtype))
       return halfOps.get(dtype, op);

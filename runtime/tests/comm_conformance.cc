@@ -89,13 +89,15 @@ public:
         rank(zeroc_rt_comm_rank(comm)), size(zeroc_rt_comm_size(comm)) {}
 
   void runAll() {
-    allReduce(/*isMax=*/false, /*inPlace=*/false);
-    allReduce(/*isMax=*/true, /*inPlace=*/false);
-    allReduce(/*isMax=*/false, /*inPlace=*/true);
-    allGather(/*inPlace=*/false);
-    allGather(/*inPlace=*/true);
-    reduceScatter(/*isMax=*/false);
-    reduceScatter(/*isMax=*/true);
+    for (bool started : {false, true}) {
+      allReduce(/*isMax=*/false, /*inPlace=*/false, started);
+      allReduce(/*isMax=*/true, /*inPlace=*/false, started);
+      allReduce(/*isMax=*/false, /*inPlace=*/true, started);
+      allGather(/*inPlace=*/false, started);
+      allGather(/*inPlace=*/true, started);
+      reduceScatter(/*isMax=*/false, started);
+      reduceScatter(/*isMax=*/true, started);
+    }
     for (int root = 0; root < size; ++root)
       broadcast(root);
   }
@@ -118,7 +120,22 @@ private:
     counter.check(mismatch.empty(), what, mismatch);
   }
 
-  void allReduce(bool isMax, bool inPlace) {
+  /// The started form's status: its start's, or its wait's (after a
+  /// progress call, as the engine makes between ops). `request` is read
+  /// after the start has set it.
+  zeroc_rt_status_t waitFor(zeroc_rt_status_t startStatus,
+                            const int64_t &request) {
+    if (startStatus)
+      return startStatus;
+    zeroc_rt_comm_progress(comm);
+    return zeroc_rt_comm_wait(comm, request);
+  }
+
+  static std::string startedSuffix(bool started) {
+    return started ? " started" : "";
+  }
+
+  void allReduce(bool isMax, bool inPlace, bool started) {
     std::vector<T> send(count), recv(count, sentinel<T>()), want(count);
     for (size_t i = 0; i < count; ++i) {
       send[i] = contribution<T>(rank, i);
@@ -126,14 +143,20 @@ private:
     }
     zeroc_rt_reduce_op_t op = isMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM;
     std::vector<T> &out = inPlace ? send : recv;
-    zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
-        comm, send.data(), out.data(), count, dtype, op);
+    int64_t request = -1;
+    zeroc_rt_status_t status =
+        started ? waitFor(zeroc_rt_comm_all_reduce_start(comm, send.data(),
+                                                         out.data(), count,
+                                                         dtype, op, &request),
+                          request)
+                : zeroc_rt_comm_all_reduce(comm, send.data(), out.data(),
+                                           count, dtype, op);
     expect(label(std::string("all_reduce ") + (isMax ? "max" : "sum") +
-                 (inPlace ? " in-place" : "")),
+                 (inPlace ? " in-place" : "") + startedSuffix(started)),
            status, out, want);
   }
 
-  void allGather(bool inPlace) {
+  void allGather(bool inPlace, bool started) {
     std::vector<T> send(count), recv(count * size, sentinel<T>()),
         want(count * size);
     for (size_t i = 0; i < count; ++i)
@@ -146,22 +169,35 @@ private:
       std::copy(send.begin(), send.end(), recv.begin() + rank * count);
       source = recv.data() + rank * count;
     }
+    int64_t request = -1;
     zeroc_rt_status_t status =
-        zeroc_rt_comm_all_gather(comm, source, recv.data(), count, dtype);
-    expect(label(std::string("all_gather") + (inPlace ? " in-place" : "")),
+        started ? waitFor(zeroc_rt_comm_all_gather_start(
+                              comm, source, recv.data(), count, dtype, &request),
+                          request)
+                : zeroc_rt_comm_all_gather(comm, source, recv.data(), count,
+                                           dtype);
+    expect(label(std::string("all_gather") + (inPlace ? " in-place" : "") +
+                 startedSuffix(started)),
            status, recv, want);
   }
 
-  void reduceScatter(bool isMax) {
+  void reduceScatter(bool isMax, bool started) {
     std::vector<T> send(count * size), recv(count, sentinel<T>()), want(count);
     for (size_t j = 0; j < count * size; ++j)
       send[j] = contribution<T>(rank, j);
     for (size_t i = 0; i < count; ++i)
       want[i] = reduceOverRanks<T>(size, rank * count + i, isMax);
     zeroc_rt_reduce_op_t op = isMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM;
-    zeroc_rt_status_t status = zeroc_rt_comm_reduce_scatter(
-        comm, send.data(), recv.data(), count, dtype, op);
-    expect(label(std::string("reduce_scatter ") + (isMax ? "max" : "sum")),
+    int64_t request = -1;
+    zeroc_rt_status_t status =
+        started ? waitFor(zeroc_rt_comm_reduce_scatter_start(
+                              comm, send.data(), recv.data(), count, dtype, op,
+                              &request),
+                          request)
+                : zeroc_rt_comm_reduce_scatter(comm, send.data(), recv.data(),
+                                               count, dtype, op);
+    expect(label(std::string("reduce_scatter ") + (isMax ? "max" : "sum") +
+                 startedSuffix(started)),
            status, recv, want);
   }
 
@@ -304,6 +340,10 @@ public:
       allReduce("exact", exact, count, /*isMax=*/false, /*inPlace=*/true);
       reduceScatter("exact", exact, count, /*isMax=*/false);
       reduceScatter("exact", exact, count, /*isMax=*/true);
+      // The started forms use the same user-defined ops.
+      reduceScatter("exact", exact, count, /*isMax=*/false, /*started=*/true);
+      allReduce("exact", exact, count, /*isMax=*/false, /*inPlace=*/true,
+                /*started=*/true);
     }
 
     const HalfFormat &f = format;
@@ -370,17 +410,25 @@ private:
   }
 
   void allReduce(const std::string &name, const HalfValues &values,
-                 size_t count, bool isMax, bool inPlace) {
+                 size_t count, bool isMax, bool inPlace, bool started = false) {
     std::vector<uint16_t> send(count), recv(count, 0xFFFF), want(count);
     for (size_t i = 0; i < count; ++i) {
       send[i] = format.encode(values(rank, i));
       want[i] = halfReference(format, values, size, i, isMax);
     }
     std::vector<uint16_t> &out = inPlace ? send : recv;
-    zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
-        comm, send.data(), out.data(), count, format.dtype,
-        isMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM);
-    std::string what = label("all_reduce", name, isMax, inPlace, count);
+    const zeroc_rt_reduce_op_t op = isMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM;
+    int64_t request = -1;
+    zeroc_rt_status_t status =
+        started ? zeroc_rt_comm_all_reduce_start(comm, send.data(), out.data(),
+                                                 count, format.dtype, op,
+                                                 &request)
+                : zeroc_rt_comm_all_reduce(comm, send.data(), out.data(), count,
+                                           format.dtype, op);
+    if (started && !status)
+      status = zeroc_rt_comm_wait(comm, request);
+    std::string what = label(started ? "all_reduce_start" : "all_reduce", name,
+                             isMax, inPlace, count);
     bool ok = status == nullptr;
     expect(what, status, out, want);
     if (ok)
@@ -408,17 +456,25 @@ private:
   }
 
   void reduceScatter(const std::string &name, const HalfValues &values,
-                     size_t count, bool isMax) {
+                     size_t count, bool isMax, bool started = false) {
     std::vector<uint16_t> send(count * size), recv(count, 0xFFFF), want(count);
     for (size_t j = 0; j < count * size; ++j)
       send[j] = format.encode(values(rank, j));
     for (size_t i = 0; i < count; ++i)
       want[i] = halfReference(format, values, size, rank * count + i, isMax);
-    zeroc_rt_status_t status = zeroc_rt_comm_reduce_scatter(
-        comm, send.data(), recv.data(), count, format.dtype,
-        isMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM);
-    expect(label("reduce_scatter", name, isMax, false, count), status, recv,
-           want);
+    const zeroc_rt_reduce_op_t op = isMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM;
+    int64_t request = -1;
+    zeroc_rt_status_t status =
+        started ? zeroc_rt_comm_reduce_scatter_start(comm, send.data(),
+                                                     recv.data(), count,
+                                                     format.dtype, op, &request)
+                : zeroc_rt_comm_reduce_scatter(comm, send.data(), recv.data(),
+                                               count, format.dtype, op);
+    if (started && !status)
+      status = zeroc_rt_comm_wait(comm, request);
+    expect(label(started ? "reduce_scatter_start" : "reduce_scatter", name,
+                 isMax, false, count),
+           status, recv, want);
   }
 
   /// Guards the rounding inputs: with two or more ranks, some expected sums

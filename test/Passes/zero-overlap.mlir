@@ -1,5 +1,7 @@
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s
-// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=2 world-size=2' --zero-overlap | FileCheck %s --check-prefix=S2
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=2 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=1 world-size=2' --zero-overlap | FileCheck %s --check-prefix=S1
 // RUN: not zeroc-opt %s --zero-overlap 2>&1 | FileCheck %s --check-prefix=ERR
 
 // Tests zero-overlap's schedule at stage 3: every gather becomes a start and
@@ -30,9 +32,26 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // CHECK: zero.view %[[F2]]
 // CHECK-NOT: zero.all_gather %
 
-// Other stages have no parameter gathers to overlap: nothing changes.
-// S2-LABEL: func.func @train_micro_step
-// S2-NOT: _start
-// S2-NOT: zero.wait
+// Stages 2-3: each gradient reduce-scatter starts right after its pack;
+// its wait and accumulation move to the next reduction's start (w2's
+// reduction travels during w1's weight gradient), the last one's to the end.
+// RS-LABEL: func.func @train_micro_step
+// RS: %[[P2:.*]] = zero.pack
+// RS-NEXT: %[[R2:.*]] = zero.reduce_scatter_start %[[P2]] {reduction = #zero<reduction sum>} : !zero.flat<grads, f32, 16, 2> -> !zero.token<!zero.shard<grads, f32, 8, device>>
+// RS: graph.unary_grad
+// RS: %[[P1:.*]] = zero.pack
+// RS-NEXT: %[[A2:.*]] = zero.wait %[[R2]]
+// RS-NEXT: zero.grad_accumulate @w2, %[[A2]]
+// RS-NEXT: %[[R1:.*]] = zero.reduce_scatter_start %[[P1]]
+// RS-NEXT: %[[A1:.*]] = zero.wait %[[R1]]
+// RS-NEXT: zero.grad_accumulate @w1, %[[A1]]
+// RS-NEXT: return
+// RS-NOT: zero.reduce_scatter %
+
+// Stages 0-1 reduce at the optimizer step: the micro-step has nothing to
+// overlap.
+// S1-LABEL: func.func @train_micro_step
+// S1-NOT: _start
+// S1-NOT: zero.wait
 
 // ERR: error: zero-overlap needs @train_micro_step and zero.stage (run zero-partition)

@@ -284,22 +284,39 @@ def VerifyStep : Pass<"zero-verify-step", "::mlir::ModuleOp"> {
 }
 
 def Overlap : Pass<"zero-overlap", "::mlir::ModuleOp"> {
-  let summary = "prefetches stage 3's parameter gathers (overlap_comm)";
+  let summary = "starts the micro-step's collectives early (overlap_comm)";
   let description = [{
-    Stage 3 only (other stages are left as they are). Every `zero.all_gather`
-    of `@train_micro_step` (one parameter's, or a bucket's) becomes a
-    `zero.all_gather_start` and a `zero.wait`: the wait sits where the
-    gather was, right before the first use of what it gathers; the start
-    moves up to right after the previous gather's wait, with the reads of
-    the shards it sends (`zero.param_shard`, `zero.concat_shards`), so that
-    the next bucket travels while the current one computes, in the forward
-    and the backward pass. The first gather starts where it was. Two
-    gathered buckets are live at a time instead of one.
+    Turns the collectives of `@train_micro_step` into start/wait pairs
+    placed so that communication runs during compute:
+
+    * Stage 3, parameters: every `zero.all_gather` (one parameter's, or a
+      bucket's) becomes a `zero.all_gather_start` and a `zero.wait`: the
+      wait sits where the gather was, right before the first use of what it
+      gathers; the start moves up to right after the previous gather's
+      wait, with the reads of the shards it sends (`zero.param_shard`,
+      `zero.concat_shards`), so that the next bucket travels while the
+      current one computes, in the forward and the backward pass. The first
+      gather starts where it was. Two gathered buckets are live at a time
+      instead of one.
+    * Stages 2-3, gradients: every gradient `zero.reduce_scatter` (one
+      gradient's, or a bucket's) becomes a `zero.reduce_scatter_start`
+      where it was, as soon as its bucket is packed, and a `zero.wait`
+      that moves, with the accumulations of what it reduced, to right
+      before the next gradient reduction's start (the last one's to the end
+      of the micro-step, before its buffer stores). Each reduction travels
+      while backward computes the next bucket's gradients; at most two
+      packed gradient buckets are alive at a time.
 
     ```mlir
     %t1 = zero.all_gather_start %s1 : ... -> !zero.token<!zero.flat<...>>   // during bucket 0's compute
     ...
     %f1 = zero.wait %t1 : ... -> !zero.flat<...>                           // before bucket 1's first use
+
+    %r0 = zero.reduce_scatter_start %g0 {...} : ... -> !zero.token<!zero.shard<...>>
+    ...                                                 // backward of the next bucket
+    %s0 = zero.wait %r0 : ... -> !zero.shard<...>
+    zero.grad_accumulate @w0, %s0 : ...
+    %r1 = zero.reduce_scatter_start %g1 {...} : ...
     ```
   }];
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];

@@ -90,6 +90,16 @@ zeroc_rt_comm_broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_comm_all_gather_start(
     zeroc_rt_comm_t *comm, const void *sendbuf, void *recvbuf,
     size_t count_per_rank, zeroc_rt_dtype_t dtype, int64_t *request);
+/// Starts the all_reduce above (same buffer rules); see all_gather_start.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_comm_all_reduce_start(
+    zeroc_rt_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+    zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op, int64_t *request);
+/// Starts the reduce_scatter above (same buffer rules); see
+/// all_gather_start.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_comm_reduce_scatter_start(
+    zeroc_rt_comm_t *comm, const void *sendbuf, void *recvbuf,
+    size_t count_per_rank, zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op,
+    int64_t *request);
 /// Blocks until the started collective `request` has finished (-1: returns
 /// at once).
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_comm_wait(zeroc_rt_comm_t *comm,

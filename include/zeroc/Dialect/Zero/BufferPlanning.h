@@ -43,7 +43,8 @@ inline constexpr llvm::StringLiteral kMonitorAttr = "zero.monitor";
 inline constexpr llvm::StringLiteral kStateLayoutAttr = "zero.state_layout";
 
 /// The value whose storage `v` shares: through graph.reshape, zero.view,
-/// zero.shard_slice and zero.all_reduce (which reduces in place).
+/// zero.shard_slice and zero.all_reduce / all_reduce_start (which reduce in
+/// place).
 mlir::Value storageRoot(mlir::Value v);
 
 /// Whether `op`'s results are arena buffers (as opposed to aliases, runtime
