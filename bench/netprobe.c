@@ -7,6 +7,11 @@
  *   oneway_s     BYTES from rank 0 to rank 1 (MPI_Send, then a 1-byte ack),
  *                the faster of 2 tries
  *   allreduce_s  MPI_Allreduce of BYTES of floats, the faster of 2 tries
+ *   started_us   median time of a started 1-float-per-rank reduce-scatter
+ *                (MPI_Ireduce_scatter_block, then MPI_Wait; 100 of them)
+ *   zeroc_flags  the cost model for `zeroc compile` (zero-bucket): alpha is
+ *                started_us (one ring step at 2 ranks), the bandwidth is
+ *                BYTES over oneway_s
  * The faster try: noise (a busy CPU) only slows a transfer, and the check
  * compares with the least time the link's rate allows.
  */
@@ -73,8 +78,23 @@ int main(int argc, char **argv) {
     t = MPI_Wtime() - t;
     if (t < allreduce) allreduce = t;
   }
-  if (r == 0) printf("rtt_us %.1f\noneway_s %.6f\nallreduce_s %.6f\n",
-                     rtt[PINGS / 2] * 1e6, oneway, allreduce);
+  double started[PINGS];
+  float one[2] = {1.0f, 1.0f}, got = 0.0f;
+  for (int i = -10; i < PINGS; i++) {
+    MPI_Request req;
+    double t = MPI_Wtime();
+    MPI_Ireduce_scatter_block(one, &got, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (i >= 0) started[i] = MPI_Wtime() - t;
+  }
+  qsort(started, PINGS, sizeof started[0], cmp);
+  if (r == 0) {
+    double alpha = started[PINGS / 2] * 1e6, gbps = 8.0 * (double)n / oneway / 1e9;
+    printf("rtt_us %.1f\noneway_s %.6f\nallreduce_s %.6f\nstarted_us %.1f\n",
+           rtt[PINGS / 2] * 1e6, oneway, allreduce, alpha);
+    printf("zeroc_flags --comm-alpha-us %.3g --comm-gbps %.3g\n",
+           alpha > 0.001 ? alpha : 0.001, gbps);
+  }
   free(a);
   free(b);
   MPI_Finalize();

@@ -16,6 +16,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <cmath>
+#include <limits>
+
 namespace zeroc {
 #define GEN_PASS_DEF_BUCKET
 #include "zeroc/Passes/Passes.h.inc"
@@ -95,18 +98,22 @@ std::optional<ParamGather> matchParamGather(AllGatherOp gather,
 }
 
 /// Splits `members` (in program order) into runs of consecutive members:
-/// a run takes the next member while it is `compatible` with the run and
-/// the run's elements stay within `limit`; a member larger than `limit` is
-/// a run of its own.
+/// a run takes the next member while it is `compatible` with the run, the
+/// run's elements stay within `limit` and the run holds fewer than
+/// `closeAt` elements (of the run's flat type); a member larger than
+/// `limit` is a run of its own.
 template <typename Member, typename Compatible>
-SmallVector<SmallVector<Member>> splitIntoBuckets(ArrayRef<Member> members,
-                                                  int64_t limit,
-                                                  Compatible compatible) {
+SmallVector<SmallVector<Member>> splitIntoBuckets(
+    ArrayRef<Member> members, int64_t limit, Compatible compatible,
+    llvm::function_ref<int64_t(FlatType)> closeAt = [](FlatType) {
+      return std::numeric_limits<int64_t>::max();
+    }) {
   SmallVector<SmallVector<Member>> buckets;
   int64_t elements = 0;
   for (Member m : members) {
     int64_t size = m.flat().getSize();
     if (buckets.empty() || elements + size > limit ||
+        elements >= closeAt(buckets.back().front().flat()) ||
         !compatible(buckets.back().front(), m)) {
       buckets.emplace_back();
       elements = 0;
@@ -128,6 +135,13 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
       if (size < 0) {
         module.emitError("zero-bucket: ")
             << name << " must be >= 0, got " << size;
+        return signalPassFailure();
+      }
+    for (auto [name, value] : {std::pair{"comm-alpha-us", double(commAlphaUs)},
+                               std::pair{"comm-gbps", double(commGbps)}})
+      if (!(value > 0.0) || !std::isfinite(value)) {
+        module.emitError("zero-bucket: ")
+            << name << " must be a positive number, got " << value;
         return signalPassFailure();
       }
     auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step");
@@ -160,8 +174,19 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
              a.scatter.getReduction() == b.scatter.getReduction() &&
              a.scatter.getScaleAttr() == b.scatter.getScaleAttr();
     };
+    // overlap_comm: a bucket closes once its reduction is worth starting
+    // on its own (the cost model).
+    zeroc::CommCostModel model{commAlphaUs, commGbps};
+    auto closeAt = [&](FlatType flat) -> int64_t {
+      if (!overlap)
+        return std::numeric_limits<int64_t>::max();
+      int64_t bytes =
+          model.efficientBytes(flat.getWorld(), zeroc::kOverlapFixedShare);
+      int64_t elem = elementBytes(flat.getElementType());
+      return (bytes + elem - 1) / elem;
+    };
     for (auto &bucket : splitIntoBuckets<GradReduction>(
-             reductions, reduceBucketSize, compatible))
+             reductions, reduceBucketSize, compatible, closeAt))
       if (bucket.size() > 1)
         collectives.insert(reduceBucket(bucket));
   }

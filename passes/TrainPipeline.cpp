@@ -77,15 +77,15 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   // After cleanup: the bucket pass sees the ops that are emitted, and no
   // later CSE merges pure bucket ops of two buckets into one buffer that
   // lives across the step (docs/RationaleZero.md, "Bucketing").
-  const int64_t reduceBucket = o.reduceBucketSize,
-                prefetchBucket = o.prefetchBucketSize;
-  phases.push_back(
-      {"bucket", [reduceBucket, prefetchBucket](OpPassManager &pm) {
-         BucketOptions options;
-         options.reduceBucketSize = reduceBucket;
-         options.prefetchBucketSize = prefetchBucket;
-         pm.addPass(createBucket(options));
-       }});
+  BucketOptions bucket;
+  bucket.reduceBucketSize = o.reduceBucketSize;
+  bucket.prefetchBucketSize = o.prefetchBucketSize;
+  bucket.overlap = o.overlapComm;
+  bucket.commAlphaUs = o.commAlphaUs;
+  bucket.commGbps = o.commGbps;
+  phases.push_back({"bucket", [bucket](OpPassManager &pm) {
+                      pm.addPass(createBucket(bucket));
+                    }});
   if (o.overlapComm)
     phases.push_back({"overlap", [](OpPassManager &pm) {
                         pm.addPass(createOverlap());

@@ -57,6 +57,10 @@ void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
   o.reduceBucketSize = config.reduceBucketSize;
   o.prefetchBucketSize = config.prefetchBucketSize;
   o.overlapComm = config.overlapComm.value_or(config.stage == 3);
+  if (config.commAlphaUs)
+    o.commAlphaUs = *config.commAlphaUs;
+  if (config.commGbps)
+    o.commGbps = *config.commGbps;
 }
 
 /// The model's batch dim: dim 0 of its first data input.
@@ -155,6 +159,8 @@ int runCompile(const CompileArgs &args) {
                 "', which zeroc replaces as a whole; dump the IR elsewhere");
   TrainConfig config;
   config.worldSize = args.worldSize;
+  config.commAlphaUs = args.commAlphaUs;
+  config.commGbps = args.commGbps;
   bool stageGiven = false;
   int64_t trainBatch = 0;
   std::vector<std::string> warnings;

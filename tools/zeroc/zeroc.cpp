@@ -25,6 +25,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/GlobPattern.h"
+
+#include <cmath>
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -77,6 +79,10 @@ const char *kUsage =
     "  --config FILE                 DeepSpeed config (ds_config.json)\n"
     "  --max-config-bytes N          read configs of up to N bytes (or with\n"
     "                                K/M/G; default 16M)\n"
+    "  --comm-alpha-us A             the link's cost model: fixed microseconds\n"
+    "                                per collective step (default 1)\n"
+    "  --comm-gbps G                 ... and its bandwidth in Gbit/s (default\n"
+    "                                25); bench/netprobe measures both\n"
     "  --input-shape, --dump-ir,     as for import\n"
     "  --max-constant-bytes,\n"
     "  --freeze, --trainable\n"
@@ -280,6 +286,14 @@ bool parseInt(const char *text, int min, int max, int &out) {
   return true;
 }
 
+/// A cost-model constant: a finite number in (0, 1e9].
+bool parseCostConstant(const char *text, double &out) {
+  llvm::StringRef s(text);
+  if (s.empty() || s.trim() != s || s.getAsDouble(out))
+    return false;
+  return std::isfinite(out) && out > 0.0 && out <= 1e9;
+}
+
 int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
   zeroc::CompileArgs args;
   args.commandLine = commandLine;
@@ -313,6 +327,16 @@ int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
       if (!v || !parseConfigByteLimit(v, args.maxConfigBytes))
         return usageError("--max-config-bytes must be a byte count from 1 to "
                           "2^40");
+    } else if (c.is("--comm-alpha-us") || c.is("--comm-gbps")) {
+      const bool alpha = c.is("--comm-alpha-us");
+      const char *flag = alpha ? "--comm-alpha-us" : "--comm-gbps";
+      const char *v = c.value(flag);
+      double x;
+      if (!v || !parseCostConstant(v, x))
+        return usageError(std::string(flag) +
+                          " must be a number in (0, 1e9] (bench/netprobe "
+                          "measures a link's)");
+      (alpha ? args.commAlphaUs : args.commGbps) = x;
     } else if (std::optional<int> rc = parseModelArg(c, model)) {
       return *rc;
     }

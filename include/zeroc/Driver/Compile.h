@@ -18,6 +18,8 @@ struct CompileArgs {
   std::string model, outDir, configPath, dumpDir;
   std::optional<int> stage; ///< --stage overrides zero_optimization.stage
   int worldSize = 1;
+  /// --comm-alpha-us / --comm-gbps: the link's cost model (unset: defaults).
+  std::optional<double> commAlphaUs, commGbps;
   uint64_t maxConfigBytes = kDefaultMaxConfigBytes; ///< --max-config-bytes
   OnnxImportOptions import;
   std::string commandLine; ///< for the recompile hint in out/train's errors

@@ -6,6 +6,7 @@
 #include "mlir/Pass/Pass.h"
 #include "zeroc/Dialect/Graph/GraphDialect.h"
 #include "zeroc/Dialect/Zero/ZeroDialect.h"
+#include "zeroc/Passes/CommCostModel.h"
 
 namespace zeroc {
 

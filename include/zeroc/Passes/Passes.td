@@ -126,6 +126,14 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
       gathered bucket right after the copies; each member's copy lives
       until its own last use.
 
+    With `overlap` (overlap_comm), a gradient bucket also closes as soon as
+    it holds enough elements that its ring reduce-scatter spends at most 2%
+    of its time on fixed costs in the α–β model of `comm-alpha-us` and
+    `comm-gbps` (`W α B (1 - 0.02) / 0.02` bytes): buckets stay at most
+    `reduce-bucket-size`, and become small enough that zero-overlap has
+    something to overlap (one 5e8-element bucket of a smaller model would
+    only be reduced at the end of the backward pass).
+
     Every bucket's collective gets `zero.bucket = <index>` (program order).
     A bucket of one member is left exactly as it was, so a size of 0, or one
     smaller than every member, changes nothing.
@@ -149,6 +157,15 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
     Option<"prefetchBucketSize", "prefetch-bucket-size", "int64_t",
            /*default=*/"50000000",
            "Most elements one stage-3 parameter all-gather moves (0: one per parameter)">,
+    Option<"overlap", "overlap", "bool", /*default=*/"false",
+           "overlap_comm: gradient buckets also close once their reduction "
+           "is large enough to be worth overlapping (the cost model)">,
+    Option<"commAlphaUs", "comm-alpha-us", "double",
+           /*default=*/"::zeroc::kDefaultCommAlphaUs",
+           "Microseconds of fixed cost per collective step (the cost model)">,
+    Option<"commGbps", "comm-gbps", "double",
+           /*default=*/"::zeroc::kDefaultCommGbps",
+           "Link bandwidth in Gbit/s (the cost model)">,
   ];
 }
 

@@ -14,6 +14,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "zeroc/Passes/CommCostModel.h"
 
 #include <functional>
 #include <string>
@@ -74,9 +75,18 @@ struct TrainPipelineOptions
       llvm::cl::init("#zero.monitor<>")};
   Option<bool> overlapComm{
       *this, "overlap-comm",
-      llvm::cl::desc("start stage 3's parameter gathers one bucket early "
-                     "(zero-overlap)"),
+      llvm::cl::desc("start stage 3's parameter gathers one bucket early and "
+                     "stage 2-3 gradient reductions during backward, in "
+                     "buckets the cost model sizes (zero-bucket, zero-overlap)"),
       llvm::cl::init(false)};
+  Option<double> commAlphaUs{
+      *this, "comm-alpha-us",
+      llvm::cl::desc("the cost model's fixed microseconds per collective step"),
+      llvm::cl::init(kDefaultCommAlphaUs)};
+  Option<double> commGbps{
+      *this, "comm-gbps",
+      llvm::cl::desc("the cost model's link bandwidth in Gbit/s"),
+      llvm::cl::init(kDefaultCommGbps)};
   Option<int64_t> reduceBucketSize{
       *this, "reduce-bucket-size",
       llvm::cl::desc("stages 2-3: most elements one gradient reduce-scatter "

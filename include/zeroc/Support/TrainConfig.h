@@ -36,8 +36,13 @@ struct TrainConfig {
   int64_t reduceBucketSize = 500000000;  ///< stages 2-3 gradients
   int64_t prefetchBucketSize = 50000000; ///< stage 3 parameter gathers
   /// zero_optimization.overlap_comm; unset: DeepSpeed's default, true iff
-  /// stage 3 (zeroc overlaps stage 3's parameter gathers).
+  /// stage 3 (zeroc overlaps stage 3's parameter gathers and stage 2-3
+  /// gradient reductions).
   std::optional<bool> overlapComm;
+  /// The link's cost model (zeroc compile --comm-alpha-us / --comm-gbps;
+  /// not ds_config keys): fixed microseconds per collective step, Gbit/s;
+  /// unset: the pipeline's defaults (zeroc/Passes/CommCostModel.h).
+  std::optional<double> commAlphaUs, commGbps;
 
   // Mixed precision (fp16 / bf16 blocks).
   enum class Precision { FP32, FP16, BF16 } precision = Precision::FP32;
