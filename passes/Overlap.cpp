@@ -117,8 +117,14 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
   /// travels at a time, during the backward compute of the next bucket,
   /// and at most two packed buckets are alive.
   void overlapReductions(func::FuncOp fn) {
-    SmallVector<zero::ReduceScatterOp> scatters(
-        fn.getOps<zero::ReduceScatterOp>());
+    SmallVector<Operation *> reductions;
+    for (Operation &op : fn.getBody().front())
+      if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(op);
+          rs && rs.getBuffer().getType().getKind() == zero::BufferKind::Grads)
+        reductions.push_back(rs);
+      else if (auto ar = llvm::dyn_cast<zero::AllReduceOp>(op);
+               ar && ar.getInput().getDefiningOp<zero::GradAccumulatorOp>())
+        reductions.push_back(ar);
     OpBuilder b(&getContext());
     SmallVector<Operation *> pending; // the previous wait and its dependents
     auto movePendingBefore = [&](Operation *point) {
@@ -126,19 +132,27 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
         op->moveBefore(point);
       pending.clear();
     };
-    for (zero::ReduceScatterOp scatter : scatters) {
-      if (scatter.getBuffer().getType().getKind() != zero::BufferKind::Grads)
-        continue;
-      b.setInsertionPoint(scatter);
-      auto tokenType = zero::TokenType::get(&getContext(), scatter.getType());
-      auto start = b.create<zero::ReduceScatterStartOp>(
-          scatter.getLoc(), tokenType, scatter.getBuffer(),
-          scatter.getReductionAttr(), scatter.getScaleAttr());
-      for (NamedAttribute attr : scatter->getDiscardableAttrs())
+    for (Operation *reduction : reductions) {
+      b.setInsertionPoint(reduction);
+      auto tokenType =
+          zero::TokenType::get(&getContext(), reduction->getResult(0).getType());
+      Operation *start;
+      if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(reduction))
+        start = b.create<zero::ReduceScatterStartOp>(
+            rs.getLoc(), tokenType, rs.getBuffer(), rs.getReductionAttr(),
+            rs.getScaleAttr());
+      else {
+        auto ar = llvm::cast<zero::AllReduceOp>(reduction);
+        start = b.create<zero::AllReduceStartOp>(ar.getLoc(), tokenType,
+                                                 ar.getInput(),
+                                                 ar.getReductionAttr(),
+                                                 ar.getScaleAttr());
+      }
+      for (NamedAttribute attr : reduction->getDiscardableAttrs())
         start->setAttr(attr.getName(), attr.getValue());
-      auto wait = b.create<zero::WaitOp>(scatter.getLoc(), start.getToken());
-      scatter.replaceAllUsesWith(wait.getResult());
-      scatter.erase();
+      auto wait = b.create<zero::WaitOp>(reduction->getLoc(), start->getResult(0));
+      reduction->getResult(0).replaceAllUsesWith(wait.getResult());
+      reduction->erase();
       movePendingBefore(start);
       SmallVector<Operation *> users = dependents(wait);
       if (users.empty() && !wait->use_empty())

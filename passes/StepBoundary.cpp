@@ -125,6 +125,14 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
         loc, f64, f64, step, schedule, b.getF64FloatAttr(baseLr),
         b.getF64FloatAttr(baseMomentum));
 
+    // Stage 0 with one micro-step may reduce during backward: each
+    // accumulator is final after the micro-step's one accumulation.
+    const bool inBackward = reduceInBackward && stage == 0 && gradAccumSteps == 1;
+    llvm::StringMap<zero::GradAccumulateOp> accumulation;
+    if (inBackward)
+      module.lookupSymbol<func::FuncOp>("train_micro_step").walk(
+          [&](zero::GradAccumulateOp acc) { accumulation[acc.getParam()] = acc; });
+
     // 1. The reduction, parameter by parameter in declaration order.
     SmallVector<Reduced> reduced;
     SmallVector<Value> grads;
@@ -139,7 +147,21 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
       const int64_t shard = zero::shardElements(t.getNumElements(), world);
       const int64_t padded = shard * world;
       Value grad;
-      if (stage == 0) {
+      if (stage == 0 && inBackward) {
+        auto type = RankedTensorType::get(t.getShape(), gradElem);
+        zero::GradAccumulateOp accumulate = accumulation.lookup(p.getSymName());
+        if (!accumulate) {
+          p.emitOpError("has no gradient accumulation in @train_micro_step to reduce after");
+          return signalPassFailure();
+        }
+        OpBuilder mb(accumulate);
+        mb.setInsertionPointAfter(accumulate);
+        Value acc = mb.create<zero::GradAccumulatorOp>(p.getLoc(), type,
+                                                       p.getSymName());
+        mb.create<zero::AllReduceOp>(p.getLoc(), type, acc,
+                                     zero::ReduceKind::Sum, nullptr);
+        grad = b.create<zero::GradAccumulatorOp>(p.getLoc(), type, p.getSymName());
+      } else if (stage == 0) {
         Value acc = b.create<zero::GradAccumulatorOp>(
             p.getLoc(), RankedTensorType::get(t.getShape(), gradElem),
             p.getSymName());

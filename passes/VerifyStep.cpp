@@ -5,6 +5,7 @@
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_VERIFYSTEP
@@ -23,6 +24,8 @@ struct ParamUses {
 };
 
 struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
+  llvm::StringSet<> microStepReduced;
+
   void runOnOperation() override {
     if (failed(verify(getOperation())))
       signalPassFailure();
@@ -50,6 +53,22 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
       return fn.emitOpError("@train_step must have one zero.if_finite, has ")
              << guards.size();
     zero::IfFiniteOp guard = guards.front();
+
+    // Stage 0 accumulators @train_micro_step all-reduces (at once or
+    // started) after its accumulation (zero-step-boundary's
+    // reduce-in-backward).
+    microStepReduced.clear();
+    if (auto micro = module.lookupSymbol<func::FuncOp>("train_micro_step"))
+      micro.walk([&](Operation *op) {
+        Value input;
+        if (auto ar = llvm::dyn_cast<zero::AllReduceOp>(op))
+          input = ar.getInput();
+        else if (auto ar = llvm::dyn_cast<zero::AllReduceStartOp>(op))
+          input = ar.getInput();
+        if (auto acc = input ? input.getDefiningOp<zero::GradAccumulatorOp>()
+                             : zero::GradAccumulatorOp())
+          microStepReduced.insert(acc.getParam());
+      });
 
     llvm::StringMap<ParamUses> uses;
     WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
@@ -107,8 +126,10 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
     const char *expected = nullptr;
     if (stage == 0) {
       auto ar = grad.getDefiningOp<zero::AllReduceOp>();
-      if (!llvm::isa<RankedTensorType>(acc.getType()) || !ar ||
-          ar.getInput() != acc)
+      bool reducedHere = ar && ar.getInput() == acc;
+      bool reducedInBackward = grad == acc && microStepReduced.contains(p.getSymName());
+      if (!llvm::isa<RankedTensorType>(acc.getType()) ||
+          !(reducedHere || reducedInBackward))
         expected = "the all-reduced full accumulator";
     } else if (stage == 1) {
       auto rs = grad.getDefiningOp<zero::ReduceScatterOp>();

@@ -408,16 +408,15 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
     return success();
   }
   if (auto ar = llvm::dyn_cast<zero::AllReduceStartOp>(op)) {
-    Type payload = ar.getToken().getType().getPayload();
-    if (ar.getScale() || ar.getReduction() != zero::ReduceKind::Sum ||
-        !llvm::isa<zero::FlatType>(payload))
-      return op->emitOpError("the CPU target starts only unscaled sum all-reduces of flat buffers");
-    auto flat = llvm::cast<zero::FlatType>(payload);
+    std::optional<Shape> s = shapeOf(ar.getInput().getType());
+    if (ar.getScale() || ar.getReduction() != zero::ReduceKind::Sum || !s ||
+        s->elem.isInteger(1))
+      return op->emitOpError("the CPU target starts only unscaled sum all-reduces of numbers");
     // In place: the token's storage is the operand's.
     line(r + " = " + var(ar.getInput()) + ";");
     call(llvm::formatv("zeroc_rt_comm_all_reduce_start(comm, {0}, {0}, {1}, {2}, "
                        "ZEROC_RT_REDUCE_SUM, &{3})",
-                       r, flat.getSize(), dtypeName(flat.getElementType()),
+                       r, s->numel(), dtypeName(s->elem),
                        requestSlotOf(ar.getToken())));
     return success();
   }

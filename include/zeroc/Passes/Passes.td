@@ -233,7 +233,10 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
 
     1. the reduction: stage 0 all-reduces each full gradient accumulator
        (sum, in place), stage 1 reduce-scatters each padded accumulator into
-       the rank's shard; stages 2-3 already hold their reduced shard;
+       the rank's shard; stages 2-3 already hold their reduced shard. With
+       `reduce-in-backward` and one micro-step, stage 0's all-reduce of an
+       accumulator goes into `@train_micro_step`, right after the
+       accumulation that makes it final (zero-overlap then starts it there);
     2. with a loss scaler: the local overflow flag of the reduced gradients,
        all-reduced with `max`, then the loss-scaler update;
     3. the sum of squares of the reduced gradients (all-reduced in stages
@@ -279,6 +282,10 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
            "Micro-steps per optimizer step (recorded as zero.micro_steps)">,
     Option<"monitor", "monitor", "std::string", /*default=*/"\"#zero.monitor<>\"",
            "What the loop logs: a #zero.monitor attribute (recorded as zero.monitor)">,
+    Option<"reduceInBackward", "reduce-in-backward", "bool", /*default=*/"false",
+           "Stage 0 with one micro-step: all-reduce each gradient accumulator "
+           "in @train_micro_step right after its accumulation, as DDP does "
+           "during backward, instead of in @train_step">,
   ];
 }
 
@@ -293,7 +300,9 @@ def VerifyStep : Pass<"zero-verify-step", "::mlir::ModuleOp"> {
       buffer, stages 2-3: the shard) and exactly one update, inside the one
       `zero.if_finite`; frozen parameters have neither;
     * the update reads the reduced gradient: the all-reduced accumulator in
-      stage 0, the reduce-scattered one in stage 1, the accumulator in 2-3;
+      stage 0 (or the accumulator, when `@train_micro_step` all-reduces it,
+      at once or started), the reduce-scattered one in stage 1, the
+      accumulator in 2-3;
     * stages 1-2 gather every updated replica after its update, and only
       they do.
   }];
