@@ -151,8 +151,11 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
     for (auto p : module.getOps<zeroc::graph::ParamOp>()) {
       const int64_t n = p.getType().getNumElements();
       const int64_t shard = shardElements(n, world), padded = shard * world;
-      int64_t param = stage == 3 ? shard : padded;
-      int64_t paramStride = stage == 3 ? shard : 0;
+      // Stage 3's persistent parameters keep the whole replica, as stages
+      // 0-2 do; their gradient and optimizer state are partitioned.
+      const bool whole = keepsReplica(p, stage);
+      int64_t param = whole ? padded : shard;
+      int64_t paramStride = whole ? 0 : shard;
       int64_t grad = 0, update = 0, updateStride = 0;
       if (p.getTrainable()) {
         grad = stage == 0 ? n : stage == 1 ? padded : shard;

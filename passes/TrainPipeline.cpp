@@ -49,12 +49,13 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                         options.gradAccumSteps = gradAccum;
                         pm.addPass(createScaleLoss(options));
                       }});
-  const int stage = o.stage, world = o.worldSize;
-  phases.push_back({"partition", [stage, world](OpPassManager &pm) {
-                      PartitionOptions options;
-                      options.stage = stage;
-                      options.worldSize = world;
-                      pm.addPass(createPartition(options));
+  PartitionOptions partition;
+  partition.stage = o.stage;
+  partition.worldSize = o.worldSize;
+  partition.persistenceThreshold = o.persistenceThreshold;
+  partition.modelPersistenceThreshold = o.modelPersistenceThreshold;
+  phases.push_back({"partition", [partition](OpPassManager &pm) {
+                      pm.addPass(createPartition(partition));
                     }});
   StepBoundaryOptions step;
   step.optimizer = o.optimizer;
@@ -77,15 +78,13 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   // After cleanup: the bucket pass sees the ops that are emitted, and no
   // later CSE merges pure bucket ops of two buckets into one buffer that
   // lives across the step (docs/RationaleZero.md, "Bucketing").
-  const int64_t reduceBucket = o.reduceBucketSize,
-                prefetchBucket = o.prefetchBucketSize;
-  phases.push_back(
-      {"bucket", [reduceBucket, prefetchBucket](OpPassManager &pm) {
-         BucketOptions options;
-         options.reduceBucketSize = reduceBucket;
-         options.prefetchBucketSize = prefetchBucket;
-         pm.addPass(createBucket(options));
-       }});
+  BucketOptions bucket;
+  bucket.reduceBucketSize = o.reduceBucketSize;
+  bucket.prefetchBucketSize = o.prefetchBucketSize;
+  bucket.allgatherBucketSize = o.allgatherBucketSize;
+  phases.push_back({"bucket", [bucket](OpPassManager &pm) {
+                      pm.addPass(createBucket(bucket));
+                    }});
   if (o.overlapComm)
     phases.push_back({"overlap", [](OpPassManager &pm) {
                         pm.addPass(createOverlap());

@@ -68,8 +68,12 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
           return op->emitOpError("must be inside the step's zero.if_finite");
         u.update = op;
       } else if (auto g = llvm::dyn_cast<zero::GatherReplicaOp>(op)) {
-        if (stage != 1 && stage != 2)
-          return g.emitOpError("only stages 1-2 gather replicas, this is stage ") << stage;
+        auto p = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(
+            g, g.getParamAttr());
+        if (stage == 0 || (p && !zero::keepsReplica(p, stage)))
+          return g.emitOpError("only stages 1-2 and zero.persistent stage-3 "
+                               "parameters gather replicas, this is stage ")
+                 << stage;
         ParamUses &u = uses[g.getParam()];
         if (!u.update || u.gather)
           return g.emitOpError("must follow the one update of '") << g.getParam() << "'";
@@ -90,7 +94,7 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
       if (it == uses.end() || !it->second.accumulator || !it->second.update)
         return p.emitOpError("has no gradient read and update in @train_step");
       ParamUses &u = it->second;
-      if ((stage == 1 || stage == 2) && !u.gather)
+      if (stage >= 1 && zero::keepsReplica(p, stage) && !u.gather)
         return p.emitOpError("is updated but its replica is never gathered");
       if (failed(verifyReduction(p, u, stage, world)))
         return failure();

@@ -74,6 +74,19 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
     * Stage 3: before the first use in the forward pass, `zero.param_shard`
       + `zero.all_gather` + `zero.view`; `zero.release` after the last
       forward use; the same again around the backward uses.
+    * Stage 3, persistent parameters (DeepSpeed's
+      `stage3_param_persistence_threshold` and
+      `stage3_model_persistence_threshold`): in `graph.param` declaration
+      order (DeepSpeed's `named_parameters`), a parameter, trainable or
+      frozen, of at most `persistence-threshold` elements is persistent
+      unless it would take the persistent elements so far past
+      `model-persistence-threshold` (then it is skipped and later, smaller
+      ones may still fit). A persistent parameter gets the unit attribute
+      `zero.persistent` and is read through `zero.param_replica`, whole on
+      every rank, as at stages 0-2; its gradient is reduce-scattered and its
+      optimizer state partitioned like every stage-3 parameter's, and
+      zero-step-boundary refreshes its replica after the update. Every
+      later pass reads the attribute; none decides again.
     * Stages 0-1: each gradient is added to its full accumulator with
       `zero.grad_accumulate`.
     * Stages 2-3: each gradient is packed into its padded flat buffer,
@@ -95,6 +108,14 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
     Option<"stage", "stage", "int", /*default=*/"0", "ZeRO stage (0-3)">,
     Option<"worldSize", "world-size", "int", /*default=*/"1",
            "Number of data-parallel ranks">,
+    Option<"persistenceThreshold", "persistence-threshold", "int64_t",
+           /*default=*/"100000",
+           "Stage 3: parameters of at most this many elements stay whole on "
+           "every rank (DeepSpeed's stage3_param_persistence_threshold; 0: none)">,
+    Option<"modelPersistenceThreshold", "model-persistence-threshold", "int64_t",
+           /*default=*/"9223372036854775807",
+           "Stage 3: most elements all persistent parameters hold together "
+           "(DeepSpeed's stage3_model_persistence_threshold)">,
   ];
 }
 
@@ -149,6 +170,10 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
     Option<"prefetchBucketSize", "prefetch-bucket-size", "int64_t",
            /*default=*/"50000000",
            "Most elements one stage-3 parameter all-gather moves (0: one per parameter)">,
+    Option<"allgatherBucketSize", "allgather-bucket-size", "int64_t",
+           /*default=*/"500000000",
+           "Most elements one all-gather of updated replicas in @train_step "
+           "moves (0: one per parameter)">,
   ];
 }
 
