@@ -65,20 +65,19 @@ private:
 };
 
 /// Plans one function's values from offset 0; returns the bytes it needs.
-/// Ops nested in a region (the step's zero.if_finite) have no results that
-/// need storage; what they read lives until their top-level ancestor.
+/// Ops are taken in the order they run: each top-level op, then the ops
+/// nested in its regions (the step's zero.if_finite runs its body once, in
+/// order), so that a bucket inside the step is planned like one outside.
 FailureOr<int64_t> planFunction(func::FuncOp fn) {
   Block &block = fn.getBody().front();
   SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    op.walk<WalkOrder::PreOrder>([&](Operation *o) { ops.push_back(o); });
   llvm::DenseMap<Value, int> lastUse;
-  for (Operation &op : block) {
-    int index = ops.size();
-    ops.push_back(&op);
-    op.walk([&](Operation *nested) {
-      for (Value v : nested->getOperands())
-        lastUse[storageRoot(v)] = index;
-    });
-    for (Value r : op.getResults())
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    for (Value v : op->getOperands())
+      lastUse[storageRoot(v)] = index;
+    for (Value r : op->getResults())
       lastUse.try_emplace(storageRoot(r), index);
   }
   // A started collective reads its operand until its wait: the operand's

@@ -29,7 +29,8 @@ Value storageRoot(Value v) {
 bool resultsNeedArena(Operation *op) {
   return !llvm::isa<graph::ReshapeOp, ViewOp, ShardSliceOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
-                    ParamShardOp, BufferLoadOp, GradAccumulatorOp,
+                    ParamShardOp, ReplicaSliceOp, BufferLoadOp,
+                    GradAccumulatorOp,
                     AllReduceOp, WaitOp>(op);
 }
 
