@@ -125,11 +125,11 @@ constexpr double kInt32Max = std::numeric_limits<int32_t>::max();
 
 // Why keys have no effect yet, shared by several keys.
 const char *kCollectives = "zeroc picks the collectives of each stage itself";
-const char *kStage3 = "zeroc's stage 3 gathers parameters around their uses, "
-                      "bucketed by stage3_prefetch_bucket_size, persistent "
-                      "by stage3_param_persistence_threshold, with no "
-                      "live-parameter, reuse-distance or module-granularity "
-                      "tuning";
+const char *kStage3 = "zeroc's stage 3 all-gathers parameters around their "
+                      "uses, bucketed by stage3_prefetch_bucket_size, keeps "
+                      "those within stage3_param_persistence_threshold whole, "
+                      "and does no live-parameter, reuse-distance or "
+                      "module-granularity tuning";
 const char *kOffload =
     "zeroc has no offload; the CPU target keeps every tensor "
     "in host memory";
