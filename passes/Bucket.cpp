@@ -1,13 +1,17 @@
-//===- Bucket.cpp - gradient and parameter buckets of @train_micro_step ---===//
+//===- Bucket.cpp - zero-bucket: collectives merged into buckets ----------===//
 //
-// Groups zero-partition's per-parameter collectives into buckets: the
-// gradient reduce-scatters of stages 2-3 by reduce-bucket-size, the stage-3
-// parameter all-gathers by prefetch-bucket-size. A bucket is laid out
-// rank-major (zero.pack_shards, zero.concat_shards), so its collective gives
-// every rank exactly the shards the members' own collectives would.
+// Groups zero-partition's per-parameter collectives of @train_micro_step
+// into buckets: the gradient reduce-scatters of stages 2-3 by
+// reduce-bucket-size, the stage-3 parameter all-gathers by
+// prefetch-bucket-size. A bucket is laid out rank-major (zero.pack_shards,
+// zero.concat_shards), so its collective gives every rank exactly the shards
+// the members' own collectives would. The buckets of @train_step are
+// BucketStep.cpp's.
 //
 //===----------------------------------------------------------------------===//
 #include "zeroc/Passes/Passes.h"
+
+#include "Bucket.h"
 
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
@@ -26,6 +30,7 @@ namespace zeroc {
 
 using namespace mlir;
 using namespace zeroc::zero;
+using zeroc::bucket::splitIntoBuckets;
 
 namespace {
 
@@ -97,33 +102,6 @@ std::optional<ParamGather> matchParamGather(AllGatherOp gather,
   return ParamGather{shard, gather, view, release, backward};
 }
 
-/// Splits `members` (in program order) into runs of consecutive members:
-/// a run takes the next member while it is `compatible` with the run, the
-/// run's elements stay within `limit` and the run holds fewer than
-/// `closeAt` elements (of the run's flat type); a member larger than
-/// `limit` is a run of its own.
-template <typename Member, typename Compatible>
-SmallVector<SmallVector<Member>> splitIntoBuckets(
-    ArrayRef<Member> members, int64_t limit, Compatible compatible,
-    llvm::function_ref<int64_t(FlatType)> closeAt = [](FlatType) {
-      return std::numeric_limits<int64_t>::max();
-    }) {
-  SmallVector<SmallVector<Member>> buckets;
-  int64_t elements = 0;
-  for (Member m : members) {
-    int64_t size = m.flat().getSize();
-    if (buckets.empty() || elements + size > limit ||
-        elements >= closeAt(buckets.back().front().flat()) ||
-        !compatible(buckets.back().front(), m)) {
-      buckets.emplace_back();
-      elements = 0;
-    }
-    buckets.back().push_back(m);
-    elements += size;
-  }
-  return buckets;
-}
-
 struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
   using Base::Base;
 
@@ -131,7 +109,8 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
     ModuleOp module = getOperation();
     for (auto [name, size] :
          {std::pair{"reduce-bucket-size", int64_t(reduceBucketSize)},
-          std::pair{"prefetch-bucket-size", int64_t(prefetchBucketSize)}})
+          std::pair{"prefetch-bucket-size", int64_t(prefetchBucketSize)},
+          std::pair{"allgather-bucket-size", int64_t(allgatherBucketSize)}})
       if (size < 0) {
         module.emitError("zero-bucket: ")
             << name << " must be >= 0, got " << size;
@@ -154,12 +133,29 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
     SmallPtrSet<Operation *, 16> collectives;
     bucketGathers(block, collectives);
     bucketGradients(block, collectives);
-    // Number the buckets in program order (earlier runs' buckets too).
+    numberBuckets(fn, collectives);
+    // The optimizer step's reductions and replica gathers (DeepSpeed's
+    // reduce_bucket_size at stages 0-1 and allgather_bucket_size).
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    auto world = module->getAttrOfType<IntegerAttr>("zero.world_size");
+    if (step && !step.isExternal() && world) {
+      SmallPtrSet<Operation *, 16> stepCollectives;
+      zeroc::bucket::bucketStep(step, world.getInt(), reduceBucketSize,
+                                allgatherBucketSize, stepCollectives);
+      numberBuckets(step, stepCollectives);
+    }
+  }
+
+  /// Numbers the buckets of `fn` in program order, nested ops included
+  /// (earlier runs' buckets too).
+  void numberBuckets(func::FuncOp fn,
+                     const SmallPtrSetImpl<Operation *> &collectives) {
     OpBuilder b(&getContext());
     int64_t index = 0;
-    for (Operation &op : block)
-      if (collectives.contains(&op) || op.hasAttr(kBucketAttr))
-        op.setAttr(kBucketAttr, b.getI64IntegerAttr(index++));
+    fn.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (collectives.contains(op) || op->hasAttr(kBucketAttr))
+        op->setAttr(kBucketAttr, b.getI64IntegerAttr(index++));
+    });
   }
 
   void bucketGradients(Block &block,
@@ -177,16 +173,19 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
     // overlap_comm: a bucket closes once its reduction is worth starting
     // on its own (the cost model).
     zeroc::CommCostModel model{commAlphaUs, commGbps};
-    auto closeAt = [&](FlatType flat) -> int64_t {
-      if (!overlap)
-        return std::numeric_limits<int64_t>::max();
+    auto closeAt = [&](const GradReduction &m) -> int64_t {
+      FlatType flat = const_cast<GradReduction &>(m).flat();
       int64_t bytes =
           model.efficientBytes(flat.getWorld(), zeroc::kOverlapFixedShare);
       int64_t elem = elementBytes(flat.getElementType());
       return (bytes + elem - 1) / elem;
     };
+    auto size = [](GradReduction m) { return m.flat().getSize(); };
+    auto moved = [](int64_t n) { return n; };
     for (auto &bucket : splitIntoBuckets<GradReduction>(
-             reductions, reduceBucketSize, compatible, closeAt))
+             reductions, reduceBucketSize, size, moved, compatible,
+             overlap ? llvm::function_ref<int64_t(const GradReduction &)>(closeAt)
+                     : nullptr))
       if (bucket.size() > 1)
         collectives.insert(reduceBucket(bucket));
   }
@@ -249,8 +248,10 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
              a.flat().getWorld() == b.flat().getWorld() &&
              a.backward == b.backward;
     };
-    for (auto &bucket :
-         splitIntoBuckets<ParamGather>(gathers, prefetchBucketSize, compatible))
+    auto size = [](ParamGather m) { return m.flat().getSize(); };
+    auto moved = [](int64_t n) { return n; };
+    for (auto &bucket : splitIntoBuckets<ParamGather>(
+             gathers, prefetchBucketSize, size, moved, compatible))
       if (bucket.size() > 1)
         collectives.insert(gatherBucket(bucket));
   }

@@ -38,6 +38,15 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
       module.emitError("zero-partition needs @forward_backward (run zero-autodiff first)");
       return signalPassFailure();
     }
+    if (persistenceThreshold < 0 || modelPersistenceThreshold < 0) {
+      module.emitError("zero-partition: persistence-threshold and "
+                       "model-persistence-threshold must be >= 0, got ")
+          << static_cast<int64_t>(persistenceThreshold) << " and "
+          << static_cast<int64_t>(modelPersistenceThreshold);
+      return signalPassFailure();
+    }
+    if (stage == 3)
+      markPersistent(module);
     Block &body = fn.getBody().front();
     auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
     Operation *lossDef = ret.getOperand(0).getDefiningOp();
@@ -47,12 +56,15 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
       lossDef->setAttr(zero::kForwardEndAttr, UnitAttr::get(&getContext()));
 
     // Every parameter, trainable or frozen, is ZeRO state: DeepSpeed
-    // partitions requires_grad=False parameters at stage 3 as well.
+    // partitions requires_grad=False parameters at stage 3 as well. Stages
+    // 0-2, and stage 3's persistent parameters, read the whole replica.
     OpBuilder b(&getContext());
     SmallVector<graph::LoadParamOp> loads;
     fn.walk([&](graph::LoadParamOp ld) { loads.push_back(ld); });
     for (graph::LoadParamOp ld : loads) {
-      if (stage < 3) {
+      auto param = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(
+          ld, ld.getParamAttr());
+      if (stage < 3 || (param && zero::keepsReplica(param, stage))) {
         b.setInsertionPoint(ld);
         Value r = b.create<zero::ParamReplicaOp>(ld.getLoc(), ld.getType(),
                                                  ld.getParamAttr());
@@ -111,6 +123,22 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     fn.setAllResultAttrs(resultAttrs);
     module->setAttr("zero.stage", b.getI64IntegerAttr(stage));
     module->setAttr("zero.world_size", b.getI64IntegerAttr(worldSize));
+  }
+
+  /// Stage 3: DeepSpeed's mark_persistent_parameters, in declaration
+  /// order (its named_parameters): a parameter of at most
+  /// persistence-threshold elements persists unless it would take the
+  /// persistent total past model-persistence-threshold, in which case it is
+  /// skipped and later ones are still considered.
+  void markPersistent(ModuleOp module) {
+    int64_t total = 0;
+    for (auto p : module.getOps<graph::ParamOp>()) {
+      const int64_t n = p.getType().getNumElements();
+      if (n > modelPersistenceThreshold - total || n > persistenceThreshold)
+        continue;
+      p->setAttr(zero::kPersistentAttr, UnitAttr::get(&getContext()));
+      total += n;
+    }
   }
 
   /// Ops cheap enough to recompute from a re-gathered parameter instead of

@@ -65,20 +65,19 @@ private:
 };
 
 /// Plans one function's values from offset 0; returns the bytes it needs.
-/// Ops nested in a region (the step's zero.if_finite) have no results that
-/// need storage; what they read lives until their top-level ancestor.
+/// Ops are taken in the order they run: each top-level op, then the ops
+/// nested in its regions (the step's zero.if_finite runs its body once, in
+/// order), so that a bucket inside the step is planned like one outside.
 FailureOr<int64_t> planFunction(func::FuncOp fn) {
   Block &block = fn.getBody().front();
   SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    op.walk<WalkOrder::PreOrder>([&](Operation *o) { ops.push_back(o); });
   llvm::DenseMap<Value, int> lastUse;
-  for (Operation &op : block) {
-    int index = ops.size();
-    ops.push_back(&op);
-    op.walk([&](Operation *nested) {
-      for (Value v : nested->getOperands())
-        lastUse[storageRoot(v)] = index;
-    });
-    for (Value r : op.getResults())
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    for (Value v : op->getOperands())
+      lastUse[storageRoot(v)] = index;
+    for (Value r : op->getResults())
       lastUse.try_emplace(storageRoot(r), index);
   }
   // A started collective reads its operand until its wait: the operand's
@@ -151,8 +150,11 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
     for (auto p : module.getOps<zeroc::graph::ParamOp>()) {
       const int64_t n = p.getType().getNumElements();
       const int64_t shard = shardElements(n, world), padded = shard * world;
-      int64_t param = stage == 3 ? shard : padded;
-      int64_t paramStride = stage == 3 ? shard : 0;
+      // Stage 3's persistent parameters keep the whole replica, as stages
+      // 0-2 do; their gradient and optimizer state are partitioned.
+      const bool whole = keepsReplica(p, stage);
+      int64_t param = whole ? padded : shard;
+      int64_t paramStride = whole ? 0 : shard;
       int64_t grad = 0, update = 0, updateStride = 0;
       if (p.getTrainable()) {
         grad = stage == 0 ? n : stage == 1 ? padded : shard;

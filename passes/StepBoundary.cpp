@@ -3,7 +3,8 @@
 // Builds the code that runs once per optimizer step, after the micro-steps:
 // the stage's gradient reduction, the overflow check and loss-scaler update,
 // the global norm and clipping factor, the scheduled hyperparameters, and the
-// updates with the stage 1-2 parameter all-gathers. Every ZeRO decision of
+// updates with the all-gathers of the replicas (stages 1-2, and stage 3's
+// persistent parameters). Every ZeRO decision of
 // the step is made here; see docs/RationaleZero.md, "The optimizer step".
 //
 //===----------------------------------------------------------------------===//
@@ -241,8 +242,10 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
                                     step, sgd);
     }
     b.create<zero::AdvanceStepOp>(loc);
-    if (stage == 1 || stage == 2)
-      for (Reduced &r : reduced) {
+    // Stages 1-2, and stage 3's persistent parameters (zero-partition's
+    // zero.persistent): every rank updated its slice of the replica.
+    for (Reduced &r : reduced)
+      if (stage >= 1 && zero::keepsReplica(r.param, stage)) {
         auto t = r.param.getType();
         b.create<zero::GatherReplicaOp>(
             r.param.getLoc(), FlatSymbolRefAttr::get(r.param.getSymNameAttr()),

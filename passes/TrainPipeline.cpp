@@ -49,12 +49,13 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                         options.gradAccumSteps = gradAccum;
                         pm.addPass(createScaleLoss(options));
                       }});
-  const int stage = o.stage, world = o.worldSize;
-  phases.push_back({"partition", [stage, world](OpPassManager &pm) {
-                      PartitionOptions options;
-                      options.stage = stage;
-                      options.worldSize = world;
-                      pm.addPass(createPartition(options));
+  PartitionOptions partition;
+  partition.stage = o.stage;
+  partition.worldSize = o.worldSize;
+  partition.persistenceThreshold = o.persistenceThreshold;
+  partition.modelPersistenceThreshold = o.modelPersistenceThreshold;
+  phases.push_back({"partition", [partition](OpPassManager &pm) {
+                      pm.addPass(createPartition(partition));
                     }});
   StepBoundaryOptions step;
   step.optimizer = o.optimizer;
@@ -81,6 +82,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   BucketOptions bucket;
   bucket.reduceBucketSize = o.reduceBucketSize;
   bucket.prefetchBucketSize = o.prefetchBucketSize;
+  bucket.allgatherBucketSize = o.allgatherBucketSize;
   bucket.overlap = o.overlapComm;
   bucket.commAlphaUs = o.commAlphaUs;
   bucket.commGbps = o.commGbps;

@@ -136,9 +136,16 @@ struct VerifyPartitionPass
       return fn.emitOpError("must return exactly the scalar micro-batch loss");
 
     llvm::StringMap<graph::ParamOp> trainable;
-    for (auto p : module.getOps<graph::ParamOp>())
+    for (auto p : module.getOps<graph::ParamOp>()) {
+      if (p->hasAttr(zero::kPersistentAttr) && stage != 3)
+        return p.emitOpError("is zero.persistent at stage ")
+               << stage << "; only stage 3 has persistent parameters";
+      if (p->hasAttr(zero::kPersistentAttr) &&
+          !llvm::isa<UnitAttr>(p->getAttr(zero::kPersistentAttr)))
+        return p.emitOpError("zero.persistent must be a unit attribute");
       if (p.getTrainable())
         trainable[p.getSymName()] = p;
+    }
     llvm::StringMap<int> accumulated;
     llvm::DenseSet<std::pair<Operation *, int64_t>> takenSlices;
     llvm::StringSet<> stored;
@@ -162,10 +169,23 @@ struct VerifyPartitionPass
             return diag;
           }
       }
-      if (llvm::isa<zero::ParamReplicaOp>(op) && stage == 3)
-        return op->emitOpError("stage 3 keeps no parameter replicas");
-      if (llvm::isa<zero::ParamShardOp>(op) && stage != 3)
-        return op->emitOpError("only stage 3 partitions parameters");
+      if (auto rep = llvm::dyn_cast<zero::ParamReplicaOp>(op)) {
+        auto p = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(
+            rep, rep.getParamAttr());
+        if (stage == 3 && p && !p->hasAttr(zero::kPersistentAttr))
+          return op->emitOpError(
+              "stage 3 keeps replicas of zero.persistent parameters only");
+      }
+      if (auto sh = llvm::dyn_cast<zero::ParamShardOp>(op)) {
+        if (stage != 3)
+          return op->emitOpError("only stage 3 partitions parameters");
+        auto p = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(
+            sh, sh.getParamAttr());
+        if (p && p->hasAttr(zero::kPersistentAttr))
+          return op->emitOpError("reads a shard of @")
+                 << sh.getParam()
+                 << ", which is zero.persistent (whole on every rank)";
+      }
       SmallVector<Type> types(op->getOperandTypes());
       llvm::append_range(types, op->getResultTypes());
       for (Type t : types)

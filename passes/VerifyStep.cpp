@@ -20,8 +20,77 @@ namespace {
 struct ParamUses {
   zero::GradAccumulatorOp accumulator;
   Operation *update = nullptr;
-  zero::GatherReplicaOp gather;
+  /// The replica refresh: a zero.gather_replica or, in a bucket, a
+  /// zero.unpack_replica.
+  Operation *gather = nullptr;
 };
+
+/// Stage 0 bucket: `grad` is a zero.view, at a member's offset, of the
+/// all-reduce of a zero.pack whose input at that offset is `acc`.
+bool isBucketedAllReduce(Value grad, Value acc) {
+  auto view = grad.getDefiningOp<zero::ViewOp>();
+  auto ar = view ? view.getBuffer().getDefiningOp<zero::AllReduceOp>()
+                 : zero::AllReduceOp();
+  auto pack = ar ? ar.getInput().getDefiningOp<zero::PackOp>() : zero::PackOp();
+  if (!pack || view.getType() != acc.getType())
+    return false;
+  for (auto [input, offset] : llvm::zip(pack.getInputs(), pack.getOffsets()))
+    if (input == acc &&
+        llvm::cast<IntegerAttr>(offset).getInt() ==
+            static_cast<int64_t>(view.getOffset()))
+      return true;
+  return false;
+}
+
+/// Stage 1 bucket: `grad` is a zero.shard_slice, at a member's offset, of
+/// the reduce-scatter of a zero.pack_shards whose input there is a view
+/// (offset 0) of `acc`.
+bool isBucketedReduceScatter(Value grad, Value acc) {
+  auto slice = grad.getDefiningOp<zero::ShardSliceOp>();
+  auto rs = slice ? slice.getShard().getDefiningOp<zero::ReduceScatterOp>()
+                  : zero::ReduceScatterOp();
+  auto pack = rs ? rs.getBuffer().getDefiningOp<zero::PackShardsOp>()
+                 : zero::PackShardsOp();
+  if (!pack)
+    return false;
+  for (auto [input, offset] : llvm::zip(pack.getInputs(), pack.getOffsets())) {
+    auto view = input.getDefiningOp<zero::ViewOp>();
+    if (view && view.getBuffer() == acc && view.getOffset() == 0 &&
+        llvm::cast<IntegerAttr>(offset).getInt() ==
+            static_cast<int64_t>(slice.getOffset()))
+      return true;
+  }
+  return false;
+}
+
+/// A bucketed replica refresh: `unpack` copies out of the all-gather of a
+/// zero.concat_shards whose input at its offset is this rank's
+/// zero.replica_slice of the same parameter, of `shard` elements.
+LogicalResult verifyUnpackedReplica(zero::UnpackReplicaOp unpack,
+                                    int64_t shard) {
+  auto gather = unpack.getBuffer().getDefiningOp<zero::AllGatherOp>();
+  auto concat = gather ? gather.getShard().getDefiningOp<zero::ConcatShardsOp>()
+                       : zero::ConcatShardsOp();
+  if (!concat)
+    return unpack.emitOpError(
+        "unpacked buffer must be a zero.all_gather of zero.concat_shards");
+  int64_t offset = 0;
+  for (Value input : concat.getInputs()) {
+    if (offset == static_cast<int64_t>(unpack.getOffset())) {
+      auto slice = input.getDefiningOp<zero::ReplicaSliceOp>();
+      if (!slice || slice.getParam() != unpack.getParam() ||
+          slice.getType().getSize() != shard)
+        return unpack.emitOpError("offset ")
+               << unpack.getOffset() << " of the bucket is not the "
+               << shard << "-element zero.replica_slice of '"
+               << unpack.getParam() << "'";
+      return success();
+    }
+    offset += llvm::cast<zero::ShardType>(input.getType()).getSize();
+  }
+  return unpack.emitOpError("offset ")
+         << unpack.getOffset() << " is not the start of a member of the bucket";
+}
 
 struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
   llvm::StringSet<> microStepReduced;
@@ -86,13 +155,24 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
         if (op->getParentOp() != guard)
           return op->emitOpError("must be inside the step's zero.if_finite");
         u.update = op;
-      } else if (auto g = llvm::dyn_cast<zero::GatherReplicaOp>(op)) {
-        if (stage != 1 && stage != 2)
-          return g.emitOpError("only stages 1-2 gather replicas, this is stage ") << stage;
-        ParamUses &u = uses[g.getParam()];
+      } else if (llvm::isa<zero::GatherReplicaOp, zero::UnpackReplicaOp>(op)) {
+        auto ref = op->getAttrOfType<FlatSymbolRefAttr>("param");
+        auto p = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(op, ref);
+        if (stage == 0 || (p && !zero::keepsReplica(p, stage)))
+          return op->emitOpError("only stages 1-2 and zero.persistent stage-3 "
+                                 "parameters gather replicas, this is stage ")
+                 << stage;
+        ParamUses &u = uses[ref.getValue()];
         if (!u.update || u.gather)
-          return g.emitOpError("must follow the one update of '") << g.getParam() << "'";
-        u.gather = g;
+          return op->emitOpError("must follow the one update of '")
+                 << ref.getValue() << "'";
+        if (auto unpack = llvm::dyn_cast<zero::UnpackReplicaOp>(op);
+            unpack && p &&
+            failed(verifyUnpackedReplica(
+                unpack, zero::shardElements(p.getType().getNumElements(),
+                                            world))))
+          return failure();
+        u.gather = op;
       }
       return WalkResult::advance();
     });
@@ -109,7 +189,7 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
       if (it == uses.end() || !it->second.accumulator || !it->second.update)
         return p.emitOpError("has no gradient read and update in @train_step");
       ParamUses &u = it->second;
-      if ((stage == 1 || stage == 2) && !u.gather)
+      if (stage >= 1 && zero::keepsReplica(p, stage) && !u.gather)
         return p.emitOpError("is updated but its replica is never gathered");
       if (failed(verifyReduction(p, u, stage, world)))
         return failure();
@@ -126,14 +206,16 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
     const char *expected = nullptr;
     if (stage == 0) {
       auto ar = grad.getDefiningOp<zero::AllReduceOp>();
-      bool reducedHere = ar && ar.getInput() == acc;
+      bool reducedHere = (ar && ar.getInput() == acc) || isBucketedAllReduce(grad, acc);
       bool reducedInBackward = grad == acc && microStepReduced.contains(p.getSymName());
       if (!llvm::isa<RankedTensorType>(acc.getType()) ||
           !(reducedHere || reducedInBackward))
         expected = "the all-reduced full accumulator";
     } else if (stage == 1) {
       auto rs = grad.getDefiningOp<zero::ReduceScatterOp>();
-      if (!llvm::isa<zero::FlatType>(acc.getType()) || !rs || rs.getBuffer() != acc)
+      if (!llvm::isa<zero::FlatType>(acc.getType()) ||
+          !((rs && rs.getBuffer() == acc) ||
+            isBucketedReduceScatter(grad, acc)))
         expected = "the reduce-scattered padded accumulator";
     } else if (grad != acc) {
       expected = "the accumulated shard";

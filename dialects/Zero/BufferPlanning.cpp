@@ -31,8 +31,9 @@ Value storageRoot(Value v) {
 bool resultsNeedArena(Operation *op) {
   return !llvm::isa<graph::ReshapeOp, ViewOp, ShardSliceOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
-                    ParamShardOp, BufferLoadOp, GradAccumulatorOp,
-                    AllReduceOp, AllReduceStartOp, WaitOp>(op);
+                    ParamShardOp, ReplicaSliceOp, BufferLoadOp,
+                    GradAccumulatorOp, AllReduceOp, AllReduceStartOp,
+                    WaitOp>(op);
 }
 
 int64_t elementBytes(Type elem) {

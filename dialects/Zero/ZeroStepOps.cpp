@@ -116,3 +116,39 @@ LogicalResult GatherReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) 
            << param.getType().getElementType();
   return success();
 }
+
+LogicalResult ReplicaSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
+  if (!param)
+    return failure();
+  ShardType shard = getType();
+  if (shard.getKind() != BufferKind::Params ||
+      shard.getElementType() != param.getType().getElementType())
+    return emitOpError("result must be a params shard of element type ")
+           << param.getType().getElementType();
+  if (shard.getSize() > param.getType().getNumElements())
+    return emitOpError("slice of ")
+           << shard.getSize() << " elements is larger than parameter '"
+           << getParam() << "' (" << param.getType().getNumElements()
+           << " elements)";
+  return success();
+}
+
+LogicalResult UnpackReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
+  if (!param)
+    return failure();
+  FlatType flat = getBuffer().getType();
+  if (flat.getKind() != BufferKind::Params ||
+      flat.getElementType() != param.getType().getElementType())
+    return emitOpError("buffer must hold params of element type ")
+           << param.getType().getElementType();
+  int64_t begin = getOffset();
+  int64_t end =
+      begin + shardElements(param.getType().getNumElements(), flat.getWorld());
+  if (end > flat.getShardSize())
+    return emitOpError("shard range [")
+           << begin << ", " << end << ") exceeds slice size "
+           << flat.getShardSize();
+  return success();
+}

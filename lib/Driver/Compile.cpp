@@ -56,6 +56,9 @@ void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
   o.monitor = monitorAttrText(ctx, config);
   o.reduceBucketSize = config.reduceBucketSize;
   o.prefetchBucketSize = config.prefetchBucketSize;
+  o.allgatherBucketSize = config.allgatherBucketSize;
+  o.persistenceThreshold = config.persistenceThreshold;
+  o.modelPersistenceThreshold = config.modelPersistenceThreshold;
   o.overlapComm = config.overlapComm.value_or(config.stage == 3);
   if (config.commAlphaUs)
     o.commAlphaUs = *config.commAlphaUs;
@@ -170,16 +173,6 @@ int runCompile(const CompileArgs &args) {
     return fail(error);
   if (args.stage)
     config.stage = *args.stage;
-  // zero-bucket buckets the micro-step's stage 2-3 reduce-scatters; stages
-  // 0-1 reduce once at the optimizer step, unbucketed.
-  if (config.stage <= 1 &&
-      config.reduceBucketSize != TrainConfig().reduceBucketSize)
-    warnings.push_back(
-        "zero_optimization.reduce_bucket_size has no effect yet at stage " +
-        std::to_string(config.stage) +
-        " (zeroc reduces stage 0-1 gradients once at the optimizer step, "
-        "unbucketed)");
-
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);

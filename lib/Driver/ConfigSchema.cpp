@@ -124,12 +124,12 @@ using F = Field;
 constexpr double kInt32Max = std::numeric_limits<int32_t>::max();
 
 // Why keys have no effect yet, shared by several keys.
-const char *kGatherBuckets = "zeroc's stage 1-2 parameter all-gather after "
-                             "the optimizer step is not bucketed";
 const char *kCollectives = "zeroc picks the collectives of each stage itself";
-const char *kStage3 = "zeroc's stage 3 gathers parameters around their uses, "
-                      "bucketed by stage3_prefetch_bucket_size only, with no "
-                      "persistence or live-parameter tuning";
+const char *kStage3 = "zeroc's stage 3 all-gathers parameters around their "
+                      "uses, bucketed by stage3_prefetch_bucket_size, keeps "
+                      "those within stage3_param_persistence_threshold whole, "
+                      "and does no live-parameter, reuse-distance or "
+                      "module-granularity tuning";
 const char *kOffload =
     "zeroc has no offload; the CPU target keeps every tensor "
     "in host memory";
@@ -180,13 +180,17 @@ std::vector<Field> zeroFields() {
       F::integer("reduce_bucket_size", 500000000)
           .atLeast(0)
           .autoValue()
-          .withNote("stages 2-3: elements per gradient reduce-scatter; "
-                    "\"auto\" needs the hidden size: error"),
+          .withNote("elements per gradient reduction: the micro-step's "
+                    "reduce-scatters (stages 2-3), the step's all-reduces "
+                    "(0) and reduce-scatters (1); \"auto\" needs the hidden "
+                    "size: error"),
       F::boolean("use_multi_rank_bucket_allreduce", true).ignored(kCollectives),
       F::boolean("allgather_partitions", true).ignored(kCollectives),
       F::integer("allgather_bucket_size", 500000000)
           .atLeast(0)
-          .ignored(kGatherBuckets),
+          .withNote("elements per all-gather of the updated replicas after "
+                    "the optimizer step (stages 1-2, stage 3's persistent "
+                    "parameters)"),
       F::boolean("overlap_comm", false)
           .noneByDefault()
           .withNote("None → true iff stage 3 (docs: false); zeroc overlaps "
@@ -220,12 +224,13 @@ std::vector<Field> zeroFields() {
       F::integer("stage3_param_persistence_threshold", 100000)
           .atLeast(0)
           .autoValue()
-          .ignored(kStage3)
-          .withNote("\"auto\": error with stage 3, the default otherwise"),
+          .withNote("stage 3: parameters of at most this many elements stay "
+                    "whole on every rank (not gathered in the micro-step); "
+                    "\"auto\": error with stage 3, the default otherwise"),
       F::integer("stage3_model_persistence_threshold", maxsize)
           .atLeast(0)
-          .ignored(kStage3)
-          .withNote("sys.maxsize"),
+          .withNote("sys.maxsize; stage 3: most elements all persistent "
+                    "parameters hold together"),
       F::integer("stage3_max_live_parameters", 1000000000)
           .atLeast(0)
           .ignored(kStage3),

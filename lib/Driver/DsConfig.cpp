@@ -801,6 +801,11 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   const ojson &zero = o["zero_optimization"];
   c.reduceBucketSize = zero["reduce_bucket_size"].get<int64_t>();
   c.prefetchBucketSize = zero["stage3_prefetch_bucket_size"].get<int64_t>();
+  c.allgatherBucketSize = zero["allgather_bucket_size"].get<int64_t>();
+  c.persistenceThreshold =
+      zero["stage3_param_persistence_threshold"].get<int64_t>();
+  c.modelPersistenceThreshold =
+      zero["stage3_model_persistence_threshold"].get<int64_t>();
 
   c.wallClockBreakdown = o["wall_clock_breakdown"].get<bool>();
   const ojson &csv = o["csv_monitor"];

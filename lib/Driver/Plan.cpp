@@ -2,17 +2,22 @@
 //
 // plan.json states, for the compiled stage and world size, the model-state
 // bytes each rank holds in the paper's categories and the elements each
-// optimizer step communicates, computed from the partitioned IR. The runtime
-// allocates these plus, with mixed precision, one parameter's update in f32
-// for the optimizer (transient in DeepSpeed too); stage 1's reduce-scattered
-// gradient shards live in the arena of @train_step.
+// optimizer step communicates, read from the planned IR: the bytes from
+// every parameter's #zero.state_layout (what the runtime allocates), the
+// elements from the collectives of @train_micro_step and @train_step. The
+// runtime allocates these plus, with mixed precision, one parameter's update
+// in f32 for the optimizer (transient in DeepSpeed too); stage 1's
+// reduce-scattered gradient shards and the step's buckets live in the arena.
 // With Adam and mixed precision (16-bit parameters and gradients, an f32
 // master, m and v: K = 12) they are the ZeRO paper's formulas: 16Ψ (stage
 // 0), 4Ψ + 12Ψ/W (1), 2Ψ + 14Ψ/W (2), 16Ψ/W (3); in fp32 (K = 8) 16Ψ,
 // 8Ψ + 8Ψ/W, 4Ψ + 12Ψ/W, 16Ψ/W; up to the padding of each parameter to a
-// multiple of W. With fp32 gradient accumulation (bf16's default) the
-// gradients count 4 bytes instead of 2. Communication: 2Ψ elements for stages 0-2 and 3Ψ for stage
-// 3 per step without gradient accumulation, in the parameters' dtype.
+// multiple of W. Stage 3's persistent parameters (zero.persistent) count
+// as at stage 2: 2Ψp + 14Ψp/W. With fp32 gradient accumulation (bf16's
+// default) the gradients count 4 bytes instead of 2. Communication: 2Ψ
+// elements for stages 0-2 and 3Ψ for stage 3 per step without gradient
+// accumulation (a persistent parameter: its reduce-scatter per micro-step
+// and one all-gather per step), up to padding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,33 +39,38 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   int64_t statePerElem = config.optimizer == TrainConfig::Optimizer::Adam
                              ? 2
                              : (config.momentum != 0.0 ? 1 : 0);
-  // Per parameter, as the runtime allocates: the parameter and gradient in
-  // its dtype, the optimizer state (plus the master copy with mixed
-  // precision) in the master dtype, for the elements the rank updates.
+  // Per parameter, what zero-plan-buffers' #zero.state_layout says the
+  // runtime allocates: the kept parameter elements and the gradient
+  // accumulator in their dtypes, the optimizer state (plus the master copy
+  // with mixed precision) in the master dtype for the updated elements.
   int64_t psi = 0, padded = 0, bytesPerElem = 4, gradBytesPerElem = 4;
   int64_t stateBytesPerElem = 0, params = 0, grads = 0, state = 0;
-  // Frozen parameters: stored (and at stage 3 sharded) like the others, but
-  // no gradient, no optimizer state, no step-boundary collective.
+  // Frozen parameters: stored (and at stage 3 sharded unless persistent)
+  // like the others, but no gradient, no optimizer state, no step-boundary
+  // collective.
   int64_t frozenCount = 0, frozenElems = 0, frozenBytes = 0;
+  // Stage 3's trainable zero.persistent parameters (whole on every rank).
+  int64_t persistentCount = 0, persistentElems = 0;
   // The accumulators' element type, as @train_step reads them.
   llvm::StringMap<Type> gradType;
-  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (step)
     step.walk([&](zero::GradAccumulatorOp acc) {
       gradType[acc.getParam()] = zero::bufferElementType(acc.getType());
     });
   for (auto p : module.getOps<graph::ParamOp>()) {
+    auto layout =
+        p->getAttrOfType<zero::StateLayoutAttr>(zero::kStateLayoutAttr);
+    int64_t n = p.getType().getNumElements();
+    int64_t b = zero::elementBytes(p.getType().getElementType());
+    int64_t kept = layout ? layout.getParam() : 0;
     if (!p.getTrainable()) {
-      int64_t n = p.getType().getNumElements();
-      int64_t pad = (n + w - 1) / w * w;
       ++frozenCount;
       frozenElems += n;
-      frozenBytes += (stage == 3 ? pad / w : pad) *
-                     zero::elementBytes(p.getType().getElementType());
+      frozenBytes += kept * b;
       continue;
     }
-    int64_t n = p.getType().getNumElements();
-    int64_t pad = (n + w - 1) / w * w, shard = pad / w;
-    int64_t b = zero::elementBytes(p.getType().getElementType());
+    int64_t pad = (n + w - 1) / w * w;
     int64_t m = zero::elementBytes(p.getMasterElementType());
     int64_t g = zero::elementBytes(gradType.lookup(p.getSymName())
                                        ? gradType.lookup(p.getSymName())
@@ -68,12 +78,16 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     int64_t copies = statePerElem + (p.getMaster() ? 1 : 0);
     psi += n;
     padded += pad;
+    if (p->hasAttr(zero::kPersistentAttr)) {
+      ++persistentCount;
+      persistentElems += n;
+    }
     bytesPerElem = b;
     gradBytesPerElem = g;
     stateBytesPerElem = copies * m;
-    params += (stage == 3 ? shard : pad) * b;
-    grads += (stage >= 2 ? shard : n) * g;
-    state += copies * (stage >= 1 ? shard : n) * m;
+    params += kept * b;
+    grads += (layout ? layout.getGrad() : 0) * g;
+    state += copies * (layout ? layout.getUpdate() : 0) * m;
   }
 
   // Buffers (BatchNormalization's running statistics): whole on every rank.
@@ -85,36 +99,60 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
                    zero::elementBytes(buf.getType().getElementType());
   }
 
-  // Collectives inside one micro-step (from the IR), then at the step.
-  int64_t gatherElems = 0, scatterElems = 0;
-  if (auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step")) {
-    fn.walk([&](zero::AllGatherOp g) { gatherElems += g.getType().getSize(); });
-    fn.walk([&](zero::AllGatherStartOp g) {
-      gatherElems +=
-          llvm::cast<zero::FlatType>(g.getToken().getType().getPayload()).getSize();
+  // The collectives, read from the IR: those of one micro-step (times the
+  // accumulation steps), then those of @train_step, each in its elements'
+  // dtype. An all-reduce of gradients counts twice (reduce-scatter plus
+  // all-gather); the overflow flag's and the norm's scalars are left out.
+  int64_t gatherElems = 0, scatterElems = 0, allReduceElems = 0, bytes = 0;
+  auto count = [&](Operation *op, int64_t &elems, int64_t times) {
+    Type type;
+    int64_t n = 0;
+    if (auto g = llvm::dyn_cast<zero::AllGatherOp>(op)) {
+      type = g.getType();
+      n = g.getType().getSize();
+    } else if (auto g = llvm::dyn_cast<zero::AllGatherStartOp>(op)) {
+      auto flat = llvm::cast<zero::FlatType>(g.getToken().getType().getPayload());
+      type = flat;
+      n = flat.getSize();
+    } else if (auto r = llvm::dyn_cast<zero::ReduceScatterOp>(op)) {
+      type = r.getBuffer().getType();
+      n = r.getBuffer().getType().getSize();
+    } else if (auto r = llvm::dyn_cast<zero::ReduceScatterStartOp>(op)) {
+      type = r.getBuffer().getType();
+      n = r.getBuffer().getType().getSize();
+    } else if (llvm::isa<zero::AllReduceOp, zero::AllReduceStartOp>(op)) {
+      Value input = op->getOperand(0);
+      type = input.getType();
+      auto flat = llvm::dyn_cast<zero::FlatType>(type);
+      auto rt = llvm::dyn_cast<RankedTensorType>(type);
+      if (flat)
+        n = 2 * flat.getSize();
+      else if (rt && input.getDefiningOp<zero::GradAccumulatorOp>())
+        n = 2 * rt.getNumElements();
+    } else if (auto g = llvm::dyn_cast<zero::GatherReplicaOp>(op)) {
+      type = g.getShard();
+      n = llvm::cast<zero::ShardType>(type).getSize() * w;
+    }
+    if (!n)
+      return;
+    elems += n * times;
+    bytes += n * times * zero::elementBytes(zero::bufferElementType(type));
+  };
+  auto countFunction = [&](func::FuncOp fn, int64_t times) {
+    fn.walk([&](Operation *op) {
+      if (llvm::isa<zero::AllGatherOp, zero::AllGatherStartOp,
+                    zero::GatherReplicaOp>(op))
+        count(op, gatherElems, times);
+      else if (llvm::isa<zero::ReduceScatterOp, zero::ReduceScatterStartOp>(op))
+        count(op, scatterElems, times);
+      else if (llvm::isa<zero::AllReduceOp, zero::AllReduceStartOp>(op))
+        count(op, allReduceElems, times);
     });
-    fn.walk([&](zero::ReduceScatterOp r) {
-      scatterElems += r.getBuffer().getType().getSize();
-    });
-    fn.walk([&](zero::ReduceScatterStartOp r) {
-      scatterElems += r.getBuffer().getType().getSize();
-    });
-  }
-  gatherElems *= config.gradAccum;
-  scatterElems *= config.gradAccum;
-  // The micro-step's collectives move the parameters' dtype; the step
-  // boundary reduces the gradient accumulators (their dtype) and gathers
-  // the parameters.
-  int64_t bytes = (gatherElems + scatterElems) * bytesPerElem;
-  int64_t allReduceElems = 0;
-  if (stage == 0)
-    allReduceElems = 2 * psi; // reduce-scatter + all-gather of the gradients
-  if (stage == 1)
-    scatterElems += padded;
-  if (stage == 1 || stage == 2)
-    gatherElems += padded;
-  bytes += (stage == 0 ? allReduceElems : stage == 1 ? padded : 0) * gradBytesPerElem;
-  bytes += (stage == 1 || stage == 2 ? padded : 0) * bytesPerElem;
+  };
+  if (auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step"))
+    countFunction(fn, config.gradAccum);
+  if (step)
+    countFunction(step, 1);
   int64_t total = allReduceElems + gatherElems + scatterElems;
 
   std::string s;
@@ -126,6 +164,8 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"padded_parameters\": " << padded << ",\n"
      << "  \"frozen_parameters\": " << frozenCount << ",\n"
      << "  \"frozen_parameter_elements\": " << frozenElems << ",\n"
+     << "  \"persistent_parameters\": " << persistentCount << ",\n"
+     << "  \"persistent_parameter_elements\": " << persistentElems << ",\n"
      << "  \"buffers\": " << bufferCount << ",\n"
      << "  \"buffer_elements\": " << bufferElems << ",\n"
      << "  \"dtype_bytes\": " << bytesPerElem << ",\n"

@@ -271,16 +271,20 @@ LogicalResult Emitter::readPlan(func::FuncOp fn) {
   if (!bytes)
     return module.emitError("module has no buffer plan (run zero-plan-buffers)");
   arenaBytes = bytes.getInt();
-  for (Operation &op : fn.getBody().front()) {
-    if (!op.getNumResults() || !zero::resultsNeedArena(&op))
-      continue;
-    auto offsets = op.getAttrOfType<ArrayAttr>(zero::kArenaOffsetsAttr);
-    if (!offsets || offsets.size() != op.getNumResults())
-      return op.emitOpError("has no arena offsets (run zero-plan-buffers)");
-    for (auto [r, off] : llvm::zip(op.getResults(), offsets))
+  // Nested ops too: a bucket inside the step's zero.if_finite.
+  WalkResult walk = fn.getBody().walk([&](Operation *op) {
+    if (!op->getNumResults() || !zero::resultsNeedArena(op))
+      return WalkResult::advance();
+    auto offsets = op->getAttrOfType<ArrayAttr>(zero::kArenaOffsetsAttr);
+    if (!offsets || offsets.size() != op->getNumResults()) {
+      op->emitOpError("has no arena offsets (run zero-plan-buffers)");
+      return WalkResult::interrupt();
+    }
+    for (auto [r, off] : llvm::zip(op->getResults(), offsets))
       arenaOffset[r] = llvm::cast<IntegerAttr>(off).getInt();
-  }
-  return success();
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 std::string Emitter::var(Value v) { return names.lookup(v); }
@@ -609,6 +613,23 @@ LogicalResult Emitter::emitStepOp(Operation *op) {
                        shard.getSize() * es, shard.getSize(),
                        dtypeName(shard.getElementType())));
     line("}");
+    return success();
+  }
+  if (auto slice = llvm::dyn_cast<zero::ReplicaSliceOp>(op)) {
+    int64_t bytes = slice.getType().getSize() *
+                    zero::elementBytes(slice.getType().getElementType());
+    line(llvm::formatv("{0} = (char *)zeroc_rt_engine_param_replica(e, {1}) + "
+                       "(size_t)zeroc_rt_comm_rank(comm) * {2};",
+                       r, paramOf(slice.getParam()), bytes));
+    return success();
+  }
+  if (auto unpack = llvm::dyn_cast<zero::UnpackReplicaOp>(op)) {
+    auto p = params[paramIndex.lookup(unpack.getParam())];
+    copyShards("((char *)zeroc_rt_engine_param_replica(e, " +
+                   paramOf(unpack.getParam()) + "))",
+               var(unpack.getBuffer()), unpack.getOffset(),
+               p.getType().getNumElements(), unpack.getBuffer().getType(),
+               /*toBucket=*/false);
     return success();
   }
   return op->emitOpError("is not supported by the CPU emitter yet");

@@ -1,4 +1,4 @@
-// RUN: zeroc-opt %s --zero-train-pipeline='stage=3 world-size=2' | zeroc-translate --emit-cpu | FileCheck %s
+// RUN: zeroc-opt %s --zero-train-pipeline='stage=3 world-size=2 persistence-threshold=0' | zeroc-translate --emit-cpu | FileCheck %s
 
 // Tests the C++ the CPU emitter prints for a stage-3 @train_micro_step:
 // every value at its planned arena offset, the parameter gathered from the

@@ -1,6 +1,6 @@
-// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap --zero-verify-partition | FileCheck %s
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=2 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
-// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=1 world-size=2' --zero-overlap | FileCheck %s --check-prefix=S1
 // RUN: not zeroc-opt %s --zero-overlap 2>&1 | FileCheck %s --check-prefix=ERR
 

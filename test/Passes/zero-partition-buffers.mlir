@@ -1,6 +1,6 @@
 // RUN: zeroc-opt %s -zero-autodiff | FileCheck %s --check-prefix=AD
 // RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=0 world-size=2" -zero-verify-partition | FileCheck %s --check-prefix=S0
-// RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=3 world-size=2" -zero-verify-partition | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=3 world-size=2 persistence-threshold=0" -zero-verify-partition | FileCheck %s --check-prefix=S3
 
 // Tests a buffer that the forward pass updates (a BatchNormalization's
 // running mean): autodiff gives it no gradient and keeps its update as a

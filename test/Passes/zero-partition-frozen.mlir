@@ -1,7 +1,7 @@
 // RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=0 world-size=2" -zero-verify-partition | FileCheck %s --check-prefix=S0
 // RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=1 world-size=2" -zero-verify-partition | FileCheck %s --check-prefix=S0
 // RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=2 world-size=2" -zero-verify-partition | FileCheck %s --check-prefix=S2
-// RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=3 world-size=4" -zero-verify-partition | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=3 world-size=4 persistence-threshold=0" -zero-verify-partition | FileCheck %s --check-prefix=S3
 
 // Tests a frozen parameter (graph.param without `trainable`): no gradient,
 // so no accumulation and no reduce-scatter, but ZeRO state all the same: a

@@ -1,5 +1,5 @@
 // RUN: zeroc-opt %s -zero-mixed-precision="dtype=f16" -zero-autodiff -zero-partition="stage=2 world-size=2" -zero-verify-partition | FileCheck %s --check-prefix=S2
-// RUN: zeroc-opt %s -zero-mixed-precision="dtype=bf16" -zero-autodiff -zero-partition="stage=3 world-size=4" -zero-verify-partition | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s -zero-mixed-precision="dtype=bf16" -zero-autodiff -zero-partition="stage=3 world-size=4 persistence-threshold=0" -zero-verify-partition | FileCheck %s --check-prefix=S3
 
 // Tests that with mixed precision the parameters, their gradients and every
 // collective that moves them are 16-bit: DeepSpeed communicates in the

@@ -1,7 +1,7 @@
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=0 world-size=4' --zero-step-boundary --zero-plan-buffers | FileCheck %s --check-prefix=S0
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=1 world-size=4' --zero-step-boundary --zero-plan-buffers | FileCheck %s --check-prefix=S1
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=2 world-size=4' --zero-step-boundary --zero-plan-buffers | FileCheck %s --check-prefix=S2
-// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=4' --zero-step-boundary --zero-plan-buffers | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=4 persistence-threshold=0' --zero-step-boundary --zero-plan-buffers | FileCheck %s --check-prefix=S3
 
 // Tests the persistent state zero-plan-buffers plans for each stage: a
 // 7-element parameter padded to 8 for 4 ranks (S = 2), and a frozen one

@@ -1,9 +1,9 @@
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=0 world-size=2' --zero-step-boundary | FileCheck %s --check-prefix=S0
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=1 world-size=2' --zero-step-boundary='loss-scaler=#zero.loss_scaler<scale_window=100> gradient-clipping=0.5' | FileCheck %s --check-prefix=S1
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=2 world-size=2' --zero-step-boundary='optimizer=#zero.sgd<lr=0.1,momentum=0.9>' | FileCheck %s --check-prefix=S2
-// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2' --zero-step-boundary='lr-schedule=#zero.lr_schedule<kind=one_cycle,cycle_max_lr=0.1>' | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-step-boundary='lr-schedule=#zero.lr_schedule<kind=one_cycle,cycle_max_lr=0.1>' | FileCheck %s --check-prefix=S3
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=1 world-size=2' --zero-step-boundary='loss-scaler=#zero.loss_scaler<scale_window=100> gradient-clipping=0.5' --zero-verify-step | FileCheck %s --check-prefix=S1
-// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2' --zero-step-boundary='lr-schedule=#zero.lr_schedule<kind=one_cycle,cycle_max_lr=0.1>' --zero-verify-step | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-step-boundary='lr-schedule=#zero.lr_schedule<kind=one_cycle,cycle_max_lr=0.1>' --zero-verify-step | FileCheck %s --check-prefix=S3
 
 // Tests the optimizer step zero-step-boundary builds for each stage: the
 // reduction, the overflow check, the norm, the update and the all-gathers.

@@ -1,4 +1,4 @@
-// RUN: zeroc-opt %s --zero-train-pipeline='stage=3 world-size=2' | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s --zero-train-pipeline='stage=3 world-size=2 persistence-threshold=0' | FileCheck %s --check-prefix=S3
 // RUN: zeroc-opt %s --zero-train-pipeline='stage=1 world-size=2 precision=fp16 loss-scaling=true grad-accum-steps=2' | FileCheck %s --check-prefix=FP16
 // RUN: zeroc-opt %s --zero-train-pipeline='stage=0 world-size=1 precision=bf16' | FileCheck %s --check-prefix=BF16
 

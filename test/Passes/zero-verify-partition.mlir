@@ -18,7 +18,7 @@ module attributes {zero.stage = 0 : i64, zero.world_size = 2 : i64} {
 module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
   graph.param trainable @w = dense<0.5> : tensor<2xf32>
   func.func @train_micro_step() -> tensor<f32> {
-    // expected-error @+1 {{stage 3 keeps no parameter replicas}}
+    // expected-error @+1 {{stage 3 keeps replicas of zero.persistent parameters only}}
     %w = zero.param_replica @w : tensor<2xf32>
     %l = graph.reduce_sum %w {axes = [0], keepdims = false} : tensor<2xf32> -> tensor<f32>
     return %l : tensor<f32>

@@ -85,7 +85,7 @@ module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
     zero.if_finite %of : tensor<i1> {
       zero.sgd_update @w, %g, %z, %z, %t {optimizer = #zero.sgd<>} : !zero.shard<grads, f32, 2, device>, tensor<f64>, tensor<f64>, tensor<i64>
       zero.advance_step
-      // expected-error@+1 {{only stages 1-2 gather replicas, this is stage 3}}
+      // expected-error@+1 {{only stages 1-2 and zero.persistent stage-3 parameters gather replicas, this is stage 3}}
       zero.gather_replica @w : !zero.shard<params, f32, 2, device>
     }
     return %z, %of, %z : tensor<f64>, tensor<i1>, tensor<f64>

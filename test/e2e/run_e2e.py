@@ -12,7 +12,9 @@ tools/reference/onnx_torch_train.py (same data order and optimizer, float64):
     with fp16: 16Ψ, 4Ψ+12Ψ/W, 2Ψ+14Ψ/W, 16Ψ/W; fp32: 16Ψ, 8Ψ+8Ψ/W,
     4Ψ+12Ψ/W, 16Ψ/W; bf16 with its fp32 gradient accumulators: 18Ψ,
     6Ψ+12Ψ/W, 2Ψ+16Ψ/W, 18Ψ/W) up to padding, and its communication volume
-    2Ψ (stages 0-2) or 3Ψ (stage 3) per step.
+    2Ψ (stages 0-2) or 3Ψ (stage 3) per step; stage 3's persistent
+    parameters (plan.json's persistent_parameter_elements) count as at
+    stage 2.
 
 Prints one line per run and `e2e: N passed, M failed`; exits 1 on failure.
 """
@@ -85,8 +87,12 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     d = plan["dtype_bytes"]
     g = plan["grad_dtype_bytes"]
     k = plan["optimizer_state_bytes_per_parameter"]
+    # Stage 3's persistent parameters (stage3_param_persistence_threshold)
+    # are kept whole on every rank, as at stage 2.
+    pp = plan.get("persistent_parameter_elements", 0)
     formulas = {0: (d + g + k) * psi, 1: (d + g) * psi + k * psi / w,
-                2: d * psi + (g + k) * psi / w, 3: (d + g + k) * psi / w}
+                2: d * psi + (g + k) * psi / w,
+                3: (d + g + k) * (psi - pp) / w + d * pp + (g + k) * pp / w}
     slack = 16 * nparams * w  # each parameter pads by fewer than W elements
     # Frozen parameters: stored (sharded at stage 3) but no gradient and no
     # optimizer state; buffers: whole on every rank; the formulas hold for
@@ -101,15 +107,20 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     # zeroc gathers a parameter in the backward pass only where the backward
     # reads it (a bias's gradient does not), so stage 3 moves between 2Ψ and
     # the paper's 3Ψ per step.
+    # A persistent parameter is not gathered in the micro-step but once
+    # after the step, as at stage 2.
     terms = {0: 2, 1: 2, 2: gas + 1, 3: 3 * gas}[stage]
-    low = 2 * gas * psi if stage == 3 else terms * psi
+    low = high = terms * psi
+    if stage == 3:
+        low = gas * psi + gas * (psi - pp) + pp
+        high = gas * psi + 2 * gas * (psi - pp) + pp
     slack = terms * nparams * w
     # Stage 3 also gathers the frozen parameters around their uses.
     if stage == 3:
         slack += 2 * gas * plan.get("frozen_parameter_elements", 0)
-    if not low - slack <= comm <= terms * psi + slack:
-        return "plan.json communication %d elements outside [%d, %dΨ = %d]" % (
-            comm, low, terms, terms * psi)
+    if not low - slack <= comm <= high + slack:
+        return "plan.json communication %d elements outside [%d, %d] " \
+               "(%dΨ = %d)" % (comm, low, high, terms, terms * psi)
     return None
 
 

@@ -74,6 +74,19 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
     * Stage 3: before the first use in the forward pass, `zero.param_shard`
       + `zero.all_gather` + `zero.view`; `zero.release` after the last
       forward use; the same again around the backward uses.
+    * Stage 3, persistent parameters (DeepSpeed's
+      `stage3_param_persistence_threshold` and
+      `stage3_model_persistence_threshold`): in `graph.param` declaration
+      order (DeepSpeed's `named_parameters`), a parameter, trainable or
+      frozen, of at most `persistence-threshold` elements is persistent
+      unless it would take the persistent elements so far past
+      `model-persistence-threshold` (then it is skipped and later, smaller
+      ones may still fit). A persistent parameter gets the unit attribute
+      `zero.persistent` and is read through `zero.param_replica`, whole on
+      every rank, as at stages 0-2; its gradient is reduce-scattered and its
+      optimizer state partitioned like every stage-3 parameter's, and
+      zero-step-boundary refreshes its replica after the update. Every
+      later pass reads the attribute; none decides again.
     * Stages 0-1: each gradient is added to its full accumulator with
       `zero.grad_accumulate`.
     * Stages 2-3: each gradient is packed into its padded flat buffer,
@@ -95,11 +108,19 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
     Option<"stage", "stage", "int", /*default=*/"0", "ZeRO stage (0-3)">,
     Option<"worldSize", "world-size", "int", /*default=*/"1",
            "Number of data-parallel ranks">,
+    Option<"persistenceThreshold", "persistence-threshold", "int64_t",
+           /*default=*/"100000",
+           "Stage 3: parameters of at most this many elements stay whole on "
+           "every rank (DeepSpeed's stage3_param_persistence_threshold; 0: none)">,
+    Option<"modelPersistenceThreshold", "model-persistence-threshold", "int64_t",
+           /*default=*/"9223372036854775807",
+           "Stage 3: most elements all persistent parameters hold together "
+           "(DeepSpeed's stage3_model_persistence_threshold)">,
   ];
 }
 
 def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
-  let summary = "merges consecutive per-parameter collectives of @train_micro_step into buckets";
+  let summary = "merges consecutive per-parameter collectives into buckets";
   let description = [{
     DeepSpeed's `reduce_bucket_size` and `stage3_prefetch_bucket_size`: a
     bucket is one collective of a flat buffer laid out rank-major (rank r's
@@ -126,6 +147,20 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
       gathered bucket right after the copies; each member's copy lives
       until its own last use.
 
+    * `@train_step`, stages 0-1, by `reduce-bucket-size`: stage 0's
+      `zero.all_reduce` of each full accumulator becomes one `zero.pack`
+      of the accumulators end to end (padded once, at its end), one
+      all-reduce and a `zero.view` per member; stage 1's
+      `zero.reduce_scatter` of each padded accumulator becomes a
+      rank-major `zero.pack_shards` of views of the accumulators, one
+      reduce-scatter and a `zero.shard_slice` per member. The bucket goes
+      where the last member's reduction was.
+    * `@train_step`, by `allgather-bucket-size`: the `zero.gather_replica`
+      ops (stages 1-2, stage 3's `zero.persistent` parameters), in order,
+      become this rank's `zero.replica_slice` of each member, one
+      `zero.concat_shards` + `zero.all_gather` and a `zero.unpack_replica`
+      per member, where the last member's gather was.
+
     With `overlap` (overlap_comm), a gradient bucket also closes as soon as
     it holds enough elements that its ring reduce-scatter spends at most 2%
     of its time on fixed costs in the α–β model of `comm-alpha-us` and
@@ -134,9 +169,9 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
     something to overlap (one 5e8-element bucket of a smaller model would
     only be reduced at the end of the backward pass).
 
-    Every bucket's collective gets `zero.bucket = <index>` (program order).
-    A bucket of one member is left exactly as it was, so a size of 0, or one
-    smaller than every member, changes nothing.
+    Every bucket's collective gets `zero.bucket = <index>` (program order,
+    per function). A bucket of one member is left exactly as it was, so a
+    size of 0, or one smaller than every member, changes nothing.
 
     ```mlir
     %b = zero.pack_shards %gw, %gb {offsets = [0, 6]}
@@ -166,6 +201,10 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
     Option<"commGbps", "comm-gbps", "double",
            /*default=*/"::zeroc::kDefaultCommGbps",
            "Link bandwidth in Gbit/s (the cost model)">,
+    Option<"allgatherBucketSize", "allgather-bucket-size", "int64_t",
+           /*default=*/"500000000",
+           "Most elements one all-gather of updated replicas in @train_step "
+           "moves (0: one per parameter)">,
   ];
 }
 
@@ -178,7 +217,10 @@ def VerifyPartition : Pass<"zero-verify-partition", "::mlir::ModuleOp"> {
       `graph.load_param` of a trainable parameter;
     * stages 0-2 read parameters only through `zero.param_replica`; stage 3
       only through `zero.view` of a gathered buffer, and every gathered
-      buffer is released (`zero.release`'s verifier forbids later uses);
+      buffer is released (`zero.release`'s verifier forbids later uses),
+      except its `zero.persistent` parameters, read only through
+      `zero.param_replica`; only stage 3 has `zero.persistent` (a unit
+      attribute) parameters;
     * every trainable parameter has exactly one `zero.grad_accumulate`:
       of a full tensor in stages 0-1, of a reduce-scattered grads shard of
       the right size in stages 2-3 (for a bucket: the `zero.shard_slice`
@@ -246,7 +288,8 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
        beta2 0.99) from the step count;
     5. unless the step overflowed (`zero.if_finite`): the optimizer update of
        every trainable parameter's partition, one more step counted, and in
-       stages 1-2 the all-gather of the updated replicas.
+       stages 1-2, and for stage 3's `zero.persistent` parameters (set by
+       zero-partition), the all-gather of the updated replicas.
 
     The optimizer, the schedule and the scaler are pass options written as
     the attributes they become (`#zero.adam<...>`, `#zero.sgd<...>`,
@@ -302,9 +345,13 @@ def VerifyStep : Pass<"zero-verify-step", "::mlir::ModuleOp"> {
     * the update reads the reduced gradient: the all-reduced accumulator in
       stage 0 (or the accumulator, when `@train_micro_step` all-reduces it,
       at once or started), the reduce-scattered one in stage 1, the
-      accumulator in 2-3;
-    * stages 1-2 gather every updated replica after its update, and only
-      they do.
+      accumulator in 2-3 (in a zero-bucket bucket: the member's view or
+      slice of it);
+    * stages 1-2 and stage 3's `zero.persistent` parameters gather every
+      updated replica after its update, and only they do; a bucketed
+      gather copies each replica out of the all-gather of a
+      `zero.concat_shards` whose input at its offset is the parameter's
+      own `zero.replica_slice`.
   }];
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
@@ -361,10 +408,15 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
     reads. `@train_step` is planned the same way into the same arena (the
     two never run at once: `zero.arena_bytes` is the larger need).
 
+    Ops nested in a region (the step's `zero.if_finite`, which may hold a
+    bucket of replica gathers) are planned in the order they run: each
+    top-level op, then the ops of its region.
+
     The pass also plans the persistent state: every `graph.param` gets
     `zero.state_layout = #zero.state_layout<...>`, what each rank keeps of
     the parameter, its gradient accumulator and its optimizer state for the
-    module's stage. Emitters only read the plan.
+    module's stage (a stage-3 `zero.persistent` parameter keeps its whole
+    replica, as at stage 2). Emitters only read the plan.
 
     ```mlir
     %7 = graph.relu %6 {zero.arena_offsets = [256]} : tensor<8x7xf32>

@@ -89,10 +89,30 @@ struct TrainPipelineOptions
       llvm::cl::init(kDefaultCommGbps)};
   Option<int64_t> reduceBucketSize{
       *this, "reduce-bucket-size",
-      llvm::cl::desc("stages 2-3: most elements one gradient reduce-scatter "
-                     "moves (DeepSpeed's reduce_bucket_size; 0: one per "
-                     "gradient)"),
+      llvm::cl::desc("most elements one gradient reduction moves: the "
+                     "micro-step's reduce-scatters (stages 2-3), the step's "
+                     "all-reduces (stage 0) and reduce-scatters (stage 1) "
+                     "(DeepSpeed's reduce_bucket_size; 0: one per gradient)"),
       llvm::cl::init(500000000)};
+  Option<int64_t> allgatherBucketSize{
+      *this, "allgather-bucket-size",
+      llvm::cl::desc("most elements one all-gather of updated replicas "
+                     "moves after the optimizer step (stages 1-2, stage 3's "
+                     "persistent parameters; DeepSpeed's "
+                     "allgather_bucket_size; 0: one per parameter)"),
+      llvm::cl::init(500000000)};
+  Option<int64_t> persistenceThreshold{
+      *this, "persistence-threshold",
+      llvm::cl::desc("stage 3: parameters of at most this many elements "
+                     "stay whole on every rank (DeepSpeed's "
+                     "stage3_param_persistence_threshold; 0: none)"),
+      llvm::cl::init(100000)};
+  Option<int64_t> modelPersistenceThreshold{
+      *this, "model-persistence-threshold",
+      llvm::cl::desc("stage 3: most elements the persistent parameters hold "
+                     "together (DeepSpeed's "
+                     "stage3_model_persistence_threshold)"),
+      llvm::cl::init(INT64_MAX)};
   Option<int64_t> prefetchBucketSize{
       *this, "prefetch-bucket-size",
       llvm::cl::desc("stage 3: most elements one parameter all-gather moves "

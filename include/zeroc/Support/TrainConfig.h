@@ -33,8 +33,17 @@ struct TrainConfig {
 
   // ZeRO buckets (zero_optimization), in elements; 0: one collective per
   // tensor.
-  int64_t reduceBucketSize = 500000000;  ///< stages 2-3 gradients
+  int64_t reduceBucketSize = 500000000;  ///< gradient reductions
   int64_t prefetchBucketSize = 50000000; ///< stage 3 parameter gathers
+  /// allgather_bucket_size: the all-gathers of the updated replicas after
+  /// the optimizer step (stages 1-2, stage 3's persistent parameters).
+  int64_t allgatherBucketSize = 500000000;
+  /// stage3_param_persistence_threshold: stage-3 parameters of at most
+  /// this many elements stay whole on every rank.
+  int64_t persistenceThreshold = 100000;
+  /// stage3_model_persistence_threshold: the most elements the persistent
+  /// parameters hold together (sys.maxsize).
+  int64_t modelPersistenceThreshold = INT64_MAX;
   /// zero_optimization.overlap_comm; unset: DeepSpeed's default, true iff
   /// stage 3 (zeroc overlaps stage 3's parameter gathers and stage 2-3
   /// gradient reductions).

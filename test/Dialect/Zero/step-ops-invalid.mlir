@@ -73,3 +73,48 @@ func.func @f() {
 
 // expected-error@+1 {{nesterov needs a positive momentum and zero dampening}}
 func.func private @f() attributes {o = #zero.sgd<nesterov = true>}
+
+// -----
+
+graph.param trainable @w = dense<0.5> : tensor<4xf32>
+func.func @f() {
+  // expected-error@+1 {{result must be a params shard of element type 'f32'}}
+  %s = zero.replica_slice @w : !zero.shard<grads, f32, 2, device>
+  return
+}
+
+// -----
+
+graph.param trainable @w = dense<0.5> : tensor<4xf32>
+func.func @f() {
+  // expected-error@+1 {{slice of 5 elements is larger than parameter 'w' (4 elements)}}
+  %s = zero.replica_slice @w : !zero.shard<params, f32, 5, device>
+  return
+}
+
+// -----
+
+graph.param @frozen = dense<0.5> : tensor<4xf32>
+func.func @f() {
+  // expected-error@+1 {{'frozen' is not trainable}}
+  %s = zero.replica_slice @frozen : !zero.shard<params, f32, 2, device>
+  return
+}
+
+// -----
+
+graph.param trainable @w = dense<0.5> : tensor<4xf32>
+func.func @f(%b: !zero.flat<grads, f32, 8, 2>) {
+  // expected-error@+1 {{buffer must hold params of element type 'f32'}}
+  zero.unpack_replica @w, %b {offset = 0 : i64} : !zero.flat<grads, f32, 8, 2>
+  return
+}
+
+// -----
+
+graph.param trainable @w = dense<0.5> : tensor<4xf32>
+func.func @f(%b: !zero.flat<params, f32, 8, 2>) {
+  // expected-error@+1 {{shard range [3, 5) exceeds slice size 4}}
+  zero.unpack_replica @w, %b {offset = 3 : i64} : !zero.flat<params, f32, 8, 2>
+  return
+}

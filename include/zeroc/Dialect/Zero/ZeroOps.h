@@ -32,6 +32,19 @@ struct StateResource
 /// order.
 inline constexpr llvm::StringLiteral kBucketAttr = "zero.bucket";
 
+/// Unit attribute zero-partition puts on a graph.param that stage 3 keeps
+/// whole on every rank (DeepSpeed's stage3_param_persistence_threshold):
+/// the micro-step reads its zero.param_replica, its gradient and optimizer
+/// state are partitioned, and @train_step refreshes the replica after the
+/// update. Stages 0-2 never carry it.
+inline constexpr llvm::StringLiteral kPersistentAttr = "zero.persistent";
+
+/// Whether `param` (a graph.param) is kept whole on every rank: at stages
+/// 0-2 every parameter is, at stage 3 those marked zero.persistent.
+inline bool keepsReplica(mlir::Operation *param, int64_t stage) {
+  return stage < 3 || param->hasAttr(kPersistentAttr);
+}
+
 /// Elements of one rank's shard of a tensor of `numel` elements: the tensor
 /// zero-padded to a multiple of `world`, divided by `world`.
 inline int64_t shardElements(int64_t numel, int64_t world) {

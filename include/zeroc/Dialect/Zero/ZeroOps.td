@@ -760,9 +760,12 @@ def Zero_GatherReplicaOp : Zero_Op<"gather_replica",
      MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
   let summary = "all-gathers the updated slices of a replicated parameter";
   let description = [{
-    Stages 1-2: every rank updated its `shard`-element slice of the
-    parameter's padded replica; this all-gathers the slices in place, so
-    that every replica holds the updated parameter.
+    Stages 1-2, and stage 3's `zero.persistent` parameters: every rank
+    updated its `shard`-element slice of the parameter's padded replica;
+    this all-gathers the slices in place, so that every replica holds the
+    updated parameter. zero-bucket replaces consecutive ones with a bucket
+    (`zero.replica_slice`, `zero.concat_shards`, `zero.all_gather`,
+    `zero.unpack_replica`).
 
     ```mlir
     zero.gather_replica @fc.weight : !zero.shard<params, f32, 18, device>
@@ -770,6 +773,51 @@ def Zero_GatherReplicaOp : Zero_Op<"gather_replica",
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, TypeAttrOf<Zero_ShardType>:$shard);
   let assemblyFormat = "$param attr-dict `:` $shard";
+}
+
+def Zero_ReplicaSliceOp : Zero_Op<"replica_slice",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>]>]> {
+  let summary = "this rank's updated slice of a parameter's replica";
+  let description = [{
+    Names elements `[r * S, (r + 1) * S)` of rank `r`'s padded replica of
+    the trainable parameter `param` (`S` the result's size), the slice the
+    rank's update wrote: what a `zero.gather_replica` of the parameter
+    sends. It aliases the replica (no copy). A bucket of replica gathers
+    lays several of them end to end with `zero.concat_shards`.
+
+    ```mlir
+    %s = zero.replica_slice @fc.weight : !zero.shard<params, f32, 18, device>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs Zero_ShardType:$result);
+  let assemblyFormat = "$param attr-dict `:` qualified(type($result))";
+}
+
+def Zero_UnpackReplicaOp : Zero_Op<"unpack_replica",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "copies a parameter out of a gathered bucket into its replica";
+  let description = [{
+    The end of a bucketed `zero.gather_replica`: reads the `k` elements at
+    `offset` of each of the `world` slices of the gathered `buffer`, in rank
+    order, and writes the first `numel` of them into the replica of the
+    trainable parameter `param` (`k = ceil(numel / world)`), as
+    `zero.unpack_shards` copies a tensor out, but into the parameter's
+    state. The buffer holds parameters of the parameter's element type and
+    the range `[offset, offset + k)` lies inside a slice.
+
+    ```mlir
+    %f = zero.all_gather %c {zero.bucket = 0 : i64} : !zero.shard<params, f32, 20, device> -> !zero.flat<params, f32, 40, 2>
+    zero.unpack_replica @fc.weight, %f {offset = 0 : i64} : !zero.flat<params, f32, 40, 2>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, Zero_FlatType:$buffer,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
+  let assemblyFormat = [{
+    $param `,` $buffer attr-dict `:` qualified(type($buffer))
+  }];
 }
 
 #endif // ZEROC_DIALECT_ZERO_ZEROOPS_TD
