@@ -217,7 +217,8 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
                                           b.getI64ArrayAttr(offsets));
     auto scatter = b.create<ReduceScatterOp>(loc, shardType, bucket,
                                              last.scatter.getReductionAttr(),
-                                             last.scatter.getScaleAttr());
+                                             last.scatter.getScaleAttr(),
+                                             /*in_place=*/UnitAttr());
     for (auto [i, offset] : llvm::enumerate(offsets)) {
       GradReduction m = members[i];
       Value slice =

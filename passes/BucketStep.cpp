@@ -154,7 +154,7 @@ struct StepBucketer {
         b.create<PackShardsOp>(loc, flat, grads, b.getI64ArrayAttr(offsets));
     auto reduce = b.create<ReduceScatterOp>(
         loc, shard, bucket, llvm::cast<ReduceKindAttr>(kind),
-        llvm::cast_or_null<FloatAttr>(scale));
+        llvm::cast_or_null<FloatAttr>(scale), /*in_place=*/UnitAttr());
     for (auto [m, offset] : llvm::zip(members, offsets)) {
       Value slice = b.create<ShardSliceOp>(
           m.reduce->getLoc(), m.reduce->getResult(0).getType(), reduce,

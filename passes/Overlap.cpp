@@ -140,7 +140,7 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
       if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(reduction))
         start = b.create<zero::ReduceScatterStartOp>(
             rs.getLoc(), tokenType, rs.getBuffer(), rs.getReductionAttr(),
-            rs.getScaleAttr());
+            rs.getScaleAttr(), rs.getInPlaceAttr());
       else {
         auto ar = llvm::cast<zero::AllReduceOp>(reduction);
         start = b.create<zero::AllReduceStartOp>(ar.getLoc(), tokenType,

@@ -255,7 +255,7 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     Value shard = b.create<zero::ReduceScatterOp>(
         loc, shardType, flat,
         zero::ReduceKindAttr::get(&getContext(), zero::ReduceKind::Sum),
-        FloatAttr());
+        FloatAttr(), /*in_place=*/UnitAttr());
     b.create<zero::GradAccumulateOp>(loc, param, shard);
   }
 };

@@ -126,9 +126,9 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
         loc, f64, f64, step, schedule, b.getF64FloatAttr(baseLr),
         b.getF64FloatAttr(baseMomentum));
 
-    // Stage 0 with one micro-step may reduce during backward: each
+    // Stages 0-1 with one micro-step may reduce during backward: each
     // accumulator is final after the micro-step's one accumulation.
-    const bool inBackward = reduceInBackward && stage == 0 && gradAccumSteps == 1;
+    const bool inBackward = reduceInBackward && stage <= 1 && gradAccumSteps == 1;
     llvm::StringMap<zero::GradAccumulateOp> accumulation;
     if (inBackward)
       module.lookupSymbol<func::FuncOp>("train_micro_step").walk(
@@ -148,8 +148,9 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
       const int64_t shard = zero::shardElements(t.getNumElements(), world);
       const int64_t padded = shard * world;
       Value grad;
-      if (stage == 0 && inBackward) {
-        auto type = RankedTensorType::get(t.getShape(), gradElem);
+      auto shardType = zero::ShardType::get(&getContext(), zero::BufferKind::Grads,
+                                            gradElem, shard, zero::MemorySpace::Device);
+      if (inBackward) {
         zero::GradAccumulateOp accumulate = accumulation.lookup(p.getSymName());
         if (!accumulate) {
           p.emitOpError("has no gradient accumulation in @train_micro_step to reduce after");
@@ -157,11 +158,28 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
         }
         OpBuilder mb(accumulate);
         mb.setInsertionPointAfter(accumulate);
-        Value acc = mb.create<zero::GradAccumulatorOp>(p.getLoc(), type,
-                                                       p.getSymName());
-        mb.create<zero::AllReduceOp>(p.getLoc(), type, acc,
-                                     zero::ReduceKind::Sum, nullptr);
-        grad = b.create<zero::GradAccumulatorOp>(p.getLoc(), type, p.getSymName());
+        if (stage == 0) {
+          // In place: @train_step reads the all-reduced accumulator.
+          auto type = RankedTensorType::get(t.getShape(), gradElem);
+          Value acc = mb.create<zero::GradAccumulatorOp>(p.getLoc(), type,
+                                                         p.getSymName());
+          mb.create<zero::AllReduceOp>(p.getLoc(), type, acc,
+                                       zero::ReduceKind::Sum, nullptr);
+          grad = b.create<zero::GradAccumulatorOp>(p.getLoc(), type, p.getSymName());
+        } else {
+          // In place: this rank's reduced shard is the padded accumulator's
+          // first elements, which @train_step reads as a shard.
+          Value acc = mb.create<zero::GradAccumulatorOp>(
+              p.getLoc(),
+              zero::FlatType::get(&getContext(), zero::BufferKind::Grads,
+                                  gradElem, padded, world),
+              p.getSymName());
+          mb.create<zero::ReduceScatterOp>(p.getLoc(), shardType, acc,
+                                           zero::ReduceKind::Sum, nullptr,
+                                           /*in_place=*/true);
+          grad = b.create<zero::GradAccumulatorOp>(p.getLoc(), shardType,
+                                                   p.getSymName());
+        }
       } else if (stage == 0) {
         Value acc = b.create<zero::GradAccumulatorOp>(
             p.getLoc(), RankedTensorType::get(t.getShape(), gradElem),
@@ -180,7 +198,7 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
             p.getLoc(),
             zero::ShardType::get(&getContext(), zero::BufferKind::Grads, gradElem,
                                  shard, zero::MemorySpace::Device),
-            acc, zero::ReduceKind::Sum, nullptr);
+            acc, zero::ReduceKind::Sum, nullptr, /*in_place=*/false);
         grad = rs;
         lastReduction = rs;
       } else {

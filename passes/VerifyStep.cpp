@@ -123,8 +123,8 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
              << guards.size();
     zero::IfFiniteOp guard = guards.front();
 
-    // Stage 0 accumulators @train_micro_step all-reduces (at once or
-    // started) after its accumulation (zero-step-boundary's
+    // Stage 0-1 accumulators @train_micro_step reduces in place (at once
+    // or started) after its accumulation (zero-step-boundary's
     // reduce-in-backward).
     microStepReduced.clear();
     if (auto micro = module.lookupSymbol<func::FuncOp>("train_micro_step"))
@@ -134,6 +134,11 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
           input = ar.getInput();
         else if (auto ar = llvm::dyn_cast<zero::AllReduceStartOp>(op))
           input = ar.getInput();
+        else if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(op); rs && rs.getInPlace())
+          input = rs.getBuffer();
+        else if (auto rs = llvm::dyn_cast<zero::ReduceScatterStartOp>(op);
+                 rs && rs.getInPlace())
+          input = rs.getBuffer();
         if (auto acc = input ? input.getDefiningOp<zero::GradAccumulatorOp>()
                              : zero::GradAccumulatorOp())
           microStepReduced.insert(acc.getParam());
@@ -213,9 +218,15 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
         expected = "the all-reduced full accumulator";
     } else if (stage == 1) {
       auto rs = grad.getDefiningOp<zero::ReduceScatterOp>();
-      if (!llvm::isa<zero::FlatType>(acc.getType()) ||
-          !((rs && rs.getBuffer() == acc) ||
-            isBucketedReduceScatter(grad, acc)))
+      bool reducedHere = llvm::isa<zero::FlatType>(acc.getType()) &&
+                         ((rs && rs.getBuffer() == acc) ||
+                          isBucketedReduceScatter(grad, acc));
+      // Reduced in place during backward: the shard is the accumulator's
+      // first elements.
+      bool reducedInBackward = grad == acc &&
+                               llvm::isa<zero::ShardType>(acc.getType()) &&
+                               microStepReduced.contains(p.getSymName());
+      if (!reducedHere && !reducedInBackward)
         expected = "the reduce-scattered padded accumulator";
     } else if (grad != acc) {
       expected = "the accumulated shard";

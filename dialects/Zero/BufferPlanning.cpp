@@ -20,6 +20,11 @@ Value storageRoot(Value v) {
       v = ar.getInput(); // reduced in place
     else if (auto ar = llvm::dyn_cast<AllReduceStartOp>(def))
       v = ar.getInput(); // reduced in place
+    else if (auto rs = llvm::dyn_cast<ReduceScatterOp>(def); rs && rs.getInPlace())
+      v = rs.getBuffer(); // the shard is the buffer's first elements
+    else if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(def);
+             rs && rs.getInPlace())
+      v = rs.getBuffer();
     else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
       v = slice.getShard();
     else
@@ -29,6 +34,10 @@ Value storageRoot(Value v) {
 }
 
 bool resultsNeedArena(Operation *op) {
+  if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op); rs && rs.getInPlace())
+    return false;
+  if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op); rs && rs.getInPlace())
+    return false;
   return !llvm::isa<graph::ReshapeOp, ViewOp, ShardSliceOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
                     ParamShardOp, ReplicaSliceOp, BufferLoadOp,

@@ -190,15 +190,16 @@ int runCompile(const CompileArgs &args) {
     return fail((args.configPath.empty() ? model
                                          : messagePath(args.configPath)) +
                 ": " + error);
-  // Stage 0 all-reduces during backward only when the micro-step ends the
+  // Stages 0-1 reduce during backward only when the micro-step ends the
   // optimizer step (zero-step-boundary's reduce-in-backward).
-  if (config.stage == 0 && config.overlapComm.value_or(false) &&
+  if (config.stage <= 1 && config.overlapComm.value_or(false) &&
       config.gradAccum > 1)
     warnings.push_back(
-        "zero_optimization.overlap_comm has no effect at stage 0 with "
-        "gradient_accumulation_steps " + std::to_string(config.gradAccum) +
-        " (zeroc all-reduces stage 0 gradients during the backward pass "
-        "only with one micro-step per optimizer step)");
+        "zero_optimization.overlap_comm has no effect at stage " +
+        std::to_string(config.stage) + " with gradient_accumulation_steps " +
+        std::to_string(config.gradAccum) +
+        " (zeroc reduces stage 0-1 gradients during the backward pass only "
+        "with one micro-step per optimizer step)");
 
   TrainPipelineOptions options;
   setPipelineOptions(context, config, options);

@@ -194,8 +194,9 @@ std::vector<Field> zeroFields() {
       F::boolean("overlap_comm", false)
           .noneByDefault()
           .withNote("None → true iff stage 3 (docs: false); zeroc overlaps "
-                    "stage 3's parameter gathers and stage 2-3 gradient "
-                    "reductions (zero-overlap)"),
+                    "stage 3's parameter gathers and the gradient reductions "
+                    "(stages 0-1: with one micro-step) during backward "
+                    "(zero-overlap)"),
       F::boolean("load_from_fp32_weights", true).ignored(kCheckpoint),
       F::boolean("elastic_checkpoint", false).ignored(kCheckpoint),
       F::block("offload_param", offloadParamFields())

@@ -648,14 +648,6 @@ void Reader::noEffectWarnings() {
     warn(path + " has no effect" + (f->never ? "" : " yet") + " (" +
          f->noEffect + ")");
   }
-  // zero-overlap starts stage 3's parameter gathers and the micro-step's
-  // gradient reductions early; stage 1 reduces at the optimizer step, after
-  // the backward pass (stage 0 with accumulation: lib/Driver/Compile.cpp).
-  if (stage == 1 && at(out, "zero_optimization.overlap_comm") == true)
-    warn("zero_optimization.overlap_comm has no effect yet at stage 1 "
-         "(zeroc overlaps stage 3's parameter gathers, stage 2-3 gradient "
-         "reductions and, with one micro-step, stage 0's; stage 1 reduces "
-         "after the backward pass)");
   // DeepSpeed's _do_optimizer_sanity_check raises NotImplementedError for
   // these stage-0 combinations; zeroc can run them.
   const std::string training = trainingDtype(), accum = accumulatorDtype();

@@ -395,6 +395,8 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
     if (rs.getReduction() != zero::ReduceKind::Sum || rs.getScale())
       return op->emitOpError("the CPU target emits only unscaled sum reduce-scatters");
     auto shard = rs.getType();
+    if (rs.getInPlace()) // the result is the buffer's first elements
+      line(r + " = " + var(rs.getBuffer()) + ";");
     call(llvm::formatv("zeroc_rt_comm_reduce_scatter(comm, {0}, {1}, {2}, {3}, "
                        "ZEROC_RT_REDUCE_SUM)",
                        var(rs.getBuffer()), r, shard.getSize(),
@@ -405,6 +407,8 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
     if (rs.getReduction() != zero::ReduceKind::Sum || rs.getScale())
       return op->emitOpError("the CPU target emits only unscaled sum reduce-scatters");
     auto shard = llvm::cast<zero::ShardType>(rs.getToken().getType().getPayload());
+    if (rs.getInPlace())
+      line(r + " = " + var(rs.getBuffer()) + ";");
     call(llvm::formatv("zeroc_rt_comm_reduce_scatter_start(comm, {0}, {1}, {2}, "
                        "{3}, ZEROC_RT_REDUCE_SUM, &{4})",
                        var(rs.getBuffer()), r, shard.getSize(),

@@ -270,9 +270,11 @@ zeroc_rt_status_t checkReduceScatter(zeroc_rt_comm_t *comm, const char *what,
   if (*empty)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
-  if (overlaps(send, *totalBytes, recv, blockBytes))
+  if (send != recv && overlaps(send, *totalBytes, recv, blockBytes))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: send and receive buffers overlap", what);
+                          "%s: send and receive buffers overlap (pass the "
+                          "same pointer for in-place)",
+                          what);
   return nullptr;
 }
 

@@ -241,9 +241,9 @@ public:
     ZEROC_RT_RETURN_IF_ERROR(
         toMpiBuffer(dtype, countPerRank, "reduce_scatter_start", buf));
     MPI_Request request = MPI_REQUEST_NULL;
-    ZEROC_RT_MPI_CALL(MPI_Ireduce_scatter_block(send, recv, buf.count,
-                                                buf.type, toMpiOp(dtype, op),
-                                                comm, &request));
+    ZEROC_RT_MPI_CALL(MPI_Ireduce_scatter_block(
+        send == recv ? MPI_IN_PLACE : send, recv, buf.count, buf.type,
+        toMpiOp(dtype, op), comm, &request));
     *id = track(request);
     return nullptr;
   }
@@ -278,7 +278,8 @@ public:
     MpiBuffer buf;
     ZEROC_RT_RETURN_IF_ERROR(
         toMpiBuffer(dtype, countPerRank, "reduce_scatter", buf));
-    ZEROC_RT_MPI_CALL(MPI_Reduce_scatter_block(send, recv, buf.count, buf.type,
+    ZEROC_RT_MPI_CALL(MPI_Reduce_scatter_block(send == recv ? MPI_IN_PLACE : send,
+                                               recv, buf.count, buf.type,
                                                toMpiOp(dtype, op), comm));
     return nullptr;
   }

@@ -97,6 +97,7 @@ public:
       allGather(/*inPlace=*/true, started);
       reduceScatter(/*isMax=*/false, started);
       reduceScatter(/*isMax=*/true, started);
+      reduceScatterInPlace(started);
     }
     for (int root = 0; root < size; ++root)
       broadcast(root);
@@ -199,6 +200,29 @@ private:
     expect(label(std::string("reduce_scatter ") + (isMax ? "max" : "sum") +
                  startedSuffix(started)),
            status, recv, want);
+  }
+
+  /// In place: the buffer holds the input, and this rank's reduced block
+  /// lands in its first `count` elements.
+  void reduceScatterInPlace(bool started) {
+    std::vector<T> buf(count * size), want(count);
+    for (size_t j = 0; j < count * size; ++j)
+      buf[j] = contribution<T>(rank, j);
+    for (size_t i = 0; i < count; ++i)
+      want[i] = reduceOverRanks<T>(size, rank * count + i, /*isMax=*/false);
+    int64_t request = -1;
+    zeroc_rt_status_t status =
+        started ? waitFor(zeroc_rt_comm_reduce_scatter_start(
+                              comm, buf.data(), buf.data(), count, dtype,
+                              ZEROC_RT_REDUCE_SUM, &request),
+                          request)
+                : zeroc_rt_comm_reduce_scatter(comm, buf.data(), buf.data(),
+                                               count, dtype,
+                                               ZEROC_RT_REDUCE_SUM);
+    buf.resize(count);
+    expect(label(std::string("reduce_scatter sum in-place") +
+                 startedSuffix(started)),
+           status, buf, want);
   }
 
   void broadcast(int root) {

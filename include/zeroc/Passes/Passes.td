@@ -276,9 +276,12 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
     1. the reduction: stage 0 all-reduces each full gradient accumulator
        (sum, in place), stage 1 reduce-scatters each padded accumulator into
        the rank's shard; stages 2-3 already hold their reduced shard. With
-       `reduce-in-backward` and one micro-step, stage 0's all-reduce of an
+       `reduce-in-backward` and one micro-step, the reduction of an
        accumulator goes into `@train_micro_step`, right after the
-       accumulation that makes it final (zero-overlap then starts it there);
+       accumulation that makes it final (zero-overlap then starts it
+       there): stage 0's in-place all-reduce, stage 1's in-place
+       reduce-scatter (`in_place`: the rank's shard lands in the padded
+       accumulator's first elements, which `@train_step` reads as a shard);
     2. with a loss scaler: the local overflow flag of the reduced gradients,
        all-reduced with `max`, then the loss-scaler update;
     3. the sum of squares of the reduced gradients (all-reduced in stages
@@ -326,9 +329,9 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
     Option<"monitor", "monitor", "std::string", /*default=*/"\"#zero.monitor<>\"",
            "What the loop logs: a #zero.monitor attribute (recorded as zero.monitor)">,
     Option<"reduceInBackward", "reduce-in-backward", "bool", /*default=*/"false",
-           "Stage 0 with one micro-step: all-reduce each gradient accumulator "
-           "in @train_micro_step right after its accumulation, as DDP does "
-           "during backward, instead of in @train_step">,
+           "Stages 0-1 with one micro-step: reduce each gradient accumulator "
+           "in place in @train_micro_step right after its accumulation, as "
+           "DDP does during backward, instead of in @train_step">,
   ];
 }
 
@@ -343,8 +346,8 @@ def VerifyStep : Pass<"zero-verify-step", "::mlir::ModuleOp"> {
       buffer, stages 2-3: the shard) and exactly one update, inside the one
       `zero.if_finite`; frozen parameters have neither;
     * the update reads the reduced gradient: the all-reduced accumulator in
-      stage 0 (or the accumulator, when `@train_micro_step` all-reduces it,
-      at once or started), the reduce-scattered one in stage 1, the
+      stage 0, the reduce-scattered one in stage 1 (or the accumulator, when
+      `@train_micro_step` reduces it in place, at once or started), the
       accumulator in 2-3 (in a zero-bucket bucket: the member's view or
       slice of it);
     * stages 1-2 and stage 3's `zero.persistent` parameters gather every

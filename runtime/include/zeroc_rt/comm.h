@@ -9,7 +9,9 @@
 //  - all_reduce: recvbuf == sendbuf means in place; no other overlap.
 //  - all_gather: sendbuf == recvbuf + rank * count_per_rank elements means in
 //    place; no other overlap.
-//  - reduce_scatter: send and receive buffers must not overlap.
+//  - reduce_scatter: recvbuf == sendbuf means in place (this rank's block
+//    of the result lands in the first count_per_rank elements); no other
+//    overlap.
 //  - buffers may be NULL only when the element count is 0; a zero count is a
 //    local no-op (no communication happens).
 // Reductions support F32, F64, F16, BF16, I64, I32 and U8; all_gather and

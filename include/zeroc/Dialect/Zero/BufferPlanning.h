@@ -43,8 +43,8 @@ inline constexpr llvm::StringLiteral kMonitorAttr = "zero.monitor";
 inline constexpr llvm::StringLiteral kStateLayoutAttr = "zero.state_layout";
 
 /// The value whose storage `v` shares: through graph.reshape, zero.view,
-/// zero.shard_slice and zero.all_reduce / all_reduce_start (which reduce in
-/// place).
+/// zero.shard_slice, zero.all_reduce / all_reduce_start (which reduce in
+/// place) and an in-place zero.reduce_scatter(_start).
 mlir::Value storageRoot(mlir::Value v);
 
 /// Whether `op`'s results are arena buffers (as opposed to aliases, runtime

@@ -240,13 +240,18 @@ def Zero_ReduceScatterOp : Zero_Op<"reduce_scatter", [Zero_CommEffects]> {
     linear factors such as DeepSpeed's `gradient_predivide_factor`; the
     lowering may apply it before or after the reduction.
 
+    With `in_place`, the result is written over the first shard-size
+    elements of `buffer` itself and is that storage (MPI's `MPI_IN_PLACE`):
+    stage 1 reduces its gradient accumulators this way during backward, and
+    `@train_step` reads the shard as the accumulator's first elements.
+
     ```mlir
     %g = zero.reduce_scatter %grads {reduction = #zero<reduction avg>}
         : !zero.flat<grads, f32, 8192, 4> -> !zero.shard<grads, f32, 2048, device>
     ```
   }];
   let arguments = (ins Zero_FlatType:$buffer, Zero_ReduceKindAttr:$reduction,
-                   OptionalAttr<F64Attr>:$scale);
+                   OptionalAttr<F64Attr>:$scale, UnitAttr:$in_place);
   let results = (outs Zero_ShardType:$result);
   let assemblyFormat = [{
     $buffer attr-dict `:` qualified(type($buffer)) `->` qualified(type($result))
@@ -319,7 +324,7 @@ def Zero_ReduceScatterStartOp : Zero_StartOp<"reduce_scatter_start",
     %s = zero.wait %t : !zero.token<!zero.shard<grads, f32, 2048, device>> -> !zero.shard<grads, f32, 2048, device>
   }];
   let arguments = (ins Zero_FlatType:$buffer, Zero_ReduceKindAttr:$reduction,
-                   OptionalAttr<F64Attr>:$scale);
+                   OptionalAttr<F64Attr>:$scale, UnitAttr:$in_place);
   let results = (outs Zero_TokenOf<Zero_ShardType>:$token);
   let assemblyFormat = [{
     $buffer attr-dict `:` qualified(type($buffer)) `->` qualified(type($token))
