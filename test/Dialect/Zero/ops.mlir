@@ -73,6 +73,10 @@ func.func @reductions(%g: !zero.flat<grads, f32, 16, 4>, %flag: tensor<i1>,
   // CHECK: zero.reduce_scatter %{{.*}} {reduction = #zero<reduction sum>, scale = 1.250000e-01 : f64}
   %b = zero.reduce_scatter %g {reduction = #zero<reduction sum>, scale = 0.125 : f64}
       : !zero.flat<grads, f32, 16, 4> -> !zero.shard<grads, f32, 4, device>
+  // In place: the shard is the buffer's first elements.
+  // CHECK: zero.reduce_scatter %{{.*}} {in_place, reduction = #zero<reduction sum>}
+  %bi = zero.reduce_scatter %g {in_place, reduction = #zero<reduction sum>}
+      : !zero.flat<grads, f32, 16, 4> -> !zero.shard<grads, f32, 4, device>
   // CHECK: zero.all_reduce %{{.*}} {reduction = #zero<reduction avg>} : !zero.flat<grads, f32, 16, 4>
   %c = zero.all_reduce %g {reduction = #zero<reduction avg>} : !zero.flat<grads, f32, 16, 4>
   // CHECK: zero.all_reduce %{{.*}} {reduction = #zero<reduction max>} : tensor<i1>
