@@ -13,9 +13,14 @@
 #include "comm_internal.h"
 #include "status_internal.h"
 
+#include <chrono>
 #include <climits>
+#include <condition_variable>
+#include <cstdlib>
 #include <mpi.h>
+#include <mutex>
 #include <new>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -27,6 +32,9 @@ namespace {
 struct MpiLifetime {
   bool initializedByUs = false;
   int liveComms = 0;
+  /// MPI_THREAD_MULTIPLE was granted: a progress thread may test requests
+  /// while the caller's thread computes or runs other collectives.
+  bool multiple = false;
 };
 MpiLifetime mpiLifetime;
 
@@ -159,10 +167,30 @@ private:
   MPI_Op ops[2][2] = {{MPI_OP_NULL, MPI_OP_NULL}, {MPI_OP_NULL, MPI_OP_NULL}};
 };
 
+/// Microseconds between the progress thread's tests of started
+/// collectives: ZEROC_RT_PROGRESS_US, 1 to 1000000; unset, 0 or anything
+/// else: no thread, started collectives advance only between ops (the
+/// engine's zeroc_rt_comm_progress). Off by default: docs/Training.md
+/// has the measurements.
+int progressIntervalUs() {
+  const char *text = std::getenv("ZEROC_RT_PROGRESS_US");
+  if (!text || !*text)
+    return 0;
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (*end || v < 0 || v > 1000000)
+    return 0;
+  return static_cast<int>(v);
+}
+
 class MpiComm final : public zeroc_rt_comm {
 public:
   MpiComm(MPI_Comm comm, const HalfOps &halfOps, int rank, int size)
-      : zeroc_rt_comm(rank, size), comm(comm), halfOps(halfOps) {}
+      : zeroc_rt_comm(rank, size), comm(comm), halfOps(halfOps) {
+    const int interval = progressIntervalUs();
+    if (mpiLifetime.multiple && interval > 0 && size > 1)
+      progressThread = std::thread([this, interval] { progressLoop(interval); });
+  }
 
   const char *backendName() const override { return "mpi"; }
 
@@ -249,27 +277,30 @@ public:
   }
 
   zeroc_rt_status_t wait(int64_t id) override {
-    for (size_t i = 0; i < requests.size(); ++i) {
-      if (requests[i].first != id)
-        continue;
-      MPI_Request request = requests[i].second;
-      requests.erase(requests.begin() + static_cast<long>(i));
-      ZEROC_RT_MPI_CALL(MPI_Wait(&request, MPI_STATUS_IGNORE));
-      return nullptr;
+    MPI_Request request = MPI_REQUEST_NULL;
+    bool found = false;
+    {
+      // Taken out of the list first: the progress thread must not test a
+      // request this thread waits for.
+      std::lock_guard<std::mutex> lock(mutex);
+      for (size_t i = 0; i < requests.size() && !found; ++i)
+        if (requests[i].first == id) {
+          request = requests[i].second;
+          requests.erase(requests.begin() + static_cast<long>(i));
+          found = true;
+        }
     }
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "wait: no started collective has request %lld",
-                          static_cast<long long>(id));
+    if (!found)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "wait: no started collective has request %lld",
+                            static_cast<long long>(id));
+    ZEROC_RT_MPI_CALL(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    return nullptr;
   }
 
   void progress() override {
-    // MPI_Test drives a nonblocking collective's next round; the result is
-    // looked at by wait.
-    for (auto &entry : requests) {
-      int done = 0;
-      if (entry.second != MPI_REQUEST_NULL)
-        MPI_Test(&entry.second, &done, MPI_STATUS_IGNORE);
-    }
+    std::lock_guard<std::mutex> lock(mutex);
+    testAll();
   }
 
   zeroc_rt_status_t reduceScatter(const void *send, void *recv,
@@ -293,6 +324,14 @@ public:
   }
 
   zeroc_rt_status_t finalize() override {
+    if (progressThread.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        stopping = true;
+      }
+      wake.notify_all();
+      progressThread.join();
+    }
     // The ops go first: MPI_Finalize must not find user-defined ops alive.
     int rc = halfOps.release();
     const char *failedCall = "MPI_Op_free";
@@ -317,8 +356,46 @@ public:
 private:
   /// Keeps a started request until its wait; returns its id.
   int64_t track(MPI_Request request) {
-    requests.push_back({nextRequest, request});
-    return nextRequest++;
+    int64_t id;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      requests.push_back({nextRequest, request});
+      id = nextRequest++;
+    }
+    wake.notify_one();
+    return id;
+  }
+
+  /// MPI_Test drives a nonblocking collective's next round; completion is
+  /// looked at by wait (a completed request becomes MPI_REQUEST_NULL).
+  /// Called with `mutex` held.
+  void testAll() {
+    for (auto &entry : requests) {
+      int done = 0;
+      if (entry.second != MPI_REQUEST_NULL)
+        MPI_Test(&entry.second, &done, MPI_STATUS_IGNORE);
+    }
+  }
+
+  /// The progress thread: while collectives are started, tests them every
+  /// `intervalUs`, so that they advance during long kernels (Open MPI
+  /// moves a nonblocking collective only inside MPI calls); sleeps while
+  /// none is.
+  void progressLoop(int intervalUs) {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!stopping) {
+      bool pending = false;
+      for (auto &entry : requests)
+        pending |= entry.second != MPI_REQUEST_NULL;
+      if (!pending) {
+        wake.wait(lock);
+        continue;
+      }
+      testAll();
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::microseconds(intervalUs));
+      lock.lock();
+    }
   }
 
   MPI_Op toMpiOp(zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op) const {
@@ -329,8 +406,13 @@ private:
 
   MPI_Comm comm;
   int64_t nextRequest = 0;
+  /// Guards requests and stopping (the progress thread reads them).
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
   std::vector<std::pair<int64_t, MPI_Request>> requests;
   HalfOps halfOps;
+  std::thread progressThread;
 };
 
 zeroc_rt_status_t ensureMpiInitialized(int *argc, char ***argv) {
@@ -342,14 +424,23 @@ zeroc_rt_status_t ensureMpiInitialized(int *argc, char ***argv) {
                           "be initialized again");
   int initialized = 0;
   ZEROC_RT_MPI_CALL(MPI_Initialized(&initialized));
-  if (initialized)
+  if (initialized) {
+    int level = MPI_THREAD_SINGLE;
+    ZEROC_RT_MPI_CALL(MPI_Query_thread(&level));
+    mpiLifetime.multiple = level >= MPI_THREAD_MULTIPLE;
     return nullptr;
-  // Serialized lets a later communication thread issue calls; the runtime
-  // itself only calls MPI from one thread at a time.
+  }
+  // Serialized: the runtime calls MPI from one thread at a time. With a
+  // progress thread (ZEROC_RT_PROGRESS_US) multiple: that thread tests
+  // started collectives while the caller's thread runs others; where the
+  // library grants less, progress happens only between ops.
   int provided = 0;
-  ZEROC_RT_MPI_CALL(
-      MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided));
+  ZEROC_RT_MPI_CALL(MPI_Init_thread(
+      argc, argv,
+      progressIntervalUs() > 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED,
+      &provided));
   mpiLifetime.initializedByUs = true;
+  mpiLifetime.multiple = provided >= MPI_THREAD_MULTIPLE;
   // Errors on MPI_COMM_WORLD itself (e.g. while duplicating it) must not
   // abort either. Only done when we own MPI, to respect an embedding program.
   ZEROC_RT_MPI_CALL(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
