@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "zeroc/Passes/Passes.h"
 
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -47,6 +48,13 @@ SmallVector<Operation *> shardReads(Value shard) {
   return ops;
 }
 
+/// The gathered parameter elements alive right after `point`: the flat
+/// buffers of the gathers (started or not) before it that are released
+/// after it.
+int64_t liveGatheredAfter(Operation *point) {
+  return zero::liveGatheredElements(point->getBlock(), point);
+}
+
 /// The ops after `root` in its block that use its result, directly or
 /// through one another, in program order; empty when one of them has a
 /// user outside the set (they then cannot move apart from that user).
@@ -68,6 +76,8 @@ SmallVector<Operation *> dependents(Operation *root) {
 }
 
 struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto stage = module->getAttrOfType<IntegerAttr>("zero.stage");
@@ -82,10 +92,18 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
   }
 
   void overlapGathers(func::FuncOp fn) {
+    if (maxLiveParameters < 0) {
+      fn.emitOpError("zero-overlap: max-live-parameters must be >= 0, got ")
+          << static_cast<int64_t>(maxLiveParameters);
+      return signalPassFailure();
+    }
+    fn->setAttr(zero::kMaxLiveParametersAttr,
+                OpBuilder(&getContext()).getI64IntegerAttr(maxLiveParameters));
     SmallVector<zero::AllGatherOp> gathers(fn.getOps<zero::AllGatherOp>());
     OpBuilder b(&getContext());
     Operation *previousWait = nullptr;
     for (zero::AllGatherOp gather : gathers) {
+      const int64_t own = gather.getType().getSize();
       b.setInsertionPoint(gather);
       auto tokenType = zero::TokenType::get(&getContext(), gather.getType());
       auto start = b.create<zero::AllGatherStartOp>(gather.getLoc(), tokenType,
@@ -98,7 +116,8 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
       // what it sends (state reads and a copy, none of which depends on the
       // ops it moves across).
       SmallVector<Operation *> reads = shardReads(start.getShard());
-      if (previousWait && !reads.empty()) {
+      if (previousWait && !reads.empty() &&
+          liveGatheredAfter(previousWait) + own <= maxLiveParameters) {
         Operation *after = previousWait;
         for (Operation *read : reads) {
           read->moveAfter(after);

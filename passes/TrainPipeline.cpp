@@ -89,10 +89,13 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   phases.push_back({"bucket", [bucket](OpPassManager &pm) {
                       pm.addPass(createBucket(bucket));
                     }});
-  if (o.overlapComm)
-    phases.push_back({"overlap", [](OpPassManager &pm) {
-                        pm.addPass(createOverlap());
+  if (o.overlapComm) {
+    OverlapOptions overlap;
+    overlap.maxLiveParameters = o.maxLiveParameters;
+    phases.push_back({"overlap", [overlap](OpPassManager &pm) {
+                        pm.addPass(createOverlap(overlap));
                       }});
+  }
   phases.push_back({"verify-partition", [](OpPassManager &pm) {
                       pm.addPass(createVerifyPartition());
                       pm.addPass(createVerifyStep());

@@ -2,6 +2,7 @@
 #include "zeroc/Passes/Passes.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -230,6 +231,20 @@ struct VerifyPartitionPass
         if (llvm::isa<zero::FlatType>(wait.getType()) && !released(wait))
           return wait.emitOpError("gathered parameter buffer is never released");
     }
+    // zero-overlap's live-parameter limit: a prefetched gather (one not
+    // waited for right after its start) keeps at most that many gathered
+    // elements alive, its own included.
+    if (auto limit = fn->getAttrOfType<IntegerAttr>(zero::kMaxLiveParametersAttr))
+      for (auto start : fn.getOps<zero::AllGatherStartOp>()) {
+        Operation *next = start->getNextNode();
+        if (next && llvm::isa<zero::WaitOp>(next))
+          continue;
+        int64_t live = zero::liveGatheredElements(start->getBlock(), start);
+        if (live > limit.getInt())
+          return start.emitOpError("prefetched gather keeps ")
+                 << live << " gathered parameter elements alive, more than "
+                 << "zero.max_live_parameters = " << limit.getInt();
+      }
     for (auto &[name, param] : trainable)
       if (accumulated.lookup(name) != 1)
         return fn.emitOpError("parameter @")

@@ -45,6 +45,30 @@ bool resultsNeedArena(Operation *op) {
                     WaitOp>(op);
 }
 
+int64_t liveGatheredElements(Block *block, Operation *point) {
+  llvm::DenseMap<Value, int64_t> live;
+  int64_t total = 0;
+  for (Operation &op : *block) {
+    if (auto g = llvm::dyn_cast<AllGatherOp>(op)) {
+      live[g.getResult()] = g.getType().getSize();
+      total += g.getType().getSize();
+    } else if (auto s = llvm::dyn_cast<AllGatherStartOp>(op)) {
+      int64_t n = llvm::cast<FlatType>(s.getToken().getType().getPayload()).getSize();
+      live[s.getToken()] = n;
+      total += n;
+    } else if (auto r = llvm::dyn_cast<ReleaseOp>(op)) {
+      Value buffer = r.getBuffer();
+      if (auto w = buffer.getDefiningOp<WaitOp>())
+        buffer = w.getToken();
+      total -= live.lookup(buffer);
+      live.erase(buffer);
+    }
+    if (&op == point)
+      break;
+  }
+  return total;
+}
+
 int64_t elementBytes(Type elem) {
   return elem.isInteger(1) ? 1 : (elem.getIntOrFloatBitWidth() + 7) / 8;
 }

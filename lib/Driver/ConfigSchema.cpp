@@ -128,8 +128,9 @@ const char *kCollectives = "zeroc picks the collectives of each stage itself";
 const char *kStage3 = "zeroc's stage 3 all-gathers parameters around their "
                       "uses, bucketed by stage3_prefetch_bucket_size, keeps "
                       "those within stage3_param_persistence_threshold whole, "
-                      "and does no live-parameter, reuse-distance or "
-                      "module-granularity tuning";
+                      "bounds its prefetch by stage3_max_live_parameters, "
+                      "and does no reuse-distance or module-granularity "
+                      "tuning";
 const char *kOffload =
     "zeroc has no offload; the CPU target keeps every tensor "
     "in host memory";
@@ -234,7 +235,8 @@ std::vector<Field> zeroFields() {
                     "parameters hold together"),
       F::integer("stage3_max_live_parameters", 1000000000)
           .atLeast(0)
-          .ignored(kStage3),
+          .withNote("stage 3 with overlap_comm: a gather is prefetched only "
+                    "while the gathered elements alive stay within it"),
       F::integer("stage3_max_reuse_distance", 1000000000)
           .atLeast(0)
           .ignored(kStage3),

@@ -794,6 +794,7 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   c.reduceBucketSize = zero["reduce_bucket_size"].get<int64_t>();
   c.prefetchBucketSize = zero["stage3_prefetch_bucket_size"].get<int64_t>();
   c.allgatherBucketSize = zero["allgather_bucket_size"].get<int64_t>();
+  c.maxLiveParameters = zero["stage3_max_live_parameters"].get<int64_t>();
   c.persistenceThreshold =
       zero["stage3_param_persistence_threshold"].get<int64_t>();
   c.modelPersistenceThreshold =

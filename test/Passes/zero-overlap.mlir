@@ -2,6 +2,9 @@
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=2 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=1 world-size=2' --zero-overlap | FileCheck %s --check-prefix=S1
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap='max-live-parameters=31' --zero-verify-partition | FileCheck %s --check-prefix=LIVE31
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap='max-live-parameters=32' --zero-verify-partition | FileCheck %s
+// RUN: not zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap='max-live-parameters=-1' 2>&1 | FileCheck %s --check-prefix=NEG
 // RUN: not zeroc-opt %s --zero-overlap 2>&1 | FileCheck %s --check-prefix=ERR
 
 // Tests zero-overlap's schedule at stage 3: every gather becomes a start and
@@ -53,5 +56,16 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1-LABEL: func.func @train_micro_step
 // S1-NOT: _start
 // S1-NOT: zero.wait
+
+// max-live-parameters: prefetching w2's gather while w1's 16 gathered
+// elements are alive keeps 32 alive; a limit of 31 keeps each start next to
+// its wait, 32 allows the prefetch (the CHECK schedule above).
+// LIVE31-LABEL: func.func @train_micro_step
+// LIVE31-SAME: zero.max_live_parameters = 31
+// LIVE31: %[[T1:.*]] = zero.all_gather_start
+// LIVE31-NEXT: zero.wait %[[T1]]
+// LIVE31: %[[T2:.*]] = zero.all_gather_start
+// LIVE31-NEXT: zero.wait %[[T2]]
+// NEG: error: 'func.func' op zero-overlap: max-live-parameters must be >= 0, got -1
 
 // ERR: error: zero-overlap needs @train_micro_step and zero.stage (run zero-partition)

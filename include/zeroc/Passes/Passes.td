@@ -394,8 +394,20 @@ def Overlap : Pass<"zero-overlap", "::mlir::ModuleOp"> {
     zero.grad_accumulate @w0, %s0 : ...
     %r1 = zero.reduce_scatter_start %g1 {...} : ...
     ```
+
+    `max-live-parameters` (DeepSpeed's `stage3_max_live_parameters`)
+    bounds the prefetch: a gather starts early only if the gathered
+    parameter elements alive at its early position, its own included, stay
+    within the limit; otherwise it starts where its wait is. The limit is
+    recorded on `@train_micro_step` as `zero.max_live_parameters`, which
+    zero-verify-partition checks.
   }];
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+  let options = [
+    Option<"maxLiveParameters", "max-live-parameters", "int64_t",
+           /*default=*/"1000000000",
+           "Most gathered parameter elements a prefetch may keep alive">,
+  ];
 }
 
 def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {

@@ -79,6 +79,11 @@ struct TrainPipelineOptions
                      "stage 2-3 gradient reductions during backward, in "
                      "buckets the cost model sizes (zero-bucket, zero-overlap)"),
       llvm::cl::init(false)};
+  Option<int64_t> maxLiveParameters{
+      *this, "max-live-parameters",
+      llvm::cl::desc("stage 3: most gathered parameter elements a prefetch "
+                     "keeps alive (DeepSpeed's stage3_max_live_parameters)"),
+      llvm::cl::init(1000000000)};
   Option<double> commAlphaUs{
       *this, "comm-alpha-us",
       llvm::cl::desc("the cost model's fixed microseconds per collective step"),

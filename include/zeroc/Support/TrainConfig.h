@@ -41,6 +41,8 @@ struct TrainConfig {
   /// stage3_param_persistence_threshold: stage-3 parameters of at most
   /// this many elements stay whole on every rank.
   int64_t persistenceThreshold = 100000;
+  /// stage3_max_live_parameters: the prefetch's bound (zero-overlap).
+  int64_t maxLiveParameters = 1000000000;
   /// stage3_model_persistence_threshold: the most elements the persistent
   /// parameters hold together (sys.maxsize).
   int64_t modelPersistenceThreshold = INT64_MAX;

@@ -42,6 +42,16 @@ inline constexpr llvm::StringLiteral kMonitorAttr = "zero.monitor";
 /// #zero.state_layout.
 inline constexpr llvm::StringLiteral kStateLayoutAttr = "zero.state_layout";
 
+/// Attribute zero-overlap puts on @train_micro_step: the most gathered
+/// parameter elements its prefetch keeps alive (stage3_max_live_parameters).
+inline constexpr llvm::StringLiteral kMaxLiveParametersAttr =
+    "zero.max_live_parameters";
+
+/// The elements of the gathered parameter buffers (zero.all_gather, or the
+/// payload of a zero.all_gather_start) in `block` up to and including
+/// `point` that are not released (zero.release) by then.
+int64_t liveGatheredElements(mlir::Block *block, mlir::Operation *point);
+
 /// The value whose storage `v` shares: through graph.reshape, zero.view,
 /// zero.shard_slice, zero.all_reduce / all_reduce_start (which reduce in
 /// place) and an in-place zero.reduce_scatter(_start).
