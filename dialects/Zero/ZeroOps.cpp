@@ -413,6 +413,21 @@ zeroc::graph::ParamOp lookupParam(Operation *op, FlatSymbolRefAttr ref,
   }
   return param;
 }
+
+zeroc::graph::ParamOp lookupParamOfShard(Operation *op, FlatSymbolRefAttr ref,
+                                         ShardType shard, StringRef what,
+                                         SymbolTableCollection &symbols,
+                                         bool trainable) {
+  auto param = lookupParam(op, ref, symbols, trainable);
+  if (!param)
+    return nullptr;
+  Type elem = param.getType().getElementType();
+  if (shard.getKind() != BufferKind::Params || shard.getElementType() != elem) {
+    op->emitOpError() << what << " must be a params shard of element type " << elem;
+    return nullptr;
+  }
+  return param;
+}
 } // namespace zeroc::zero
 
 LogicalResult ParamReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
@@ -452,15 +467,8 @@ LogicalResult BufferStoreOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult ParamShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/false);
-  if (!param)
-    return failure();
-  ShardType shard = getType();
-  if (shard.getKind() != BufferKind::Params ||
-      shard.getElementType() != param.getType().getElementType())
-    return emitOpError("result must be a params shard of element type ")
-           << param.getType().getElementType();
-  return success();
+  return success(static_cast<bool>(lookupParamOfShard(
+      *this, getParamAttr(), getType(), "result", symbols, /*trainable=*/false)));
 }
 
 LogicalResult

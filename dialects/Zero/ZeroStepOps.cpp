@@ -106,26 +106,17 @@ LogicalResult SgdUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult GatherReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
-  if (!param)
-    return failure();
-  auto shard = llvm::cast<ShardType>(getShard());
-  if (shard.getKind() != BufferKind::Params ||
-      shard.getElementType() != param.getType().getElementType())
-    return emitOpError("shard must be a params shard of element type ")
-           << param.getType().getElementType();
-  return success();
+  return success(static_cast<bool>(
+      lookupParamOfShard(*this, getParamAttr(), llvm::cast<ShardType>(getShard()),
+                         "shard", symbols, /*trainable=*/true)));
 }
 
 LogicalResult ReplicaSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
+  ShardType shard = getType();
+  auto param = lookupParamOfShard(*this, getParamAttr(), shard, "result",
+                                  symbols, /*trainable=*/true);
   if (!param)
     return failure();
-  ShardType shard = getType();
-  if (shard.getKind() != BufferKind::Params ||
-      shard.getElementType() != param.getType().getElementType())
-    return emitOpError("result must be a params shard of element type ")
-           << param.getType().getElementType();
   if (shard.getSize() > param.getType().getNumElements())
     return emitOpError("slice of ")
            << shard.getSize() << " elements is larger than parameter '"
