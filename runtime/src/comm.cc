@@ -101,87 +101,8 @@ zeroc_rt_status_t barrier(zeroc_rt_comm_t *comm) {
   return timed(comm, "barrier", 0, [&] { return comm->barrier(); });
 }
 
-/// The all_reduce rules shared by the blocking and the started form: a valid
-/// transfer, buffers for a non-zero count, in place or disjoint. *bytes is
-/// the buffer's size; *empty says there is nothing to move.
-zeroc_rt_status_t checkAllReduce(zeroc_rt_comm_t *comm, const char *what,
-                                 const void *send, void *recv, size_t count,
-                                 zeroc_rt_dtype_t dtype,
-                                 zeroc_rt_reduce_op_t op, size_t *bytes,
-                                 bool *empty) {
-  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t unused;
-  ZEROC_RT_RETURN_IF_ERROR(
-      checkTransfer(what, dtype, true, op, count, 1, *bytes, unused));
-  *empty = count == 0;
-  if (*empty)
-    return nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
-  if (send != recv && overlaps(send, *bytes, recv, *bytes))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: send and receive buffers partially overlap "
-                          "(pass the same pointer for in-place)",
-                          what);
-  return nullptr;
-}
-
-zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
-                            size_t count, zeroc_rt_dtype_t dtype,
-                            zeroc_rt_reduce_op_t op) {
-  const char *what = "all_reduce";
-  size_t bytes = 0;
-  bool empty = false;
-  ZEROC_RT_RETURN_IF_ERROR(
-      checkAllReduce(comm, what, send, recv, count, dtype, op, &bytes, &empty));
-  if (empty)
-    return nullptr;
-  return timed(comm, what, bytes,
-               [&] { return comm->allReduce(send, recv, count, dtype, op); });
-}
-
-/// The all_gather rules shared by the blocking and the started form: a
-/// valid transfer, buffers for a non-zero count, and no overlap other than
-/// the in-place one. *blockBytes is this rank's block; *empty says there is
-/// nothing to move.
-zeroc_rt_status_t checkAllGather(zeroc_rt_comm_t *comm, const char *what,
-                                 const void *send, void *recv,
-                                 size_t countPerRank, zeroc_rt_dtype_t dtype,
-                                 size_t *blockBytes, bool *empty) {
-  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t totalBytes;
-  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, false,
-                                         ZEROC_RT_REDUCE_SUM, countPerRank,
-                                         comm->size, *blockBytes, totalBytes));
-  *empty = countPerRank == 0;
-  if (*empty)
-    return nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
-  const void *ownBlock =
-      static_cast<const char *>(recv) + *blockBytes * comm->rank;
-  if (send != ownBlock && overlaps(send, *blockBytes, recv, totalBytes))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: send buffer overlaps the receive buffer other "
-                          "than at this rank's block (in-place form)",
-                          what);
-  return nullptr;
-}
-
-zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
-                            size_t countPerRank, zeroc_rt_dtype_t dtype) {
-  const char *what = "all_gather";
-  size_t blockBytes = 0;
-  bool empty = false;
-  ZEROC_RT_RETURN_IF_ERROR(checkAllGather(comm, what, send, recv, countPerRank,
-                                          dtype, &blockBytes, &empty));
-  if (empty)
-    return nullptr;
-  return timed(comm, what, blockBytes,
-               [&] { return comm->allGather(send, recv, countPerRank, dtype); });
-}
-
-/// Runs a backend start (which sets *request) after the caller's checks
-/// and records it as pending under `name`, so that its trace span runs
-/// from the start to the wait.
+/// Runs a backend start (which sets *request) and records it as pending
+/// under `name`, so that its trace span runs from the start to the wait.
 template <typename Fn>
 zeroc_rt_status_t started(zeroc_rt_comm_t *comm, const char *name,
                           size_t bytes, int64_t *request, Fn &&start) {
@@ -192,44 +113,85 @@ zeroc_rt_status_t started(zeroc_rt_comm_t *comm, const char *name,
   return status;
 }
 
-zeroc_rt_status_t checkRequest(const char *what, int64_t *request) {
+/// Each collective below is one function for its blocking and its started
+/// (`*_start`) entry point: the same checks, then the backend's blocking
+/// call, timed, or its start, pending until the wait. `what` names the
+/// entry point in errors, `name` the collective in the trace.
+template <typename Blocking, typename Start>
+zeroc_rt_status_t dispatch(zeroc_rt_comm_t *comm, const char *name,
+                           size_t bytes, bool startedForm, int64_t *request,
+                           Blocking &&blocking, Start &&start) {
+  if (!startedForm)
+    return timed(comm, name, bytes, blocking);
+  return started(comm, name, bytes, request, start);
+}
+
+/// A started form's request must be given; it reads -1 until the start
+/// succeeds.
+zeroc_rt_status_t checkRequest(const char *what, bool startedForm,
+                               int64_t *request) {
+  if (!startedForm)
+    return nullptr;
   if (!request)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: request is NULL", what);
   *request = -1;
   return nullptr;
 }
 
-zeroc_rt_status_t allGatherStart(zeroc_rt_comm_t *comm, const void *send,
-                                 void *recv, size_t countPerRank,
-                                 zeroc_rt_dtype_t dtype, int64_t *request) {
-  const char *what = "all_gather_start";
-  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, request));
-  size_t blockBytes = 0;
-  bool empty = false;
-  ZEROC_RT_RETURN_IF_ERROR(checkAllGather(comm, what, send, recv, countPerRank,
-                                          dtype, &blockBytes, &empty));
-  if (empty)
+/// all_reduce / all_reduce_start: a valid transfer, buffers for a non-zero
+/// count, in place or disjoint.
+zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
+                            size_t count, zeroc_rt_dtype_t dtype,
+                            zeroc_rt_reduce_op_t op, bool startedForm,
+                            int64_t *request) {
+  const char *what = startedForm ? "all_reduce_start" : "all_reduce";
+  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, startedForm, request));
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
+  size_t bytes, unused;
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkTransfer(what, dtype, true, op, count, 1, bytes, unused));
+  if (count == 0)
     return nullptr;
-  return started(comm, "all_gather", blockBytes, request, [&] {
-    return comm->allGatherStart(send, recv, countPerRank, dtype, request);
-  });
+  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
+  if (send != recv && overlaps(send, bytes, recv, bytes))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: send and receive buffers partially overlap "
+                          "(pass the same pointer for in-place)",
+                          what);
+  return dispatch(
+      comm, "all_reduce", bytes, startedForm, request,
+      [&] { return comm->allReduce(send, recv, count, dtype, op); },
+      [&] { return comm->allReduceStart(send, recv, count, dtype, op, request); });
 }
 
-zeroc_rt_status_t allReduceStart(zeroc_rt_comm_t *comm, const void *send,
-                                 void *recv, size_t count,
-                                 zeroc_rt_dtype_t dtype,
-                                 zeroc_rt_reduce_op_t op, int64_t *request) {
-  const char *what = "all_reduce_start";
-  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, request));
-  size_t bytes = 0;
-  bool empty = false;
-  ZEROC_RT_RETURN_IF_ERROR(
-      checkAllReduce(comm, what, send, recv, count, dtype, op, &bytes, &empty));
-  if (empty)
+/// all_gather / all_gather_start: a valid transfer, buffers for a non-zero
+/// count, and no overlap other than the in-place one.
+zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
+                            size_t countPerRank, zeroc_rt_dtype_t dtype,
+                            bool startedForm, int64_t *request) {
+  const char *what = startedForm ? "all_gather_start" : "all_gather";
+  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, startedForm, request));
+  ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
+  size_t blockBytes, totalBytes;
+  ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, false,
+                                         ZEROC_RT_REDUCE_SUM, countPerRank,
+                                         comm->size, blockBytes, totalBytes));
+  if (countPerRank == 0)
     return nullptr;
-  return started(comm, "all_reduce", bytes, request, [&] {
-    return comm->allReduceStart(send, recv, count, dtype, op, request);
-  });
+  ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
+  const void *ownBlock =
+      static_cast<const char *>(recv) + blockBytes * comm->rank;
+  if (send != ownBlock && overlaps(send, blockBytes, recv, totalBytes))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: send buffer overlaps the receive buffer other "
+                          "than at this rank's block (in-place form)",
+                          what);
+  return dispatch(
+      comm, "all_gather", blockBytes, startedForm, request,
+      [&] { return comm->allGather(send, recv, countPerRank, dtype); },
+      [&] {
+        return comm->allGatherStart(send, recv, countPerRank, dtype, request);
+      });
 }
 
 /// Completes request `id` and reports the collective from its start to now
@@ -253,64 +215,34 @@ zeroc_rt_status_t wait(zeroc_rt_comm_t *comm, int64_t id) {
   return status;
 }
 
-/// The reduce_scatter rules shared by the blocking and the started form:
-/// a valid transfer, buffers for a non-zero count, disjoint. *totalBytes is
-/// the send buffer's size.
-zeroc_rt_status_t checkReduceScatter(zeroc_rt_comm_t *comm, const char *what,
-                                     const void *send, void *recv,
-                                     size_t countPerRank,
-                                     zeroc_rt_dtype_t dtype,
-                                     zeroc_rt_reduce_op_t op,
-                                     size_t *totalBytes, bool *empty) {
+/// reduce_scatter / reduce_scatter_start: a valid transfer, buffers for a
+/// non-zero count, in place (the same pointer) or disjoint.
+zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
+                                void *recv, size_t countPerRank,
+                                zeroc_rt_dtype_t dtype,
+                                zeroc_rt_reduce_op_t op, bool startedForm,
+                                int64_t *request) {
+  const char *what = startedForm ? "reduce_scatter_start" : "reduce_scatter";
+  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, startedForm, request));
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t blockBytes;
+  size_t blockBytes, totalBytes;
   ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, true, op, countPerRank,
-                                         comm->size, blockBytes, *totalBytes));
-  *empty = countPerRank == 0;
-  if (*empty)
+                                         comm->size, blockBytes, totalBytes));
+  if (countPerRank == 0)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(checkBuffers(what, send, recv));
-  if (send != recv && overlaps(send, *totalBytes, recv, blockBytes))
+  if (send != recv && overlaps(send, totalBytes, recv, blockBytes))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: send and receive buffers overlap (pass the "
                           "same pointer for in-place)",
                           what);
-  return nullptr;
-}
-
-zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
-                                void *recv, size_t countPerRank,
-                                zeroc_rt_dtype_t dtype,
-                                zeroc_rt_reduce_op_t op) {
-  const char *what = "reduce_scatter";
-  size_t totalBytes = 0;
-  bool empty = false;
-  ZEROC_RT_RETURN_IF_ERROR(checkReduceScatter(
-      comm, what, send, recv, countPerRank, dtype, op, &totalBytes, &empty));
-  if (empty)
-    return nullptr;
-  return timed(comm, what, totalBytes, [&] {
-    return comm->reduceScatter(send, recv, countPerRank, dtype, op);
-  });
-}
-
-zeroc_rt_status_t reduceScatterStart(zeroc_rt_comm_t *comm, const void *send,
-                                     void *recv, size_t countPerRank,
-                                     zeroc_rt_dtype_t dtype,
-                                     zeroc_rt_reduce_op_t op,
-                                     int64_t *request) {
-  const char *what = "reduce_scatter_start";
-  ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, request));
-  size_t totalBytes = 0;
-  bool empty = false;
-  ZEROC_RT_RETURN_IF_ERROR(checkReduceScatter(
-      comm, what, send, recv, countPerRank, dtype, op, &totalBytes, &empty));
-  if (empty)
-    return nullptr;
-  return started(comm, "reduce_scatter", totalBytes, request, [&] {
-    return comm->reduceScatterStart(send, recv, countPerRank, dtype, op,
-                                    request);
-  });
+  return dispatch(
+      comm, "reduce_scatter", totalBytes, startedForm, request,
+      [&] { return comm->reduceScatter(send, recv, countPerRank, dtype, op); },
+      [&] {
+        return comm->reduceScatterStart(send, recv, countPerRank, dtype, op,
+                                        request);
+      });
 }
 
 zeroc_rt_status_t broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
@@ -357,7 +289,8 @@ zeroc_rt_status_t zeroc_rt_comm_all_reduce(zeroc_rt_comm_t *comm,
                                            size_t count, zeroc_rt_dtype_t dtype,
                                            zeroc_rt_reduce_op_t op) {
   return ZEROC_RT_GUARD_EXCEPTIONS(
-      zeroc_rt::allReduce(comm, sendbuf, recvbuf, count, dtype, op));
+      zeroc_rt::allReduce(comm, sendbuf, recvbuf, count, dtype, op,
+                          /*startedForm=*/false, nullptr));
 }
 
 zeroc_rt_status_t zeroc_rt_comm_all_gather(zeroc_rt_comm_t *comm,
@@ -365,15 +298,17 @@ zeroc_rt_status_t zeroc_rt_comm_all_gather(zeroc_rt_comm_t *comm,
                                            size_t count_per_rank,
                                            zeroc_rt_dtype_t dtype) {
   return ZEROC_RT_GUARD_EXCEPTIONS(
-      zeroc_rt::allGather(comm, sendbuf, recvbuf, count_per_rank, dtype));
+      zeroc_rt::allGather(comm, sendbuf, recvbuf, count_per_rank, dtype,
+                          /*startedForm=*/false, nullptr));
 }
 
 zeroc_rt_status_t
 zeroc_rt_comm_reduce_scatter(zeroc_rt_comm_t *comm, const void *sendbuf,
                              void *recvbuf, size_t count_per_rank,
                              zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::reduceScatter(
-      comm, sendbuf, recvbuf, count_per_rank, dtype, op));
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      zeroc_rt::reduceScatter(comm, sendbuf, recvbuf, count_per_rank, dtype,
+                              op, /*startedForm=*/false, nullptr));
 }
 
 zeroc_rt_status_t zeroc_rt_comm_broadcast(zeroc_rt_comm_t *comm, void *buf,
@@ -389,23 +324,26 @@ zeroc_rt_status_t zeroc_rt_comm_all_gather_start(zeroc_rt_comm_t *comm,
                                                  size_t count_per_rank,
                                                  zeroc_rt_dtype_t dtype,
                                                  int64_t *request) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::allGatherStart(
-      comm, sendbuf, recvbuf, count_per_rank, dtype, request));
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      zeroc_rt::allGather(comm, sendbuf, recvbuf, count_per_rank, dtype,
+                          /*startedForm=*/true, request));
 }
 
 zeroc_rt_status_t zeroc_rt_comm_all_reduce_start(
     zeroc_rt_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
     zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op, int64_t *request) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::allReduceStart(
-      comm, sendbuf, recvbuf, count, dtype, op, request));
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      zeroc_rt::allReduce(comm, sendbuf, recvbuf, count, dtype, op,
+                          /*startedForm=*/true, request));
 }
 
 zeroc_rt_status_t zeroc_rt_comm_reduce_scatter_start(
     zeroc_rt_comm_t *comm, const void *sendbuf, void *recvbuf,
     size_t count_per_rank, zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op,
     int64_t *request) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(zeroc_rt::reduceScatterStart(
-      comm, sendbuf, recvbuf, count_per_rank, dtype, op, request));
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      zeroc_rt::reduceScatter(comm, sendbuf, recvbuf, count_per_rank, dtype,
+                              op, /*startedForm=*/true, request));
 }
 
 zeroc_rt_status_t zeroc_rt_comm_wait(zeroc_rt_comm_t *comm, int64_t request) {
