@@ -173,8 +173,8 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
     // overlap_comm: a bucket closes once its reduction is worth starting
     // on its own (the cost model).
     zeroc::CommCostModel model{commAlphaUs, commGbps};
-    auto closeAt = [&](const GradReduction &m) -> int64_t {
-      FlatType flat = const_cast<GradReduction &>(m).flat();
+    auto closeAt = [&](GradReduction m) -> int64_t {
+      FlatType flat = m.flat();
       int64_t bytes =
           model.efficientBytes(flat.getWorld(), zeroc::kOverlapFixedShare);
       int64_t elem = elementBytes(flat.getElementType());
@@ -184,7 +184,7 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
     auto moved = [](int64_t n) { return n; };
     for (auto &bucket : splitIntoBuckets<GradReduction>(
              reductions, reduceBucketSize, size, moved, compatible,
-             overlap ? llvm::function_ref<int64_t(const GradReduction &)>(closeAt)
+             overlap ? llvm::function_ref<int64_t(GradReduction)>(closeAt)
                      : nullptr))
       if (bucket.size() > 1)
         collectives.insert(reduceBucket(bucket));

@@ -27,7 +27,7 @@ template <typename Member, typename Size, typename Moved, typename Compatible>
 llvm::SmallVector<llvm::SmallVector<Member>> splitIntoBuckets(
     llvm::ArrayRef<Member> members, int64_t limit, Size size, Moved moved,
     Compatible compatible,
-    llvm::function_ref<int64_t(const Member &)> closeAt = nullptr) {
+    llvm::function_ref<int64_t(Member)> closeAt = nullptr) {
   llvm::SmallVector<llvm::SmallVector<Member>> buckets;
   int64_t elements = 0;
   for (const Member &m : members) {

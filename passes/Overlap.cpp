@@ -48,13 +48,6 @@ SmallVector<Operation *> shardReads(Value shard) {
   return ops;
 }
 
-/// The gathered parameter elements alive right after `point`: the flat
-/// buffers of the gathers (started or not) before it that are released
-/// after it.
-int64_t liveGatheredAfter(Operation *point) {
-  return zero::liveGatheredElements(point->getBlock(), point);
-}
-
 /// The ops after `root` in its block that use its result, directly or
 /// through one another, in program order; empty when one of them has a
 /// user outside the set (they then cannot move apart from that user).
@@ -117,7 +110,9 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
       // ops it moves across).
       SmallVector<Operation *> reads = shardReads(start.getShard());
       if (previousWait && !reads.empty() &&
-          liveGatheredAfter(previousWait) + own <= maxLiveParameters) {
+          zero::liveGatheredElements(previousWait->getBlock(), previousWait) +
+                  own <=
+              maxLiveParameters) {
         Operation *after = previousWait;
         for (Operation *read : reads) {
           read->moveAfter(after);

@@ -93,8 +93,6 @@ LogicalResult verifyUnpackedReplica(zero::UnpackReplicaOp unpack,
 }
 
 struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
-  llvm::StringSet<> microStepReduced;
-
   void runOnOperation() override {
     if (failed(verify(getOperation())))
       signalPassFailure();
@@ -126,7 +124,7 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
     // Stage 0-1 accumulators @train_micro_step reduces in place (at once
     // or started) after its accumulation (zero-step-boundary's
     // reduce-in-backward).
-    microStepReduced.clear();
+    llvm::StringSet<> microStepReduced;
     if (auto micro = module.lookupSymbol<func::FuncOp>("train_micro_step"))
       micro.walk([&](Operation *op) {
         Value input;
@@ -196,15 +194,18 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
       ParamUses &u = it->second;
       if (stage >= 1 && zero::keepsReplica(p, stage) && !u.gather)
         return p.emitOpError("is updated but its replica is never gathered");
-      if (failed(verifyReduction(p, u, stage, world)))
+      if (failed(verifyReduction(p, u, stage, world,
+                                 microStepReduced.contains(p.getSymName()))))
         return failure();
     }
     return success();
   }
 
   /// The update reads the stage's reduced gradient.
+  /// `reducedInMicroStep`: @train_micro_step reduces the accumulator in
+  /// place (reduce-in-backward).
   LogicalResult verifyReduction(graph::ParamOp p, ParamUses &u, int64_t stage,
-                                int64_t world) {
+                                int64_t world, bool reducedInMicroStep) {
     Value acc = u.accumulator.getResult();
     Value grad = u.update->getOperand(0);
     int64_t shard = zero::shardElements(p.getType().getNumElements(), world);
@@ -212,7 +213,7 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
     if (stage == 0) {
       auto ar = grad.getDefiningOp<zero::AllReduceOp>();
       bool reducedHere = (ar && ar.getInput() == acc) || isBucketedAllReduce(grad, acc);
-      bool reducedInBackward = grad == acc && microStepReduced.contains(p.getSymName());
+      bool reducedInBackward = grad == acc && reducedInMicroStep;
       if (!llvm::isa<RankedTensorType>(acc.getType()) ||
           !(reducedHere || reducedInBackward))
         expected = "the all-reduced full accumulator";
@@ -225,7 +226,7 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
       // first elements.
       bool reducedInBackward = grad == acc &&
                                llvm::isa<zero::ShardType>(acc.getType()) &&
-                               microStepReduced.contains(p.getSymName());
+                               reducedInMicroStep;
       if (!reducedHere && !reducedInBackward)
         expected = "the reduce-scattered padded accumulator";
     } else if (grad != acc) {

@@ -114,12 +114,10 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
       auto flat = llvm::cast<zero::FlatType>(g.getToken().getType().getPayload());
       type = flat;
       n = flat.getSize();
-    } else if (auto r = llvm::dyn_cast<zero::ReduceScatterOp>(op)) {
-      type = r.getBuffer().getType();
-      n = r.getBuffer().getType().getSize();
-    } else if (auto r = llvm::dyn_cast<zero::ReduceScatterStartOp>(op)) {
-      type = r.getBuffer().getType();
-      n = r.getBuffer().getType().getSize();
+    } else if (llvm::isa<zero::ReduceScatterOp, zero::ReduceScatterStartOp>(op)) {
+      auto flat = llvm::cast<zero::FlatType>(op->getOperand(0).getType());
+      type = flat;
+      n = flat.getSize();
     } else if (llvm::isa<zero::AllReduceOp, zero::AllReduceStartOp>(op)) {
       Value input = op->getOperand(0);
       type = input.getType();

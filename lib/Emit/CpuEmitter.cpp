@@ -391,30 +391,29 @@ LogicalResult Emitter::emitZeroOp(Operation *op) {
     call("zeroc_rt_comm_wait(comm, " + it->second + ")");
     return success();
   }
-  if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(op)) {
+  // The blocking and the started reduce-scatter: the same operands and
+  // attributes; the started one also passes its request slot.
+  auto reduceScatter = [&](auto rs, zero::ShardType shard,
+                           const std::string &slot) -> LogicalResult {
     if (rs.getReduction() != zero::ReduceKind::Sum || rs.getScale())
       return op->emitOpError("the CPU target emits only unscaled sum reduce-scatters");
-    auto shard = rs.getType();
     if (rs.getInPlace()) // the result is the buffer's first elements
       line(r + " = " + var(rs.getBuffer()) + ";");
-    call(llvm::formatv("zeroc_rt_comm_reduce_scatter(comm, {0}, {1}, {2}, {3}, "
-                       "ZEROC_RT_REDUCE_SUM)",
-                       var(rs.getBuffer()), r, shard.getSize(),
-                       dtypeName(shard.getElementType())));
+    std::string args = llvm::formatv("comm, {0}, {1}, {2}, {3}, ZEROC_RT_REDUCE_SUM",
+                                     var(rs.getBuffer()), r, shard.getSize(),
+                                     dtypeName(shard.getElementType()));
+    if (slot.empty())
+      call("zeroc_rt_comm_reduce_scatter(" + args + ")");
+    else
+      call("zeroc_rt_comm_reduce_scatter_start(" + args + ", &" + slot + ")");
     return success();
-  }
-  if (auto rs = llvm::dyn_cast<zero::ReduceScatterStartOp>(op)) {
-    if (rs.getReduction() != zero::ReduceKind::Sum || rs.getScale())
-      return op->emitOpError("the CPU target emits only unscaled sum reduce-scatters");
-    auto shard = llvm::cast<zero::ShardType>(rs.getToken().getType().getPayload());
-    if (rs.getInPlace())
-      line(r + " = " + var(rs.getBuffer()) + ";");
-    call(llvm::formatv("zeroc_rt_comm_reduce_scatter_start(comm, {0}, {1}, {2}, "
-                       "{3}, ZEROC_RT_REDUCE_SUM, &{4})",
-                       var(rs.getBuffer()), r, shard.getSize(),
-                       dtypeName(shard.getElementType()), requestSlotOf(rs.getToken())));
-    return success();
-  }
+  };
+  if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(op))
+    return reduceScatter(rs, rs.getType(), "");
+  if (auto rs = llvm::dyn_cast<zero::ReduceScatterStartOp>(op))
+    return reduceScatter(
+        rs, llvm::cast<zero::ShardType>(rs.getToken().getType().getPayload()),
+        requestSlotOf(rs.getToken()));
   if (auto ar = llvm::dyn_cast<zero::AllReduceStartOp>(op)) {
     std::optional<Shape> s = shapeOf(ar.getInput().getType());
     if (ar.getScale() || ar.getReduction() != zero::ReduceKind::Sum || !s ||
