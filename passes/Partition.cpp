@@ -58,8 +58,13 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     // Every parameter, trainable or frozen, is ZeRO state: DeepSpeed
     // partitions requires_grad=False parameters at stage 3 as well. Stages
     // 0-2, and stage 3's persistent parameters, read the whole replica.
+    if (maxReuseDistance < 0) {
+      module.emitError("zero-partition: max-reuse-distance must be >= 0, got ")
+          << static_cast<int64_t>(maxReuseDistance);
+      return signalPassFailure();
+    }
     OpBuilder b(&getContext());
-    SmallVector<graph::LoadParamOp> loads;
+    SmallVector<graph::LoadParamOp> loads, gathered;
     fn.walk([&](graph::LoadParamOp ld) { loads.push_back(ld); });
     for (graph::LoadParamOp ld : loads) {
       auto param = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(
@@ -72,8 +77,13 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
         ld.erase();
         continue;
       }
+      gathered.push_back(ld);
+    }
+    llvm::DenseSet<Operation *> reused =
+        loadsReusedInBackward(body, gathered, lossDef);
+    for (graph::LoadParamOp ld : gathered) {
       rematerializeForBackward(b, ld, lossDef);
-      gatherAroundUses(b, ld, lossDef);
+      gatherAroundUses(b, ld, lossDef, reused.contains(ld));
     }
 
     // Buffers are whole on every rank at every stage (DeepSpeed does not
@@ -193,13 +203,80 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
           v.getDefiningOp()->erase();
   }
 
+  /// Stage 3, stage3_max_reuse_distance: the loads whose forward gather
+  /// the backward pass reuses, decided on the micro-step as the importer
+  /// left it. A parameter's uses are its users and those of what the
+  /// rematerializable ops derive from it; the distance of its reuse is the
+  /// elements of the other gathered parameters whose forward or backward
+  /// use starts between its last forward and its first backward use.
+  llvm::DenseSet<Operation *>
+  loadsReusedInBackward(Block &body, ArrayRef<graph::LoadParamOp> loads,
+                        Operation *lossDef) {
+    llvm::DenseSet<Operation *> reused;
+    if (!lossDef || maxReuseDistance == 0)
+      return reused;
+    llvm::DenseMap<Operation *, int64_t> position;
+    for (auto [i, op] : llvm::enumerate(body))
+      position[&op] = i;
+    const int64_t forwardEnd = position.lookup(lossDef);
+    struct Span {
+      int64_t forwardFirst = INT64_MAX, forwardLast = -1;
+      int64_t backwardFirst = INT64_MAX;
+      int64_t numel = 0;
+    };
+    SmallVector<Span> spans;
+    for (graph::LoadParamOp ld : loads) {
+      Span span;
+      span.numel = ld.getType().getNumElements();
+      SmallVector<Value> values{ld.getResult()};
+      while (!values.empty()) {
+        Value v = values.pop_back_val();
+        for (Operation *user : v.getUsers()) {
+          Operation *top = body.findAncestorOpInBlock(*user);
+          if (!top)
+            continue;
+          int64_t at = position.lookup(top);
+          if (at <= forwardEnd) {
+            span.forwardFirst = std::min(span.forwardFirst, at);
+            span.forwardLast = std::max(span.forwardLast, at);
+          } else {
+            span.backwardFirst = std::min(span.backwardFirst, at);
+          }
+          if (isRematerializable(user))
+            values.push_back(user->getResult(0));
+        }
+      }
+      spans.push_back(span);
+    }
+    for (auto [i, ld] : llvm::enumerate(loads)) {
+      const Span &p = spans[i];
+      if (p.forwardLast < 0 || p.backwardFirst == INT64_MAX)
+        continue;
+      auto between = [&](int64_t at) {
+        return at > p.forwardLast && at < p.backwardFirst;
+      };
+      int64_t distance = 0;
+      for (auto [j, q] : llvm::enumerate(spans))
+        if (j != i)
+          distance += (between(q.forwardFirst) ? q.numel : 0) +
+                      (between(q.backwardFirst) ? q.numel : 0);
+      if (distance < maxReuseDistance)
+        reused.insert(ld);
+    }
+    return reused;
+  }
+
   /// Stage 3: gathers the parameter before its first forward use and again
-  /// before its first backward use, releasing after the last use of each.
-  void gatherAroundUses(OpBuilder &b, graph::LoadParamOp ld, Operation *lossDef) {
+  /// before its first backward use, releasing after the last use of each;
+  /// a parameter `reused` in backward keeps its forward gather until its
+  /// last backward use.
+  void gatherAroundUses(OpBuilder &b, graph::LoadParamOp ld, Operation *lossDef,
+                        bool reused) {
     SmallVector<OpOperand *> forwardUses, backwardUses;
     for (OpOperand &use : ld->getUses()) {
       Operation *user = use.getOwner();
-      bool isForward = lossDef && (user == lossDef || user->isBeforeInBlock(lossDef));
+      bool isForward = reused || (lossDef && (user == lossDef ||
+                                              user->isBeforeInBlock(lossDef)));
       (isForward ? forwardUses : backwardUses).push_back(&use);
     }
     auto type = ld.getType();

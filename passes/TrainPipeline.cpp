@@ -54,6 +54,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   partition.worldSize = o.worldSize;
   partition.persistenceThreshold = o.persistenceThreshold;
   partition.modelPersistenceThreshold = o.modelPersistenceThreshold;
+  partition.maxReuseDistance = o.maxReuseDistance;
   phases.push_back({"partition", [partition](OpPassManager &pm) {
                       pm.addPass(createPartition(partition));
                     }});

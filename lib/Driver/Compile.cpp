@@ -59,6 +59,7 @@ void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
   o.allgatherBucketSize = config.allgatherBucketSize;
   o.persistenceThreshold = config.persistenceThreshold;
   o.maxLiveParameters = config.maxLiveParameters;
+  o.maxReuseDistance = config.maxReuseDistance;
   o.modelPersistenceThreshold = config.modelPersistenceThreshold;
   o.overlapComm = config.overlapComm.value_or(config.stage == 3);
   if (config.commAlphaUs)

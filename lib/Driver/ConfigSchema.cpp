@@ -129,8 +129,9 @@ const char *kStage3 = "zeroc's stage 3 all-gathers parameters around their "
                       "uses, bucketed by stage3_prefetch_bucket_size, keeps "
                       "those within stage3_param_persistence_threshold whole, "
                       "bounds its prefetch by stage3_max_live_parameters, "
-                      "and does no reuse-distance or module-granularity "
-                      "tuning";
+                      "keeps a forward gather for the backward pass within "
+                      "stage3_max_reuse_distance, and does no "
+                      "module-granularity tuning";
 const char *kOffload =
     "zeroc has no offload; the CPU target keeps every tensor "
     "in host memory";
@@ -239,7 +240,9 @@ std::vector<Field> zeroFields() {
                     "while the gathered elements alive stay within it"),
       F::integer("stage3_max_reuse_distance", 1000000000)
           .atLeast(0)
-          .ignored(kStage3),
+          .withNote("stage 3: a parameter used again in the backward pass "
+                    "within this many elements of other parameter uses "
+                    "keeps its forward gather instead of gathering again"),
       F::boolean("stage3_gather_16bit_weights_on_model_save", false)
           .ignored("out/train --save-params writes whole parameters"),
       F::integer("stage3_module_granularity_threshold", 0).ignored(kStage3),

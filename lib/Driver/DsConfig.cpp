@@ -795,6 +795,7 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   c.prefetchBucketSize = zero["stage3_prefetch_bucket_size"].get<int64_t>();
   c.allgatherBucketSize = zero["allgather_bucket_size"].get<int64_t>();
   c.maxLiveParameters = zero["stage3_max_live_parameters"].get<int64_t>();
+  c.maxReuseDistance = zero["stage3_max_reuse_distance"].get<int64_t>();
   c.persistenceThreshold =
       zero["stage3_param_persistence_threshold"].get<int64_t>();
   c.modelPersistenceThreshold =

@@ -1,4 +1,4 @@
-// RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=3 world-size=2 persistence-threshold=0" -zero-verify-partition | FileCheck %s
+// RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=3 world-size=2 persistence-threshold=0 max-reuse-distance=0" -zero-verify-partition | FileCheck %s
 
 // Tests that in stage 3 a value computed from a parameter alone (the
 // transposed weight of a Linear layer) is recomputed in the backward pass

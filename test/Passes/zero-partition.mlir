@@ -1,6 +1,6 @@
 // RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=0 world-size=2" -zero-verify-partition | FileCheck %s --check-prefix=S0
 // RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=2 world-size=2" -zero-verify-partition | FileCheck %s --check-prefix=S2
-// RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=3 world-size=4 persistence-threshold=0" -zero-verify-partition | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s -zero-autodiff -zero-partition="stage=3 world-size=4 persistence-threshold=0 max-reuse-distance=0" -zero-verify-partition | FileCheck %s --check-prefix=S3
 
 // Tests each stage's rewrite of a 7-element parameter (not divisible by the
 // world size): replicas and full gradient accumulation in stage 0; padded

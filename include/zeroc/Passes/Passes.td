@@ -74,6 +74,14 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
     * Stage 3: before the first use in the forward pass, `zero.param_shard`
       + `zero.all_gather` + `zero.view`; `zero.release` after the last
       forward use; the same again around the backward uses.
+    * Stage 3, reuse distance (DeepSpeed's `stage3_max_reuse_distance`):
+      a parameter whose backward use comes before `max-reuse-distance`
+      elements of other parameter uses (each other parameter's forward and
+      backward use counted with its elements, as DeepSpeed counts the
+      parameters of the modules it traverses) is gathered once, before its
+      first forward use, and released after its last backward use; the
+      gathered copy is reused instead of gathered again. 0: every pass
+      gathers its own copy.
     * Stage 3, persistent parameters (DeepSpeed's
       `stage3_param_persistence_threshold` and
       `stage3_model_persistence_threshold`): in `graph.param` declaration
@@ -116,6 +124,11 @@ def Partition : Pass<"zero-partition", "::mlir::ModuleOp"> {
            /*default=*/"9223372036854775807",
            "Stage 3: most elements all persistent parameters hold together "
            "(DeepSpeed's stage3_model_persistence_threshold)">,
+    Option<"maxReuseDistance", "max-reuse-distance", "int64_t",
+           /*default=*/"1000000000",
+           "Stage 3: a parameter used again in the backward pass within this "
+           "many elements of other parameter uses keeps its forward gather "
+           "(DeepSpeed's stage3_max_reuse_distance; 0: gather again)">,
   ];
 }
 

@@ -112,6 +112,13 @@ struct TrainPipelineOptions
                      "stay whole on every rank (DeepSpeed's "
                      "stage3_param_persistence_threshold; 0: none)"),
       llvm::cl::init(100000)};
+  Option<int64_t> maxReuseDistance{
+      *this, "max-reuse-distance",
+      llvm::cl::desc("stage 3: a parameter used again in backward within "
+                     "this many elements of other parameter uses keeps its "
+                     "forward gather (DeepSpeed's stage3_max_reuse_distance; "
+                     "0: gather again)"),
+      llvm::cl::init(1000000000)};
   Option<int64_t> modelPersistenceThreshold{
       *this, "model-persistence-threshold",
       llvm::cl::desc("stage 3: most elements the persistent parameters hold "

@@ -43,6 +43,9 @@ struct TrainConfig {
   int64_t persistenceThreshold = 100000;
   /// stage3_max_live_parameters: the prefetch's bound (zero-overlap).
   int64_t maxLiveParameters = 1000000000;
+  /// stage3_max_reuse_distance: a parameter reused in backward within this
+  /// many elements keeps its forward gather (zero-partition).
+  int64_t maxReuseDistance = 1000000000;
   /// stage3_model_persistence_threshold: the most elements the persistent
   /// parameters hold together (sys.maxsize).
   int64_t modelPersistenceThreshold = INT64_MAX;
