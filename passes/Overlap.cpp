@@ -1,8 +1,9 @@
 //===- Overlap.cpp - collectives of the micro-step started early ---------===//
 //
-// overlap_comm: stage 3's parameter gathers each start right after the
-// previous one is waited for, so a gather travels while the previous
-// bucket's compute runs; the gradient reduce-scatters of stages 2-3 start
+// overlap_comm: stage 3's parameter gathers each start early enough that
+// the compute before their use (the cost models' estimate) covers their
+// travel, at most one bucket ahead unless stage3_prefetch_bucket_size
+// allows more; the gradient reduce-scatters of stages 2-3 start
 // as soon as their bucket is packed and are waited for when the next one
 // starts, so each travels while backward computes the next bucket. See
 // docs/RationaleZero.md, "Overlap".
@@ -10,12 +11,17 @@
 //===----------------------------------------------------------------------===//
 #include "zeroc/Passes/Passes.h"
 
+#include "zeroc/Passes/CommCostModel.h"
+#include "zeroc/Passes/ComputeCostModel.h"
+
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallPtrSet.h"
+
+#include <cmath>
 
 namespace zeroc {
 #define GEN_PASS_DEF_OVERLAP
@@ -84,44 +90,126 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
     overlapReductions(fn);
   }
 
+  /// Stage 3: every gather becomes a start and a wait where it was; the
+  /// start then moves up, with the reads of what it sends, over the ops
+  /// before it until the compute they are estimated to take covers
+  /// kPrefetchSlack times its ring time. It may move up to right after the
+  /// previous gather's wait, and further, to right after the previous
+  /// start, only while the elements in flight with it stay within
+  /// prefetch-bucket-size; never past a point where the gathered elements
+  /// alive with it would exceed max-live-parameters.
   void overlapGathers(func::FuncOp fn) {
-    if (maxLiveParameters < 0) {
-      fn.emitOpError("zero-overlap: max-live-parameters must be >= 0, got ")
-          << static_cast<int64_t>(maxLiveParameters);
+    if (maxLiveParameters < 0 || prefetchBucketSize < 0) {
+      fn.emitOpError("zero-overlap: max-live-parameters and "
+                     "prefetch-bucket-size must be >= 0, got ")
+          << static_cast<int64_t>(maxLiveParameters) << " and "
+          << static_cast<int64_t>(prefetchBucketSize);
       return signalPassFailure();
     }
+    for (auto [name, value] :
+         {std::pair{"comm-alpha-us", double(commAlphaUs)},
+          std::pair{"comm-gbps", double(commGbps)},
+          std::pair{"compute-gflops", double(computeGflops)},
+          std::pair{"memory-gb-per-s", double(memoryGBPerS)}})
+      if (!(value > 0.0) || !std::isfinite(value)) {
+        fn.emitOpError("zero-overlap: ")
+            << name << " must be a positive number, got " << value;
+        return signalPassFailure();
+      }
     fn->setAttr(zero::kMaxLiveParametersAttr,
                 OpBuilder(&getContext()).getI64IntegerAttr(maxLiveParameters));
+    const CommCostModel comm{commAlphaUs, commGbps};
+    const ComputeCostModel compute{computeGflops, memoryGBPerS};
     SmallVector<zero::AllGatherOp> gathers(fn.getOps<zero::AllGatherOp>());
     OpBuilder b(&getContext());
-    Operation *previousWait = nullptr;
+    Operation *previousStart = nullptr;
     for (zero::AllGatherOp gather : gathers) {
-      const int64_t own = gather.getType().getSize();
+      zero::FlatType flat = gather.getType();
       b.setInsertionPoint(gather);
-      auto tokenType = zero::TokenType::get(&getContext(), gather.getType());
+      auto tokenType = zero::TokenType::get(&getContext(), flat);
       auto start = b.create<zero::AllGatherStartOp>(gather.getLoc(), tokenType,
                                                     gather.getShard());
       start->setAttrs(gather->getDiscardableAttrDictionary());
       auto wait = b.create<zero::WaitOp>(gather.getLoc(), start.getToken());
       gather.replaceAllUsesWith(wait.getResult());
       gather.erase();
-      // Start one gather early: after the previous wait, with the reads of
-      // what it sends (state reads and a copy, none of which depends on the
-      // ops it moves across).
       SmallVector<Operation *> reads = shardReads(start.getShard());
-      if (previousWait && !reads.empty() &&
-          zero::liveGatheredElements(previousWait->getBlock(), previousWait) +
-                  own <=
-              maxLiveParameters) {
-        Operation *after = previousWait;
-        for (Operation *read : reads) {
-          read->moveAfter(after);
-          after = read;
+      if (previousStart && !reads.empty())
+        if (Operation *before =
+                startPoint(reads.front(), previousStart, flat, comm, compute)) {
+          for (Operation *read : reads)
+            read->moveBefore(before);
+          start->moveBefore(before);
         }
-        start->moveAfter(after);
-      }
-      previousWait = wait;
+      previousStart = start;
     }
+  }
+
+  /// The op before which a gather of `flat` whose shard reads begin at
+  /// `firstRead` starts (see overlapGathers), or null to start it there.
+  Operation *startPoint(Operation *firstRead, Operation *previousStart,
+                        zero::FlatType flat, const CommCostModel &comm,
+                        const ComputeCostModel &compute) {
+    const int64_t own = flat.getSize();
+    const double need =
+        kPrefetchSlack *
+        comm.ringUs(own * zero::elementBytes(flat.getElementType()), flat.getWorld());
+    Block *block = firstRead->getBlock();
+    // What is alive and in flight right before the reads, updated op by op
+    // walking up: above a release its buffer is alive, above a start its
+    // gather is not; above a wait its gather is in flight.
+    int64_t live = firstRead->getPrevNode()
+                       ? zero::liveGatheredElements(block, firstRead->getPrevNode())
+                       : 0;
+    int64_t inFlight = 0;
+    llvm::DenseMap<Value, int64_t> started;
+    for (Operation &op : *block) {
+      if (&op == firstRead)
+        break;
+      if (auto s = llvm::dyn_cast<zero::AllGatherStartOp>(op))
+        started[s.getToken()] = gatheredElements(s);
+      else if (auto w = llvm::dyn_cast<zero::WaitOp>(op))
+        started.erase(w.getToken());
+    }
+    for (auto &entry : started)
+      inFlight += entry.second;
+    Operation *point = nullptr;
+    double covered = 0.0;
+    for (Operation *op = firstRead->getPrevNode(); op && op != previousStart;
+         op = op->getPrevNode()) {
+      if (auto r = llvm::dyn_cast<zero::ReleaseOp>(op))
+        live += releasedElements(r);
+      else if (auto s = llvm::dyn_cast<zero::AllGatherStartOp>(op))
+        live -= gatheredElements(s), inFlight -= gatheredElements(s);
+      else if (auto g = llvm::dyn_cast<zero::AllGatherOp>(op))
+        live -= g.getType().getSize();
+      else if (auto w = llvm::dyn_cast<zero::WaitOp>(op))
+        if (auto s = w.getToken().getDefiningOp<zero::AllGatherStartOp>())
+          inFlight += gatheredElements(s);
+      if (live + own > maxLiveParameters ||
+          (inFlight > 0 && inFlight + own > prefetchBucketSize))
+        break;
+      point = op;
+      covered += compute.opUs(op);
+      if (covered >= need)
+        break;
+    }
+    return point;
+  }
+
+  static int64_t gatheredElements(zero::AllGatherStartOp s) {
+    return llvm::cast<zero::FlatType>(s.getToken().getType().getPayload()).getSize();
+  }
+
+  static int64_t releasedElements(zero::ReleaseOp r) {
+    Value buffer = r.getBuffer();
+    if (auto w = buffer.getDefiningOp<zero::WaitOp>())
+      buffer = w.getToken();
+    if (auto s = buffer.getDefiningOp<zero::AllGatherStartOp>())
+      return gatheredElements(s);
+    if (auto g = buffer.getDefiningOp<zero::AllGatherOp>())
+      return g.getType().getSize();
+    return 0;
   }
 
   /// Each gradient reduce-scatter starts where it was (its bucket is

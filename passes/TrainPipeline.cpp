@@ -93,6 +93,11 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   if (o.overlapComm) {
     OverlapOptions overlap;
     overlap.maxLiveParameters = o.maxLiveParameters;
+    overlap.prefetchBucketSize = o.prefetchBucketSize;
+    overlap.commAlphaUs = o.commAlphaUs;
+    overlap.commGbps = o.commGbps;
+    overlap.computeGflops = o.computeGflops;
+    overlap.memoryGBPerS = o.memoryGBPerS;
     phases.push_back({"overlap", [overlap](OpPassManager &pm) {
                         pm.addPass(createOverlap(overlap));
                       }});

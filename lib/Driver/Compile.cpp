@@ -66,6 +66,10 @@ void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
     o.commAlphaUs = *config.commAlphaUs;
   if (config.commGbps)
     o.commGbps = *config.commGbps;
+  if (config.computeGflops)
+    o.computeGflops = *config.computeGflops;
+  if (config.memoryGBPerS)
+    o.memoryGBPerS = *config.memoryGBPerS;
 }
 
 /// The model's batch dim: dim 0 of its first data input.
@@ -166,6 +170,8 @@ int runCompile(const CompileArgs &args) {
   config.worldSize = args.worldSize;
   config.commAlphaUs = args.commAlphaUs;
   config.commGbps = args.commGbps;
+  config.computeGflops = args.computeGflops;
+  config.memoryGBPerS = args.memoryGBPerS;
   bool stageGiven = false;
   int64_t trainBatch = 0;
   std::vector<std::string> warnings;

@@ -1,16 +1,19 @@
-// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap --zero-verify-partition | FileCheck %s
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap='prefetch-bucket-size=16' --zero-verify-partition | FileCheck %s
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=2 world-size=2' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap --zero-verify-partition | FileCheck %s --check-prefix=RS
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=1 world-size=2' --zero-overlap | FileCheck %s --check-prefix=S1
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap='max-live-parameters=31' --zero-verify-partition | FileCheck %s --check-prefix=LIVE31
-// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap='max-live-parameters=32' --zero-verify-partition | FileCheck %s
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap='max-live-parameters=32 prefetch-bucket-size=16' --zero-verify-partition | FileCheck %s
 // RUN: not zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-overlap='max-live-parameters=-1' 2>&1 | FileCheck %s --check-prefix=NEG
 // RUN: not zeroc-opt %s --zero-overlap 2>&1 | FileCheck %s --check-prefix=ERR
 
 // Tests zero-overlap's schedule at stage 3: every gather becomes a start and
 // a wait; the wait is where the gather was (before the first use), and each
-// start after the first moves up to right after the previous wait, with the
-// shard read it sends, so it travels during the previous layer's compute.
+// start after the first moves up, with the shard read it sends, as far as
+// the compute cost model asks (here all the way: these ops are tiny), to
+// right after the previous wait when prefetch-bucket-size leaves no room
+// for two gathers in flight, so it travels during the previous layer's
+// compute (zero-overlap-cost.mlir tests the cost model).
 graph.param trainable @w1 = dense<0.5> : tensor<4x4xf32>
 graph.param trainable @w2 = dense<0.25> : tensor<4x4xf32>
 func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {graph.loss}) {
@@ -58,14 +61,19 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1-NOT: zero.wait
 
 // max-live-parameters: prefetching w2's gather while w1's 16 gathered
-// elements are alive keeps 32 alive; a limit of 31 keeps each start next to
-// its wait, 32 allows the prefetch (the CHECK schedule above).
+// elements are alive keeps 32 alive; a limit of 31 stops w2's start right
+// after w1's release (the relu still hides it), 32 allows the prefetch (the
+// CHECK schedule above).
 // LIVE31-LABEL: func.func @train_micro_step
 // LIVE31-SAME: zero.max_live_parameters = 31
 // LIVE31: %[[T1:.*]] = zero.all_gather_start
 // LIVE31-NEXT: zero.wait %[[T1]]
-// LIVE31: %[[T2:.*]] = zero.all_gather_start
+// LIVE31: graph.matmul
+// LIVE31-NEXT: zero.release
+// LIVE31-NEXT: zero.param_shard @w2
+// LIVE31-NEXT: %[[T2:.*]] = zero.all_gather_start
+// LIVE31-NEXT: graph.relu
 // LIVE31-NEXT: zero.wait %[[T2]]
-// NEG: error: 'func.func' op zero-overlap: max-live-parameters must be >= 0, got -1
+// NEG: error: 'func.func' op zero-overlap: max-live-parameters and prefetch-bucket-size must be >= 0, got -1 and 50000000
 
 // ERR: error: zero-overlap needs @train_micro_step and zero.stage (run zero-partition)

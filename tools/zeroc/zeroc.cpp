@@ -83,6 +83,10 @@ const char *kUsage =
     "                                per collective step (default 1)\n"
     "  --comm-gbps G                 ... and its bandwidth in Gbit/s (default\n"
     "                                25); bench/netprobe measures both\n"
+    "  --compute-gflops F            the compute cost model: GFLOP/s of the\n"
+    "                                kernels (default 50)\n"
+    "  --memory-gb-per-s M           ... and their memory bandwidth in GB/s\n"
+    "                                (default 10)\n"
     "  --input-shape, --dump-ir,     as for import\n"
     "  --max-constant-bytes,\n"
     "  --freeze, --trainable\n"
@@ -337,6 +341,14 @@ int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
                           " must be a number in (0, 1e9] (bench/netprobe "
                           "measures a link's)");
       (alpha ? args.commAlphaUs : args.commGbps) = x;
+    } else if (c.is("--compute-gflops") || c.is("--memory-gb-per-s")) {
+      const bool flops = c.is("--compute-gflops");
+      const char *flag = flops ? "--compute-gflops" : "--memory-gb-per-s";
+      const char *v = c.value(flag);
+      double x;
+      if (!v || !parseCostConstant(v, x))
+        return usageError(std::string(flag) + " must be a number in (0, 1e9]");
+      (flops ? args.computeGflops : args.memoryGBPerS) = x;
     } else if (std::optional<int> rc = parseModelArg(c, model)) {
       return *rc;
     }

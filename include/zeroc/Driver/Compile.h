@@ -20,6 +20,8 @@ struct CompileArgs {
   int worldSize = 1;
   /// --comm-alpha-us / --comm-gbps: the link's cost model (unset: defaults).
   std::optional<double> commAlphaUs, commGbps;
+  /// --compute-gflops, --memory-gb-per-s: the compute cost model.
+  std::optional<double> computeGflops, memoryGBPerS;
   uint64_t maxConfigBytes = kDefaultMaxConfigBytes; ///< --max-config-bytes
   OnnxImportOptions import;
   std::string commandLine; ///< for the recompile hint in out/train's errors

@@ -7,6 +7,7 @@
 #include "zeroc/Dialect/Graph/GraphDialect.h"
 #include "zeroc/Dialect/Zero/ZeroDialect.h"
 #include "zeroc/Passes/CommCostModel.h"
+#include "zeroc/Passes/ComputeCostModel.h"
 
 namespace zeroc {
 

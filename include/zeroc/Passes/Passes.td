@@ -381,12 +381,18 @@ def Overlap : Pass<"zero-overlap", "::mlir::ModuleOp"> {
     * Stage 3, parameters: every `zero.all_gather` (one parameter's, or a
       bucket's) becomes a `zero.all_gather_start` and a `zero.wait`: the
       wait sits where the gather was, right before the first use of what it
-      gathers; the start moves up to right after the previous gather's
-      wait, with the reads of the shards it sends (`zero.param_shard`,
-      `zero.concat_shards`), so that the next bucket travels while the
-      current one computes, in the forward and the backward pass. The first
-      gather starts where it was. Two gathered buckets are live at a time
-      instead of one.
+      gathers; the start moves up, with the reads of the shards it sends
+      (`zero.param_shard`, `zero.concat_shards`), over the ops before it
+      until the compute they are estimated to take (the compute cost
+      model: max(FLOPs / `compute-gflops`, bytes / `memory-gb-per-s`) per
+      op) covers twice the gather's ring time (the α–β model of
+      `comm-alpha-us` and `comm-gbps`). It moves at most to right after
+      the previous gather's wait, so that the next bucket travels while
+      the current one computes, in the forward and the backward pass; and
+      further, to right after the previous gather's start, only while the
+      gathered elements in flight together stay within
+      `prefetch-bucket-size` (DeepSpeed's `stage3_prefetch_bucket_size`:
+      how much it prefetches ahead). The first gather starts where it was.
     * Stages 2-3, gradients: every gradient `zero.reduce_scatter` (one
       gradient's, or a bucket's) becomes a `zero.reduce_scatter_start`
       where it was, as soon as its bucket is packed, and a `zero.wait`
@@ -420,6 +426,22 @@ def Overlap : Pass<"zero-overlap", "::mlir::ModuleOp"> {
     Option<"maxLiveParameters", "max-live-parameters", "int64_t",
            /*default=*/"1000000000",
            "Most gathered parameter elements a prefetch may keep alive">,
+    Option<"prefetchBucketSize", "prefetch-bucket-size", "int64_t",
+           /*default=*/"50000000",
+           "Most gathered parameter elements in flight together (DeepSpeed's "
+           "stage3_prefetch_bucket_size)">,
+    Option<"commAlphaUs", "comm-alpha-us", "double",
+           /*default=*/"::zeroc::kDefaultCommAlphaUs",
+           "The cost model's fixed microseconds per collective step">,
+    Option<"commGbps", "comm-gbps", "double",
+           /*default=*/"::zeroc::kDefaultCommGbps",
+           "The cost model's link bandwidth in Gbit/s">,
+    Option<"computeGflops", "compute-gflops", "double",
+           /*default=*/"::zeroc::kDefaultComputeGflops",
+           "The compute cost model's GFLOP/s">,
+    Option<"memoryGBPerS", "memory-gb-per-s", "double",
+           /*default=*/"::zeroc::kDefaultMemoryGBPerS",
+           "The compute cost model's memory bandwidth in GB/s">,
   ];
 }
 

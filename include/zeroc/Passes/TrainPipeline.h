@@ -15,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "zeroc/Passes/CommCostModel.h"
+#include "zeroc/Passes/ComputeCostModel.h"
 
 #include <functional>
 #include <string>
@@ -92,6 +93,14 @@ struct TrainPipelineOptions
       *this, "comm-gbps",
       llvm::cl::desc("the cost model's link bandwidth in Gbit/s"),
       llvm::cl::init(kDefaultCommGbps)};
+  Option<double> computeGflops{
+      *this, "compute-gflops",
+      llvm::cl::desc("the compute cost model's GFLOP/s (zero-overlap)"),
+      llvm::cl::init(kDefaultComputeGflops)};
+  Option<double> memoryGBPerS{
+      *this, "memory-gb-per-s",
+      llvm::cl::desc("the compute cost model's memory bandwidth in GB/s"),
+      llvm::cl::init(kDefaultMemoryGBPerS)};
   Option<int64_t> reduceBucketSize{
       *this, "reduce-bucket-size",
       llvm::cl::desc("most elements one gradient reduction moves: the "

@@ -57,6 +57,9 @@ struct TrainConfig {
   /// not ds_config keys): fixed microseconds per collective step, Gbit/s;
   /// unset: the pipeline's defaults (zeroc/Passes/CommCostModel.h).
   std::optional<double> commAlphaUs, commGbps;
+  /// The compute cost model (zeroc compile --compute-gflops /
+  /// --memory-gb-per-s); unset: zeroc/Passes/ComputeCostModel.h's defaults.
+  std::optional<double> computeGflops, memoryGBPerS;
 
   // Mixed precision (fp16 / bf16 blocks).
   enum class Precision { FP32, FP16, BF16 } precision = Precision::FP32;

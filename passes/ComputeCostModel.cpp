@@ -1,0 +1,81 @@
+//===- ComputeCostModel.cpp - the time an op of the micro-step takes -----===//
+#include "zeroc/Passes/ComputeCostModel.h"
+
+#include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace zeroc {
+
+namespace {
+
+double numel(Type t) {
+  auto rt = llvm::dyn_cast<RankedTensorType>(t);
+  return rt && rt.hasStaticShape() ? static_cast<double>(rt.getNumElements()) : 0.0;
+}
+
+int64_t dim(Value v, int64_t i) {
+  auto rt = llvm::cast<RankedTensorType>(v.getType());
+  return rt.getRank() > i ? rt.getDimSize(i) : 1;
+}
+
+/// 2 * (convolution output elements) * (weight elements per output channel).
+double convFlops(Value output, Value weight) {
+  double perChannel = numel(weight.getType()) / std::max<int64_t>(1, dim(weight, 0));
+  return 2.0 * numel(output.getType()) * perChannel;
+}
+
+bool onlyNamesMemory(Operation *op) {
+  return op->getNumResults() > 0 && !zero::resultsNeedArena(op);
+}
+
+} // namespace
+
+double ComputeCostModel::flops(Operation *op) {
+  if (onlyNamesMemory(op))
+    return 0.0;
+  if (auto mm = llvm::dyn_cast<graph::MatMulOp>(op)) {
+    auto lhs = llvm::cast<RankedTensorType>(mm.getLhs().getType());
+    int64_t k = lhs.getRank() ? lhs.getDimSize(lhs.getRank() - 1) : 1;
+    return 2.0 * numel(mm.getType()) * static_cast<double>(k);
+  }
+  if (auto g = llvm::dyn_cast<graph::GemmOp>(op)) {
+    int64_t k = dim(g.getA(), g.getTransA() ? 0 : 1);
+    return 2.0 * numel(g.getType()) * static_cast<double>(k);
+  }
+  if (auto c = llvm::dyn_cast<graph::ConvOp>(op))
+    return convFlops(c.getResult(), c.getWeight());
+  if (auto c = llvm::dyn_cast<graph::ConvGradInputOp>(op))
+    return convFlops(c.getGrad(), c.getWeight());
+  if (auto c = llvm::dyn_cast<graph::ConvGradWeightOp>(op))
+    return convFlops(c.getGrad(), c.getResult());
+  double n = 0.0;
+  for (Type t : op->getResultTypes())
+    n += numel(t);
+  return n;
+}
+
+double ComputeCostModel::bytes(Operation *op) {
+  if (onlyNamesMemory(op))
+    return 0.0;
+  double total = 0.0;
+  auto add = [&](Type t) {
+    if (llvm::isa<RankedTensorType>(t))
+      total += static_cast<double>(zero::storageBytes(t));
+  };
+  for (Type t : op->getOperandTypes())
+    add(t);
+  for (Type t : op->getResultTypes())
+    add(t);
+  return total;
+}
+
+double ComputeCostModel::opUs(Operation *op) const {
+  // GFLOP/s and GB/s are thousands of FLOPs and bytes per microsecond.
+  return std::max(flops(op) / (gflops * 1e3), bytes(op) / (memoryGBPerS * 1e3));
+}
+
+} // namespace zeroc
