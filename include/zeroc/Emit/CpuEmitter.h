@@ -2,19 +2,13 @@
 #ifndef ZEROC_EMIT_CPUEMITTER_H
 #define ZEROC_EMIT_CPUEMITTER_H
 
-#include "zeroc/Emit/ModelBlob.h"
+#include "zeroc/Emit/EmittedProgram.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
 
 namespace zeroc {
-
-struct EmittedProgram {
-  std::string source;    ///< train.cpp
-  ModelBlob blob;        ///< model.bin: initial parameter values, constants
-  int64_t arenaBytes = 0;
-};
 
 /// Emits the C++ program for a module that went through the train pipeline
 /// (zero-partition, zero-step-boundary, zero-plan-buffers): its
@@ -24,6 +18,8 @@ struct EmittedProgram {
 /// program table carries the parameters, inputs and the configuration the
 /// IR records. Reads nothing but the module (and the command line to print
 /// as the recompile hint). Fails with a diagnostic on an op it cannot emit.
+/// The target-neutral part is ProgramPrinter (ProgramPrinter.h); this is
+/// its CPU target (docs/Emitter.md).
 mlir::LogicalResult emitCpuProgram(mlir::ModuleOp module,
                                    const std::string &recompileHint,
                                    EmittedProgram &out);

@@ -1,0 +1,243 @@
+//===- CpuZeroOps.cpp - Zero ops as CPU engine and kernel calls -----------===//
+//
+// The zero ops that are neither views nor collectives: zeroc_rt_engine_*
+// calls for the training state the engine keeps (parameter replicas and
+// shards, buffers, gradient accumulation, the loss scale, the step count,
+// the optimizer updates), and kernel copies and loops for packing flat
+// buffers and for @train_step's overflow check, norm and clipping.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuTarget.h"
+
+#include "zeroc/Emit/CxxText.h"
+#include "zeroc/Emit/EmitTypes.h"
+
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace zeroc {
+namespace {
+
+/// Copies a tensor of `numel` elements at `tensor` into (`toBucket`) or
+/// out of its shards at element `offset` of every rank slice of `bucket`.
+void copyShards(ProgramPrinter &p, const std::string &tensor,
+                const std::string &bucket, int64_t offset, int64_t numel,
+                zero::FlatType flat, bool toBucket) {
+  int64_t world = flat.getWorld();
+  int64_t shard = zero::shardElements(numel, world);
+  int64_t elemBytes = zero::elementBytes(flat.getElementType());
+  const char *dtype = dtypeName(flat.getElementType());
+  // Rank r's shard: elements [r * shard, (r + 1) * shard) of the tensor, at
+  // element r * slice + offset of the bucket; the last shards may be short
+  // or empty (padding).
+  std::string inTensor =
+      llvm::formatv("{0} + zrt_r * {1}", tensor, shard * elemBytes);
+  std::string inBucket = llvm::formatv("{0} + zrt_r * {1}", bucket,
+                                       flat.getShardSize() * elemBytes);
+  if (offset)
+    inBucket += " + " + std::to_string(offset * elemBytes);
+  const std::string &src = toBucket ? inTensor : inBucket;
+  const std::string &dst = toBucket ? inBucket : inTensor;
+  p.line(
+      llvm::formatv("for (int64_t zrt_r = 0; zrt_r < {0}; ++zrt_r) {{", world));
+  p.line(llvm::formatv("  const int64_t zrt_n = {0} - zrt_r * {1} < {1} ? {0} - "
+                       "zrt_r * {1} : {1};",
+                       numel, shard));
+  p.line(llvm::formatv(
+      "  if (zrt_n > 0) ZRT_TRY(zeroc_rt_k_copy(P(T({0}, {1}, 1, {{zrt_n})), "
+      "P(T({2}, {1}, 1, {{zrt_n}))));",
+      src, dtype, dst));
+  p.line("}");
+}
+
+} // namespace
+
+LogicalResult CpuTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
+  auto paramOf = [&](StringRef name) {
+    return std::to_string(p.paramIndex(name));
+  };
+  auto f64 = [&](Value v) { return "*(double *)" + p.var(v); };
+  auto count = [&](Value v) { return std::to_string(shapeOf(v.getType())->numel()); };
+  auto dtype = [&](Value v) { return std::string(dtypeName(shapeOf(v.getType())->elem)); };
+  std::string r = op->getNumResults() ? p.var(op->getResult(0)) : "";
+  if (auto rep = llvm::dyn_cast<zero::ParamReplicaOp>(op)) {
+    p.line(r + " = (char *)zeroc_rt_engine_param_replica(e, " +
+           paramOf(rep.getParam()) + ");");
+    return success();
+  }
+  if (auto sh = llvm::dyn_cast<zero::ParamShardOp>(op)) {
+    p.line(r + " = (char *)zeroc_rt_engine_param_shard(e, " +
+           paramOf(sh.getParam()) + ");");
+    return success();
+  }
+  if (auto ld = llvm::dyn_cast<zero::BufferLoadOp>(op)) {
+    p.line(r + " = (char *)zeroc_rt_engine_buffer(e, " +
+           std::to_string(p.bufferIndex(ld.getBuffer())) + ");");
+    return success();
+  }
+  if (auto st = llvm::dyn_cast<zero::BufferStoreOp>(op)) {
+    std::string dst = p.descOf("zeroc_rt_engine_buffer(e, " +
+                                   std::to_string(p.bufferIndex(st.getBuffer())) + ")",
+                               st.getValue().getType());
+    p.call("zeroc_rt_k_copy(P(" + p.desc(st.getValue()) + "), P(" + dst + "))");
+    return success();
+  }
+  if (auto pack = llvm::dyn_cast<zero::PackOp>(op)) {
+    p.call("zeroc_rt_k_zero(P(" + p.desc(pack.getResult()) + "))");
+    Type elem = pack.getType().getElementType();
+    for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets())) {
+      int64_t bytes = llvm::cast<IntegerAttr>(off).getInt() * zero::elementBytes(elem);
+      std::string dst = p.descOf(r + " + " + std::to_string(bytes), in.getType());
+      p.call("zeroc_rt_k_copy(P(" + p.desc(in) + "), P(" + dst + "))");
+    }
+    return success();
+  }
+  if (auto pack = llvm::dyn_cast<zero::PackShardsOp>(op)) {
+    zero::FlatType flat = pack.getType();
+    p.call("zeroc_rt_k_zero(P(" + p.desc(pack.getResult()) + "))");
+    for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets()))
+      copyShards(p, p.var(in), r, llvm::cast<IntegerAttr>(off).getInt(),
+                 shapeOf(in.getType())->numel(), flat, /*toBucket=*/true);
+    return success();
+  }
+  if (auto unpack = llvm::dyn_cast<zero::UnpackShardsOp>(op)) {
+    copyShards(p, r, p.var(unpack.getBuffer()), unpack.getOffset(),
+               unpack.getType().getNumElements(), unpack.getBuffer().getType(),
+               /*toBucket=*/false);
+    return success();
+  }
+  if (auto concat = llvm::dyn_cast<zero::ConcatShardsOp>(op)) {
+    int64_t offset = 0;
+    int64_t elemBytes = zero::elementBytes(concat.getType().getElementType());
+    for (Value in : concat.getInputs()) {
+      std::string dst =
+          p.descOf(r + " + " + std::to_string(offset * elemBytes), in.getType());
+      p.call("zeroc_rt_k_copy(P(" + p.desc(in) + "), P(" + dst + "))");
+      offset += llvm::cast<zero::ShardType>(in.getType()).getSize();
+    }
+    return success();
+  }
+  if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op)) {
+    std::optional<Shape> s = shapeOf(acc.getGrad().getType());
+    p.call(llvm::formatv("zeroc_rt_engine_grad_accumulate(e, {0}, {1}, {2})",
+                         paramOf(acc.getParam()), p.var(acc.getGrad()),
+                         s->numel()));
+    return success();
+  }
+  if (auto ls = llvm::dyn_cast<zero::LossScaleOp>(op)) {
+    if (ls.getType().getElementType().isF64())
+      p.line("*(double *)" + r + " = zeroc_rt_engine_loss_scale(e);");
+    else
+      p.line("*(float *)" + r + " = (float)zeroc_rt_engine_loss_scale(e);");
+    return success();
+  }
+  // The ops of @train_step (zero-step-boundary): engine calls and the
+  // step's scalar arithmetic, printed as the IR says.
+  if (auto acc = llvm::dyn_cast<zero::GradAccumulatorOp>(op)) {
+    p.line(r + " = (char *)zeroc_rt_engine_grad_accumulator(e, " +
+           paramOf(acc.getParam()) + ");");
+    return success();
+  }
+  if (auto of = llvm::dyn_cast<zero::HasOverflowOp>(op)) {
+    p.line("{");
+    p.line("  int zrt_found = 0, zrt_any = 0;");
+    for (Value g : of.getGrads()) {
+      p.line(llvm::formatv("  ZRT_TRY(zeroc_rt_k_has_inf_or_nan({0}, {1}, {2}, &zrt_found));",
+                           dtype(g), p.var(g), count(g)));
+      p.line("  zrt_any |= zrt_found;");
+    }
+    p.line("  *(unsigned char *)" + r + " = zrt_any ? 1 : 0;");
+    p.line("}");
+    return success();
+  }
+  if (auto ss = llvm::dyn_cast<zero::SumSquaresOp>(op)) {
+    p.line("{");
+    p.line("  double zrt_total = 0.0, zrt_part = 0.0;");
+    for (Value g : ss.getGrads()) {
+      p.line(llvm::formatv("  ZRT_TRY(zeroc_rt_k_sum_squares({0}, {1}, {2}, &zrt_part));",
+                           dtype(g), p.var(g), count(g)));
+      p.line("  zrt_total += zrt_part;");
+    }
+    p.line("  *(double *)" + r + " = zrt_total;");
+    p.line("}");
+    return success();
+  }
+  if (auto clip = llvm::dyn_cast<zero::ClipGradNormOp>(op)) {
+    p.call(llvm::formatv("zeroc_rt_k_clip_grad_norm({0}, {1}, {2}, {3}, (double *){4}, "
+                         "(double *){5})",
+                         f64(clip.getSumSquares()), f64(clip.getScale()),
+                         clip.getWorldSize(), cxxDouble(clip.getMaxNorm().convertToDouble()),
+                         p.var(clip.getNorm()), p.var(clip.getFactor())));
+    return success();
+  }
+  if (llvm::isa<zero::StepCountOp>(op)) {
+    p.line("*(int64_t *)" + r + " = zeroc_rt_engine_step_count(e);");
+    return success();
+  }
+  if (llvm::isa<zero::AdvanceStepOp>(op)) {
+    p.line("zeroc_rt_engine_advance_step(e);");
+    return success();
+  }
+  if (auto lr = llvm::dyn_cast<zero::LrScheduleOp>(op)) {
+    p.call(llvm::formatv("zeroc_rt_engine_lr_schedule(e, *(int64_t *){0}, {1}, {2}, "
+                         "(double *){3}, (double *){4})",
+                         p.var(lr.getStep()), cxxDouble(lr.getBaseLr().convertToDouble()),
+                         cxxDouble(lr.getBaseMomentum().convertToDouble()),
+                         p.var(lr.getLr()), p.var(lr.getMomentum())));
+    return success();
+  }
+  if (auto up = llvm::dyn_cast<zero::UpdateLossScaleOp>(op)) {
+    p.call("zeroc_rt_engine_update_loss_scale(e, *(unsigned char *)" +
+           p.var(up.getOverflow()) + ")");
+    return success();
+  }
+  if (auto up = llvm::dyn_cast<zero::AdamUpdateOp>(op)) {
+    zero::AdamAttr a = up.getOptimizer();
+    p.call(llvm::formatv(
+        "zeroc_rt_engine_adam_update(e, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+        "{9}, {10}, *(int64_t *){11} + 1)",
+        paramOf(up.getParam()), p.var(up.getGrad()), count(up.getGrad()),
+        f64(up.getFactor()), f64(up.getLr()), f64(up.getBeta1()), f64(up.getBeta2()),
+        cxxDouble(a.getEps().convertToDouble()),
+        cxxDouble(a.getWeightDecay().convertToDouble()), int(a.getAdamWMode()),
+        int(a.getBiasCorrection()), p.var(up.getStep())));
+    return success();
+  }
+  if (auto up = llvm::dyn_cast<zero::SgdUpdateOp>(op)) {
+    zero::SgdAttr o = up.getOptimizer();
+    p.call(llvm::formatv(
+        "zeroc_rt_engine_sgd_update(e, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+        "*(int64_t *){9} + 1)",
+        paramOf(up.getParam()), p.var(up.getGrad()), count(up.getGrad()),
+        f64(up.getFactor()), f64(up.getLr()),
+        cxxDouble(o.getMomentum().convertToDouble()),
+        cxxDouble(o.getDampening().convertToDouble()),
+        cxxDouble(o.getWeightDecay().convertToDouble()), int(o.getNesterov()),
+        p.var(up.getStep())));
+    return success();
+  }
+  if (auto slice = llvm::dyn_cast<zero::ReplicaSliceOp>(op)) {
+    int64_t bytes = slice.getType().getSize() *
+                    zero::elementBytes(slice.getType().getElementType());
+    p.line(llvm::formatv("{0} = (char *)zeroc_rt_engine_param_replica(e, {1}) + "
+                         "(size_t)zeroc_rt_comm_rank(comm) * {2};",
+                         r, paramOf(slice.getParam()), bytes));
+    return success();
+  }
+  if (auto unpack = llvm::dyn_cast<zero::UnpackReplicaOp>(op)) {
+    graph::ParamOp param = p.param(unpack.getParam());
+    copyShards(p, "((char *)zeroc_rt_engine_param_replica(e, " +
+                   paramOf(unpack.getParam()) + "))",
+               p.var(unpack.getBuffer()), unpack.getOffset(),
+               param.getType().getNumElements(), unpack.getBuffer().getType(),
+               /*toBucket=*/false);
+    return success();
+  }
+  return p.unsupported(op);
+}
+
+} // namespace zeroc
