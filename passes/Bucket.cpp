@@ -140,8 +140,12 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
     auto world = module->getAttrOfType<IntegerAttr>("zero.world_size");
     if (step && !step.isExternal() && world) {
       SmallPtrSet<Operation *, 16> stepCollectives;
+      // A replica at least this large is gathered on its own, in place:
+      // a bucket would copy it twice for fixed costs it barely has.
+      zeroc::CommCostModel model{commAlphaUs, commGbps};
+      int64_t alone = model.efficientBytes(world.getInt(), zeroc::kOverlapFixedShare);
       zeroc::bucket::bucketStep(step, world.getInt(), reduceBucketSize,
-                                allgatherBucketSize, stepCollectives);
+                                allgatherBucketSize, alone, stepCollectives);
       numberBuckets(step, stepCollectives);
     }
   }

@@ -47,10 +47,11 @@ llvm::SmallVector<llvm::SmallVector<Member>> splitIntoBuckets(
 /// @train_step: buckets the per-parameter gradient reductions (stage 0's
 /// all-reduces of the accumulators, stage 1's reduce-scatters) by
 /// `reduceLimit` elements and the all-gathers of updated replicas
-/// (zero.gather_replica) by `gatherLimit`; adds each bucket's collective to
-/// `collectives`.
+/// (zero.gather_replica) by `gatherLimit`, except that a replica of at least
+/// `aloneBytes` bytes keeps its own in-place gather (0: no such bound);
+/// adds each bucket's collective to `collectives`.
 void bucketStep(mlir::func::FuncOp step, int64_t world, int64_t reduceLimit,
-                int64_t gatherLimit,
+                int64_t gatherLimit, int64_t aloneBytes,
                 llvm::SmallPtrSetImpl<mlir::Operation *> &collectives);
 
 } // namespace zeroc::bucket

@@ -9,7 +9,9 @@
 //     per member (the layout of the micro-step's gradient buckets);
 //   * zero.gather_replica (stages 1-2, stage 3's persistent parameters) ->
 //     zero.replica_slice per member, one zero.concat_shards + zero.all_gather,
-//     a zero.unpack_replica per member (the layout of stage 3's gathers).
+//     a zero.unpack_replica per member (the layout of stage 3's gathers);
+//     a replica large enough that the cost model sees no gain in bucketing
+//     it keeps its own gather, which writes into it in place.
 // See docs/RationaleZero.md, "Bucketing".
 //
 //===----------------------------------------------------------------------===//
@@ -242,9 +244,21 @@ struct StepBucketer {
     return gather;
   }
 
-  void bucketGathers(int64_t limit, SmallPtrSetImpl<Operation *> &collectives) {
+  void bucketGathers(int64_t limit, int64_t aloneBytes,
+                     SmallPtrSetImpl<Operation *> &collectives) {
+    // A large replica's own gather writes into it in place; in a bucket it
+    // would be copied out of the replica and back.
+    auto alone = [&](GatherReplicaOp op) {
+      auto shard = llvm::cast<ShardType>(op.getShard());
+      return aloneBytes > 0 && shard.getSize() * world *
+                                       elementBytes(shard.getElementType()) >=
+                                   aloneBytes;
+    };
     SmallVector<ReplicaGather> gathers;
-    step.walk([&](GatherReplicaOp op) { gathers.push_back({op, world}); });
+    step.walk([&](GatherReplicaOp op) {
+      if (!alone(op))
+        gathers.push_back({op, world});
+    });
     auto compatible = [](const ReplicaGather &a, const ReplicaGather &c) {
       return a.op->getBlock() == c.op->getBlock() &&
              a.shard().getElementType() == c.shard().getElementType();
@@ -263,11 +277,11 @@ struct StepBucketer {
 } // namespace
 
 void bucketStep(func::FuncOp step, int64_t world, int64_t reduceLimit,
-                int64_t gatherLimit,
+                int64_t gatherLimit, int64_t aloneBytes,
                 SmallPtrSetImpl<Operation *> &collectives) {
   StepBucketer bucketer{step, world, OpBuilder(step.getContext())};
   bucketer.bucketReductions(reduceLimit, collectives);
-  bucketer.bucketGathers(gatherLimit, collectives);
+  bucketer.bucketGathers(gatherLimit, aloneBytes, collectives);
 }
 
 } // namespace zeroc::bucket

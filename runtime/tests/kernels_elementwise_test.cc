@@ -221,6 +221,32 @@ const std::pair<Dims, Dims> kBroadcastPairs[] = {
 template <typename T> class KernelsBinary : public ::testing::Test {};
 TYPED_TEST_SUITE(KernelsBinary, FloatTypes, FloatTypeNames);
 
+// A one-element exponent of 2 or 3 is a product, as in PyTorch's
+// pow_tensor_scalar: f32 x * x * x, bit for bit (std::pow rounds once, the
+// product twice); other exponents go through std::pow.
+TEST(KernelsBinaryPow, SmallIntegerExponentsAreProducts) {
+  std::mt19937_64 rng(5);
+  HostTensor a = randomTensor(ZEROC_RT_DTYPE_F32, {257}, rng, -3.0, 3.0);
+  for (double e : {2.0, 3.0, 2.5}) {
+    HostTensor b(ZEROC_RT_DTYPE_F32, {});
+    b.set(0, e);
+    HostTensor out(ZEROC_RT_DTYPE_F32, {257});
+    ZEROC_RT_ASSERT_OK(
+        zeroc_rt_k_binary(ZEROC_RT_BINARY_POW, a.desc(), b.desc(), out.desc()));
+    const float *x = static_cast<const float *>(a.desc()->data);
+    const float *y = static_cast<const float *>(out.desc()->data);
+    for (int64_t i = 0; i < 257; ++i) {
+      float want = e == 2.0   ? x[i] * x[i]
+                   : e == 3.0 ? x[i] * x[i] * x[i]
+                              : std::pow(x[i], 2.5f);
+      if (e == 2.5 && x[i] < 0)
+        EXPECT_TRUE(std::isnan(y[i])) << i;
+      else
+        EXPECT_EQ(y[i], want) << "exponent " << e << " element " << i;
+    }
+  }
+}
+
 TYPED_TEST(KernelsBinary, BroadcastingMatchesReference) {
   constexpr zeroc_rt_dtype_t dt = dtypeOf<TypeParam>();
   std::mt19937_64 rng(21);

@@ -1,5 +1,6 @@
 // RUN: zeroc-opt %s -split-input-file -zero-bucket="reduce-bucket-size=12 allgather-bucket-size=14" -zero-verify-step | FileCheck %s --check-prefix=FULL
 // RUN: zeroc-opt %s -split-input-file -zero-bucket="reduce-bucket-size=11 allgather-bucket-size=13" -zero-verify-step | FileCheck %s --check-prefix=OVER
+// RUN: zeroc-opt %s -split-input-file -zero-bucket="reduce-bucket-size=12 allgather-bucket-size=14 comm-alpha-us=0.001 comm-gbps=1.6" -zero-verify-step | FileCheck %s --check-prefix=ALONE
 // Size 0, or one smaller than every member, leaves the IR exactly as it is.
 // RUN: zeroc-opt %s -split-input-file > %t.before
 // RUN: zeroc-opt %s -split-input-file -zero-bucket="reduce-bucket-size=0 allgather-bucket-size=0" > %t.zero
@@ -142,6 +143,18 @@ module attributes {zero.stage = 1 : i64, zero.world_size = 2 : i64} {
 // FULL-NEXT: zero.unpack_replica @b, %[[F]] {offset = 2 : i64}
 // FULL-NEXT: zero.unpack_replica @c, %[[F]] {offset = 4 : i64}
 // FULL-NEXT: zero.gather_replica @d : !zero.shard<params, f32, 1, device>
+// A replica the cost model finds large enough keeps its own gather, which
+// writes into it in place: with these constants (2 ranks) a gather of at
+// least 20 bytes loses at most 2% to fixed costs, so c's 6 elements (24
+// bytes) go alone and a, b and d (16, 16, 8 bytes) share a bucket.
+// ALONE: zero.advance_step
+// ALONE: zero.advance_step
+// ALONE-NEXT: zero.gather_replica @c
+// ALONE-NEXT: zero.replica_slice @a
+// ALONE-NEXT: zero.replica_slice @b
+// ALONE-NEXT: zero.replica_slice @d
+// ALONE-NEXT: zero.concat_shards
+// ALONE-NEXT: zero.all_gather
 // FULL-NEXT: }
 
 // OVER-LABEL: func.func @train_step

@@ -172,7 +172,10 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
       ops (stages 1-2, stage 3's `zero.persistent` parameters), in order,
       become this rank's `zero.replica_slice` of each member, one
       `zero.concat_shards` + `zero.all_gather` and a `zero.unpack_replica`
-      per member, where the last member's gather was.
+      per member, where the last member's gather was. A replica whose
+      gather is at least the cost model's efficient size (below) keeps its
+      own `zero.gather_replica`, which writes into it in place; the
+      smaller ones are bucketed.
 
     With `overlap` (overlap_comm), a gradient bucket also closes as soon as
     it holds enough elements that its ring reduce-scatter spends at most 2%

@@ -579,6 +579,24 @@ void arithmetic(zeroc_rt_binary_op_t op, const Loop<3> &loop, void *out,
   }
 }
 
+/// Float pow by a one-element exponent of 2 or 3 as products, as PyTorch's
+/// pow_tensor_scalar does (x * x, x * x * x): GELU's tanh form cubes every
+/// activation, and std::pow costs ten times a multiply. Returns false for
+/// other exponents.
+template <typename T>
+bool powBySquaring(const Loop<3> &loop, void *out, const void *a,
+                   const zeroc_rt_tensor_t &b) {
+  using C = ComputeOf<T>;
+  const C e = static_cast<C>(loadValue(*static_cast<const T *>(b.data)));
+  if (e == C(2))
+    floatMap<T>(loop, out, a, b.data, [](C x, C) { return x * x; });
+  else if (e == C(3))
+    floatMap<T>(loop, out, a, b.data, [](C x, C) { return x * x * x; });
+  else
+    return false;
+  return true;
+}
+
 constexpr unsigned kArithmeticDtypes =
     kFloatDtypes | kIndexDtypes | dtypeBit(ZEROC_RT_DTYPE_U8);
 
@@ -700,6 +718,10 @@ zeroc_rt_status_t kBinary(zeroc_rt_binary_op_t op, const zeroc_rt_tensor_t *a,
   }
   dispatchAny(a->dtype, [&](auto tag) {
     using T = decltype(tag);
+    if constexpr (kIsFloat<T>)
+      if (op == ZEROC_RT_BINARY_POW && numElements(*b) == 1 &&
+          powBySquaring<T>(loop, out->data, a->data, *b))
+        return;
     if constexpr (std::is_arithmetic_v<T> || kIsFloat<T>)
       arithmetic<T>(op, loop, out->data, a->data, b->data);
   });
