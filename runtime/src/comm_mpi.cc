@@ -167,19 +167,39 @@ private:
   MPI_Op ops[2][2] = {{MPI_OP_NULL, MPI_OP_NULL}, {MPI_OP_NULL, MPI_OP_NULL}};
 };
 
+/// The progress thread's interval when ZEROC_RT_PROGRESS_US is unset and
+/// the ranks span several nodes.
+constexpr int kMultiNodeProgressUs = 200;
+
+/// Whether Open MPI placed fewer ranks on this node than the job has (its
+/// launcher's OMPI_COMM_WORLD_LOCAL_SIZE / OMPI_COMM_WORLD_SIZE, known
+/// before MPI_Init): the collectives then cross a network, whose
+/// transport (TCP) moves data only while some thread is inside MPI.
+bool ranksSpanNodes() {
+  const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const char *world = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (!local || !world)
+    return false;
+  char *end1 = nullptr, *end2 = nullptr;
+  long l = std::strtol(local, &end1, 10), w = std::strtol(world, &end2, 10);
+  return !*end1 && !*end2 && l > 0 && l < w;
+}
+
 /// Microseconds between the progress thread's tests of started
-/// collectives: ZEROC_RT_PROGRESS_US, 1 to 1000000; unset, 0 or anything
-/// else: no thread, started collectives advance only between ops (the
-/// engine's zeroc_rt_comm_progress). Off by default: docs/Training.md
-/// has the measurements.
+/// collectives: ZEROC_RT_PROGRESS_US, 1 to 1000000 (0: no thread); unset
+/// or invalid: kMultiNodeProgressUs when the ranks span nodes, otherwise
+/// no thread, and started collectives advance only between ops (the
+/// engine's zeroc_rt_comm_progress). docs/Training.md has the
+/// measurements behind both defaults.
 int progressIntervalUs() {
+  const int byTopology = ranksSpanNodes() ? kMultiNodeProgressUs : 0;
   const char *text = std::getenv("ZEROC_RT_PROGRESS_US");
   if (!text || !*text)
-    return 0;
+    return byTopology;
   char *end = nullptr;
   long v = std::strtol(text, &end, 10);
   if (*end || v < 0 || v > 1000000)
-    return 0;
+    return byTopology;
   return static_cast<int>(v);
 }
 
