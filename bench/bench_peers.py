@@ -345,7 +345,8 @@ def run_zeroc(args, prep, stage):
     out = os.path.join(d, "out")
     compile_s = run_logged(
         [[args.zeroc, "compile", prep["onnx"], "--stage", str(stage),
-          "--world-size", str(WORLD), "--config", prep["ds_config"], "-o", out]],
+          "--world-size", str(WORLD), "--config", prep["ds_config"], "-o", out]
+         + getattr(args, "zeroc_link_flags", [])],
         [single_thread_env()], [os.path.join(d, "compile.log")], args.timeout,
         "zeroc compile")
     log = os.path.join(d, "log.jsonl")
@@ -405,7 +406,10 @@ def netns_up(args):
     print(up + check, file=sys.stderr, end="")
     lines = [ln for ln in (up + check).splitlines()
              if ln.startswith(("netns.sh: up:", "round trip", "one way", "all-reduce",
-                               "zcv sent", "ok:", "netdelay "))]
+                               "zcv sent", "ok:", "netdelay ", "zeroc_flags "))]
+    # netprobe's cost model of the link, as a user passes it to zeroc compile.
+    args.zeroc_link_flags = next((ln.split()[1:] for ln in lines
+                                  if ln.startswith("zeroc_flags ")), [])
     return lines
 
 
