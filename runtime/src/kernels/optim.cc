@@ -266,11 +266,16 @@ zeroc_rt_status_t kHasInfOrNaN(zeroc_rt_dtype_t dtype, const void *x, int64_t n,
   return nullptr;
 }
 
-/// One Adam/AdamW update of n elements, in double, in element order. The
-/// wide clones (AVX-512, AVX2) compute exactly what the baseline does:
-/// IEEE double add, mul, div and sqrt are correctly rounded at any vector
-/// width, and this file is compiled with -ffp-contract=off (no fused
-/// multiply-add), so every machine gets the same bits.
+/// One Adam/AdamW update of n elements, in element order, in the
+/// parameters' own precision (F32 in float, as torch.optim.AdamW and
+/// DeepSpeed's CPU Adam compute an fp32 parameter; F64 in double), with the
+/// step's coefficients computed in double and rounded once. The wide
+/// clones (AVX-512, AVX2) compute exactly what the baseline does: IEEE
+/// add, mul, div and sqrt are correctly rounded at any vector width, and
+/// this file is compiled with -ffp-contract=off (no fused multiply-add), so
+/// every machine gets the same bits. Float halves the vector work of the
+/// sqrt and the divisions: on GPT-2's 62 M-element stage-2 shard 208 ms
+/// against 330 ms in double, the update then running at memory speed.
 struct AdamCoefficients {
   double beta1, beta2, eps, weightDecay, stepSize, decay, biasCorrection2Sqrt;
   bool decoupled;
@@ -279,21 +284,26 @@ struct AdamCoefficients {
 template <typename T>
 inline void adamElements(T *p, const T *g, T *m, T *v, int64_t n,
                          const AdamCoefficients &c) {
-  const double b1 = c.beta1, b2 = c.beta2, rest1 = 1.0 - c.beta1,
-               rest2 = 1.0 - c.beta2;
+  const T b1 = static_cast<T>(c.beta1), b2 = static_cast<T>(c.beta2),
+          rest1 = static_cast<T>(1.0 - c.beta1),
+          rest2 = static_cast<T>(1.0 - c.beta2),
+          decay = static_cast<T>(c.decay),
+          weightDecay = static_cast<T>(c.weightDecay),
+          bc2Sqrt = static_cast<T>(c.biasCorrection2Sqrt),
+          eps = static_cast<T>(c.eps), stepSize = static_cast<T>(c.stepSize);
   for (int64_t i = 0; i < n; ++i) {
-    double pi = p[i], gi = g[i];
+    T pi = p[i], gi = g[i];
     if (c.decoupled)
-      pi *= c.decay;
+      pi *= decay;
     else
-      gi += c.weightDecay * pi;
-    double mi = b1 * static_cast<double>(m[i]) + rest1 * gi;
-    double vi = b2 * static_cast<double>(v[i]) + rest2 * gi * gi;
-    double denom = std::sqrt(vi) / c.biasCorrection2Sqrt + c.eps;
-    pi -= c.stepSize * (mi / denom);
-    m[i] = static_cast<T>(mi);
-    v[i] = static_cast<T>(vi);
-    p[i] = static_cast<T>(pi);
+      gi += weightDecay * pi;
+    T mi = b1 * m[i] + rest1 * gi;
+    T vi = b2 * v[i] + rest2 * gi * gi;
+    T denom = std::sqrt(vi) / bc2Sqrt + eps;
+    pi -= stepSize * (mi / denom);
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = pi;
   }
 }
 
