@@ -2,6 +2,7 @@
 
 #include "kernels/scalar_types.h"
 #include "kernels/tensor_check.h"
+#include "kernels/vector_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -125,7 +126,10 @@ void unary(zeroc_rt_unary_op_t op, const void *in, void *out, int64_t n) {
     return map1<S>(in, out, n,
                    [](T x) { return x > T(0) || std::isnan(x) ? x : T(0); });
   case ZEROC_RT_UNARY_TANH:
-    return map1<S>(in, out, n, [](T x) { return std::tanh(x); });
+    if constexpr (std::is_same_v<S, float>)
+      return tanhRow(static_cast<const float *>(in), static_cast<float *>(out), n);
+    else
+      return map1<S>(in, out, n, [](T x) { return std::tanh(x); });
   case ZEROC_RT_UNARY_SIGMOID:
     return map1<S>(in, out, n,
                    [](T x) { return T(1) / (T(1) + std::exp(-x)); });

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/tensor_check.h"
+#include "kernels/vector_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -106,11 +107,41 @@ void forEachScore(const T *x, int64_t c, int64_t stride, Fn &&fn) {
   });
 }
 
-/// log(sum_c exp(x_c)) of the class scores at one position, max subtracted.
-template <typename T> double logSumExp(const T *x, int64_t c, int64_t stride) {
+/// The largest class score at one position.
+template <typename T> double maxScore(const T *x, int64_t c, int64_t stride) {
   double m = -INFINITY;
   forEachScore(x, c, stride, [&](int64_t, double v) { m = std::fmax(m, v); });
+  return m;
+}
+
+/// Contiguous f32 scores (one position per sample, the language-model
+/// case): exp(x_c - m) of a chunk in float through expRow (vectorized),
+/// summed in double. x_c - m is exact in float wherever the exponential
+/// is above float's underflow. Calls fn(j0, e, count) per chunk.
+template <typename Fn>
+void forEachExpChunk(const float *x, int64_t c, float m, Fn &&fn) {
+  float e[kChunk];
+  forEachChunk(c, [&](int64_t j0, int64_t count) {
+    for (int64_t j = 0; j < count; ++j)
+      e[j] = x[j0 + j] - m;
+    expRow(e, e, count);
+    fn(j0, e, count);
+  });
+}
+
+/// log(sum_c exp(x_c)) of the class scores at one position, max subtracted.
+template <typename T> double logSumExp(const T *x, int64_t c, int64_t stride) {
+  const double m = maxScore(x, c, stride);
   double sum = 0.0;
+  if constexpr (std::is_same_v<T, float>)
+    if (stride == 1 && std::isfinite(m)) {
+      forEachExpChunk(x, c, static_cast<float>(m),
+                      [&](int64_t, const float *e, int64_t count) {
+                        for (int64_t j = 0; j < count; ++j)
+                          sum += e[j];
+                      });
+      return m + std::log(sum);
+    }
   forEachScore(x, c, stride,
                [&](int64_t, double v) { sum += std::exp(v - m); });
   return m + std::log(sum);
@@ -206,6 +237,25 @@ zeroc_rt_status_t kLossGrad(const zeroc_rt_tensor_t *scores,
         }
         double w =
             reduction == ZEROC_RT_LOSS_NONE ? loadDouble(g[pos]) : scalar;
+        if constexpr (std::is_same_v<T, float>)
+          if (const double mx = sh.d == 1 ? maxScore(xs, sh.c, 1) : NAN;
+              std::isfinite(mx)) {
+            // softmax_c = exp(x_c - m) / sum, the exponentials vectorized
+            // (the same values for the sum and the gradient).
+            const float m = static_cast<float>(mx);
+            double sum = 0.0;
+            forEachExpChunk(xs, sh.c, m, [&](int64_t, const float *e, int64_t count) {
+              for (int64_t j = 0; j < count; ++j)
+                sum += e[j];
+            });
+            forEachExpChunk(xs, sh.c, m, [&](int64_t j0, const float *e, int64_t count) {
+              for (int64_t j = 0; j < count; ++j) {
+                double p = static_cast<double>(e[j]) / sum;
+                gs[j0 + j] = storeValue<T>(w * (p - (j0 + j == label ? 1.0 : 0.0)));
+              }
+            });
+            continue;
+          }
         double lse = logSumExp(xs, sh.c, sh.d);
         forEachScore(xs, sh.c, sh.d, [&](int64_t c, double v) {
           double p = std::exp(v - lse);
