@@ -154,38 +154,26 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
     const double need =
         kPrefetchSlack *
         comm.ringUs(own * zero::elementBytes(flat.getElementType()), flat.getWorld());
-    Block *block = firstRead->getBlock();
     // What is alive and in flight right before the reads, updated op by op
     // walking up: above a release its buffer is alive, above a start its
     // gather is not; above a wait its gather is in flight.
-    int64_t live = firstRead->getPrevNode()
-                       ? zero::liveGatheredElements(block, firstRead->getPrevNode())
-                       : 0;
-    int64_t inFlight = 0;
-    llvm::DenseMap<Value, int64_t> started;
-    for (Operation &op : *block) {
-      if (&op == firstRead)
-        break;
-      if (auto s = llvm::dyn_cast<zero::AllGatherStartOp>(op))
-        started[s.getToken()] = gatheredElements(s);
-      else if (auto w = llvm::dyn_cast<zero::WaitOp>(op))
-        started.erase(w.getToken());
-    }
-    for (auto &entry : started)
-      inFlight += entry.second;
+    zero::GatheredElements at;
+    if (Operation *before = firstRead->getPrevNode())
+      at = zero::gatheredElementsAt(firstRead->getBlock(), before);
+    auto [live, inFlight] = at;
     Operation *point = nullptr;
     double covered = 0.0;
     for (Operation *op = firstRead->getPrevNode(); op && op != previousStart;
          op = op->getPrevNode()) {
-      if (auto r = llvm::dyn_cast<zero::ReleaseOp>(op))
-        live += releasedElements(r);
-      else if (auto s = llvm::dyn_cast<zero::AllGatherStartOp>(op))
-        live -= gatheredElements(s), inFlight -= gatheredElements(s);
-      else if (auto g = llvm::dyn_cast<zero::AllGatherOp>(op))
-        live -= g.getType().getSize();
-      else if (auto w = llvm::dyn_cast<zero::WaitOp>(op))
-        if (auto s = w.getToken().getDefiningOp<zero::AllGatherStartOp>())
-          inFlight += gatheredElements(s);
+      if (auto r = llvm::dyn_cast<zero::ReleaseOp>(op)) {
+        live += zero::gatheredElementsOf(r.getBuffer());
+      } else if (auto w = llvm::dyn_cast<zero::WaitOp>(op)) {
+        inFlight += zero::gatheredElementsOf(w.getToken());
+      } else if (llvm::isa<zero::AllGatherOp, zero::AllGatherStartOp>(op)) {
+        int64_t n = zero::gatheredElementsOf(op->getResult(0));
+        live -= n;
+        inFlight -= llvm::isa<zero::AllGatherStartOp>(op) ? n : 0;
+      }
       if (live + own > maxLiveParameters ||
           (inFlight > 0 && inFlight + own > prefetchBucketSize))
         break;
@@ -195,21 +183,6 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
         break;
     }
     return point;
-  }
-
-  static int64_t gatheredElements(zero::AllGatherStartOp s) {
-    return llvm::cast<zero::FlatType>(s.getToken().getType().getPayload()).getSize();
-  }
-
-  static int64_t releasedElements(zero::ReleaseOp r) {
-    Value buffer = r.getBuffer();
-    if (auto w = buffer.getDefiningOp<zero::WaitOp>())
-      buffer = w.getToken();
-    if (auto s = buffer.getDefiningOp<zero::AllGatherStartOp>())
-      return gatheredElements(s);
-    if (auto g = buffer.getDefiningOp<zero::AllGatherOp>())
-      return g.getType().getSize();
-    return 0;
   }
 
   /// Each gradient reduce-scatter starts where it was (its bucket is

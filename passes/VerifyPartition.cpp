@@ -239,7 +239,7 @@ struct VerifyPartitionPass
         Operation *next = start->getNextNode();
         if (next && llvm::isa<zero::WaitOp>(next))
           continue;
-        int64_t live = zero::liveGatheredElements(start->getBlock(), start);
+        int64_t live = zero::gatheredElementsAt(start->getBlock(), start).live;
         if (live > limit.getInt())
           return start.emitOpError("prefetched gather keeps ")
                  << live << " gathered parameter elements alive, more than "

@@ -45,22 +45,40 @@ bool resultsNeedArena(Operation *op) {
                     WaitOp>(op);
 }
 
-int64_t liveGatheredElements(Block *block, Operation *point) {
-  llvm::DenseMap<Value, int64_t> live;
-  int64_t total = 0;
+int64_t gatheredElementsOf(Value v) {
+  if (auto w = v.getDefiningOp<WaitOp>())
+    v = w.getToken();
+  if (auto s = v.getDefiningOp<AllGatherStartOp>())
+    return llvm::cast<FlatType>(s.getToken().getType().getPayload()).getSize();
+  if (auto g = v.getDefiningOp<AllGatherOp>())
+    return g.getType().getSize();
+  return 0;
+}
+
+GatheredElements gatheredElementsAt(Block *block, Operation *point) {
+  // Keyed by the gather's result or start's token; released through the
+  // buffer (a gather's result or a wait's), waited for through the token.
+  llvm::DenseMap<Value, int64_t> live, inFlight;
+  GatheredElements total;
+  auto key = [](Value v) {
+    auto w = v.getDefiningOp<WaitOp>();
+    return w ? w.getToken() : v;
+  };
   for (Operation &op : *block) {
-    if (auto g = llvm::dyn_cast<AllGatherOp>(op)) {
-      live[g.getResult()] = g.getType().getSize();
-      total += g.getType().getSize();
-    } else if (auto s = llvm::dyn_cast<AllGatherStartOp>(op)) {
-      int64_t n = llvm::cast<FlatType>(s.getToken().getType().getPayload()).getSize();
-      live[s.getToken()] = n;
-      total += n;
+    if (llvm::isa<AllGatherOp, AllGatherStartOp>(op)) {
+      int64_t n = gatheredElementsOf(op.getResult(0));
+      live[op.getResult(0)] = n;
+      total.live += n;
+      if (llvm::isa<AllGatherStartOp>(op)) {
+        inFlight[op.getResult(0)] = n;
+        total.inFlight += n;
+      }
+    } else if (auto w = llvm::dyn_cast<WaitOp>(op)) {
+      total.inFlight -= inFlight.lookup(w.getToken());
+      inFlight.erase(w.getToken());
     } else if (auto r = llvm::dyn_cast<ReleaseOp>(op)) {
-      Value buffer = r.getBuffer();
-      if (auto w = buffer.getDefiningOp<WaitOp>())
-        buffer = w.getToken();
-      total -= live.lookup(buffer);
+      Value buffer = key(r.getBuffer());
+      total.live -= live.lookup(buffer);
       live.erase(buffer);
     }
     if (&op == point)

@@ -298,6 +298,29 @@ bool parseCostConstant(const char *text, double &out) {
   return std::isfinite(out) && out > 0.0 && out <= 1e9;
 }
 
+/// The cost models' constants on the command line: flag, where it goes,
+/// and what the usage error adds.
+struct CostFlag {
+  const char *name;
+  std::optional<double> zeroc::CompileArgs::*field;
+  const char *hint;
+};
+constexpr CostFlag kCostFlags[] = {
+    {"--comm-alpha-us", &zeroc::CompileArgs::commAlphaUs,
+     " (bench/netprobe measures a link's)"},
+    {"--comm-gbps", &zeroc::CompileArgs::commGbps,
+     " (bench/netprobe measures a link's)"},
+    {"--compute-gflops", &zeroc::CompileArgs::computeGflops, ""},
+    {"--memory-gb-per-s", &zeroc::CompileArgs::memoryGBPerS, ""},
+};
+
+const CostFlag *costFlag(const ArgCursor &c) {
+  for (const CostFlag &flag : kCostFlags)
+    if (c.is(flag.name))
+      return &flag;
+  return nullptr;
+}
+
 int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
   zeroc::CompileArgs args;
   args.commandLine = commandLine;
@@ -331,24 +354,13 @@ int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
       if (!v || !parseConfigByteLimit(v, args.maxConfigBytes))
         return usageError("--max-config-bytes must be a byte count from 1 to "
                           "2^40");
-    } else if (c.is("--comm-alpha-us") || c.is("--comm-gbps")) {
-      const bool alpha = c.is("--comm-alpha-us");
-      const char *flag = alpha ? "--comm-alpha-us" : "--comm-gbps";
-      const char *v = c.value(flag);
+    } else if (const CostFlag *flag = costFlag(c)) {
+      const char *v = c.value(flag->name);
       double x;
       if (!v || !parseCostConstant(v, x))
-        return usageError(std::string(flag) +
-                          " must be a number in (0, 1e9] (bench/netprobe "
-                          "measures a link's)");
-      (alpha ? args.commAlphaUs : args.commGbps) = x;
-    } else if (c.is("--compute-gflops") || c.is("--memory-gb-per-s")) {
-      const bool flops = c.is("--compute-gflops");
-      const char *flag = flops ? "--compute-gflops" : "--memory-gb-per-s";
-      const char *v = c.value(flag);
-      double x;
-      if (!v || !parseCostConstant(v, x))
-        return usageError(std::string(flag) + " must be a number in (0, 1e9]");
-      (flops ? args.computeGflops : args.memoryGBPerS) = x;
+        return usageError(std::string(flag->name) +
+                          " must be a number in (0, 1e9]" + flag->hint);
+      args.*(flag->field) = x;
     } else if (std::optional<int> rc = parseModelArg(c, model)) {
       return *rc;
     }

@@ -47,10 +47,22 @@ inline constexpr llvm::StringLiteral kStateLayoutAttr = "zero.state_layout";
 inline constexpr llvm::StringLiteral kMaxLiveParametersAttr =
     "zero.max_live_parameters";
 
-/// The elements of the gathered parameter buffers (zero.all_gather, or the
-/// payload of a zero.all_gather_start) in `block` up to and including
-/// `point` that are not released (zero.release) by then.
-int64_t liveGatheredElements(mlir::Block *block, mlir::Operation *point);
+/// The elements of the gathered parameter buffer `v` is: a zero.all_gather's
+/// result, a zero.all_gather_start's token or the zero.wait of one; 0 for
+/// any other value.
+int64_t gatheredElementsOf(mlir::Value v);
+
+/// Gathered parameter elements at a point of a block: `live` are those of
+/// the buffers gathered or started and not released (zero.release) yet;
+/// `inFlight`, of those, the ones started and not waited for yet.
+struct GatheredElements {
+  int64_t live = 0;
+  int64_t inFlight = 0;
+};
+
+/// The gathered parameter elements in `block` right after `point` (an op
+/// of it), counting from the block's start.
+GatheredElements gatheredElementsAt(mlir::Block *block, mlir::Operation *point);
 
 /// The value whose storage `v` shares: through graph.reshape, zero.view,
 /// zero.shard_slice, zero.all_reduce / all_reduce_start (which reduce in
