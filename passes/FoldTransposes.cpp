@@ -16,18 +16,44 @@ using namespace zeroc::graph;
 
 namespace {
 
-/// The input of a rank-2 transpose with perm [1, 0], or null.
-Value transposedMatrix(Value v) {
+/// Whether every dim of `t` but the last two is 1: a matrix with unit
+/// batch dims, whose rank-2 reshape is a view.
+bool isUnitBatch(RankedTensorType t) {
+  return t.getRank() >= 2 &&
+         llvm::all_of(t.getShape().drop_back(2), [](int64_t d) { return d == 1; });
+}
+
+/// The transpose defining `v` when it swaps the last two dims of a
+/// unit-batch tensor (a matrix transpose), or null.
+TransposeOp matrixTranspose(Value v) {
   auto t = v.getDefiningOp<TransposeOp>();
-  if (!t || t.getType().getRank() != 2)
+  if (!t || !isUnitBatch(t.getType()) || !isUnitBatch(t.getInput().getType()))
     return {};
   auto perm = t.getPerm().getValue();
-  if (llvm::cast<IntegerAttr>(perm[0]).getInt() != 1)
+  const int64_t r = t.getType().getRank();
+  auto at = [&](int64_t i) { return llvm::cast<IntegerAttr>(perm[i]).getInt(); };
+  if (at(r - 2) != r - 1 || at(r - 1) != r - 2)
     return {};
-  return t.getInput();
+  return t;
+}
+
+/// The input of a rank-2 matrix transpose, or null.
+Value transposedMatrix(Value v) {
+  TransposeOp t = matrixTranspose(v);
+  return t && t.getType().getRank() == 2 ? t.getInput() : Value();
 }
 
 RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
+
+/// `v` as a [rows, last dim] matrix: itself when rank 2, else a reshape.
+Value asMatrix(PatternRewriter &rw, Location loc, Value v) {
+  RankedTensorType t = typeOf(v);
+  if (t.getRank() == 2)
+    return v;
+  const int64_t cols = t.getShape().back();
+  const int64_t rows = t.getNumElements() / std::max<int64_t>(cols, 1);
+  return rw.create<ReshapeOp>(loc, RankedTensorType::get({rows, cols}, t.getElementType()), v);
+}
 
 Value gemm(PatternRewriter &rw, Location loc, RankedTensorType type, Value a,
            Value b, bool transA, bool transB) {
@@ -36,30 +62,42 @@ Value gemm(PatternRewriter &rw, Location loc, RankedTensorType type, Value a,
                            rw.getBoolAttr(transA), rw.getBoolAttr(transB));
 }
 
-/// matmul(x, transpose(w)) and matmul(transpose(x), w) into gemm.
+/// matmul(x, transpose(w)) and matmul(transpose(x), w) into gemm: w a
+/// matrix, or both operands matrices with unit batch dims (x's other
+/// leading dims fold into the rows when it is not transposed).
 struct MatMulOfTranspose : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatMulOp op, PatternRewriter &rw) const override {
     RankedTensorType lhs = typeOf(op.getLhs()), rhs = typeOf(op.getRhs());
     RankedTensorType out = op.getType();
-    if (rhs.getRank() != 2 || lhs.getRank() < 2)
+    const bool unitBatch = isUnitBatch(lhs) && isUnitBatch(rhs);
+    if (lhs.getRank() < 2 || !(rhs.getRank() == 2 || unitBatch))
       return failure();
-    Value w = transposedMatrix(op.getRhs());
-    Value x = lhs.getRank() == 2 ? transposedMatrix(op.getLhs()) : Value();
+    TransposeOp w = matrixTranspose(op.getRhs());
+    TransposeOp x = unitBatch ? matrixTranspose(op.getLhs()) : TransposeOp();
     if (!w && !x)
       return failure();
     Location loc = op.getLoc();
-    int64_t k = lhs.getDimSize(lhs.getRank() - 1), n = rhs.getDimSize(1);
+    int64_t k = lhs.getDimSize(lhs.getRank() - 1), n = rhs.getDimSize(rhs.getRank() - 1);
     int64_t m = lhs.getNumElements() / std::max<int64_t>(k, 1);
-    Value a = x ? x : op.getLhs();
-    if (!x && lhs.getRank() > 2)
-      a = rw.create<ReshapeOp>(loc, RankedTensorType::get({m, k}, lhs.getElementType()), a);
-    Value b = w ? w : op.getRhs();
+    Value a = asMatrix(rw, loc, x ? x.getInput() : op.getLhs());
+    Value b = asMatrix(rw, loc, w ? w.getInput() : op.getRhs());
     auto flat = RankedTensorType::get({m, n}, out.getElementType());
     Value product = gemm(rw, loc, flat, a, b, static_cast<bool>(x), static_cast<bool>(w));
     if (flat != out)
       product = rw.create<ReshapeOp>(loc, out, product);
     rw.replaceOp(op, product);
+    return success();
+  }
+};
+
+/// sum_to that only drops or adds unit dims sums nothing: a reshape.
+struct SumToOfUnitDims : OpRewritePattern<SumToOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SumToOp op, PatternRewriter &rw) const override {
+    if (op.getInput().getType().getNumElements() != op.getType().getNumElements())
+      return failure();
+    rw.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getInput());
     return success();
   }
 };
@@ -100,7 +138,8 @@ struct TransposeOfGemm : OpRewritePattern<TransposeOp> {
 struct FoldTransposesPass : zeroc::impl::FoldTransposesBase<FoldTransposesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatMulOfTranspose, GemmOfTranspose, TransposeOfGemm>(&getContext());
+    patterns.add<MatMulOfTranspose, GemmOfTranspose, TransposeOfGemm, SumToOfUnitDims>(
+        &getContext());
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config)))

@@ -153,6 +153,13 @@ LogicalResult ReshapeOp::verify() {
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    // reshape(reshape(x)) is reshape(x), or x when the shapes agree.
+    getInputMutable().assign(inner.getInput());
+    if (getInput().getType() == getType())
+      return getInput();
+    return getResult();
+  }
   if (auto elements = llvm::dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
     return elements.reshape(getType());
   return {};

@@ -49,3 +49,44 @@ func.func @kept(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>, %c: tensor<5xf32>, %q:
   %s = graph.matmul %q, %kt : tensor<2x3x4xf32>, tensor<2x4x3xf32> -> tensor<2x3x3xf32>
   return %t, %a, %b, %s : tensor<4x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x3xf32>
 }
+
+// -----
+
+// Tests the tied head's weight gradient as autodiff writes it for a unit
+// batch: transpose(sum_to(matmul(transpose(h), g))) with rank-3 h and g.
+// The sum_to over the unit dim is a reshape, the unit-batch transpose a
+// GEMM flag, and the outer transpose swaps the operands: one GEMM g^T h.
+// CHECK-LABEL: func.func @unit_batch_weight_grad
+// CHECK-NOT: graph.transpose
+// CHECK-NOT: graph.sum_to
+// CHECK-NOT: graph.matmul
+// CHECK-DAG: %[[H:.*]] = graph.reshape %arg0 : tensor<1x8x4xf32> -> tensor<8x4xf32>
+// CHECK-DAG: %[[G:.*]] = graph.reshape %arg1 : tensor<1x8x61xf32> -> tensor<8x61xf32>
+// CHECK: %[[W:.*]] = graph.gemm %[[G]], %[[H]] {transA = true} : (tensor<8x61xf32>, tensor<8x4xf32>) -> tensor<61x4xf32>
+// CHECK: return %[[W]]
+func.func @unit_batch_weight_grad(%h: tensor<1x8x4xf32>, %g: tensor<1x8x61xf32>) -> tensor<61x4xf32> {
+  %ht = graph.transpose %h {perm = [0, 2, 1]} : tensor<1x8x4xf32> -> tensor<1x4x8xf32>
+  %p = graph.matmul %ht, %g : tensor<1x4x8xf32>, tensor<1x8x61xf32> -> tensor<1x4x61xf32>
+  %s = graph.sum_to %p : tensor<1x4x61xf32> -> tensor<4x61xf32>
+  %dw = graph.transpose %s {perm = [1, 0]} : tensor<4x61xf32> -> tensor<61x4xf32>
+  return %dw : tensor<61x4xf32>
+}
+
+// -----
+
+// Tests that a sum_to which sums something stays, that a transpose moving
+// a unit dim is no matrix transpose, and that reshape(reshape(x)) is one
+// reshape.
+// CHECK-LABEL: func.func @not_unit
+// CHECK: graph.sum_to %arg0 : tensor<2x4x61xf32> -> tensor<4x61xf32>
+// CHECK: graph.transpose %arg1 {perm = [1, 2, 0]}
+// CHECK: %[[R:.*]] = graph.reshape %arg2 : tensor<2x6xf32> -> tensor<12xf32>
+// CHECK: return {{.*}}, {{.*}}, %[[R]]
+func.func @not_unit(%p: tensor<2x4x61xf32>, %x: tensor<1x4x8xf32>, %y: tensor<2x6xf32>)
+    -> (tensor<4x61xf32>, tensor<4x8x1xf32>, tensor<12xf32>) {
+  %s = graph.sum_to %p : tensor<2x4x61xf32> -> tensor<4x61xf32>
+  %t = graph.transpose %x {perm = [1, 2, 0]} : tensor<1x4x8xf32> -> tensor<4x8x1xf32>
+  %r1 = graph.reshape %y : tensor<2x6xf32> -> tensor<3x4xf32>
+  %r2 = graph.reshape %r1 : tensor<3x4xf32> -> tensor<12xf32>
+  return %s, %t, %r2 : tensor<4x61xf32>, tensor<4x8x1xf32>, tensor<12xf32>
+}
