@@ -11,11 +11,14 @@
 
 #include "comm_half_ops.h"
 #include "comm_internal.h"
+#include "comm_mpi_internal.h"
+#include "comm_mpi_ring.h"
 #include "status_internal.h"
 
 #include <chrono>
 #include <climits>
 #include <condition_variable>
+#include <memory>
 #include <cstdlib>
 #include <mpi.h>
 #include <mutex>
@@ -25,18 +28,6 @@
 #include <vector>
 
 namespace zeroc_rt {
-namespace {
-
-/// Process-wide MPI lifetime bookkeeping. Not locked: communicators are
-/// created and finalized from the thread that initializes MPI.
-struct MpiLifetime {
-  bool initializedByUs = false;
-  int liveComms = 0;
-  /// MPI_THREAD_MULTIPLE was granted: a progress thread may test requests
-  /// while the caller's thread computes or runs other collectives.
-  bool multiple = false;
-};
-MpiLifetime mpiLifetime;
 
 zeroc_rt_status_t mpiError(int code, const char *call, const char *file,
                            int line) {
@@ -51,13 +42,18 @@ zeroc_rt_status_t mpiError(int code, const char *call, const char *file,
                               errorClass);
 }
 
-/// Evaluates an MPI call and returns a COMM_ERROR status if it fails.
-#define ZEROC_RT_MPI_CALL(call)                                                \
-  do {                                                                         \
-    int zeroc_rt_mpi_rc_ = (call);                                             \
-    if (zeroc_rt_mpi_rc_ != MPI_SUCCESS)                                       \
-      return mpiError(zeroc_rt_mpi_rc_, #call, __FILE__, __LINE__);            \
-  } while (0)
+namespace {
+
+/// Process-wide MPI lifetime bookkeeping. Not locked: communicators are
+/// created and finalized from the thread that initializes MPI.
+struct MpiLifetime {
+  bool initializedByUs = false;
+  int liveComms = 0;
+  /// MPI_THREAD_MULTIPLE was granted: a progress thread may test requests
+  /// while the caller's thread computes or runs other collectives.
+  bool multiple = false;
+};
+MpiLifetime mpiLifetime;
 
 /// MPI datatype and element count for a transfer. f16 and bf16 travel as
 /// MPI_UINT16_T (their reductions need HalfOps); bool, never reduced (comm.cc
@@ -261,7 +257,7 @@ public:
     else
       ZEROC_RT_MPI_CALL(MPI_Iallgather(send, buf.count, buf.type, recv,
                                        buf.count, buf.type, comm, &request));
-    *id = track(request);
+    *id = track(Pending::of(request));
     return nullptr;
   }
 
@@ -276,7 +272,7 @@ public:
     MPI_Request request = MPI_REQUEST_NULL;
     ZEROC_RT_MPI_CALL(MPI_Iallreduce(source, recv, buf.count, buf.type,
                                      toMpiOp(dtype, op), comm, &request));
-    *id = track(request);
+    *id = track(Pending::of(request));
     return nullptr;
   }
 
@@ -288,16 +284,24 @@ public:
     MpiBuffer buf;
     ZEROC_RT_RETURN_IF_ERROR(
         toMpiBuffer(dtype, countPerRank, "reduce_scatter_start", buf));
+    if (RingReduceScatter::supports(dtype, op, size)) {
+      auto ring = std::make_unique<RingReduceScatter>(
+          comm, rank, size, nextRingTag(), send, recv, countPerRank, dtype,
+          scratch);
+      ZEROC_RT_RETURN_IF_ERROR(ring->start());
+      *id = track(Pending::of(std::move(ring)));
+      return nullptr;
+    }
     MPI_Request request = MPI_REQUEST_NULL;
     ZEROC_RT_MPI_CALL(MPI_Ireduce_scatter_block(
         send == recv ? MPI_IN_PLACE : send, recv, buf.count, buf.type,
         toMpiOp(dtype, op), comm, &request));
-    *id = track(request);
+    *id = track(Pending::of(request));
     return nullptr;
   }
 
   zeroc_rt_status_t wait(int64_t id) override {
-    MPI_Request request = MPI_REQUEST_NULL;
+    Pending pending;
     bool found = false;
     {
       // Taken out of the list first: the progress thread must not test a
@@ -305,7 +309,7 @@ public:
       std::lock_guard<std::mutex> lock(mutex);
       for (size_t i = 0; i < requests.size() && !found; ++i)
         if (requests[i].first == id) {
-          request = requests[i].second;
+          pending = std::move(requests[i].second);
           requests.erase(requests.begin() + static_cast<long>(i));
           found = true;
         }
@@ -314,7 +318,11 @@ public:
       return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                             "wait: no started collective has request %lld",
                             static_cast<long long>(id));
-    ZEROC_RT_MPI_CALL(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    if (pending.error)
+      return pending.error.release(); // the caller frees it
+    if (pending.ring)
+      return pending.ring->finish();
+    ZEROC_RT_MPI_CALL(MPI_Wait(&pending.request, MPI_STATUS_IGNORE));
     return nullptr;
   }
 
@@ -329,6 +337,12 @@ public:
     MpiBuffer buf;
     ZEROC_RT_RETURN_IF_ERROR(
         toMpiBuffer(dtype, countPerRank, "reduce_scatter", buf));
+    if (RingReduceScatter::supports(dtype, op, size)) {
+      RingReduceScatter ring(comm, rank, size, nextRingTag(), send, recv,
+                             countPerRank, dtype, scratch);
+      ZEROC_RT_RETURN_IF_ERROR(ring.start());
+      return ring.finish();
+    }
     ZEROC_RT_MPI_CALL(MPI_Reduce_scatter_block(send == recv ? MPI_IN_PLACE : send,
                                                recv, buf.count, buf.type,
                                                toMpiOp(dtype, op), comm));
@@ -374,26 +388,63 @@ public:
   }
 
 private:
-  /// Keeps a started request until its wait; returns its id.
-  int64_t track(MPI_Request request) {
+  struct StatusFree {
+    void operator()(zeroc_rt_status_t s) const { zeroc_rt_status_free(s); }
+  };
+
+  /// A started collective: an MPI request, or a ring zeroc runs itself.
+  struct Pending {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::unique_ptr<RingReduceScatter> ring;
+    /// The ring's error met by the progress thread, for wait to return.
+    std::unique_ptr<zeroc_rt_status, StatusFree> error;
+    bool pending() const { return ring ? !error : request != MPI_REQUEST_NULL; }
+    static Pending of(MPI_Request request) {
+      Pending p;
+      p.request = request;
+      return p;
+    }
+    static Pending of(std::unique_ptr<RingReduceScatter> ring) {
+      Pending p;
+      p.ring = std::move(ring);
+      return p;
+    }
+  };
+
+  /// Keeps a started collective until its wait; returns its id.
+  int64_t track(Pending pending) {
     int64_t id;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      requests.push_back({nextRequest, request});
+      requests.push_back({nextRequest, std::move(pending)});
       id = nextRequest++;
     }
     wake.notify_one();
     return id;
   }
 
-  /// MPI_Test drives a nonblocking collective's next round; completion is
-  /// looked at by wait (a completed request becomes MPI_REQUEST_NULL).
-  /// Called with `mutex` held.
+  /// The tag of the next ring's messages: every rank starts collectives in
+  /// the same order, so the counts agree; two rings in flight never share
+  /// one (far fewer than 32767, MPI's least MPI_TAG_UB, are ever pending).
+  int nextRingTag() { return static_cast<int>(ringCount++ % 32767); }
+
+  /// MPI_Test drives a nonblocking collective's next round, advance() a
+  /// ring's; completion is looked at by wait (a completed request becomes
+  /// MPI_REQUEST_NULL). Called with `mutex` held. A ring that fails here
+  /// is marked, and its wait reports the error.
   void testAll() {
     for (auto &entry : requests) {
+      Pending &p = entry.second;
+      if (p.ring) {
+        bool done = false;
+        if (!p.error)
+          if (zeroc_rt_status_t status = p.ring->advance(&done))
+            p.error.reset(status);
+        continue;
+      }
       int done = 0;
-      if (entry.second != MPI_REQUEST_NULL)
-        MPI_Test(&entry.second, &done, MPI_STATUS_IGNORE);
+      if (p.request != MPI_REQUEST_NULL)
+        MPI_Test(&p.request, &done, MPI_STATUS_IGNORE);
     }
   }
 
@@ -406,7 +457,7 @@ private:
     while (!stopping) {
       bool pending = false;
       for (auto &entry : requests)
-        pending |= entry.second != MPI_REQUEST_NULL;
+        pending |= entry.second.pending();
       if (!pending) {
         wake.wait(lock);
         continue;
@@ -430,7 +481,9 @@ private:
   std::mutex mutex;
   std::condition_variable wake;
   bool stopping = false;
-  std::vector<std::pair<int64_t, MPI_Request>> requests;
+  std::vector<std::pair<int64_t, Pending>> requests;
+  ScratchPool scratch;
+  int64_t ringCount = 0;
   HalfOps halfOps;
   std::thread progressThread;
 };
