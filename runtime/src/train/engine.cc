@@ -12,6 +12,8 @@
 #include "comm_internal.h"
 #include "status_internal.h"
 
+#include <cstring>
+
 namespace {
 
 zeroc_rt::train::ParamState *paramOf(zeroc_rt_engine_t *engine, int32_t param) {
@@ -46,11 +48,16 @@ zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
         p->desc->name, static_cast<long long>(p->numel),
         static_cast<long long>(count),
         static_cast<long long>(p->accumulateCount));
-  zeroc_rt_status_t status =
-      p->gradDtype == p->dtype
-          ? zeroc_rt_k_accumulate(p->dtype, grad, p->grad, count)
-          : zeroc_rt_k_accumulate_widening(p->dtype, grad, p->gradDtype,
-                                           p->grad, count);
+  zeroc_rt_status_t status = nullptr;
+  if (engine->firstAccumulation && p->gradDtype == p->dtype)
+    std::memcpy(p->grad, grad, static_cast<size_t>(count) * p->gradElemSize);
+  else if (engine->firstAccumulation)
+    status = zeroc_rt_k_convert(p->dtype, grad, p->gradDtype, p->grad, count, 1.0);
+  else if (p->gradDtype == p->dtype)
+    status = zeroc_rt_k_accumulate(p->dtype, grad, p->grad, count);
+  else
+    status = zeroc_rt_k_accumulate_widening(p->dtype, grad, p->gradDtype,
+                                            p->grad, count);
   if (status)
     return ZEROC_RT_TRAIN_WRAP(
         status, zeroc_rt::train::format(

@@ -72,9 +72,14 @@ void *at(const AlignedBuffer &slab, size_t offset) {
 
 } // namespace
 
-void ZeroState::zeroGradients() {
-  if (gradStorage.data())
-    std::memset(gradStorage.data(), 0, gradStorage.size());
+void ZeroState::zeroGradientTails() {
+  for (ParamState &p : params)
+    if (p.grad && p.gradCount > p.accumulateCount)
+      std::memset(static_cast<char *>(p.grad) +
+                      static_cast<size_t>(p.accumulateCount) * p.gradElemSize,
+                  0,
+                  static_cast<size_t>(p.gradCount - p.accumulateCount) *
+                      p.gradElemSize);
 }
 
 zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,

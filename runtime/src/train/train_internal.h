@@ -250,7 +250,10 @@ struct ZeroState {
   /// transient fp32 partition gradient, one parameter at a time here).
   AlignedBuffer masterGrad;
 
-  void zeroGradients();
+  /// Zeroes each accumulator's elements past those the micro-step
+  /// accumulates (a padded accumulator's padding), which the step's first
+  /// accumulation, a write (zeroc_rt_engine::firstAccumulation), leaves.
+  void zeroGradientTails();
 };
 
 /// Lays out the buffers of every parameter for the stage and copies the
@@ -455,6 +458,12 @@ struct zeroc_rt_engine {
   zeroc_rt::train::AlignedBuffer blob; ///< empty when the program has none
   zeroc_rt::train::ZeroState state;
   uint64_t dropoutCounter = 0;
+  /// The micro-step is its optimizer step's first: grad_accumulate writes
+  /// the accumulator (as adding to a zeroed one would, without the memset
+  /// and the read) instead of adding to it. Sound because every trainable
+  /// parameter is accumulated exactly once per micro-step (zero-verify-
+  /// partition checks it); false outside the training loop (add).
+  bool firstAccumulation = false;
   /// Updates applied so far: Adam's step count and the LR scheduler's step
   /// count (both advance only on steps that were not skipped).
   int64_t optimizerSteps = 0;

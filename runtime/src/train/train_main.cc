@@ -306,7 +306,7 @@ int train(Session &session, const Args &args,
     const Clock::time_point start = Clock::now();
     engine.times = StepTimes();
     StepTimes lastMicro; // the boundary micro-step's timers
-    engine.state.zeroGradients();
+    engine.state.zeroGradientTails();
     double localLoss = 0.0;
     zeroc_rt_status_t microError = nullptr;
     for (int a = 0; a < gas && !microError; ++a) {
@@ -318,6 +318,7 @@ int train(Session &session, const Args &args,
                               static_cast<uint64_t>(m);
       double loss = std::numeric_limits<double>::quiet_NaN();
       engine.backwardMarked = false;
+      engine.firstAccumulation = a == 0;
       const Clock::time_point microStart = Clock::now();
       microError = program.micro_step(&engine, data.inputs(), &loss);
       engine.tracer.endOp();
