@@ -18,8 +18,8 @@
 #include <chrono>
 #include <climits>
 #include <condition_variable>
-#include <memory>
 #include <cstdlib>
+#include <memory>
 #include <mpi.h>
 #include <mutex>
 #include <new>
@@ -398,7 +398,10 @@ private:
     std::unique_ptr<RingReduceScatter> ring;
     /// The ring's error met by the progress thread, for wait to return.
     std::unique_ptr<zeroc_rt_status, StatusFree> error;
-    bool pending() const { return ring ? !error : request != MPI_REQUEST_NULL; }
+    /// Whether the progress thread still has something to advance.
+    bool pending() const {
+      return ring ? !error && !ring->done() : request != MPI_REQUEST_NULL;
+    }
     static Pending of(MPI_Request request) {
       Pending p;
       p.request = request;
@@ -437,7 +440,7 @@ private:
       Pending &p = entry.second;
       if (p.ring) {
         bool done = false;
-        if (!p.error)
+        if (p.pending())
           if (zeroc_rt_status_t status = p.ring->advance(&done))
             p.error.reset(status);
         continue;

@@ -16,26 +16,24 @@ namespace {
 /// elements: 49.6 ms against 45.2 for one message of 19.3 M, 2 ranks).
 constexpr size_t kChunkBytes = size_t(4) << 20;
 
+/// out[i] = in[i] + own[i] for a float type T.
+template <typename T>
+void addAs(const char *in, const char *own, char *out, size_t count) {
+  auto *o = reinterpret_cast<T *>(out);
+  auto *a = reinterpret_cast<const T *>(in);
+  auto *b = reinterpret_cast<const T *>(own);
+  for (size_t i = 0; i < count; ++i)
+    o[i] = a[i] + b[i];
+}
+
 /// out[i] = in[i] + own[i].
 void addBlocks(zeroc_rt_dtype_t dtype, const char *in, const char *own,
                char *out, size_t count, size_t elementBytes) {
   switch (dtype) {
-  case ZEROC_RT_DTYPE_F32: {
-    auto *o = reinterpret_cast<float *>(out);
-    auto *a = reinterpret_cast<const float *>(in);
-    auto *b = reinterpret_cast<const float *>(own);
-    for (size_t i = 0; i < count; ++i)
-      o[i] = a[i] + b[i];
-    return;
-  }
-  case ZEROC_RT_DTYPE_F64: {
-    auto *o = reinterpret_cast<double *>(out);
-    auto *a = reinterpret_cast<const double *>(in);
-    auto *b = reinterpret_cast<const double *>(own);
-    for (size_t i = 0; i < count; ++i)
-      o[i] = a[i] + b[i];
-    return;
-  }
+  case ZEROC_RT_DTYPE_F32:
+    return addAs<float>(in, own, out, count);
+  case ZEROC_RT_DTYPE_F64:
+    return addAs<double>(in, own, out, count);
   default: // F16, BF16 (supports())
     if (out != own)
       std::memmove(out, own, count * elementBytes);

@@ -62,6 +62,8 @@ public:
   zeroc_rt_status_t advance(bool *done);
   /// Runs the rest to the end.
   zeroc_rt_status_t finish();
+  /// Whether the last chunk has been added.
+  bool done() const { return finished; }
 
 private:
   zeroc_rt_status_t post();
