@@ -17,6 +17,8 @@ dropout 0) and each ZeRO stage, 2 ranks with one thread each, it trains
   * PyTorch DDP (gloo) + torch.optim.AdamW: the stage 0-2 peer;
   * PyTorch FSDP2 (fully_shard per transformer block and at the root, gloo,
     CPU) + AdamW: the stage-3 peer;
+  * both again with torch.set_flush_denormal(True) (zeroc flushes denormals
+    by default; PyTorch does not);
   * DeepSpeed (DS_ACCELERATOR=cpu, gloo, the same ds_config.json, torch's
     AdamW via "torch_adam": true), stages 0-3;
 
@@ -77,7 +79,13 @@ MODELS = {
 }
 QUICK = dict(layers=2, width=64, heads=2, vocab=1000, intermediate=172)
 PEER_NAMES = {"ddp": "PyTorch DDP", "fsdp2": "PyTorch FSDP2",
+              "ddp-ftz": "PyTorch DDP, denormals flushed",
+              "fsdp2-ftz": "PyTorch FSDP2, denormals flushed",
               "deepspeed": "DeepSpeed"}
+# A "-ftz" peer is the same run with torch.set_flush_denormal(True), as
+# zeroc's runtime flushes denormals by default (docs/Training.md): the
+# fastest a PyTorch user can get on these CPUs.
+FTZ = "-ftz"
 
 
 class BenchError(Exception):
@@ -170,6 +178,8 @@ def worker_train(cfg):
     import torch.distributed as dist
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
+    if cfg.get("flush_denormal"):
+        torch.set_flush_denormal(True)
     import transformers  # noqa: F401
     if system == "deepspeed":
         import deepspeed
@@ -417,7 +427,8 @@ def run_peer(args, prep, system, stage):
     tag = "%s-s%d" % (system, stage) if system == "deepspeed" else system
     d = os.path.join(prep["dir"], tag)
     os.makedirs(d, exist_ok=True)
-    cfg = dict(system=system, stage=stage, spec=prep["spec"], init=prep["init"],
+    cfg = dict(system=system.replace(FTZ, ""), flush_denormal=system.endswith(FTZ),
+               stage=stage, spec=prep["spec"], init=prep["init"],
                data=prep["data"], ds_config=prep["ds_config"], steps=args.steps,
                out=os.path.join(d, "result"))
     cfg_path = os.path.join(d, "worker.cfg")
@@ -676,9 +687,9 @@ def main():
                 name, prep["psi"], prep["export_s"]), file=sys.stderr)
             jobs = []
             if any(s <= 2 for s in args.stages):
-                jobs.append(("ddp", 0))
+                jobs += [("ddp", 0), ("ddp" + FTZ, 0)]
             if 3 in args.stages:
-                jobs.append(("fsdp2", 3))
+                jobs += [("fsdp2", 3), ("fsdp2" + FTZ, 3)]
             for s in args.stages:
                 jobs += [("zeroc", s), ("deepspeed", s)]
             done = {}
@@ -702,12 +713,14 @@ def main():
                     time.time() - t0), file=sys.stderr)
             for s in args.stages:
                 peer = "ddp" if s <= 2 else "fsdp2"
+                pstage = 0 if peer == "ddp" else 3
                 for system, stage, short in (("zeroc", s, "zeroc"),
-                                             (peer, 0 if peer == "ddp" else 3, peer.upper()),
+                                             (peer, pstage, peer.upper()),
+                                             (peer + FTZ, pstage, peer.upper() + FTZ.upper()),
                                              ("deepspeed", s, "DeepSpeed")):
                     res, err = done[(system, stage)]
                     label = "zeroc" if system == "zeroc" else PEER_NAMES[system]
-                    if system == "ddp" and s > 0:
+                    if system.startswith("ddp") and s > 0:
                         label += " (the stage-0 run)"
                     rows.append(dict(model=name, stage=s, system=system,
                                      label=label, short=short, res=res,

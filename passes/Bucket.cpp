@@ -229,7 +229,8 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
           b.create<ShardSliceOp>(m.scatter.getLoc(), m.scatter.getType(),
                                  scatter, b.getI64IntegerAttr(offset));
       b.create<GradAccumulateOp>(m.accumulate.getLoc(),
-                                 m.accumulate.getParamAttr(), slice);
+                                 m.accumulate.getParamAttr(), slice,
+                                 /*in_place=*/UnitAttr());
     }
     for (GradReduction m : members) {
       m.accumulate.erase();

@@ -317,7 +317,7 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
       b.setInsertionPoint(ret);
     Location loc = ret->getLoc();
     if (stage < 2) {
-      b.create<zero::GradAccumulateOp>(loc, param, grad);
+      b.create<zero::GradAccumulateOp>(loc, param, grad, /*in_place=*/UnitAttr());
       return;
     }
     auto type = llvm::cast<RankedTensorType>(grad.getType());
@@ -333,7 +333,7 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
         loc, shardType, flat,
         zero::ReduceKindAttr::get(&getContext(), zero::ReduceKind::Sum),
         FloatAttr(), /*in_place=*/UnitAttr());
-    b.create<zero::GradAccumulateOp>(loc, param, shard);
+    b.create<zero::GradAccumulateOp>(loc, param, shard, /*in_place=*/UnitAttr());
   }
 };
 

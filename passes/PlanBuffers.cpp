@@ -8,6 +8,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <map>
 
@@ -64,11 +66,56 @@ private:
   int64_t bytes = 0;
 };
 
+/// With one micro-step per optimizer step, every step's only accumulation
+/// of a gradient writes its accumulator (zeroc_rt_engine::firstAccumulation):
+/// the gradient can be produced there directly instead of in the arena and
+/// copied. Taken when the gradient has the accumulator's element type and
+/// nothing but the accumulation uses it or the reshapes between (so nothing
+/// else reads or writes that storage); the accumulation is marked in_place.
+/// Returns the results placed in accumulators.
+llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
+                                                   func::FuncOp micro) {
+  llvm::DenseSet<Value> placed;
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!step || step.isExternal())
+    return placed;
+  auto steps = step->getAttrOfType<IntegerAttr>(kMicroStepsAttr);
+  if (!steps || steps.getInt() != 1)
+    return placed;
+  llvm::StringMap<Type> accumulatorElement;
+  step.walk([&](GradAccumulatorOp acc) {
+    accumulatorElement[acc.getParam()] = bufferElementType(acc.getType());
+  });
+  Block &block = micro.getBody().front();
+  for (auto accumulate : block.getOps<GradAccumulateOp>()) {
+    Value grad = accumulate.getGrad();
+    if (bufferElementType(grad.getType()) !=
+        accumulatorElement.lookup(accumulate.getParam()))
+      continue;
+    Value root = accumulatorStorageOf(grad);
+    bool onlyAccumulated = true;
+    for (Value v = grad;; v = v.getDefiningOp<zeroc::graph::ReshapeOp>().getInput()) {
+      onlyAccumulated &= v.hasOneUse();
+      if (v == root)
+        break;
+    }
+    Operation *def = root.getDefiningOp();
+    if (!onlyAccumulated || !def || def->getBlock() != &block ||
+        !resultsNeedArena(def) || placed.contains(root))
+      continue;
+    accumulate.setInPlace(true);
+    placed.insert(root);
+  }
+  return placed;
+}
+
 /// Plans one function's values from offset 0; returns the bytes it needs.
 /// Ops are taken in the order they run: each top-level op, then the ops
 /// nested in its regions (the step's zero.if_finite runs its body once, in
 /// order), so that a bucket inside the step is planned like one outside.
-FailureOr<int64_t> planFunction(func::FuncOp fn) {
+/// Results in `inAccumulator` get kInAccumulatorOffset.
+FailureOr<int64_t> planFunction(func::FuncOp fn,
+                                const llvm::DenseSet<Value> &inAccumulator = {}) {
   Block &block = fn.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : block)
@@ -96,6 +143,10 @@ FailureOr<int64_t> planFunction(func::FuncOp fn) {
     if (op->getNumResults() && resultsNeedArena(op)) {
       SmallVector<int64_t> offsets;
       for (Value r : op->getResults()) {
+        if (inAccumulator.contains(r)) {
+          offsets.push_back(kInAccumulatorOffset);
+          continue;
+        }
         int64_t bytes = storageBytes(r.getType());
         if (bytes < 0)
           return op->emitOpError("result type ") << r.getType() << " has no static size to plan";
@@ -123,7 +174,8 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
     }
     // The micro-step and the optimizer step never run at the same time:
     // they share the arena.
-    FailureOr<int64_t> bytes = planFunction(fn);
+    FailureOr<int64_t> bytes =
+        planFunction(fn, placeGradientsInAccumulators(module, fn));
     if (failed(bytes))
       return signalPassFailure();
     int64_t total = *bytes;

@@ -33,6 +33,12 @@ Value storageRoot(Value v) {
   return v;
 }
 
+Value accumulatorStorageOf(Value grad) {
+  while (auto r = grad.getDefiningOp<graph::ReshapeOp>())
+    grad = r.getInput();
+  return grad;
+}
+
 bool resultsNeedArena(Operation *op) {
   if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op); rs && rs.getInPlace())
     return false;

@@ -122,6 +122,8 @@ LogicalResult CpuTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op)) {
+    if (acc.getInPlace()) // its gradient was written into the accumulator
+      return success();
     std::optional<Shape> s = shapeOf(acc.getGrad().getType());
     p.call(llvm::formatv("zeroc_rt_engine_grad_accumulate(e, {0}, {1}, {2})",
                          paramOf(acc.getParam()), p.var(acc.getGrad()),

@@ -113,6 +113,11 @@ LogicalResult ProgramPrinter::readPlan(func::FuncOp fn) {
   if (!bytes)
     return module.emitError("module has no buffer plan (run zero-plan-buffers)");
   arenaBytes = bytes.getInt();
+  // The gradients planned into their accumulators (kInAccumulatorOffset).
+  fn.walk([&](zero::GradAccumulateOp acc) {
+    if (acc.getInPlace())
+      accumulatorOf[zero::accumulatorStorageOf(acc.getGrad())] = acc.getParam();
+  });
   // Nested ops too: a bucket inside the step's zero.if_finite.
   WalkResult walk = fn.getBody().walk([&](Operation *op) {
     if (!op->getNumResults() || !zero::resultsNeedArena(op))
@@ -122,8 +127,15 @@ LogicalResult ProgramPrinter::readPlan(func::FuncOp fn) {
       op->emitOpError("has no arena offsets (run zero-plan-buffers)");
       return WalkResult::interrupt();
     }
-    for (auto [r, off] : llvm::zip(op->getResults(), offsets))
-      arenaOffset[r] = llvm::cast<IntegerAttr>(off).getInt();
+    for (auto [r, off] : llvm::zip(op->getResults(), offsets)) {
+      int64_t offset = llvm::cast<IntegerAttr>(off).getInt();
+      if (offset == zero::kInAccumulatorOffset && !accumulatorOf.count(r)) {
+        op->emitOpError("has arena offset -1 but no in-place "
+                        "zero.grad_accumulate of its result");
+        return WalkResult::interrupt();
+      }
+      arenaOffset[r] = offset;
+    }
     return WalkResult::advance();
   });
   return failure(walk.wasInterrupted());
@@ -148,7 +160,10 @@ LogicalResult ProgramPrinter::printOp(Operation *op) {
     std::string n = "V[" + std::to_string(nextVar++) + "]";
     names[r] = n;
     auto it = arenaOffset.find(r);
-    if (it != arenaOffset.end())
+    if (it != arenaOffset.end() && it->second == zero::kInAccumulatorOffset)
+      line(n + " = (char *)zeroc_rt_engine_grad_accumulator(e, " +
+           std::to_string(paramIndex(accumulatorOf.lookup(r))) + ");");
+    else if (it != arenaOffset.end())
       line(n + " = A + " + std::to_string(it->second) + ";");
     if (!shapeOf(r.getType()) || !dtypeName(shapeOf(r.getType())->elem))
       return op->emitOpError("produces a type the ")

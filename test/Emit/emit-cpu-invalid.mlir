@@ -70,3 +70,23 @@ module attributes {zero.stage = 0 : i64, zero.world_size = 2 : i64, zero.arena_b
     return %lr, %of, %lr : tensor<f64>, tensor<i1>, tensor<f64>
   }
 }
+
+// -----
+
+// A result planned into an accumulator that no in-place accumulation takes.
+module attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.arena_bytes = 64 : i64} {
+  graph.param trainable @w = dense<0.5> : tensor<4xf32>
+  func.func @train_micro_step(%x: tensor<4xf32>) -> tensor<f32> {
+    // expected-error@+1 {{has arena offset -1 but no in-place zero.grad_accumulate of its result}}
+    %g = graph.relu %x {zero.arena_offsets = [-1]} : tensor<4xf32>
+    zero.grad_accumulate @w, %g : tensor<4xf32>
+    %l = graph.constant dense<0.0> : tensor<f32>
+    return %l : tensor<f32>
+  }
+  func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) attributes {zero.micro_steps = 1 : i64, zero.monitor = #zero.monitor<>} {
+    %t = zero.step_count : tensor<i64>
+    %lr, %m = zero.lr_schedule %t {schedule = #zero.lr_schedule<>, base_lr = 1.0e-3 : f64, base_momentum = 0.9 : f64} : tensor<i64> -> tensor<f64>, tensor<f64>
+    %of = graph.constant dense<false> : tensor<i1>
+    return %lr, %of, %lr : tensor<f64>, tensor<i1>, tensor<f64>
+  }
+}

@@ -159,6 +159,8 @@ private:
   /// --trace's name of each traced op, in program order.
   std::vector<std::string> opNames;
   llvm::DenseMap<mlir::Value, int64_t> arenaOffset;
+  /// The parameter whose accumulator holds a result planned there.
+  llvm::DenseMap<mlir::Value, llvm::StringRef> accumulatorOf;
   int64_t arenaBytes = 0;
   int nextVar = 0;
   /// Off while printing @train_step: --trace spans only the micro-step's ops.

@@ -461,6 +461,12 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
     reads. `@train_step` is planned the same way into the same arena (the
     two never run at once: `zero.arena_bytes` is the larger need).
 
+    With one micro-step per optimizer step (`@train_step`'s
+    `zero.micro_steps` = 1) a gradient of its accumulator's element type,
+    used only by its `zero.grad_accumulate` (through reshapes), is produced
+    in the accumulator itself: its op's offset is -1 and the accumulation is
+    marked `in_place` (no copy, no arena space).
+
     Ops nested in a region (the step's `zero.if_finite`, which may hold a
     bucket of replica gathers) are planned in the order they run: each
     top-level op, then the ops of its region.

@@ -69,6 +69,17 @@ GatheredElements gatheredElementsAt(mlir::Block *block, mlir::Operation *point);
 /// place) and an in-place zero.reduce_scatter(_start).
 mlir::Value storageRoot(mlir::Value v);
 
+/// The arena offset zero-plan-buffers gives a result that is not in the
+/// arena but in its parameter's gradient accumulator: the result is the
+/// storage of a gradient that an in-place zero.grad_accumulate consumes
+/// (accumulatorStorageOf).
+inline constexpr int64_t kInAccumulatorOffset = -1;
+
+/// The value holding the storage of an in-place zero.grad_accumulate's
+/// gradient (its operand, through graph.reshape): the op result that
+/// zero-plan-buffers places in the accumulator.
+mlir::Value accumulatorStorageOf(mlir::Value grad);
+
 /// Whether `op`'s results are arena buffers (as opposed to aliases, runtime
 /// state or constants).
 bool resultsNeedArena(mlir::Operation *op);

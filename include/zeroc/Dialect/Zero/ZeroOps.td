@@ -506,9 +506,15 @@ def Zero_GradAccumulateOp : Zero_Op<"grad_accumulate",
     zero.grad_accumulate @fc.weight, %g : tensor<7x10xf32>
     zero.grad_accumulate @fc.weight, %s : !zero.shard<grads, f32, 18, device>
     ```
+
+    With `in_place` (zero-plan-buffers, one micro-step per optimizer step,
+    the gradient of the accumulator's element type and used by nothing
+    else) the op that produces the gradient writes it into the accumulator
+    itself, and this op only marks where the accumulation is complete.
   }];
   let arguments = (ins FlatSymbolRefAttr:$param,
-                   AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>:$grad);
+                   AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>:$grad,
+                   UnitAttr:$in_place);
   let assemblyFormat = "$param `,` $grad attr-dict `:` qualified(type($grad))";
 }
 
