@@ -147,7 +147,7 @@ zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
   const char *what = startedForm ? "all_reduce_start" : "all_reduce";
   ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, startedForm, request));
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t bytes, unused;
+  size_t bytes = 0, unused = 0;
   ZEROC_RT_RETURN_IF_ERROR(
       checkTransfer(what, dtype, true, op, count, 1, bytes, unused));
   if (count == 0)
@@ -172,7 +172,7 @@ zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
   const char *what = startedForm ? "all_gather_start" : "all_gather";
   ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, startedForm, request));
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t blockBytes, totalBytes;
+  size_t blockBytes = 0, totalBytes = 0;
   ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, false,
                                          ZEROC_RT_REDUCE_SUM, countPerRank,
                                          comm->size, blockBytes, totalBytes));
@@ -225,7 +225,7 @@ zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
   const char *what = startedForm ? "reduce_scatter_start" : "reduce_scatter";
   ZEROC_RT_RETURN_IF_ERROR(checkRequest(what, startedForm, request));
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t blockBytes, totalBytes;
+  size_t blockBytes = 0, totalBytes = 0;
   ZEROC_RT_RETURN_IF_ERROR(checkTransfer(what, dtype, true, op, countPerRank,
                                          comm->size, blockBytes, totalBytes));
   if (countPerRank == 0)
@@ -249,7 +249,7 @@ zeroc_rt_status_t broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
                             zeroc_rt_dtype_t dtype, int root) {
   const char *what = "broadcast";
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, what));
-  size_t bytes, unused;
+  size_t bytes = 0, unused = 0;
   ZEROC_RT_RETURN_IF_ERROR(checkTransfer(
       what, dtype, false, ZEROC_RT_REDUCE_SUM, count, 1, bytes, unused));
   if (root < 0 || root >= comm->size)

@@ -63,7 +63,7 @@ struct zeroc_rt_comm {
     return reduceScatter(send, recv, countPerRank, dtype, op);
   }
   /// Blocks until request `id` (-1: none) has finished.
-  virtual zeroc_rt_status_t wait(int64_t id) { return nullptr; }
+  virtual zeroc_rt_status_t wait(int64_t /*id*/) { return nullptr; }
   /// Lets the started collectives advance; cheap when none is pending.
   virtual void progress() {}
   /// Releases backend resources; called exactly once, before destruction.
