@@ -99,9 +99,9 @@ llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
       if (v == root)
         break;
     }
+    // One use each: no second accumulation of the same storage either.
     Operation *def = root.getDefiningOp();
-    if (!onlyAccumulated || !def || def->getBlock() != &block ||
-        !resultsNeedArena(def) || placed.contains(root))
+    if (!onlyAccumulated || !def || !resultsNeedArena(def))
       continue;
     accumulate.setInPlace(true);
     placed.insert(root);
