@@ -14,11 +14,13 @@
 #include "zeroc/Passes/CommCostModel.h"
 #include "zeroc/Passes/ComputeCostModel.h"
 
+#include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
@@ -85,9 +87,74 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
       module.emitError("zero-overlap needs @train_micro_step and zero.stage (run zero-partition)");
       return signalPassFailure();
     }
-    if (stage.getInt() == 3)
+    if (stage.getInt() == 3) {
       overlapGathers(fn);
+      if (auto step = module.lookupSymbol<func::FuncOp>("train_step");
+          step && !step.isExternal())
+        carryLeadingGathers(fn, step);
+    }
     overlapReductions(fn);
+  }
+
+  /// Stage 3: the gathers the micro-step starts before its first wait have
+  /// no compute before them to hide their travel. @train_step starts each
+  /// of them too, as a carry, right after the update of the parameters it
+  /// sends, which move to the front of the update block: the rest of the
+  /// optimizer step then computes while they travel, and the next
+  /// micro-step's start, marked carried, only waits (see
+  /// zero.all_gather_start). Nothing is carried when an update reads a
+  /// value the update block computes.
+  void carryLeadingGathers(func::FuncOp micro, func::FuncOp step) {
+    SmallVector<zero::AllGatherStartOp> leading;
+    for (Operation &op : micro.getBody().front()) {
+      if (auto start = llvm::dyn_cast<zero::AllGatherStartOp>(op))
+        leading.push_back(start);
+      else if (!llvm::isa<zero::ParamShardOp, zero::ParamReplicaOp,
+                          zero::ConcatShardsOp, graph::ConstantOp>(op))
+        break;
+    }
+    auto guards = step.getBody().front().getOps<zero::IfFiniteOp>();
+    if (leading.empty() || guards.empty())
+      return;
+    Block &updates = (*guards.begin()).getBody().front();
+    Block::iterator at = updates.begin();
+    auto moveHere = [&](Operation *op) {
+      if (&*at == op)
+        ++at;
+      else
+        op->moveBefore(&updates, at);
+    };
+    auto definedInBlock = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && updates.getParent()->isAncestor(def->getParentRegion());
+    };
+    OpBuilder b(&getContext());
+    int64_t index = 0;
+    for (zero::AllGatherStartOp start : leading) {
+      SmallVector<Operation *> reads = shardReads(start.getShard());
+      SmallVector<Operation *> sent; // the updates of what it sends
+      for (Operation *read : reads)
+        if (auto shard = llvm::dyn_cast<zero::ParamShardOp>(read))
+          for (Operation &op : updates)
+            if (llvm::isa<zero::AdamUpdateOp, zero::SgdUpdateOp>(op) &&
+                op.getAttrOfType<FlatSymbolRefAttr>("param").getAttr() ==
+                    shard.getParamAttr().getAttr())
+              sent.push_back(&op);
+      if (reads.empty() || llvm::any_of(sent, [&](Operation *op) {
+            return llvm::any_of(op->getOperands(), definedInBlock);
+          }))
+        return;
+      for (Operation *op : sent)
+        moveHere(op);
+      b.setInsertionPoint(&updates, at);
+      IRMapping sends;
+      for (Operation *read : reads)
+        b.clone(*read, sends);
+      auto carry = llvm::cast<zero::AllGatherStartOp>(b.clone(*start, sends));
+      carry.setCarry(index);
+      start.setCarried(index);
+      ++index;
+    }
   }
 
   /// Stage 3: every gather becomes a start and a wait where it was; the

@@ -309,13 +309,57 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     ld.erase();
   }
 
+  /// An embedding's row gradient in `grad`: a graph.gather_grad on axis 0
+  /// of grad's type, alone or added to a dense part of that type (a tied
+  /// head's), used by nothing else.
+  struct RowGradient {
+    graph::GatherGradOp rows;
+    Value dense; ///< null: the gradient is the rows alone
+  };
+  static std::optional<RowGradient> rowGradient(Value grad) {
+    auto type = llvm::cast<RankedTensorType>(grad.getType());
+    auto rowsOf = [&](Value v) {
+      auto g = v.getDefiningOp<graph::GatherGradOp>();
+      return g && g.getAxis() == 0 && g.getType() == type && g->hasOneUse()
+                 ? g
+                 : graph::GatherGradOp();
+    };
+    if (auto rows = rowsOf(grad))
+      return RowGradient{rows, Value()};
+    auto add = grad.getDefiningOp<graph::AddOp>();
+    if (!add || !add->hasOneUse())
+      return std::nullopt;
+    for (int i : {0, 1})
+      if (auto rows = rowsOf(add->getOperand(i));
+          rows && add->getOperand(1 - i).getType() == type)
+        return RowGradient{rows, add->getOperand(1 - i)};
+    return std::nullopt;
+  }
+
   void accumulateGrad(OpBuilder &b, Value grad, FlatSymbolRefAttr param,
                       Operation *ret) {
+    Location loc = ret->getLoc();
+    // Stages 2-3: an embedding's rows reach the ranks' shards as rows
+    // (zero.grad_accumulate_rows) when all ranks' rows are fewer elements
+    // than the gradient; a dense part is reduce-scattered on its own, from
+    // where it is final (for a tied head, early in the backward pass). The
+    // dead gather_grad and add go with the cleanup.
+    if (stage >= 2)
+      if (std::optional<RowGradient> g = rowGradient(grad);
+          g && llvm::cast<ShapedType>(g->rows.getGrad().getType()).getNumElements() * worldSize <=
+                   g->rows.getType().getNumElements()) {
+        b.setInsertionPointAfter(g->rows);
+        b.create<zero::GradAccumulateRowsOp>(
+            loc, param, g->rows.getGrad(), g->rows.getIndices(),
+            g->rows.getPaddingIdxAttr());
+        if (!g->dense)
+          return;
+        grad = g->dense;
+      }
     if (Operation *def = grad.getDefiningOp())
       b.setInsertionPointAfter(def);
     else
       b.setInsertionPoint(ret);
-    Location loc = ret->getLoc();
     if (stage < 2) {
       b.create<zero::GradAccumulateOp>(loc, param, grad, /*in_place=*/UnitAttr());
       return;

@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 
@@ -87,10 +88,16 @@ llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
     accumulatorElement[acc.getParam()] = bufferElementType(acc.getType());
   });
   Block &block = micro.getBody().front();
+  // A parameter whose rows are accumulated too (zero.grad_accumulate_rows)
+  // has two accumulations in either order: neither overwrites.
+  llvm::StringSet<> withRows;
+  for (auto rows : block.getOps<GradAccumulateRowsOp>())
+    withRows.insert(rows.getParam());
   for (auto accumulate : block.getOps<GradAccumulateOp>()) {
     Value grad = accumulate.getGrad();
-    if (bufferElementType(grad.getType()) !=
-        accumulatorElement.lookup(accumulate.getParam()))
+    if (withRows.contains(accumulate.getParam()) ||
+        bufferElementType(grad.getType()) !=
+            accumulatorElement.lookup(accumulate.getParam()))
       continue;
     Value root = accumulatorStorageOf(grad);
     bool onlyAccumulated = true;
@@ -138,6 +145,31 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
         }
   Arena arena;
   std::multimap<int, std::pair<int64_t, int64_t>> releases;
+  // A gather carried across the step boundary (zero.all_gather_start's
+  // carry and carried) reads its packed shards and writes its result from
+  // @train_step until the micro-step's wait: both functions place the two
+  // first, in carry order, into their empty arena, so their offsets agree.
+  // In @train_step they stay taken to its end; in the micro-step the packed
+  // shards until the wait, the result until its last use.
+  std::map<int64_t, AllGatherStartOp> carried;
+  for (Operation *op : ops)
+    if (auto start = llvm::dyn_cast<AllGatherStartOp>(op))
+      if (std::optional<uint64_t> k =
+              start.getCarry() ? start.getCarry() : start.getCarried())
+        carried[static_cast<int64_t>(*k)] = start;
+  llvm::DenseMap<Value, int64_t> pinned;
+  for (auto &[k, start] : carried) {
+    SmallVector<Value, 2> values{start.getToken()};
+    if (auto packed = start.getShard().getDefiningOp<ConcatShardsOp>())
+      values.push_back(packed);
+    for (Value v : values) {
+      int64_t size = alignUp(std::max<int64_t>(1, storageBytes(v.getType())));
+      int64_t off = arena.allocate(size);
+      pinned[v] = off;
+      if (start.getCarried())
+        releases.insert({lastUse.lookup(v), {off, size}});
+    }
+  }
   Builder b(fn.getContext());
   for (auto [index, op] : llvm::enumerate(ops)) {
     if (op->getNumResults() && resultsNeedArena(op)) {
@@ -145,6 +177,10 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
       for (Value r : op->getResults()) {
         if (inAccumulator.contains(r)) {
           offsets.push_back(kInAccumulatorOffset);
+          continue;
+        }
+        if (auto it = pinned.find(r); it != pinned.end()) {
+          offsets.push_back(it->second);
           continue;
         }
         int64_t bytes = storageBytes(r.getType());

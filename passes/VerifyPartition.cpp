@@ -147,7 +147,7 @@ struct VerifyPartitionPass
       if (p.getTrainable())
         trainable[p.getSymName()] = p;
     }
-    llvm::StringMap<int> accumulated;
+    llvm::StringMap<int> accumulated, rowAccumulated;
     llvm::DenseSet<std::pair<Operation *, int64_t>> takenSlices;
     llvm::StringSet<> stored;
 
@@ -211,6 +211,12 @@ struct VerifyPartitionPass
             return failure();
         }
       }
+      if (auto rows = llvm::dyn_cast<zero::GradAccumulateRowsOp>(op)) {
+        if (stage < 2)
+          return op->emitOpError("only stages 2-3 accumulate gradient rows");
+        if (rowAccumulated[rows.getParam()]++)
+          return op->emitOpError("second row accumulation of @") << rows.getParam();
+      }
       if (auto unpack = llvm::dyn_cast<zero::UnpackShardsOp>(op))
         if (failed(verifyUnpackedParam(unpack)))
           return failure();
@@ -245,8 +251,11 @@ struct VerifyPartitionPass
                  << live << " gathered parameter elements alive, more than "
                  << "zero.max_live_parameters = " << limit.getInt();
       }
+    // One accumulation of the gradient, or of its rows and at most one of
+    // a dense part (zero.grad_accumulate_rows).
     for (auto &[name, param] : trainable)
-      if (accumulated.lookup(name) != 1)
+      if (accumulated.lookup(name) != 1 &&
+          !(rowAccumulated.lookup(name) == 1 && accumulated.lookup(name) == 0))
         return fn.emitOpError("parameter @")
                << name << " has " << accumulated.lookup(name)
                << " gradient accumulations, expected 1";

@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <map>
+
 namespace zeroc {
 #define GEN_PASS_DEF_VERIFYSTEP
 #include "zeroc/Passes/Passes.h.inc"
@@ -198,6 +200,77 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
                                  microStepReduced.contains(p.getSymName()))))
         return failure();
     }
+    return verifyCarries(module, uses);
+  }
+
+  /// The parameters a gather's shard operand reads, in order (a
+  /// zero.param_shard, or a zero.concat_shards of them); empty otherwise.
+  static SmallVector<StringRef> sentParams(zero::AllGatherStartOp start) {
+    SmallVector<Value> shards{start.getShard()};
+    if (auto concat = start.getShard().getDefiningOp<zero::ConcatShardsOp>())
+      shards.assign(concat.getInputs().begin(), concat.getInputs().end());
+    SmallVector<StringRef> names;
+    for (Value v : shards) {
+      auto read = v.getDefiningOp<zero::ParamShardOp>();
+      if (!read)
+        return {};
+      names.push_back(read.getParam());
+    }
+    return names;
+  }
+
+  /// zero-overlap's gathers carried across the step boundary: each carry
+  /// of @train_step has one carried start of the same index in
+  /// @train_micro_step that gathers the same parameters into the same type,
+  /// and follows, in the update block, the update of each parameter it
+  /// sends.
+  LogicalResult verifyCarries(ModuleOp module,
+                              llvm::StringMap<ParamUses> &uses) {
+    std::map<int64_t, zero::AllGatherStartOp> carries, carried;
+    WalkResult walk = module.walk([&](zero::AllGatherStartOp start) -> WalkResult {
+      auto fn = start->getParentOfType<func::FuncOp>();
+      std::optional<uint64_t> k = start.getCarry() ? start.getCarry() : start.getCarried();
+      if (!k)
+        return WalkResult::advance();
+      bool isCarry = start.getCarry().has_value();
+      StringRef expected = isCarry ? "train_step" : "train_micro_step";
+      if (!fn || fn.getSymName() != expected)
+        return start.emitOpError(isCarry ? "carry" : "carried start")
+               << " must be in @" << expected;
+      auto &map = isCarry ? carries : carried;
+      if (!map.emplace(static_cast<int64_t>(*k), start).second)
+        return start.emitOpError("second ")
+               << (isCarry ? "carry" : "carried start") << " of index " << *k;
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    for (auto &[k, carry] : carries) {
+      auto it = carried.find(k);
+      if (it == carried.end())
+        return carry.emitOpError("carry ")
+               << k << " has no carried start in @train_micro_step";
+      zero::AllGatherStartOp taken = it->second;
+      SmallVector<StringRef> sent = sentParams(carry);
+      if (sent.empty() || sent != sentParams(taken) ||
+          carry.getType() != taken.getType()) {
+        InFlightDiagnostic d = carry.emitOpError("carry ")
+                               << k << " does not gather what its carried start gathers";
+        d.attachNote(taken.getLoc()) << "the carried start";
+        return d;
+      }
+      for (StringRef name : sent) {
+        Operation *update = uses.lookup(name).update;
+        if (update && (update->getBlock() != carry->getBlock() ||
+                       !update->isBeforeInBlock(carry)))
+          return carry.emitOpError("carry ")
+                 << k << " must follow the update of '" << name << "'";
+      }
+    }
+    for (auto &[k, taken] : carried)
+      if (!carries.count(k))
+        return taken.emitOpError("carried start ")
+               << k << " has no carry in @train_step";
     return success();
   }
 

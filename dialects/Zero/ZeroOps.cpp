@@ -324,6 +324,19 @@ LogicalResult AllGatherStartOp::verify() {
   auto flat = llvm::cast<FlatType>(getToken().getType().getPayload());
   if (failed(verifyGatherTypes(*this, getShard().getType(), flat)))
     return failure();
+  if (getCarry() && getCarried())
+    return emitOpError("cannot be both a carry and carried");
+  for (std::optional<uint64_t> index : {getCarry(), getCarried()})
+    if (index && static_cast<int64_t>(*index) < 0)
+      return emitOpError("carry index must be >= 0, got ")
+             << static_cast<int64_t>(*index);
+  if (getCarry()) {
+    // Waited for by the next @train_micro_step (its carried start).
+    if (!getToken().use_empty())
+      return emitOpError("token of a carry must have no use here (the next "
+                         "micro-step waits for it)");
+    return success();
+  }
   return verifyWaitedOnce(*this, getToken());
 }
 
@@ -470,6 +483,32 @@ LogicalResult ParamShardOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return success(static_cast<bool>(lookupParamOfShard(
       *this, getParamAttr(), getType(), "result", symbols, /*trainable=*/false)));
 }
+
+LogicalResult
+GradAccumulateRowsOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
+  if (!param)
+    return failure();
+  auto rows = llvm::cast<RankedTensorType>(getRows().getType());
+  auto indices = llvm::cast<RankedTensorType>(getIndices().getType());
+  RankedTensorType p = param.getType();
+  if (!indices.getElementType().isSignlessInteger(64) &&
+      !indices.getElementType().isSignlessInteger(32))
+    return emitOpError("indices must be i32 or i64, got ") << indices.getElementType();
+  if (rows.getElementType() != p.getElementType())
+    return emitOpError("rows must have the parameter's element type ")
+           << p.getElementType() << ", got " << rows.getElementType();
+  SmallVector<int64_t> expected(indices.getShape());
+  if (p.getRank() < 1)
+    return emitOpError("parameter must have rows (rank >= 1)");
+  llvm::append_range(expected, p.getShape().drop_front());
+  if (rows.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("rows shape must be the indices' shape followed by a "
+                       "parameter row's, got ")
+           << rows << " for indices " << indices << " and parameter " << p;
+  return success();
+}
+
 
 LogicalResult
 GradAccumulateOp::verifySymbolUses(SymbolTableCollection &symbols) {

@@ -28,6 +28,7 @@
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -90,6 +91,20 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     state += copies * (layout ? layout.getUpdate() : 0) * m;
   }
 
+  // Parameters whose gradient moves only as rows (zero.grad_accumulate_rows
+  // and no dense accumulation): their padded elements, which no
+  // reduce-scatter moves.
+  int64_t rowsOnly = 0;
+  if (auto micro = module.lookupSymbol<func::FuncOp>("train_micro_step")) {
+    llvm::StringSet<> dense;
+    micro.walk([&](zero::GradAccumulateOp a) { dense.insert(a.getParam()); });
+    micro.walk([&](zero::GradAccumulateRowsOp r) {
+      auto p = module.lookupSymbol<graph::ParamOp>(r.getParamAttr());
+      if (p && !dense.contains(r.getParam()))
+        rowsOnly += (p.getType().getNumElements() + w - 1) / w * w;
+    });
+  }
+
   // Buffers (BatchNormalization's running statistics): whole on every rank.
   int64_t bufferCount = 0, bufferElems = 0, bufferBytes = 0;
   for (auto buf : module.getOps<graph::BufferOp>()) {
@@ -101,9 +116,11 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
 
   // The collectives, read from the IR: those of one micro-step (times the
   // accumulation steps), then those of @train_step, each in its elements'
-  // dtype. An all-reduce of gradients counts twice (reduce-scatter plus
+  // dtype. Embedding rows (zero.grad_accumulate_rows) count every rank's
+  // rows, which each rank gathers, apart. An all-reduce of gradients counts twice (reduce-scatter plus
   // all-gather); the overflow flag's and the norm's scalars are left out.
-  int64_t gatherElems = 0, scatterElems = 0, allReduceElems = 0, bytes = 0;
+  int64_t gatherElems = 0, scatterElems = 0, allReduceElems = 0, rowElems = 0,
+          bytes = 0;
   auto count = [&](Operation *op, int64_t &elems, int64_t times) {
     Type type;
     int64_t n = 0;
@@ -130,6 +147,13 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     } else if (auto g = llvm::dyn_cast<zero::GatherReplicaOp>(op)) {
       type = g.getShard();
       n = llvm::cast<zero::ShardType>(type).getSize() * w;
+    } else if (auto r = llvm::dyn_cast<zero::GradAccumulateRowsOp>(op)) {
+      // Every rank's rows and (i64) indices.
+      auto rows = llvm::cast<RankedTensorType>(r.getRows().getType());
+      auto indices = llvm::cast<RankedTensorType>(r.getIndices().getType());
+      type = rows;
+      n = rows.getNumElements() * w;
+      bytes += indices.getNumElements() * w * 8 * times;
     }
     if (!n)
       return;
@@ -138,9 +162,16 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   };
   auto countFunction = [&](func::FuncOp fn, int64_t times) {
     fn.walk([&](Operation *op) {
-      if (llvm::isa<zero::AllGatherOp, zero::AllGatherStartOp,
-                    zero::GatherReplicaOp>(op))
+      // A gather carried across the step boundary is issued by @train_step
+      // for the first micro-step of the next step, by the micro-step only
+      // in the later ones (and on the very first step, not counted).
+      if (auto g = llvm::dyn_cast<zero::AllGatherStartOp>(op); g && g.getCarried())
+        count(op, gatherElems, times - 1);
+      else if (llvm::isa<zero::AllGatherOp, zero::AllGatherStartOp,
+                         zero::GatherReplicaOp>(op))
         count(op, gatherElems, times);
+      else if (llvm::isa<zero::GradAccumulateRowsOp>(op))
+        count(op, rowElems, times);
       else if (llvm::isa<zero::ReduceScatterOp, zero::ReduceScatterStartOp>(op))
         count(op, scatterElems, times);
       else if (llvm::isa<zero::AllReduceOp, zero::AllReduceStartOp>(op))
@@ -151,7 +182,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     countFunction(fn, config.gradAccum);
   if (step)
     countFunction(step, 1);
-  int64_t total = allReduceElems + gatherElems + scatterElems;
+  int64_t total = allReduceElems + gatherElems + scatterElems + rowElems;
 
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -160,6 +191,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"stage\": " << stage << ",\n"
      << "  \"parameters\": " << psi << ",\n"
      << "  \"padded_parameters\": " << padded << ",\n"
+     << "  \"row_gradient_parameters\": " << rowsOnly << ",\n"
      << "  \"frozen_parameters\": " << frozenCount << ",\n"
      << "  \"frozen_parameter_elements\": " << frozenElems << ",\n"
      << "  \"persistent_parameters\": " << persistentCount << ",\n"
@@ -179,7 +211,8 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << params + grads + state + frozenBytes + bufferBytes << "},\n"
      << "  \"communication_elements_per_step\": {\"all_reduce\": "
      << allReduceElems << ", \"reduce_scatter\": " << scatterElems
-     << ", \"all_gather\": " << gatherElems << ", \"total\": " << total
+     << ", \"all_gather\": " << gatherElems << ", \"embedding_rows\": "
+     << rowElems << ", \"total\": " << total
      << "},\n"
      << "  \"communication_bytes_per_step\": " << bytes << "\n"
      << "}\n";

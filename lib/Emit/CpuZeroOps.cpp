@@ -130,6 +130,17 @@ LogicalResult CpuTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
                          s->numel()));
     return success();
   }
+  if (auto rows = llvm::dyn_cast<zero::GradAccumulateRowsOp>(op)) {
+    auto indices = llvm::cast<RankedTensorType>(rows.getIndices().getType());
+    std::optional<int64_t> pad = rows.getPaddingIdx();
+    p.call(llvm::formatv("zeroc_rt_engine_grad_accumulate_rows(e, {0}, {1}, {2}, "
+                         "{3}, {4}, {5}, {6})",
+                         paramOf(rows.getParam()), p.var(rows.getRows()),
+                         p.var(rows.getIndices()),
+                         dtypeName(indices.getElementType()),
+                         indices.getNumElements(), pad ? 1 : 0, pad.value_or(0)));
+    return success();
+  }
   if (auto ls = llvm::dyn_cast<zero::LossScaleOp>(op)) {
     if (ls.getType().getElementType().isF64())
       p.line("*(double *)" + r + " = zeroc_rt_engine_loss_scale(e);");

@@ -31,7 +31,7 @@ constexpr int kOpsPerChunk = 200;
 /// state updates, not the views, constants and parameter reads that only
 /// name memory.
 bool isTraced(Operation *op) {
-  if (llvm::isa<zero::ReleaseOp>(op))
+  if (llvm::isa<zero::ReleaseOp, zero::IfFiniteOp>(op))
     return false;
   if (llvm::isa<zero::WaitOp>(op)) // the time the compute waits for a start
     return true;
@@ -142,9 +142,21 @@ LogicalResult ProgramPrinter::readPlan(func::FuncOp fn) {
 }
 
 std::string ProgramPrinter::requestSlotOf(Value token) {
-  std::string slot = "Q[" + std::to_string(requestSlot.size()) + "]";
-  requestSlot[token] = slot;
-  return slot;
+  auto start = token.getDefiningOp<zero::AllGatherStartOp>();
+  std::optional<uint64_t> k;
+  if (start)
+    k = start.getCarry() ? start.getCarry() : start.getCarried();
+  if (k) {
+    // A carry and its carried start share a slot.
+    Carry &carry = carries[static_cast<int64_t>(*k)];
+    if (carry.slot.empty())
+      carry.slot = "Q[" + std::to_string(nextSlot++) + "]";
+    if (start.getCarried())
+      carry.wait = llvm::cast<zero::WaitOp>(*token.getUsers().begin());
+    (start.getCarried() ? carry.carried : carry.carry) = start;
+    return requestSlot[token] = carry.slot;
+  }
+  return requestSlot[token] = "Q[" + std::to_string(nextSlot++) + "]";
 }
 
 std::string ProgramPrinter::descOf(const std::string &ptr, Type t) const {
@@ -169,7 +181,7 @@ LogicalResult ProgramPrinter::printOp(Operation *op) {
       return op->emitOpError("produces a type the ")
              << target.name() << " target does not support: " << r.getType();
   }
-  if (tracing && isTraced(op)) {
+  if (isTraced(op)) { // the micro-step's and @train_step's
     line("zeroc_rt_engine_trace_op(e, " + std::to_string(opNames.size()) + ");");
     std::string name = op->getName().getStringRef().str();
     if (std::string node = graph::onnxNameOf(op->getLoc()); !node.empty())
@@ -254,9 +266,35 @@ LogicalResult ProgramPrinter::printZeroOp(Operation *op) {
     std::string slot = started ? requestSlotOf(op->getResult(0)) : "";
     if (Value in = inPlaceOperand(op))
       line(r + " = " + var(in) + ";");
-    return started ? target.printStart(*this, op, slot)
-                   : target.printCollective(*this, op);
+    if (!started)
+      return target.printCollective(*this, op);
+    auto gather = llvm::dyn_cast<zero::AllGatherStartOp>(op);
+    if (gather && gather.getCarried()) {
+      // Started already when the previous @train_step's carry ran.
+      std::string flag = "C[" + std::to_string(*gather.getCarried()) + "]";
+      line("if (!" + flag + ") {");
+      if (failed(target.printStart(*this, op, slot)))
+        return failure();
+      line("}");
+      line(flag + " = 0;");
+      return success();
+    }
+    if (failed(target.printStart(*this, op, slot)))
+      return failure();
+    if (gather && gather.getCarry())
+      line("C[" + std::to_string(*gather.getCarry()) + "] = 1;");
+    return success();
   }
+  if (auto packed = llvm::dyn_cast<zero::ConcatShardsOp>(op); packed && packed->hasOneUse())
+    if (auto start = llvm::dyn_cast<zero::AllGatherStartOp>(*op->user_begin());
+        start && start.getCarried()) {
+      // A carried gather's packing runs only when the gather is issued.
+      line("if (!C[" + std::to_string(*start.getCarried()) + "]) {");
+      if (failed(target.printZeroOp(*this, op)))
+        return failure();
+      line("}");
+      return success();
+    }
   return target.printZeroOp(*this, op);
 }
 
@@ -288,7 +326,6 @@ LogicalResult ProgramPrinter::printTrainStep(std::string &out) {
   auto fn = module.lookupSymbol<func::FuncOp>("train_step");
   if (failed(readPlan(fn)))
     return failure();
-  tracing = false;
   body.clear();
   Block &block = fn.getBody().front();
   for (Operation &op : block.without_terminator()) {
@@ -309,6 +346,41 @@ LogicalResult ProgramPrinter::printTrainStep(std::string &out) {
         "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n"
         "  (void)A; (void)blob; (void)comm;\n" +
         body + "  return nullptr;\n}\n\n";
+  body.clear();
+  return printFinishCarries(out);
+}
+
+/// The program's end: waits for each carry that the last @train_step
+/// started and no micro-step took.
+LogicalResult ProgramPrinter::printFinishCarries(std::string &out) {
+  body.clear();
+  // Where a start's result and packed shards are (zero-plan-buffers).
+  auto storage = [](zero::AllGatherStartOp start) {
+    auto offsets = [](Operation *op) {
+      auto a = op ? op->getAttrOfType<ArrayAttr>(zero::kArenaOffsetsAttr) : ArrayAttr();
+      return a ? llvm::cast<IntegerAttr>(a[0]).getInt() : int64_t(-2);
+    };
+    return std::pair{offsets(start), offsets(start.getShard().getDefiningOp())};
+  };
+  for (auto &[k, carry] : carries) {
+    if (!carry.wait || !carry.carry)
+      return module.emitError("carry ")
+             << k << " has no start in @train_step or no carried start in "
+             << "@train_micro_step (run zero-verify-step)";
+    if (storage(carry.carry) != storage(carry.carried))
+      return carry.carried.emitOpError("has other arena offsets than carry ")
+             << k << " (run zero-plan-buffers)";
+    std::string flag = "C[" + std::to_string(k) + "]";
+    line("if (" + flag + ") {");
+    line("  " + flag + " = 0;");
+    if (failed(target.printWait(*this, carry.wait, carry.slot)))
+      return failure();
+    line("}");
+  }
+  out += "zeroc_rt_status_t finishCarries(zeroc_rt_engine_t *e) {\n"
+         "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n"
+         "  (void)comm;\n" +
+         body + "  return nullptr;\n}\n\n";
   body.clear();
   return success();
 }
@@ -341,7 +413,9 @@ void ProgramPrinter::printHeader(raw_ostream &os) {
      << "// engine's parameter buffers.\n"
      << "char *V[" << std::max(1, nextVar) << "];\n"
      << "// The request of each started collective, until its wait.\n"
-     << "int64_t Q[" << std::max<size_t>(1, requestSlot.size()) << "];\n\n";
+     << "int64_t Q[" << std::max(1, nextSlot) << "];\n"
+     << "// 1: the last @train_step started carry k, which no micro-step took.\n"
+     << "unsigned char C[" << std::max<size_t>(1, carries.size()) << "];\n\n";
 }
 
 LogicalResult ProgramPrinter::print(EmittedProgram &out) {

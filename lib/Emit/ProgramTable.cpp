@@ -177,9 +177,11 @@ void ProgramPrinter::printMain(raw_ostream &os, func::FuncOp fn) {
     collectives |= llvm::isa<zero::AllGatherOp, zero::ReduceScatterOp,
                              zero::AllReduceOp, zero::AllGatherStartOp,
                              zero::ReduceScatterStartOp,
-                             zero::AllReduceStartOp>(op);
+                             zero::AllReduceStartOp,
+                             zero::GradAccumulateRowsOp>(op);
   });
   os << "  program.train_step = trainStep;\n"
+     << "  program.finish = finishCarries;\n"
      << "  program.micro_step_collectives = " << int(collectives) << ";\n"
      << "  program.micro_step = microStep;\n"
      << "  program.recompile_hint = " << cxxStringLiteral(hint) << ";\n";

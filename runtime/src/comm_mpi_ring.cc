@@ -78,12 +78,14 @@ RingReduceScatter::RingReduceScatter(MPI_Comm comm, int rank, int size, int tag,
       dtype(dtype), pool(pool) {}
 
 RingReduceScatter::~RingReduceScatter() {
-  for (MPI_Request &r : requests)
-    if (r != MPI_REQUEST_NULL) {
-      MPI_Cancel(&r);
-      MPI_Request_free(&r);
-    }
-  pool.release(std::move(incoming), incomingBytes);
+  for (Slot &slot : slots) {
+    for (MPI_Request &r : slot.requests)
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        MPI_Request_free(&r);
+      }
+    pool.release(std::move(slot.incoming), incomingBytes);
+  }
   pool.release(std::move(partial), partialBytes);
 }
 
@@ -92,61 +94,74 @@ const char *RingReduceScatter::block(const void *base, int b) const {
 }
 
 zeroc_rt_status_t RingReduceScatter::start() {
-  const size_t chunkElements = std::max<size_t>(kChunkBytes / elementBytes, 1);
+  chunkElements = std::max<size_t>(kChunkBytes / elementBytes, 1);
+  chunksPerRound = count == 0 ? 0 : (count + chunkElements - 1) / chunkElements;
+  items = chunksPerRound * static_cast<size_t>(size - 1);
+  if (items == 0) {
+    finished = true;
+    return nullptr;
+  }
+  window = std::min<size_t>(kWindow, chunksPerRound);
   incomingBytes = std::min(count, chunkElements) * elementBytes;
-  incoming = pool.acquire(incomingBytes);
+  bool ok = true;
+  for (size_t i = 0; i < window; ++i)
+    ok &= (slots[i].incoming = pool.acquire(incomingBytes)) != nullptr;
   if (size > 2) {
     partialBytes = count * elementBytes;
-    partial = pool.acquire(partialBytes);
+    ok &= (partial = pool.acquire(partialBytes)) != nullptr;
   }
-  if (!incoming || (size > 2 && !partial))
+  if (!ok)
     return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
                           "reduce_scatter: no memory for %zu bytes of ring scratch",
-                          incomingBytes + partialBytes);
-  return post();
-}
-
-zeroc_rt_status_t RingReduceScatter::post() {
-  const size_t chunkElements = incomingBytes / elementBytes;
-  chunk = std::min(chunkElements, count - offset);
-  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
-  const int sendBlock = ((rank - 1 - round) % size + size) % size;
-  // Round 0 sends this rank's own contribution, later rounds the partial
-  // sum the previous round left.
-  const char *source = round == 0 ? block(send, sendBlock) : partial.get();
-  const int n = static_cast<int>(chunk * elementBytes);
-  ZEROC_RT_MPI_CALL(MPI_Irecv(incoming.get(), n, MPI_BYTE, left, tag, comm,
-                              &requests[0]));
-  ZEROC_RT_MPI_CALL(MPI_Isend(source + offset * elementBytes, n, MPI_BYTE,
-                              right, tag, comm, &requests[1]));
+                          incomingBytes * window + partialBytes);
+  while (posted < window)
+    ZEROC_RT_RETURN_IF_ERROR(post(slots[posted], posted));
   return nullptr;
 }
 
-void RingReduceScatter::add() {
-  const int recvBlock = ((rank - 2 - round) % size + size) % size;
-  const char *own = block(send, recvBlock) + offset * elementBytes;
-  char *out = (round == size - 2 ? recv : partial.get()) + offset * elementBytes;
-  addBlocks(dtype, incoming.get(), own, out, chunk, elementBytes);
+zeroc_rt_status_t RingReduceScatter::post(Slot &slot, size_t item) {
+  slot.round = static_cast<int>(item / chunksPerRound);
+  slot.offset = (item % chunksPerRound) * chunkElements;
+  slot.chunk = std::min(chunkElements, count - slot.offset);
+  ++posted;
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  const int sendBlock = ((rank - 1 - slot.round) % size + size) % size;
+  // Round 0 sends this rank's own contribution, later rounds the partial
+  // sum the previous round left.
+  const char *source = slot.round == 0 ? block(send, sendBlock) : partial.get();
+  const int n = static_cast<int>(slot.chunk * elementBytes);
+  ZEROC_RT_MPI_CALL(MPI_Irecv(slot.incoming.get(), n, MPI_BYTE, left, tag, comm,
+                              &slot.requests[0]));
+  ZEROC_RT_MPI_CALL(MPI_Isend(source + slot.offset * elementBytes, n, MPI_BYTE,
+                              right, tag, comm, &slot.requests[1]));
+  return nullptr;
+}
+
+void RingReduceScatter::add(const Slot &slot) {
+  const int recvBlock = ((rank - 2 - slot.round) % size + size) % size;
+  const size_t at = slot.offset * elementBytes;
+  const char *own = block(send, recvBlock) + at;
+  char *out = (slot.round == size - 2 ? recv : partial.get()) + at;
+  addBlocks(dtype, slot.incoming.get(), own, out, slot.chunk, elementBytes);
 }
 
 zeroc_rt_status_t RingReduceScatter::advance(bool *done) {
   while (!finished) {
+    Slot &oldest = slots[added % window];
     int arrived = 0;
-    ZEROC_RT_MPI_CALL(MPI_Testall(2, requests, &arrived, MPI_STATUSES_IGNORE));
+    ZEROC_RT_MPI_CALL(
+        MPI_Testall(2, oldest.requests, &arrived, MPI_STATUSES_IGNORE));
     if (!arrived)
       break;
     // Both messages are done: this chunk's send no longer reads what add()
     // may overwrite (in place, the result's block).
-    add();
-    offset += chunk;
-    if (offset == count) {
-      offset = 0;
-      if (++round == size - 1) {
-        finished = true;
-        break;
-      }
+    add(oldest);
+    if (++added == items) {
+      finished = true;
+      break;
     }
-    ZEROC_RT_RETURN_IF_ERROR(post());
+    if (posted < items)
+      ZEROC_RT_RETURN_IF_ERROR(post(oldest, posted));
   }
   *done = finished;
   return nullptr;
@@ -158,7 +173,8 @@ zeroc_rt_status_t RingReduceScatter::finish() {
     ZEROC_RT_RETURN_IF_ERROR(advance(&done));
     if (done)
       return nullptr;
-    ZEROC_RT_MPI_CALL(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+    ZEROC_RT_MPI_CALL(MPI_Waitall(2, slots[added % window].requests,
+                                  MPI_STATUSES_IGNORE));
     // Waitall left both requests MPI_REQUEST_NULL: Testall then says arrived.
   }
 }

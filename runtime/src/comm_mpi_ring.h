@@ -41,7 +41,10 @@ private:
 /// of block r. Each round moves its block in chunks, so the scratch stays
 /// small; the partial sums between rounds (W > 2) take one block. Every
 /// rank's block gets the same bits as with MPI at 2 ranks (a + b); above,
-/// each element is summed in ring order, the same on every run.
+/// each element is summed in ring order, the same on every run. Chunk c of
+/// round s+1 is posted only after chunk c of round s was added (the window
+/// is at most one round), so the reads and writes of one offset stay in
+/// order.
 /// `send == recv` is in place: the input is recv, the result its first block.
 class RingReduceScatter {
 public:
@@ -55,10 +58,11 @@ public:
   RingReduceScatter(const RingReduceScatter &) = delete;
   RingReduceScatter &operator=(const RingReduceScatter &) = delete;
 
-  /// Posts the first chunk's messages.
+  /// Posts the first chunks' messages.
   zeroc_rt_status_t start();
-  /// Tests the chunk in flight; when it has arrived, adds it and posts the
-  /// next, as long as chunks keep arriving. *done once the last is added.
+  /// Tests the oldest chunk in flight; when it has arrived, adds it and
+  /// posts the next, as long as chunks keep arriving. *done once the last
+  /// is added.
   zeroc_rt_status_t advance(bool *done);
   /// Runs the rest to the end.
   zeroc_rt_status_t finish();
@@ -66,8 +70,20 @@ public:
   bool done() const { return finished; }
 
 private:
-  zeroc_rt_status_t post();
-  void add();
+  /// Up to this many chunks travel at once (a window over the rounds'
+  /// chunks, in order): a link's per-message latency then overlaps the
+  /// next chunks' transfer and the adds.
+  static constexpr int kWindow = 4;
+  /// One chunk in flight: its messages and where its data goes.
+  struct Slot {
+    std::unique_ptr<char[]> incoming;
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int round = 0;
+    size_t offset = 0, chunk = 0; // elements
+  };
+
+  zeroc_rt_status_t post(Slot &slot, size_t item);
+  void add(const Slot &slot);
   const char *block(const void *base, int b) const;
 
   MPI_Comm comm;
@@ -77,11 +93,13 @@ private:
   const size_t count, elementBytes;
   const zeroc_rt_dtype_t dtype;
   ScratchPool &pool;
-  std::unique_ptr<char[]> incoming, partial;
+  std::unique_ptr<char[]> partial;
   size_t incomingBytes = 0, partialBytes = 0;
-  int round = 0;
-  size_t offset = 0, chunk = 0; // elements of the chunk in flight
-  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  size_t chunkElements = 0, chunksPerRound = 0, items = 0;
+  /// Items (round * chunksPerRound + chunk) added, and posted: those in
+  /// [added, posted) are in flight in slots[item % window].
+  size_t added = 0, posted = 0, window = 1;
+  Slot slots[kWindow];
   bool finished = false;
 };
 

@@ -1144,7 +1144,7 @@ TEST_F(TrainErrors, InvalidProgram) {
     program.program.abi_version = 99;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "invalid program (recompile it with this runtime): program "
-                "ABI version 99, this runtime implements 9");
+                "ABI version 99, this runtime implements 10");
   }
   {
     TestProgram program(cfg, ws.blob);

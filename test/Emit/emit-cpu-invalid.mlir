@@ -90,3 +90,27 @@ module attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.arena_b
     return %lr, %of, %lr : tensor<f64>, tensor<i1>, tensor<f64>
   }
 }
+
+// -----
+
+// A carried gather whose storage is not its carry's.
+module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64, zero.arena_bytes = 256 : i64} {
+  graph.param @w = dense<0.5> : tensor<4xf32>
+  func.func @train_micro_step() -> tensor<f32> {
+    %s = zero.param_shard @w : !zero.shard<params, f32, 2, device>
+    // expected-error@+1 {{has other arena offsets than carry 0 (run zero-plan-buffers)}}
+    %t = zero.all_gather_start %s {carried = 0 : i64, zero.arena_offsets = [64]} : !zero.shard<params, f32, 2, device> -> !zero.token<!zero.flat<params, f32, 4, 2>>
+    %f = zero.wait %t : !zero.token<!zero.flat<params, f32, 4, 2>> -> !zero.flat<params, f32, 4, 2>
+    zero.release %f : !zero.flat<params, f32, 4, 2>
+    %l = graph.constant dense<0.0> : tensor<f32>
+    return %l : tensor<f32>
+  }
+  func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) attributes {zero.micro_steps = 1 : i64, zero.monitor = #zero.monitor<>} {
+    %t = zero.step_count {zero.arena_offsets = [128]} : tensor<i64>
+    %lr, %m = zero.lr_schedule %t {schedule = #zero.lr_schedule<>, base_lr = 1.0e-3 : f64, base_momentum = 0.9 : f64, zero.arena_offsets = [160, 192]} : tensor<i64> -> tensor<f64>, tensor<f64>
+    %of = graph.constant dense<false> : tensor<i1>
+    %s = zero.param_shard @w : !zero.shard<params, f32, 2, device>
+    %c = zero.all_gather_start %s {carry = 0 : i64, zero.arena_offsets = [0]} : !zero.shard<params, f32, 2, device> -> !zero.token<!zero.flat<params, f32, 4, 2>>
+    return %lr, %of, %lr : tensor<f64>, tensor<i1>, tensor<f64>
+  }
+}

@@ -25,10 +25,13 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1-NEXT: [[W:V\[[0-9]+\]]] = (char *)zeroc_rt_engine_param_replica(e, 0) + (size_t)zeroc_rt_comm_rank(comm) * 24;
 // S1-NEXT: [[BS:V\[[0-9]+\]]] = (char *)zeroc_rt_engine_param_replica(e, 1) + (size_t)zeroc_rt_comm_rank(comm) * 8;
 // S1-NEXT: [[C:V\[[0-9]+\]]] = A + {{[0-9]+}};
+// S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: ZRT_TRY(zeroc_rt_k_copy(P(T([[W]], ZEROC_RT_DTYPE_F32, 1, {6})), P(T([[C]] + 0, ZEROC_RT_DTYPE_F32, 1, {6}))));
 // S1-NEXT: ZRT_TRY(zeroc_rt_k_copy(P(T([[BS]], ZEROC_RT_DTYPE_F32, 1, {2})), P(T([[C]] + 24, ZEROC_RT_DTYPE_F32, 1, {2}))));
 // S1-NEXT: [[F:V\[[0-9]+\]]] = A + {{[0-9]+}};
+// S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: ZRT_TRY(zeroc_rt_comm_all_gather(comm, [[C]], [[F]], 8, ZEROC_RT_DTYPE_F32));
+// S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: for (int64_t zrt_r = 0; zrt_r < 2; ++zrt_r) {
 // S1-NEXT:   const int64_t zrt_n = 12 - zrt_r * 6 < 6 ? 12 - zrt_r * 6 : 6;
 // S1-NEXT:   if (zrt_n > 0) ZRT_TRY(zeroc_rt_k_copy(P(T([[F]] + zrt_r * 32, ZEROC_RT_DTYPE_F32, 1, {zrt_n})), P(T(((char *)zeroc_rt_engine_param_replica(e, 0)) + zrt_r * 24, ZEROC_RT_DTYPE_F32, 1, {zrt_n}))));
@@ -39,6 +42,7 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S0: [[GW:V\[[0-9]+\]]] = (char *)zeroc_rt_engine_grad_accumulator(e, 0);
 // S0-NEXT: [[GB:V\[[0-9]+\]]] = (char *)zeroc_rt_engine_grad_accumulator(e, 1);
 // S0-NEXT: [[P:V\[[0-9]+\]]] = A + {{[0-9]+}};
+// S0-NEXT: zeroc_rt_engine_trace_op
 // S0-NEXT: ZRT_TRY(zeroc_rt_k_zero(P(T([[P]], ZEROC_RT_DTYPE_F32, 1, {16}))));
 // S0-NEXT: ZRT_TRY(zeroc_rt_k_copy(P(T([[GW]], ZEROC_RT_DTYPE_F32, 2, {4, 3})), P(T([[P]] + 0, ZEROC_RT_DTYPE_F32, 2, {4, 3}))));
 // S0-NEXT: ZRT_TRY(zeroc_rt_k_copy(P(T([[GB]], ZEROC_RT_DTYPE_F32, 1, {3})), P(T([[P]] + 48, ZEROC_RT_DTYPE_F32, 1, {3}))));

@@ -28,9 +28,12 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1: ZRT_TRY(zeroc_rt_comm_all_reduce(comm, V{{.[0-9]+.}}, V{{.[0-9]+.}}, 1, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM));
 // S1: ZRT_TRY(zeroc_rt_k_clip_grad_norm({{.*}}, 2, 0.5,
 // S1: if (!*(unsigned char *)[[OF]]) {
+// S1-NEXT: zeroc_rt_engine_trace_op(e, {{[0-9]+}});
 // S1-NEXT: ZRT_TRY(zeroc_rt_engine_adam_update(e, 0, [[R]], 6,
 // S1-SAME: *(int64_t *)[[T]] + 1));
+// S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: zeroc_rt_engine_advance_step(e);
+// S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: {
 // S1-NEXT: char *zrt_replica = (char *)zeroc_rt_engine_param_replica(e, 0);
 // S1-NEXT: ZRT_TRY(zeroc_rt_comm_all_gather(comm, zrt_replica + (size_t)zeroc_rt_comm_rank(comm) * 12, zrt_replica, 6, ZEROC_RT_DTYPE_F16));

@@ -180,3 +180,49 @@ module attributes {zero.stage = 0 : i64, zero.world_size = 2 : i64} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Tests that embedding rows are accumulated at stages 2-3 only.
+module attributes {zero.stage = 1 : i64, zero.world_size = 2 : i64} {
+  graph.param trainable @e = dense<0.5> : tensor<8x2xf32>
+  func.func @train_micro_step(%r: tensor<3x2xf32>, %i: tensor<3xi64>) -> tensor<f32> {
+    // expected-error @+1 {{only stages 2-3 accumulate gradient rows}}
+    zero.grad_accumulate_rows @e, %r, %i : tensor<3x2xf32>, tensor<3xi64>
+    %l = graph.constant dense<0.0> : tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that a parameter's rows are accumulated once.
+module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
+  graph.param trainable @e = dense<0.5> : tensor<8x2xf32>
+  func.func @train_micro_step(%r: tensor<3x2xf32>, %i: tensor<3xi64>) -> tensor<f32> {
+    zero.grad_accumulate_rows @e, %r, %i : tensor<3x2xf32>, tensor<3xi64>
+    // expected-error @+1 {{second row accumulation of @e}}
+    zero.grad_accumulate_rows @e, %r, %i : tensor<3x2xf32>, tensor<3xi64>
+    %l = graph.constant dense<0.0> : tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that a parameter with rows has at most one dense accumulation.
+module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
+  graph.param trainable @e = dense<0.5> : tensor<8x2xf32>
+  // expected-error @+1 {{parameter @e has 2 gradient accumulations, expected 1}}
+  func.func @train_micro_step(%r: tensor<3x2xf32>, %i: tensor<3xi64>, %g: tensor<8x2xf32>) -> tensor<f32> {
+    zero.grad_accumulate_rows @e, %r, %i : tensor<3x2xf32>, tensor<3xi64>
+    %p = zero.pack %g {offsets = [0]} : (tensor<8x2xf32>) -> !zero.flat<grads, f32, 16, 2>
+    %s = zero.reduce_scatter %p {reduction = #zero<reduction sum>} : !zero.flat<grads, f32, 16, 2> -> !zero.shard<grads, f32, 8, device>
+    zero.grad_accumulate @e, %s : !zero.shard<grads, f32, 8, device>
+    %p2 = zero.pack %g {offsets = [0]} : (tensor<8x2xf32>) -> !zero.flat<grads, f32, 16, 2>
+    %s2 = zero.reduce_scatter %p2 {reduction = #zero<reduction sum>} : !zero.flat<grads, f32, 16, 2> -> !zero.shard<grads, f32, 8, device>
+    zero.grad_accumulate @e, %s2 : !zero.shard<grads, f32, 8, device>
+    %l = graph.constant dense<0.0> : tensor<f32>
+    return %l : tensor<f32>
+  }
+}

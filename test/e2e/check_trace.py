@@ -23,11 +23,14 @@ def check(path, rank, want_collectives):
     assert micro and ops and steps, "missing micro_step, op or optimizer_step spans"
     assert all(e["tid"] == 0 for e in micro + ops + steps)
     eps = 1.0  # microseconds: the spans share their clock readings
-    for op in ops:
+    for op in ops:  # the micro-step's ops and the optimizer step's
         assert any(m["ts"] - eps <= op["ts"] and
                    op["ts"] + op["dur"] <= m["ts"] + m["dur"] + eps
-                   for m in micro), "op %s outside every micro_step" % op["name"]
+                   for m in micro + steps), \
+            "op %s outside every micro_step and optimizer_step" % op["name"]
     assert any(" " in op["name"] for op in ops), "no op carries its ONNX node name"
+    assert any(s["ts"] - eps <= op["ts"] and op["ts"] + op["dur"] <= s["ts"] + s["dur"] + eps
+               for op in ops for s in steps), "no op of the optimizer step on the compute track"
     assert all(e["cat"] == "collective" and e["args"]["bytes"] >= 0 for e in comm)
     kinds = sorted({e["name"] for e in comm})
     for k in want_collectives:

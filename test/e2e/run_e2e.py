@@ -100,7 +100,11 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     if abs(b["total"] - b.get("frozen_params", 0) - b.get("buffers", 0)
            - formulas[stage]) > slack:
         return "plan.json total %d != ZeRO formula %.0f" % (b["total"], formulas[stage])
-    comm = plan["communication_elements_per_step"]["total"]
+    # An embedding's gradient rows (stages 2-3) move instead of its table's
+    # reduce-scatter, or, for a tied table, besides its head part's: the
+    # formulas count the table's reduce-scatter.
+    comm = plan["communication_elements_per_step"]["total"] - \
+        plan["communication_elements_per_step"].get("embedding_rows", 0)
     gas = plan["gradient_accumulation_steps"]
     # Paper volume per step (GAS = 1): 2Ψ for stages 0-2, 3Ψ for stage 3.
     # Stages 2-3 reduce-scatter every micro-step, stage 3 also gathers twice.
@@ -114,6 +118,10 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     if stage == 3:
         low = gas * psi + gas * (psi - pp) + pp
         high = gas * psi + 2 * gas * (psi - pp) + pp
+    # Tables whose gradient moves only as rows have no reduce-scatter.
+    if stage >= 2:
+        low -= gas * plan.get("row_gradient_parameters", 0)
+        high -= gas * plan.get("row_gradient_parameters", 0)
     slack = terms * nparams * w
     # Stage 3 also gathers the frozen parameters around their uses.
     if stage == 3:

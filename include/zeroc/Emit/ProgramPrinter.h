@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,7 @@ private:
   mlir::LogicalResult printMicroStep(mlir::func::FuncOp fn,
                                      std::vector<std::string> &chunks);
   mlir::LogicalResult printTrainStep(std::string &out);
+  mlir::LogicalResult printFinishCarries(std::string &out);
   void printHeader(llvm::raw_ostream &os);
   mlir::LogicalResult printTables(llvm::raw_ostream &os, mlir::func::FuncOp fn);
   void printMain(llvm::raw_ostream &os, mlir::func::FuncOp fn);
@@ -163,10 +165,17 @@ private:
   llvm::DenseMap<mlir::Value, llvm::StringRef> accumulatorOf;
   int64_t arenaBytes = 0;
   int nextVar = 0;
-  /// Off while printing @train_step: --trace spans only the micro-step's ops.
-  bool tracing = true;
   /// The request slot (Q[i]) of each started collective's token.
   llvm::DenseMap<mlir::Value, std::string> requestSlot;
+  int nextSlot = 0;
+  /// A gather carried across the step boundary: its shared request slot,
+  /// and the micro-step's wait for it, which the program's end prints too.
+  struct Carry {
+    std::string slot;
+    zero::AllGatherStartOp carry, carried;
+    zero::WaitOp wait;
+  };
+  std::map<int64_t, Carry> carries;
   StepConfig step;
 };
 

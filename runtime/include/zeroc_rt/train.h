@@ -53,7 +53,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 9
+#define ZEROC_RT_PROGRAM_ABI_VERSION 10
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -296,9 +296,10 @@ typedef struct zeroc_rt_program {
   int32_t num_buffers;
   const zeroc_rt_buffer_desc_t *buffers;
   // ABI version 7:
-  /// One name per op of the micro-step, in program order ("graph.matmul
-  /// /h.0/attn/MatMul": the op and its ONNX node), for --trace; the
-  /// micro-step calls zeroc_rt_engine_trace_op(e, i) before op i.
+  /// One name per op of the micro-step and then of the optimizer step (ABI
+  /// version 10), in program order ("graph.matmul /h.0/attn/MatMul": the op
+  /// and its ONNX node), for --trace; the generated code calls
+  /// zeroc_rt_engine_trace_op(e, i) before op i.
   int32_t num_ops;
   const char *const *op_names;
   // ABI version 8:
@@ -307,6 +308,12 @@ typedef struct zeroc_rt_program {
   /// 1: the micro-step runs collectives (a rank failing in it may leave the
   /// others waiting in one), 0: it runs none.
   int32_t micro_step_collectives;
+  // ABI version 10:
+  /// Waits for the collectives the last optimizer step started for a next
+  /// micro-step (stage 3 prefetches the first parameters' gathers across the
+  /// step boundary). The trainer calls it once after the last step, on
+  /// every rank, before --save-params and MPI_Finalize.
+  zeroc_rt_status_t (*finish)(zeroc_rt_engine_t *engine);
 } zeroc_rt_program_t;
 
 /// The whole executable: parses
@@ -363,6 +370,20 @@ void *zeroc_rt_engine_buffer(zeroc_rt_engine_t *engine, int32_t buffer);
 /// step.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_grad_accumulate(
     zeroc_rt_engine_t *engine, int32_t param, const void *grad, int64_t count);
+/// Stages 2-3: adds the embedding rows of every rank to this rank's shard
+/// of the parameter's gradient accumulator. `rows` holds `num_indices` rows
+/// of the parameter's dtype (numel / dims[0] elements each) for `indices`
+/// (I64 or I32; negative ones count from the end); the call all-gathers
+/// both (a collective: every rank calls it with the same num_indices) and
+/// adds, in rank order, each row's elements that fall into this rank's
+/// shard, skipping rows at padding_idx when has_padding_idx. The result is
+/// the shard the reduce-scatter of the dense gradient would give, up to the
+/// order of the additions. An index out of range is
+/// ZEROC_RT_INVALID_ARGUMENT (every rank sees it).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_grad_accumulate_rows(
+    zeroc_rt_engine_t *engine, int32_t param, const void *rows,
+    const void *indices, zeroc_rt_dtype_t index_dtype, int64_t num_indices,
+    int32_t has_padding_idx, int64_t padding_idx);
 /// A value unique to the current (optimizer step, micro-batch), for dropout:
 /// s * grad_accum * W + m for global micro-batch m = a * W + rank of
 /// optimizer step s (0-based) at accumulation step a.

@@ -12,7 +12,9 @@
 #include "comm_internal.h"
 #include "status_internal.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace {
 
@@ -21,6 +23,16 @@ zeroc_rt::train::ParamState *paramOf(zeroc_rt_engine_t *engine, int32_t param) {
       static_cast<size_t>(param) >= engine->state.params.size())
     return nullptr;
   return &engine->state.params[static_cast<size_t>(param)];
+}
+
+/// Whether this accumulation of `p` writes its accumulator instead of
+/// adding: the first of the parameter's accumulations (its gradient, its
+/// rows) in the first micro-step of an optimizer step.
+bool firstWrite(zeroc_rt_engine_t *engine, zeroc_rt::train::ParamState &p) {
+  const bool first = engine->firstAccumulation &&
+                     p.accumulatedInMicroStep != engine->microStepSerial;
+  p.accumulatedInMicroStep = engine->microStepSerial;
+  return first;
 }
 
 zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
@@ -49,9 +61,10 @@ zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
         static_cast<long long>(count),
         static_cast<long long>(p->accumulateCount));
   zeroc_rt_status_t status = nullptr;
-  if (engine->firstAccumulation && p->gradDtype == p->dtype)
+  const bool write = firstWrite(engine, *p);
+  if (write && p->gradDtype == p->dtype)
     std::memcpy(p->grad, grad, static_cast<size_t>(count) * p->gradElemSize);
-  else if (engine->firstAccumulation)
+  else if (write)
     status = zeroc_rt_k_convert(p->dtype, grad, p->gradDtype, p->grad, count, 1.0);
   else if (p->gradDtype == p->dtype)
     status = zeroc_rt_k_accumulate(p->dtype, grad, p->grad, count);
@@ -63,6 +76,81 @@ zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
         status, zeroc_rt::train::format(
                     "zeroc_rt_engine_grad_accumulate: parameter '%s': ",
                     p->desc->name));
+  return nullptr;
+}
+
+/// zeroc_rt_engine_grad_accumulate_rows: every rank's rows, added into
+/// this rank's shard of the flat gradient in rank order.
+zeroc_rt_status_t gradAccumulateRows(zeroc_rt_engine_t *engine, int32_t param,
+                                     const void *rows, const void *indices,
+                                     zeroc_rt_dtype_t indexDtype, int64_t n,
+                                     int32_t hasPaddingIdx, int64_t paddingIdx) {
+  const char *k = "zeroc_rt_engine_grad_accumulate_rows";
+  zeroc_rt::train::ParamState *p = paramOf(engine, param);
+  if (!p || p->frozen)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: no trainable parameter %d", k, param);
+  const zeroc_rt_param_desc_t &d = *p->desc;
+  if (engine->program->stage < 2 || p->accumulateCount != p->shard ||
+      d.rank < 1 || d.dims[0] < 1 || n < 0 ||
+      (indexDtype != ZEROC_RT_DTYPE_I64 && indexDtype != ZEROC_RT_DTYPE_I32))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: parameter '%s': rows are accumulated at stages "
+                          "2-3 only, into a parameter with rows, from i32 or "
+                          "i64 indices (got %lld)",
+                          k, d.name, static_cast<long long>(n));
+  const int64_t numRows = d.dims[0], rowElems = p->numel / numRows;
+  if (hasPaddingIdx && (paddingIdx < 0 || paddingIdx >= numRows))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: parameter '%s': padding_idx %lld is not a row", k,
+                          d.name, static_cast<long long>(paddingIdx));
+  const size_t world = static_cast<size_t>(engine->world);
+  const size_t count = static_cast<size_t>(n);
+  std::vector<int64_t> &allIndices = engine->rowIndices;
+  std::vector<char> &allRows = engine->rowValues;
+  allIndices.resize(count * (world + 1));
+  allRows.resize(count * world * static_cast<size_t>(rowElems) * p->elemSize);
+  int64_t *own = allIndices.data() + count * world;
+  for (size_t i = 0; i < count; ++i)
+    own[i] = indexDtype == ZEROC_RT_DTYPE_I64
+                 ? static_cast<const int64_t *>(indices)[i]
+                 : static_cast<const int32_t *>(indices)[i];
+  ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_comm_all_gather(
+      engine->comm, own, allIndices.data(), n, ZEROC_RT_DTYPE_I64));
+  ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_comm_all_gather(
+      engine->comm, rows, allRows.data(), n * rowElems, p->dtype));
+  if (firstWrite(engine, *p))
+    std::memset(p->grad, 0, static_cast<size_t>(p->shard) * p->gradElemSize);
+  const int64_t first = static_cast<int64_t>(engine->rank) * p->shard;
+  const int64_t last = first + p->shard;
+  for (size_t i = 0; i < count * world; ++i) {
+    int64_t row = allIndices[i] < 0 ? allIndices[i] + numRows : allIndices[i];
+    if (row < 0 || row >= numRows)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "%s: parameter '%s': index %lld of rank %zu is "
+                            "outside [-%lld, %lld)",
+                            k, d.name, static_cast<long long>(allIndices[i]),
+                            i / count, static_cast<long long>(numRows),
+                            static_cast<long long>(numRows));
+    if (hasPaddingIdx && row == paddingIdx)
+      continue;
+    const int64_t lo = std::max(row * rowElems, first);
+    const int64_t hi = std::min((row + 1) * rowElems, last);
+    if (lo >= hi)
+      continue;
+    const char *src = allRows.data() +
+                      (i * static_cast<size_t>(rowElems) +
+                       static_cast<size_t>(lo - row * rowElems)) * p->elemSize;
+    char *dst = static_cast<char *>(p->grad) +
+                static_cast<size_t>(lo - first) * p->gradElemSize;
+    zeroc_rt_status_t st =
+        p->gradDtype == p->dtype
+            ? zeroc_rt_k_accumulate(p->dtype, src, dst, hi - lo)
+            : zeroc_rt_k_accumulate_widening(p->dtype, src, p->gradDtype, dst,
+                                             hi - lo);
+    if (st)
+      return st;
+  }
   return nullptr;
 }
 
@@ -114,6 +202,18 @@ zeroc_rt_status_t zeroc_rt_engine_grad_accumulate(zeroc_rt_engine_t *engine,
                                                   const void *grad,
                                                   int64_t count) {
   return ZEROC_RT_GUARD_EXCEPTIONS(gradAccumulate(engine, param, grad, count));
+}
+
+zeroc_rt_status_t zeroc_rt_engine_grad_accumulate_rows(
+    zeroc_rt_engine_t *engine, int32_t param, const void *rows,
+    const void *indices, zeroc_rt_dtype_t index_dtype, int64_t num_indices,
+    int32_t has_padding_idx, int64_t padding_idx) {
+  if (!engine)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "zeroc_rt_engine_grad_accumulate_rows: engine is NULL");
+  return ZEROC_RT_GUARD_EXCEPTIONS(gradAccumulateRows(
+      engine, param, rows, indices, index_dtype, num_indices, has_padding_idx,
+      padding_idx));
 }
 
 uint64_t zeroc_rt_engine_dropout_counter(zeroc_rt_engine_t *engine) {

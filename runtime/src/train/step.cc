@@ -125,6 +125,7 @@ zeroc_rt_status_t runTrainStep(zeroc_rt_engine &engine, StepOutcome &out,
   const Clock::time_point start = Clock::now();
   zeroc_rt_step_result_t result{};
   zeroc_rt_status_t status = engine.program->train_step(&engine, &result);
+  engine.tracer.endOp(); // its last op's span (--trace)
   const Clock::time_point end = Clock::now();
   const Clock::time_point reduced = engine.reducedMarked ? engine.reducedAt : start;
   engine.times.bwdAllreduceMs +=

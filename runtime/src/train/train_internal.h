@@ -228,6 +228,9 @@ struct ParamState {
   int64_t updateFirst = 0, updateCount = 0;  ///< updated elements
   void *updateParam = nullptr; ///< the kept storage at element updateFirst
   int64_t accumulateCount = 0; ///< what grad_accumulate expects: n or S
+  /// zeroc_rt_engine::microStepSerial of the micro-step that last
+  /// accumulated into grad (its gradient or its rows).
+  uint64_t accumulatedInMicroStep = 0;
 
   bool hasMaster() const { return masterDtype != dtype; }
 };
@@ -460,10 +463,21 @@ struct zeroc_rt_engine {
   uint64_t dropoutCounter = 0;
   /// The micro-step is its optimizer step's first: grad_accumulate writes
   /// the accumulator (as adding to a zeroed one would, without the memset
-  /// and the read) instead of adding to it. Sound because every trainable
-  /// parameter is accumulated exactly once per micro-step (zero-verify-
+  /// and the read) instead of adding to it: the parameter's first
+  /// accumulation of the micro-step does (microStepSerial), which covers
+  /// all of it: every trainable parameter is accumulated once per
+  /// micro-step, or its rows and at most once densely (zero-verify-
   /// partition checks it); false outside the training loop (add).
   bool firstAccumulation = false;
+  /// Counts the micro-steps run (the first is 1): an accumulation in the
+  /// first micro-step writes only if no other accumulation of the same
+  /// parameter (its gradient and its rows, zero.grad_accumulate_rows) came
+  /// first in it.
+  uint64_t microStepSerial = 0;
+  /// zeroc_rt_engine_grad_accumulate_rows's all-gathered indices and rows,
+  /// kept from call to call.
+  std::vector<int64_t> rowIndices;
+  std::vector<char> rowValues;
   /// Updates applied so far: Adam's step count and the LR scheduler's step
   /// count (both advance only on steps that were not skipped).
   int64_t optimizerSteps = 0;

@@ -287,6 +287,24 @@ int train(Session &session, const Args &args,
   }
 
   CollectiveTrace collectiveTrace(session.comm, engine.tracer);
+  // The collectives the last optimizer step started for a next micro-step
+  // (program.finish) complete on every way out that leaves the ranks in
+  // step: after the last step, and on an error they all agree on.
+  struct FinishCarries {
+    Session &session;
+    zeroc_rt_engine &engine;
+    bool done = false;
+    zeroc_rt_status_t operator()() {
+      done = true;
+      if (!engine.program->finish || (session.desynced && session.world > 1))
+        return nullptr;
+      return engine.program->finish(&engine);
+    }
+    ~FinishCarries() {
+      if (!done)
+        zeroc_rt_status_free((*this)());
+    }
+  } finishCarries{session, engine};
   const bool console = session.rank == 0 && !args.quiet;
   if (console) {
     if (std::string note = blasCoreNote(); !note.empty())
@@ -319,6 +337,7 @@ int train(Session &session, const Args &args,
       double loss = std::numeric_limits<double>::quiet_NaN();
       engine.backwardMarked = false;
       engine.firstAccumulation = a == 0;
+      ++engine.microStepSerial;
       const Clock::time_point microStart = Clock::now();
       microError = program.micro_step(&engine, data.inputs(), &loss);
       engine.tracer.endOp();
@@ -467,6 +486,14 @@ int train(Session &session, const Args &args,
         static_cast<long long>(args.steps),
         skippedAdvice(program, lastScale).c_str()));
     return 1;
+  }
+
+  if (zeroc_rt_status_t status = finishCarries()) {
+    // A collective failed: the ranks may be out of step.
+    session.desynced = true;
+    zeroc_rt_status_free(pending);
+    return session.fail(ZEROC_RT_TRAIN_WRAP(
+        status, "after the last step, waiting for its prefetched gathers: "));
   }
 
   // Final phase: every rank runs saveParams (stage 3 gathers) even if this

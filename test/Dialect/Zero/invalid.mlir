@@ -225,6 +225,35 @@ func.func @f(%s: !zero.shard<params, f32, 4, device>) {
 
 // -----
 
+// Tests that a carry (waited for by the next micro-step) has no wait here.
+func.func @f(%s: !zero.shard<params, f32, 4, device>) {
+  // expected-error @+1 {{'zero.all_gather_start' op token of a carry must have no use here (the next micro-step waits for it)}}
+  %t = zero.all_gather_start %s {carry = 0 : i64} : !zero.shard<params, f32, 4, device> -> !zero.token<!zero.flat<params, f32, 8, 2>>
+  %0 = zero.wait %t : !zero.token<!zero.flat<params, f32, 8, 2>> -> !zero.flat<params, f32, 8, 2>
+  return
+}
+
+// -----
+
+// Tests that a gather is not both a carry and carried.
+func.func @f(%s: !zero.shard<params, f32, 4, device>) {
+  // expected-error @+1 {{'zero.all_gather_start' op cannot be both a carry and carried}}
+  %t = zero.all_gather_start %s {carry = 0 : i64, carried = 0 : i64} : !zero.shard<params, f32, 4, device> -> !zero.token<!zero.flat<params, f32, 8, 2>>
+  return
+}
+
+// -----
+
+// Tests that a carry index is not negative.
+func.func @f(%s: !zero.shard<params, f32, 4, device>) {
+  // expected-error @+1 {{'zero.all_gather_start' op carry index must be >= 0, got -1}}
+  %t = zero.all_gather_start %s {carried = -1 : i64} : !zero.shard<params, f32, 4, device> -> !zero.token<!zero.flat<params, f32, 8, 2>>
+  %0 = zero.wait %t : !zero.token<!zero.flat<params, f32, 8, 2>> -> !zero.flat<params, f32, 8, 2>
+  return
+}
+
+// -----
+
 // Tests that a started collective is waited only once.
 func.func @f(%g: !zero.flat<grads, f32, 8, 2>) {
   // expected-error @+1 {{'zero.reduce_scatter_start' op token must be waited exactly once}}
@@ -374,5 +403,41 @@ graph.buffer @b = dense<0.5> : tensor<4xf32>
 func.func @f(%v: tensor<2xf32>) {
   // expected-error @+1 {{type 'tensor<2xf32>' does not match buffer type 'tensor<4xf32>'}}
   zero.buffer_store @b, %v : tensor<2xf32>
+  return
+}
+
+// -----
+
+graph.param trainable @emb = dense<0.5> : tensor<16x4xf32>
+func.func @f(%r: tensor<2x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{rows shape must be the indices' shape followed by a parameter row's, got 'tensor<2x3xf32>' for indices 'tensor<2xi64>' and parameter 'tensor<16x4xf32>'}}
+  zero.grad_accumulate_rows @emb, %r, %i : tensor<2x3xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+graph.param trainable @emb = dense<0.5> : tensor<16x4xf32>
+func.func @f(%r: tensor<2x4xf32>, %i: tensor<2xf32>) {
+  // expected-error @+1 {{indices must be i32 or i64, got 'f32'}}
+  zero.grad_accumulate_rows @emb, %r, %i : tensor<2x4xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+graph.param trainable @emb = dense<0.5> : tensor<16x4xf32>
+func.func @f(%r: tensor<2x4xf16>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{rows must have the parameter's element type 'f32', got 'f16'}}
+  zero.grad_accumulate_rows @emb, %r, %i : tensor<2x4xf16>, tensor<2xi64>
+  return
+}
+
+// -----
+
+graph.param @frozen_emb = dense<0.5> : tensor<16x4xf32>
+func.func @f(%r: tensor<2x4xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{'frozen_emb' is not trainable}}
+  zero.grad_accumulate_rows @frozen_emb, %r, %i : tensor<2x4xf32>, tensor<2xi64>
   return
 }

@@ -137,3 +137,28 @@ func.func @buffer_load_store(%x: tensor<4xf32>) {
   zero.buffer_store @"bn.running_mean", %n : tensor<4xf32>
   return
 }
+
+// A gather carried across the step boundary: the carry has no wait in its
+// function; the carried start is waited for as any other.
+// CHECK-LABEL: func.func @carry
+func.func @carry(%s: !zero.shard<params, f32, 4, device>) {
+  // CHECK: zero.all_gather_start %{{.*}} {carry = 0 : i64}
+  %t = zero.all_gather_start %s {carry = 0 : i64} : !zero.shard<params, f32, 4, device> -> !zero.token<!zero.flat<params, f32, 8, 2>>
+  return
+}
+// CHECK-LABEL: func.func @carried
+func.func @carried(%s: !zero.shard<params, f32, 4, device>) -> !zero.flat<params, f32, 8, 2> {
+  // CHECK: %[[T:.*]] = zero.all_gather_start %{{.*}} {carried = 0 : i64}
+  // CHECK-NEXT: zero.wait %[[T]]
+  %t = zero.all_gather_start %s {carried = 0 : i64} : !zero.shard<params, f32, 4, device> -> !zero.token<!zero.flat<params, f32, 8, 2>>
+  %f = zero.wait %t : !zero.token<!zero.flat<params, f32, 8, 2>> -> !zero.flat<params, f32, 8, 2>
+  return %f : !zero.flat<params, f32, 8, 2>
+}
+
+// CHECK-LABEL: func.func @rows
+graph.param trainable @emb = dense<0.5> : tensor<16x4xf32>
+func.func @rows(%r: tensor<2x3x4xf32>, %i: tensor<2x3xi64>) {
+  // CHECK: zero.grad_accumulate_rows @emb, %{{.*}}, %{{.*}} {padding_idx = 0 : i64} : tensor<2x3x4xf32>, tensor<2x3xi64>
+  zero.grad_accumulate_rows @emb, %r, %i {padding_idx = 0 : i64} : tensor<2x3x4xf32>, tensor<2x3xi64>
+  return
+}

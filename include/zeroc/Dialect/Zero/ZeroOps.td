@@ -292,6 +292,8 @@ class Zero_StartOp<string mnemonic, string syncOp>
   // The start/wait pair shown in the description; it ends in a newline and
   // two spaces, so the closing fence lines up with the text.
   string example = ?;
+  // More paragraphs of the description (empty, or ending in a blank line).
+  string notes = "";
   let summary = "starts a `zero." # syncOp # "` without waiting for it";
   let description = [{
     Issues the same collective as `zero.}] # syncOp # [{`, with the same
@@ -300,7 +302,7 @@ class Zero_StartOp<string mnemonic, string syncOp>
     return. The token has exactly one use, a `zero.wait`, which produces
     the value; the collective's buffers must not be touched in between.
 
-    ```mlir}] # example # [{  ```
+    }] # notes # [{```mlir}] # example # [{  ```
   }];
   let hasVerifier = 1;
 }
@@ -310,7 +312,20 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start", "all_gather"> {
     %t = zero.all_gather_start %s : !zero.shard<params, f16, 2048, device> -> !zero.token<!zero.flat<params, f16, 8192, 4>>
     %f = zero.wait %t : !zero.token<!zero.flat<params, f16, 8192, 4>> -> !zero.flat<params, f16, 8192, 4>
   }];
-  let arguments = (ins Zero_ShardType:$shard);
+  let notes = [{Across the step boundary (zero-overlap, stage 3): a start in
+    `@train_step` with `carry = N` is waited for by the next
+    `@train_micro_step`, not in its own function; its token has no use.
+    That micro-step's start with `carried = N` (the same shard, type and
+    arena storage) issues its gather, and packs its shards when a
+    `zero.concat_shards` used only by it makes its operand, only when the
+    carry did not run (the first step, a step skipped on overflow, the
+    later micro-steps of a step); either way its `zero.wait` completes the
+    gather. The program's
+    end waits for a carry no micro-step took.
+
+    }];
+  let arguments = (ins Zero_ShardType:$shard, OptionalAttr<I64Attr>:$carry,
+                   OptionalAttr<I64Attr>:$carried);
   let results = (outs Zero_TokenOf<Zero_FlatType>:$token);
   let assemblyFormat = [{
     $shard attr-dict `:` qualified(type($shard)) `->` qualified(type($token))
@@ -516,6 +531,37 @@ def Zero_GradAccumulateOp : Zero_Op<"grad_accumulate",
                    AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>:$grad,
                    UnitAttr:$in_place);
   let assemblyFormat = "$param `,` $grad attr-dict `:` qualified(type($grad))";
+}
+
+
+def Zero_GradAccumulateRowsOp : Zero_Op<"grad_accumulate_rows",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>, Zero_CommEffects,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "adds every rank's embedding-row gradient to this rank's accumulator";
+  let description = [{
+    Stages 2-3 (zero-partition): the gradient of an embedding lookup (a
+    `graph.gather_grad` on axis 0 of the parameter's shape) is `rows` (the
+    lookup's result gradient: the indices' shape followed by one parameter
+    row's) added at `indices`. Instead of materializing that mostly-zero
+    tensor and reduce-scattering it, every rank all-gathers every rank's
+    indices and rows and adds, in rank order, the rows that fall into its
+    own shard of the flat, zero-padded gradient to its accumulator;
+    repeated indices accumulate, a negative index counts from the end, and
+    rows at `padding_idx` add nothing. The result is the reduce-scatter of
+    the dense gradient up to the order of the additions. A parameter may
+    have one such accumulation besides its `zero.grad_accumulate` (a tied
+    embedding's dense head gradient).
+
+    ```mlir
+    zero.grad_accumulate_rows @wte, %dy, %idx : tensor<2x8x32xf32>, tensor<2x8xi64>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, AnyStaticShapeTensor:$rows,
+                   AnyStaticShapeTensor:$indices,
+                   OptionalAttr<I64Attr>:$padding_idx);
+  let assemblyFormat = [{
+    $param `,` $rows `,` $indices attr-dict `:` type($rows) `,` type($indices)
+  }];
 }
 
 
