@@ -27,10 +27,33 @@ Value storageRoot(Value v) {
       v = rs.getBuffer();
     else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
       v = slice.getShard();
+    else if (auto pack = llvm::dyn_cast<PackOp>(def); pack && packRenamesInput(pack))
+      v = pack.getInputs().front();
     else
       break;
   }
   return v;
+}
+
+bool packRenamesInput(PackOp pack) {
+  if (pack.getInputs().size() != 1 ||
+      llvm::cast<IntegerAttr>(pack.getOffsets()[0]).getInt() != 0)
+    return false;
+  Value in = pack.getInputs().front();
+  auto type = llvm::dyn_cast<RankedTensorType>(in.getType());
+  if (!type || !type.hasStaticShape() ||
+      type.getNumElements() != pack.getType().getSize() ||
+      type.getElementType() != pack.getType().getElementType())
+    return false;
+  for (Value v = in;; v = v.getDefiningOp<graph::ReshapeOp>().getInput()) {
+    if (!v.hasOneUse())
+      return false;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return false;
+    if (!llvm::isa<graph::ReshapeOp>(def))
+      return resultsNeedArena(def);
+  }
 }
 
 Value accumulatorStorageOf(Value grad) {
@@ -41,6 +64,8 @@ Value accumulatorStorageOf(Value grad) {
 
 bool resultsNeedArena(Operation *op) {
   if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op); rs && rs.getInPlace())
+    return false;
+  if (auto pack = llvm::dyn_cast<PackOp>(op); pack && packRenamesInput(pack))
     return false;
   if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op); rs && rs.getInPlace())
     return false;

@@ -87,6 +87,10 @@ LogicalResult CpuTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto pack = llvm::dyn_cast<zero::PackOp>(op)) {
+    if (zero::packRenamesInput(pack)) { // the buffer is its input's storage
+      p.line(r + " = " + p.var(pack.getInputs().front()) + ";");
+      return success();
+    }
     p.call("zeroc_rt_k_zero(P(" + p.desc(pack.getResult()) + "))");
     Type elem = pack.getType().getElementType();
     for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets())) {

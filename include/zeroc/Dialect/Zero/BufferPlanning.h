@@ -16,6 +16,8 @@
 
 namespace zeroc::zero {
 
+class PackOp;
+
 /// Attribute on an op: the arena byte offset of each result.
 inline constexpr llvm::StringLiteral kArenaOffsetsAttr = "zero.arena_offsets";
 /// Attribute on the module: the arena size in bytes.
@@ -66,8 +68,15 @@ GatheredElements gatheredElementsAt(mlir::Block *block, mlir::Operation *point);
 
 /// The value whose storage `v` shares: through graph.reshape, zero.view,
 /// zero.shard_slice, zero.all_reduce / all_reduce_start (which reduce in
-/// place) and an in-place zero.reduce_scatter(_start).
+/// place), an in-place zero.reduce_scatter(_start) and a zero.pack that
+/// only renames its input (packRenamesInput).
 mlir::Value storageRoot(mlir::Value v);
+
+/// Whether `pack` only renames its input's storage: one input at offset 0
+/// that fills the whole flat buffer (no padding to zero), of its element
+/// type, made by an op into the arena and used by nothing else (reshapes
+/// between included), so that the buffer can be that storage.
+bool packRenamesInput(PackOp pack);
 
 /// The arena offset zero-plan-buffers gives a result that is not in the
 /// arena but in its parameter's gradient accumulator: the result is the
