@@ -35,24 +35,20 @@ using namespace zeroc;
 
 namespace {
 
-/// The ops that make a gather's operand: a zero.param_shard, or a
-/// zero.concat_shards of them, in program order; empty when the operand
-/// comes from anything else (it then cannot move).
+/// The ops that make a gather's operand: its zero.param_shard reads
+/// (zero::paramShardsOf), then the zero.concat_shards of a bucket, whose
+/// reads it alone uses, in program order; empty when the operand comes
+/// from anything else (it then cannot move).
 SmallVector<Operation *> shardReads(Value shard) {
+  auto concat = shard.getDefiningOp<zero::ConcatShardsOp>();
   SmallVector<Operation *> ops;
-  Operation *def = shard.getDefiningOp();
-  if (llvm::isa_and_nonnull<zero::ParamShardOp>(def))
-    return {def};
-  auto concat = llvm::dyn_cast_or_null<zero::ConcatShardsOp>(def);
-  if (!concat)
-    return {};
-  for (Value in : concat.getInputs()) {
-    auto read = in.getDefiningOp<zero::ParamShardOp>();
-    if (!read || !read->hasOneUse())
+  for (zero::ParamShardOp read : zero::paramShardsOf(shard)) {
+    if (concat && !read->hasOneUse())
       return {};
     ops.push_back(read);
   }
-  ops.push_back(concat);
+  if (concat && !ops.empty())
+    ops.push_back(concat);
   return ops;
 }
 

@@ -344,10 +344,13 @@ struct PartitionPass : zeroc::impl::PartitionBase<PartitionPass> {
     // than the gradient; a dense part is reduce-scattered on its own, from
     // where it is final (for a tied head, early in the backward pass). The
     // dead gather_grad and add go with the cleanup.
+    auto rowsAreFewer = [&](graph::GatherGradOp rows) {
+      auto gathered = llvm::cast<ShapedType>(rows.getGrad().getType());
+      return gathered.getNumElements() * worldSize <= rows.getType().getNumElements();
+    };
     if (stage >= 2)
       if (std::optional<RowGradient> g = rowGradient(grad);
-          g && llvm::cast<ShapedType>(g->rows.getGrad().getType()).getNumElements() * worldSize <=
-                   g->rows.getType().getNumElements()) {
+          g && rowsAreFewer(g->rows)) {
         b.setInsertionPointAfter(g->rows);
         b.create<zero::GradAccumulateRowsOp>(
             loc, param, g->rows.getGrad(), g->rows.getIndices(),

@@ -154,9 +154,8 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
   std::map<int64_t, AllGatherStartOp> carried;
   for (Operation *op : ops)
     if (auto start = llvm::dyn_cast<AllGatherStartOp>(op))
-      if (std::optional<uint64_t> k =
-              start.getCarry() ? start.getCarry() : start.getCarried())
-        carried[static_cast<int64_t>(*k)] = start;
+      if (std::optional<int64_t> k = start.getCarryIndex())
+        carried[*k] = start;
   llvm::DenseMap<Value, int64_t> pinned;
   for (auto &[k, start] : carried) {
     SmallVector<Value, 2> values{start.getToken()};

@@ -2,6 +2,7 @@
 #include "zeroc/Passes/Passes.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -203,19 +204,11 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
     return verifyCarries(module, uses);
   }
 
-  /// The parameters a gather's shard operand reads, in order (a
-  /// zero.param_shard, or a zero.concat_shards of them); empty otherwise.
+  /// The parameters a gather's shard operand reads, in order.
   static SmallVector<StringRef> sentParams(zero::AllGatherStartOp start) {
-    SmallVector<Value> shards{start.getShard()};
-    if (auto concat = start.getShard().getDefiningOp<zero::ConcatShardsOp>())
-      shards.assign(concat.getInputs().begin(), concat.getInputs().end());
     SmallVector<StringRef> names;
-    for (Value v : shards) {
-      auto read = v.getDefiningOp<zero::ParamShardOp>();
-      if (!read)
-        return {};
+    for (zero::ParamShardOp read : zero::paramShardsOf(start.getShard()))
       names.push_back(read.getParam());
-    }
     return names;
   }
 
@@ -229,7 +222,7 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
     std::map<int64_t, zero::AllGatherStartOp> carries, carried;
     WalkResult walk = module.walk([&](zero::AllGatherStartOp start) -> WalkResult {
       auto fn = start->getParentOfType<func::FuncOp>();
-      std::optional<uint64_t> k = start.getCarry() ? start.getCarry() : start.getCarried();
+      std::optional<int64_t> k = start.getCarryIndex();
       if (!k)
         return WalkResult::advance();
       bool isCarry = start.getCarry().has_value();
@@ -238,7 +231,7 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
         return start.emitOpError(isCarry ? "carry" : "carried start")
                << " must be in @" << expected;
       auto &map = isCarry ? carries : carried;
-      if (!map.emplace(static_cast<int64_t>(*k), start).second)
+      if (!map.emplace(*k, start).second)
         return start.emitOpError("second ")
                << (isCarry ? "carry" : "carried start") << " of index " << *k;
       return WalkResult::advance();

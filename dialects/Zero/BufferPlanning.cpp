@@ -76,6 +76,22 @@ bool resultsNeedArena(Operation *op) {
                     WaitOp>(op);
 }
 
+SmallVector<ParamShardOp, 4> paramShardsOf(Value shard) {
+  if (auto read = shard.getDefiningOp<ParamShardOp>())
+    return {read};
+  auto concat = shard.getDefiningOp<ConcatShardsOp>();
+  if (!concat)
+    return {};
+  SmallVector<ParamShardOp, 4> reads;
+  for (Value in : concat.getInputs()) {
+    auto read = in.getDefiningOp<ParamShardOp>();
+    if (!read)
+      return {};
+    reads.push_back(read);
+  }
+  return reads;
+}
+
 int64_t gatheredElementsOf(Value v) {
   if (auto w = v.getDefiningOp<WaitOp>())
     v = w.getToken();

@@ -326,10 +326,8 @@ LogicalResult AllGatherStartOp::verify() {
     return failure();
   if (getCarry() && getCarried())
     return emitOpError("cannot be both a carry and carried");
-  for (std::optional<uint64_t> index : {getCarry(), getCarried()})
-    if (index && static_cast<int64_t>(*index) < 0)
-      return emitOpError("carry index must be >= 0, got ")
-             << static_cast<int64_t>(*index);
+  if (std::optional<int64_t> index = getCarryIndex(); index && *index < 0)
+    return emitOpError("carry index must be >= 0, got ") << *index;
   if (getCarry()) {
     // Waited for by the next @train_micro_step (its carried start).
     if (!getToken().use_empty())
@@ -508,7 +506,6 @@ GradAccumulateRowsOp::verifySymbolUses(SymbolTableCollection &symbols) {
            << rows << " for indices " << indices << " and parameter " << p;
   return success();
 }
-
 
 LogicalResult
 GradAccumulateOp::verifySymbolUses(SymbolTableCollection &symbols) {

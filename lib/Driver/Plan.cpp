@@ -116,9 +116,10 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
 
   // The collectives, read from the IR: those of one micro-step (times the
   // accumulation steps), then those of @train_step, each in its elements'
-  // dtype. Embedding rows (zero.grad_accumulate_rows) count every rank's
-  // rows, which each rank gathers, apart. An all-reduce of gradients counts twice (reduce-scatter plus
+  // dtype. An all-reduce of gradients counts twice (reduce-scatter plus
   // all-gather); the overflow flag's and the norm's scalars are left out.
+  // Embedding rows (zero.grad_accumulate_rows) count apart: every rank's
+  // rows, which each rank gathers.
   int64_t gatherElems = 0, scatterElems = 0, allReduceElems = 0, rowElems = 0,
           bytes = 0;
   auto count = [&](Operation *op, int64_t &elems, int64_t times) {

@@ -143,12 +143,9 @@ LogicalResult ProgramPrinter::readPlan(func::FuncOp fn) {
 
 std::string ProgramPrinter::requestSlotOf(Value token) {
   auto start = token.getDefiningOp<zero::AllGatherStartOp>();
-  std::optional<uint64_t> k;
-  if (start)
-    k = start.getCarry() ? start.getCarry() : start.getCarried();
-  if (k) {
+  if (std::optional<int64_t> k = start ? start.getCarryIndex() : std::nullopt) {
     // A carry and its carried start share a slot.
-    Carry &carry = carries[static_cast<int64_t>(*k)];
+    Carry &carry = carries[*k];
     if (carry.slot.empty())
       carry.slot = "Q[" + std::to_string(nextSlot++) + "]";
     if (start.getCarried())

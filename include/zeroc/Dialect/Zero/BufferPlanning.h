@@ -13,10 +13,12 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace zeroc::zero {
 
 class PackOp;
+class ParamShardOp;
 
 /// Attribute on an op: the arena byte offset of each result.
 inline constexpr llvm::StringLiteral kArenaOffsetsAttr = "zero.arena_offsets";
@@ -61,6 +63,11 @@ struct GatheredElements {
   int64_t live = 0;
   int64_t inFlight = 0;
 };
+
+/// The zero.param_shard reads that make a gather's shard operand, in
+/// order: the operand itself, or the inputs of the zero.concat_shards that
+/// makes it (a bucket); empty when anything else makes it.
+llvm::SmallVector<ParamShardOp, 4> paramShardsOf(mlir::Value shard);
 
 /// The gathered parameter elements in `block` right after `point` (an op
 /// of it), counting from the block's start.

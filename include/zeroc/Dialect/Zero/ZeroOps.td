@@ -320,13 +320,19 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start", "all_gather"> {
     `zero.concat_shards` used only by it makes its operand, only when the
     carry did not run (the first step, a step skipped on overflow, the
     later micro-steps of a step); either way its `zero.wait` completes the
-    gather. The program's
-    end waits for a carry no micro-step took.
+    gather. The program's end waits for a carry no micro-step took.
 
     }];
   let arguments = (ins Zero_ShardType:$shard, OptionalAttr<I64Attr>:$carry,
                    OptionalAttr<I64Attr>:$carried);
   let results = (outs Zero_TokenOf<Zero_FlatType>:$token);
+  let extraClassDeclaration = [{
+    /// N of a carry or a carried start; none for any other start.
+    std::optional<int64_t> getCarryIndex() {
+      std::optional<uint64_t> k = getCarry() ? getCarry() : getCarried();
+      return k ? std::optional<int64_t>(static_cast<int64_t>(*k)) : std::nullopt;
+    }
+  }];
   let assemblyFormat = [{
     $shard attr-dict `:` qualified(type($shard)) `->` qualified(type($token))
   }];
@@ -563,7 +569,6 @@ def Zero_GradAccumulateRowsOp : Zero_Op<"grad_accumulate_rows",
     $param `,` $rows `,` $indices attr-dict `:` type($rows) `,` type($indices)
   }];
 }
-
 
 //===----------------------------------------------------------------------===//
 // The optimizer step
