@@ -122,7 +122,8 @@ llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
 /// order), so that a bucket inside the step is planned like one outside.
 /// Results in `inAccumulator` get kInAccumulatorOffset.
 FailureOr<int64_t> planFunction(func::FuncOp fn,
-                                const llvm::DenseSet<Value> &inAccumulator = {}) {
+                                const llvm::DenseSet<Value> &inAccumulator = {},
+                                int64_t *hostBytes = nullptr) {
   Block &block = fn.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : block)
@@ -170,7 +171,22 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
     }
   }
   Builder b(fn.getContext());
+  auto allScalars = [](Operation *op) {
+    return llvm::all_of(op->getResultTypes(), [](Type t) {
+      auto ranked = llvm::dyn_cast<RankedTensorType>(t);
+      return ranked && ranked.getRank() == 0;
+    });
+  };
   for (auto [index, op] : llvm::enumerate(ops)) {
+    if (hostBytes && op->getNumResults() && resultsNeedArena(op) && allScalars(op)) {
+      SmallVector<int64_t> offsets;
+      for (Value r : op->getResults()) {
+        offsets.push_back(*hostBytes);
+        *hostBytes += alignUp(std::max<int64_t>(1, storageBytes(r.getType())));
+      }
+      op->setAttr(kHostOffsetsAttr, b.getI64ArrayAttr(offsets));
+      continue;
+    }
     if (op->getNumResults() && resultsNeedArena(op)) {
       SmallVector<int64_t> offsets;
       for (Value r : op->getResults()) {
@@ -200,6 +216,7 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
 }
 
 struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step");
@@ -216,10 +233,15 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
     int64_t total = *bytes;
     if (auto step = module.lookupSymbol<func::FuncOp>("train_step");
         step && !step.isExternal()) {
-      FailureOr<int64_t> stepBytes = planFunction(step);
+      int64_t hostBytes = 0;
+      FailureOr<int64_t> stepBytes =
+          planFunction(step, {}, hostStepScalars ? &hostBytes : nullptr);
       if (failed(stepBytes))
         return signalPassFailure();
       total = std::max(total, *stepBytes);
+      if (hostStepScalars)
+        module->setAttr(kHostBytesAttr,
+                        Builder(&getContext()).getI64IntegerAttr(hostBytes));
     }
     module->setAttr(kArenaBytesAttr, Builder(&getContext()).getI64IntegerAttr(total));
     if (failed(planState(module)))

@@ -106,8 +106,10 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                       pm.addPass(createVerifyPartition());
                       pm.addPass(createVerifyStep());
                     }});
-  phases.push_back({"plan-buffers", [](OpPassManager &pm) {
-                      pm.addPass(createPlanBuffers());
+  PlanBuffersOptions plan;
+  plan.hostStepScalars = o.target == "cuda";
+  phases.push_back({"plan-buffers", [plan](OpPassManager &pm) {
+                      pm.addPass(createPlanBuffers(plan));
                     }});
   return phases;
 }

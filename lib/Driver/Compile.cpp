@@ -10,6 +10,7 @@
 #include "zeroc/Driver/OutputDir.h"
 #include "zeroc/Driver/Pipeline.h"
 #include "zeroc/Emit/CpuEmitter.h"
+#include "zeroc/Emit/CudaEmitter.h"
 #include "zeroc/InitAll.h"
 #include "zeroc/Passes/Passes.h"
 
@@ -82,27 +83,16 @@ int64_t modelBatch(ModuleOp module) {
   return 1;
 }
 
-/// Compiles OUT/train.cpp into OUT/train with the system C++ compiler.
-bool compileCxx(const std::string &dir, std::string &error) {
-  std::string src = dir + "/" + outfile::kSource,
-              exe = dir + "/" + outfile::kTrain;
+/// Runs `argv` (a compiler) with its output in OUT/compile.log; on failure
+/// `error` quotes the log's first error line.
+bool runCompiler(const std::string &dir, const std::vector<std::string> &argv,
+                 llvm::StringRef source, std::string &error) {
   std::string log = dir + "/" + outfile::kCompileLog;
-  // -O0: train.cpp is one runtime call per op (the kernels are compiled
-  // with optimizations in libzeroc_runtime.a), so optimizing it buys
-  // nothing measurable (a 4-layer GPT: 4.4/3.9 s at -O0, 5.5/4.2 s at -O1
-  // for 20 steps) and costs 3-4x the compile time of large models.
-  std::vector<std::string> argv = {ZEROC_CXX, "-std=c++17", "-O0",
-                                   "-I" ZEROC_RUNTIME_INCLUDE_DIR, src, "-o",
-                                   exe, ZEROC_RUNTIME_LIBRARY};
-  for (llvm::StringRef lib : llvm::split(ZEROC_RUNTIME_LINK_LIBRARIES, ';'))
-    if (!lib.empty())
-      argv.push_back(lib.str());
-  argv.push_back("-lm");
   std::vector<llvm::StringRef> refs(argv.begin(), argv.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
                                                 llvm::StringRef(log)};
   std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(ZEROC_CXX, refs, std::nullopt, redirects,
+  int rc = llvm::sys::ExecuteAndWait(argv.front(), refs, std::nullopt, redirects,
                                      /*SecondsToWait=*/600, 0, &execError);
   if (rc == 0)
     return true;
@@ -114,9 +104,47 @@ bool compileCxx(const std::string &dir, std::string &error) {
         break;
       }
   }
-  error = "the C++ compiler failed on the generated train.cpp (a zeroc bug; "
-          "please report it): " + first;
+  error = ("the C++ compiler failed on the generated " + source +
+           " (a zeroc bug; please report it): " + first)
+              .str();
   return false;
+}
+
+void appendLibraries(std::vector<std::string> &argv, llvm::StringRef libs) {
+  for (llvm::StringRef lib : llvm::split(libs, ';'))
+    if (!lib.empty())
+      argv.push_back(lib.str());
+}
+
+/// Compiles OUT/train.cpp (CPU) or OUT/train.cu (CUDA, with nvcc; or with
+/// the C++ compiler against the CUDA runtime's host emulation) into
+/// OUT/train.
+bool compileProgram(const std::string &dir, llvm::StringRef target,
+                    std::string &error) {
+  const bool cuda = target != "cpu";
+  std::string src = dir + "/" + (cuda ? outfile::kCudaSource : outfile::kSource),
+              exe = dir + "/" + outfile::kTrain;
+  // -O0: the program is one runtime call per op (the kernels are compiled
+  // with optimizations in the runtime libraries), so optimizing it buys
+  // nothing measurable (a 4-layer GPT: 4.4/3.9 s at -O0, 5.5/4.2 s at -O1
+  // for 20 steps) and costs 3-4x the compile time of large models.
+  std::vector<std::string> argv;
+  if (target == "cuda")
+    argv = {ZEROC_NVCC, "-std=c++17", "-O0", "-I" ZEROC_RUNTIME_INCLUDE_DIR,
+            "-I" ZEROC_RUNTIME_CUDA_INCLUDE_DIR, src, "-o", exe,
+            ZEROC_RUNTIME_CUDA_LIBRARY, ZEROC_RUNTIME_LIBRARY};
+  else if (target == "cuda-emu")
+    argv = {ZEROC_CXX, "-std=c++17", "-O0", "-I" ZEROC_RUNTIME_INCLUDE_DIR,
+            "-I" ZEROC_RUNTIME_CUDA_INCLUDE_DIR, "-x", "c++", src, "-x", "none",
+            "-o", exe, ZEROC_RUNTIME_CUDA_EMU_LIBRARY, ZEROC_RUNTIME_LIBRARY};
+  else
+    argv = {ZEROC_CXX, "-std=c++17", "-O0", "-I" ZEROC_RUNTIME_INCLUDE_DIR, src,
+            "-o", exe, ZEROC_RUNTIME_LIBRARY};
+  appendLibraries(argv, ZEROC_RUNTIME_LINK_LIBRARIES);
+  if (target == "cuda")
+    appendLibraries(argv, ZEROC_CUDA_LINK_LIBRARIES);
+  argv.push_back("-lm");
+  return runCompiler(dir, argv, llvm::sys::path::filename(src), error);
 }
 
 bool writeFile(const std::string &path, const std::string &bytes,
@@ -161,6 +189,11 @@ int runCompile(const CompileArgs &args) {
   std::string error;
   if (!output.checkTarget(error))
     return fail(error);
+  if (args.target == "cuda" && !ZEROC_HAVE_CUDA)
+    return fail("--target cuda: this zeroc was built without the CUDA toolkit "
+                "(nvcc, cuBLASLt and NCCL; /usr/local/cuda): install it and "
+                "rebuild zeroc, or use --target cuda-emu to build the CUDA "
+                "program on the host emulation of the CUDA runtime");
   if (!args.dumpDir.empty() && pathWithin(args.dumpDir, args.outDir))
     return fail("--dump-ir '" + messagePath(args.dumpDir) +
                 "' lies inside the output directory '" +
@@ -211,6 +244,7 @@ int runCompile(const CompileArgs &args) {
 
   TrainPipelineOptions options;
   setPipelineOptions(context, config, options);
+  options.target = args.target == "cpu" ? "cpu" : "cuda";
   if (!runPhases(*module, trainPhases(options), args.dumpDir, error))
     return fail(model + ": " + error);
   if (!checkTrainedParams(*module, error))
@@ -224,7 +258,11 @@ int runCompile(const CompileArgs &args) {
         diag = d.str();
       return success();
     });
-    if (failed(emitCpuProgram(*module, args.commandLine, program)))
+    LogicalResult emitted =
+        args.target == "cpu"
+            ? emitCpuProgram(*module, args.commandLine, program)
+            : emitCudaProgram(*module, args.commandLine, program);
+    if (failed(emitted))
       return fail(model + ": cannot emit code: " + diag);
   }
   // The config's warnings once the model and the config were accepted, so
@@ -238,13 +276,14 @@ int runCompile(const CompileArgs &args) {
   if (!output.create(error))
     return fail(error);
   const std::string &tmp = output.path();
-  if (!writeFile(tmp + "/" + outfile::kSource, program.source, error) ||
+  const char *source = args.target == "cpu" ? outfile::kSource : outfile::kCudaSource;
+  if (!writeFile(tmp + "/" + source, program.source, error) ||
       !writeFileAtomically(
           tmp + "/" + outfile::kBlob,
           [&](int fd, std::string &why) { return program.blob.writeTo(fd, why); },
           error) ||
       !writeFile(tmp + "/" + outfile::kPlan, planJson(*module, config), error) ||
-      !compileCxx(tmp, error))
+      !compileProgram(tmp, args.target, error))
     return fail(error);
   llvm::sys::fs::remove(tmp + "/" + outfile::kCompileLog);
   if (!output.commit(error))

@@ -191,8 +191,8 @@ void removeTree(const std::string &path) {
 
 const std::vector<std::string> &outputFileNames() {
   static const std::vector<std::string> names = {
-      outfile::kCompileLog, outfile::kBlob, outfile::kPlan, outfile::kSource,
-      outfile::kTrain};
+      outfile::kCompileLog, outfile::kBlob,       outfile::kPlan,
+      outfile::kSource,     outfile::kCudaSource, outfile::kTrain};
   return names;
 }
 

@@ -8,7 +8,7 @@
 
 #include "zeroc/Emit/CpuEmitter.h"
 
-#include "CpuTarget.h"
+#include "RuntimeTarget.h"
 
 using namespace mlir;
 

@@ -16,11 +16,36 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <utility>
+
 using namespace mlir;
 
 namespace zeroc {
 
 TargetPrinter::~TargetPrinter() = default;
+
+void ProgramPrinter::call(const llvm::Twine &expr) {
+  std::string text = expr.str();
+  constexpr llvm::StringLiteral kKernel = "zeroc_rt_k_";
+  if (llvm::StringRef(text).starts_with(kKernel)) {
+    llvm::StringRef name = llvm::StringRef(text).drop_front(kKernel.size());
+    if (!target.hasKernel(name.take_until([](char c) { return c == '('; })) &&
+        missingKernel.empty())
+      missingKernel = name.take_until([](char c) { return c == '('; }).str();
+    text = kernel(name);
+  }
+  line("ZRT_TRY(" + text + ");");
+}
+
+std::string TargetPrinter::loadArenaScalar(StringRef cxxType, StringRef ptr,
+                                           StringRef dest) const {
+  return (dest + " = (double)*(" + cxxType + " *)" + ptr + ";").str();
+}
+
+std::string TargetPrinter::storeArenaScalar(StringRef cxxType, StringRef ptr,
+                                            StringRef value) const {
+  return ("*(" + cxxType + " *)" + ptr + " = " + value + ";").str();
+}
 
 namespace {
 
@@ -119,9 +144,21 @@ LogicalResult ProgramPrinter::readPlan(func::FuncOp fn) {
       accumulatorOf[zero::accumulatorStorageOf(acc.getGrad())] = acc.getParam();
   });
   // Nested ops too: a bucket inside the step's zero.if_finite.
+  if (auto host = module->getAttrOfType<IntegerAttr>(zero::kHostBytesAttr))
+    hostBytes = host.getInt();
   WalkResult walk = fn.getBody().walk([&](Operation *op) {
     if (!op->getNumResults() || !zero::resultsNeedArena(op))
       return WalkResult::advance();
+    if (auto host = op->getAttrOfType<ArrayAttr>(zero::kHostOffsetsAttr)) {
+      if (host.size() != op->getNumResults() || hostBytes < 0) {
+        op->emitOpError("has host offsets but the module no zero.host_bytes "
+                        "(run zero-plan-buffers)");
+        return WalkResult::interrupt();
+      }
+      for (auto [r, off] : llvm::zip(op->getResults(), host))
+        hostOffset[r] = llvm::cast<IntegerAttr>(off).getInt();
+      return WalkResult::advance();
+    }
     auto offsets = op->getAttrOfType<ArrayAttr>(zero::kArenaOffsetsAttr);
     if (!offsets || offsets.size() != op->getNumResults()) {
       op->emitOpError("has no arena offsets (run zero-plan-buffers)");
@@ -174,6 +211,8 @@ LogicalResult ProgramPrinter::printOp(Operation *op) {
            std::to_string(paramIndex(accumulatorOf.lookup(r))) + ");");
     else if (it != arenaOffset.end())
       line(n + " = A + " + std::to_string(it->second) + ";");
+    else if (auto host = hostOffset.find(r); host != hostOffset.end())
+      line(n + " = H + " + std::to_string(host->second) + ";");
     if (!shapeOf(r.getType()) || !dtypeName(shapeOf(r.getType())->elem))
       return op->emitOpError("produces a type the ")
              << target.name() << " target does not support: " << r.getType();
@@ -185,9 +224,16 @@ LogicalResult ProgramPrinter::printOp(Operation *op) {
       name += " " + node;
     opNames.push_back(std::move(name));
   }
-  if (llvm::isa<zero::ZeroDialect>(op->getDialect()))
-    return printZeroOp(op);
-  return printGraphOp(op);
+  LogicalResult printed = llvm::isa<zero::ZeroDialect>(op->getDialect())
+                              ? printZeroOp(op)
+                              : printGraphOp(op);
+  if (succeeded(printed) && !missingKernel.empty()) {
+    std::string kernelName = std::exchange(missingKernel, "");
+    return op->emitOpError("is not supported by the ")
+           << target.name() << " target yet: its runtime has no "
+           << kernelName << " kernel";
+  }
+  return printed;
 }
 
 /// Constants and parameter reads name blob data, reshapes their input's
@@ -412,7 +458,11 @@ void ProgramPrinter::printHeader(raw_ostream &os) {
      << "// The request of each started collective, until its wait.\n"
      << "int64_t Q[" << std::max(1, nextSlot) << "];\n"
      << "// 1: the last @train_step started carry k, which no micro-step took.\n"
-     << "unsigned char C[" << std::max<size_t>(1, carries.size()) << "];\n\n";
+     << "unsigned char C[" << std::max<size_t>(1, carries.size()) << "];\n";
+  if (hostBytes >= 0)
+    os << "// The optimizer step's scalars (zero.host_offsets), in host memory.\n"
+       << "alignas(64) char H[" << std::max<int64_t>(1, hostBytes) << "];\n";
+  os << "\n";
 }
 
 LogicalResult ProgramPrinter::print(EmittedProgram &out) {
@@ -462,8 +512,9 @@ LogicalResult ProgramPrinter::print(EmittedProgram &out) {
      << "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n";
   for (size_t i = 0; i < chunks.size(); ++i)
     os << "  ZRT_TRY(part" << i << "(e, inputs, A, blob, comm));\n";
-  os << llvm::formatv("  *loss = (double)*({0} *){1};\n",
-                      lossElem.isF32() ? "float" : "double", var(loss))
+  os << "  " << target.loadArenaScalar(lossElem.isF32() ? "float" : "double",
+                                      var(loss), "*loss")
+     << "\n"
      << "  return nullptr;\n}\n\n" << stepSource << "} // namespace\n\n";
   printMain(os, fn);
   out.source = std::move(src);

@@ -246,7 +246,7 @@ void ProgramPrinter::printMain(raw_ostream &os, func::FuncOp fn) {
      << "  program.monitor.csv_enabled = " << int(monitor.getCsv()) << ";\n"
      << "  program.monitor.csv_output_path = " << cxxStringLiteral(monitor.getCsvOutputPath().str()) << ";\n"
      << "  program.monitor.csv_job_name = " << cxxStringLiteral(monitor.getCsvJobName().str()) << ";\n"
-     << "  return zeroc_rt_train_process_main(argc, argv, &program);\n}\n";
+     << "  return " << target.processMain() << "(argc, argv, &program);\n}\n";
 }
 
 } // namespace zeroc

@@ -1093,7 +1093,7 @@ TEST_F(TrainErrors, BadArguments) {
   const std::string usage =
       "usage: train --data DIR --steps N [--log-jsonl FILE] [--save-params "
       "DIR] [--max-skipped-steps N (default 50, 0: no limit)] [--denormals "
-      "flush|keep (default flush)] [--trace DIR] [--quiet]";
+      "flush|keep (default flush)] [--trace DIR] [--comm nccl|mpi] [--quiet]";
   struct Case {
     std::vector<std::string> args;
     std::string needle;

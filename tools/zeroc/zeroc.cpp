@@ -3,7 +3,7 @@
 //   zeroc import model.onnx [--input-shape NAME=D0,D1,...]... [--dump-ir DIR]
 //                           [-o FILE] [--elide-constants]
 //   zeroc compile model.onnx -o DIR [--stage N] [--world-size W] [--config F]
-//                 [--max-config-bytes N]
+//                 [--target cpu|cuda|cuda-emu] [--max-config-bytes N]
 //   zeroc config-check ds_config.json [MODEL.onnx] [--world-size W]
 //                      [--micro-batch N] [--stage N] [--max-config-bytes N]
 //   zeroc config-check --schema
@@ -76,6 +76,10 @@ const char *kUsage =
     "  -o DIR                        output directory (train, model.bin, plan.json)\n"
     "  --stage N                     ZeRO stage 0-3 (overrides the config's)\n"
     "  --world-size W                number of data-parallel ranks (default 1)\n"
+    "  --target T                    cpu (default: train.cpp, Open MPI), cuda\n"
+    "                                (train.cu: one GPU per rank, NCCL) or\n"
+    "                                cuda-emu (train.cu on the CUDA runtime's\n"
+    "                                host emulation, for tests without a GPU)\n"
     "  --config FILE                 DeepSpeed config (ds_config.json)\n"
     "  --max-config-bytes N          read configs of up to N bytes (or with\n"
     "                                K/M/G; default 16M)\n"
@@ -342,6 +346,12 @@ int runCompileCommand(int argc, char **argv, const std::string &commandLine) {
       const char *v = c.value("--world-size");
       if (!v || !parseInt(v, 1, 1 << 20, args.worldSize))
         return usageError("--world-size must be a positive integer");
+    } else if (c.is("--target")) {
+      const char *v = c.value("--target");
+      llvm::StringRef t = v ? v : "";
+      if (t != "cpu" && t != "cuda" && t != "cuda-emu")
+        return usageError("--target must be cpu, cuda or cuda-emu");
+      args.target = t.str();
     } else if (c.is("--config")) {
       const char *v = c.value("--config");
       if (!v)

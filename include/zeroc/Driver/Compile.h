@@ -26,6 +26,10 @@ struct CompileArgs {
   OnnxImportOptions import;
   std::string commandLine; ///< for the recompile hint in out/train's errors
   bool verbose = false;
+  /// --target: "cpu" (train.cpp on the CPU runtime), "cuda" (train.cu on
+  /// the CUDA runtime, built with nvcc) or "cuda-emu" (the same train.cu on
+  /// the CUDA runtime's host emulation: for testing without a GPU).
+  std::string target = "cpu";
 };
 
 /// Runs the whole pipeline: import, autodiff, ZeRO partitioning, emission,

@@ -27,6 +27,8 @@ namespace zeroc {
 namespace outfile {
 inline constexpr const char *kTrain = "train";
 inline constexpr const char *kSource = "train.cpp";
+/// --target cuda's program (instead of train.cpp).
+inline constexpr const char *kCudaSource = "train.cu";
 inline constexpr const char *kBlob = "model.bin";
 inline constexpr const char *kPlan = "plan.json";
 inline constexpr const char *kCompileLog = "compile.log";

@@ -73,6 +73,26 @@ public:
   virtual mlir::LogicalResult printWait(ProgramPrinter &p, zero::WaitOp op,
                                         llvm::StringRef slot) = 0;
 
+  /// The statement `dest = (double)<the cxxType scalar at ptr>;` for a
+  /// scalar in the arena (ptr is a char *): the CPU dereferences it, a
+  /// device arena copies it to the host.
+  virtual std::string loadArenaScalar(llvm::StringRef cxxType,
+                                      llvm::StringRef ptr,
+                                      llvm::StringRef dest) const;
+  /// The statement storing the host value `value` there.
+  virtual std::string storeArenaScalar(llvm::StringRef cxxType,
+                                       llvm::StringRef ptr,
+                                       llvm::StringRef value) const;
+  /// Whether the target's runtime has kernel `name` (a kernel call
+  /// zeroc_rt_k_<name>: see ProgramPrinter::call).
+  virtual bool hasKernel(llvm::StringRef name) const { return true; }
+  /// The prefix of the target's kernels (zeroc_rt/kernels.h's signatures).
+  virtual llvm::StringRef kernelPrefix() const { return "zeroc_rt_k_"; }
+  /// The runtime's process entry point main() returns through.
+  virtual llvm::StringRef processMain() const {
+    return "zeroc_rt_train_process_main";
+  }
+
   /// Every other zero op: engine state (parameter replicas and shards,
   /// buffers, gradient accumulation, the loss scale, the step count),
   /// packing into and out of flat buffers, and @train_step's overflow
@@ -103,8 +123,14 @@ public:
   std::string descOf(const std::string &ptr, mlir::Type t) const;
   /// Appends a statement line to the function being printed.
   void line(const llvm::Twine &text) { body += "  " + text.str() + "\n"; }
-  /// Appends a runtime call whose failure status the function returns.
-  void call(const llvm::Twine &expr) { line("ZRT_TRY(" + expr + ");"); }
+  /// Appends a runtime call whose failure status the function returns. A
+  /// kernel call, zeroc_rt_k_<name>(...), calls the target's kernel of that
+  /// name (TargetPrinter::kernelPrefix).
+  void call(const llvm::Twine &expr);
+  /// The target's kernel `name` ("copy": zeroc_rt_k_copy on the CPU).
+  std::string kernel(llvm::StringRef name) const {
+    return (target.kernelPrefix() + name).str();
+  }
   /// A parameter's index in kParams, a buffer's in kBuffers.
   int paramIndex(llvm::StringRef name) const { return paramIndices.lookup(name); }
   int bufferIndex(llvm::StringRef name) const { return bufferIndices.lookup(name); }
@@ -161,6 +187,11 @@ private:
   /// --trace's name of each traced op, in program order.
   std::vector<std::string> opNames;
   llvm::DenseMap<mlir::Value, int64_t> arenaOffset;
+  /// zero-plan-buffers' host-step-scalars: offsets into the host block H.
+  llvm::DenseMap<mlir::Value, int64_t> hostOffset;
+  int64_t hostBytes = -1; ///< -1: the module has no host block
+  /// A kernel call the target has no kernel for (call), reported on the op.
+  std::string missingKernel;
   /// The parameter whose accumulator holds a result planned there.
   llvm::DenseMap<mlir::Value, llvm::StringRef> accumulatorOf;
   int64_t arenaBytes = 0;

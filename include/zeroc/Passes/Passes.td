@@ -480,7 +480,19 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
     ```mlir
     %7 = graph.relu %6 {zero.arena_offsets = [256]} : tensor<8x7xf32>
     ```
+
+    With `host-step-scalars` (the CUDA target, whose arena is device
+    memory) an op of `@train_step` whose results are all scalars gets
+    `zero.host_offsets` instead, offsets into host memory of
+    `zero.host_bytes` (on the module): the optimizer step's scalar
+    arithmetic runs on the host, and only the ops that reduce device
+    tensors into a scalar (the overflow check, the sum of squares) move
+    data between the two.
   }];
+  let options = [
+    Option<"hostStepScalars", "host-step-scalars", "bool", /*default=*/"false",
+           "Place @train_step's scalar results in host memory">,
+  ];
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
 

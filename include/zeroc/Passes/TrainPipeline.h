@@ -74,6 +74,11 @@ struct TrainPipelineOptions
       *this, "monitor",
       llvm::cl::desc("what the loop logs: a #zero.monitor attribute"),
       llvm::cl::init("#zero.monitor<>")};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("the target the plan is for: cpu, or cuda (device "
+                     "arena, the optimizer step's scalars on the host)"),
+      llvm::cl::init("cpu")};
   Option<bool> overlapComm{
       *this, "overlap-comm",
       llvm::cl::desc("start stage 3's parameter gathers one bucket early and "

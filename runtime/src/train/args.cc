@@ -2,14 +2,16 @@
 //
 //   train --data DIR --steps N [--log-jsonl FILE] [--save-params DIR]
 //         [--max-skipped-steps N] [--denormals flush|keep] [--trace DIR]
-//         [--quiet]
+//         [--comm nccl|mpi] [--quiet]
 //
 // --max-skipped-steps N (default 50, 0: no limit) ends the run with an error
 // once N consecutive steps were skipped for an fp16 gradient overflow (no
 // optimizer step taken); a run whose every step was skipped fails too.
 // --denormals flush (the default) sets flush-to-zero and denormals-are-zero
 // on the compute thread, as GPUs and torch.set_flush_denormal(True) do;
-// keep leaves IEEE gradual underflow.
+// keep leaves IEEE gradual underflow. --comm picks the backend of a CUDA
+// program's collectives (nccl, its default, or mpi: staged through host
+// memory, for several ranks on one GPU); a CPU program's are MPI's.
 //
 // Flags take their value as the next argument or after '='. A repeated flag
 // keeps its last value. Every error is one line that ends with the usage.
@@ -55,7 +57,7 @@ std::string usageText(const char *argv0) {
   return format("usage: %s --data DIR --steps N [--log-jsonl FILE] "
                 "[--save-params DIR] [--max-skipped-steps N (default %lld, 0: "
                 "no limit)] [--denormals flush|keep (default flush)] "
-                "[--trace DIR] [--quiet]",
+                "[--trace DIR] [--comm nccl|mpi] [--quiet]",
                 baseName(argv0), static_cast<long long>(kDefaultMaxSkippedSteps));
 }
 
@@ -87,7 +89,7 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
     }
     if (flag != "--data" && flag != "--steps" && flag != "--log-jsonl" &&
         flag != "--save-params" && flag != "--max-skipped-steps" &&
-        flag != "--denormals" && flag != "--trace") {
+        flag != "--denormals" && flag != "--trace" && flag != "--comm") {
       if (flag == "--quiet")
         return fail("--quiet takes no value");
       return fail(format("unknown argument '%s'", arg.c_str()));
@@ -120,6 +122,11 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
       args.flushDenormals = value == "flush";
     } else if (flag == "--trace") {
       args.traceDir = value;
+    } else if (flag == "--comm") {
+      if (value != "nccl" && value != "mpi")
+        return fail(format("--comm must be 'nccl' or 'mpi', got '%s'",
+                           value.c_str()));
+      args.comm = value;
     } else if (flag == "--log-jsonl") {
       args.logJsonl = value;
     } else {

@@ -19,7 +19,8 @@
 namespace zeroc_rt::train {
 
 zeroc_rt_status_t Dataset::load(const zeroc_rt_program_t &prog,
-                                const std::string &dir) {
+                                const std::string &dir, Device &dev) {
+  device = &dev;
   program = &prog;
   globalBatch = static_cast<int64_t>(prog.micro_batch) * prog.grad_accum *
                 prog.world_size;
@@ -86,8 +87,16 @@ zeroc_rt_status_t Dataset::load(const zeroc_rt_program_t &prog,
     ZEROC_RT_RETURN_IF_ERROR(batches.back().allocate(
         bytes * static_cast<size_t>(prog.micro_batch), "a micro-batch buffer"));
   }
-  for (AlignedBuffer &b : batches)
-    pointers.push_back(b.data());
+  for (AlignedBuffer &b : batches) {
+    if (device->hostMemory()) {
+      pointers.push_back(b.data());
+      continue;
+    }
+    deviceBatches.emplace_back();
+    ZEROC_RT_RETURN_IF_ERROR(deviceBatches.back().allocate(
+        *device, b.size(), "a micro-batch buffer"));
+    pointers.push_back(deviceBatches.back().data());
+  }
   if (pointers.empty())
     pointers.push_back(nullptr); // inputs() stays a valid pointer
   return nullptr;
@@ -105,7 +114,7 @@ int64_t Dataset::firstSample(int64_t step, int64_t microBatch) const {
   return static_cast<int64_t>((base + offset) % s);
 }
 
-void Dataset::fillMicroBatch(int64_t first) {
+zeroc_rt_status_t Dataset::fillMicroBatch(int64_t first) {
   const int64_t mb = program->micro_batch;
   for (size_t i = 0; i < arrays.size(); ++i) {
     const char *src = static_cast<const char *>(zeroc_rt_npy_data(arrays[i].get()));
@@ -121,7 +130,11 @@ void Dataset::fillMicroBatch(int64_t first) {
       j += run;
       index = (index + run) % numSamples;
     }
+    if (!device->hostMemory())
+      ZEROC_RT_RETURN_IF_ERROR(
+          device->upload(deviceBatches[i].data(), dst, batches[i].size()));
   }
+  return nullptr;
 }
 
 } // namespace zeroc_rt::train

@@ -61,16 +61,17 @@ zeroc_rt_status_t gradAccumulate(zeroc_rt_engine_t *engine, int32_t param,
         static_cast<long long>(count),
         static_cast<long long>(p->accumulateCount));
   zeroc_rt_status_t status = nullptr;
+  zeroc_rt::train::Device &device = *engine->device;
   const bool write = firstWrite(engine, *p);
   if (write && p->gradDtype == p->dtype)
-    std::memcpy(p->grad, grad, static_cast<size_t>(count) * p->gradElemSize);
+    status = device.copy(p->grad, grad, static_cast<size_t>(count) * p->gradElemSize);
   else if (write)
-    status = zeroc_rt_k_convert(p->dtype, grad, p->gradDtype, p->grad, count, 1.0);
+    status = device.convert(p->dtype, grad, p->gradDtype, p->grad, count, 1.0);
   else if (p->gradDtype == p->dtype)
-    status = zeroc_rt_k_accumulate(p->dtype, grad, p->grad, count);
+    status = device.accumulate(p->dtype, grad, p->grad, count);
   else
-    status = zeroc_rt_k_accumulate_widening(p->dtype, grad, p->gradDtype,
-                                            p->grad, count);
+    status = device.accumulateWidening(p->dtype, grad, p->gradDtype, p->grad,
+                                       count);
   if (status)
     return ZEROC_RT_TRAIN_WRAP(
         status, zeroc_rt::train::format(
@@ -106,21 +107,42 @@ zeroc_rt_status_t gradAccumulateRows(zeroc_rt_engine_t *engine, int32_t param,
                           d.name, static_cast<long long>(paddingIdx));
   const size_t world = static_cast<size_t>(engine->world);
   const size_t count = static_cast<size_t>(n);
+  zeroc_rt::train::Device &device = *engine->device;
+  // Every rank's indices (as i64) and rows, in the device's memory; the
+  // indices are read on the host to place the rows.
   std::vector<int64_t> &allIndices = engine->rowIndices;
-  std::vector<char> &allRows = engine->rowValues;
   allIndices.resize(count * (world + 1));
-  allRows.resize(count * world * static_cast<size_t>(rowElems) * p->elemSize);
   int64_t *own = allIndices.data() + count * world;
+  const size_t indexBytes = count * zeroc_rt_dtype_size(indexDtype);
+  std::vector<char> ownIndices(indexBytes);
+  if (indexBytes)
+    ZEROC_RT_RETURN_IF_ERROR(device.download(ownIndices.data(), indices, indexBytes));
   for (size_t i = 0; i < count; ++i)
     own[i] = indexDtype == ZEROC_RT_DTYPE_I64
-                 ? static_cast<const int64_t *>(indices)[i]
-                 : static_cast<const int32_t *>(indices)[i];
+                 ? reinterpret_cast<const int64_t *>(ownIndices.data())[i]
+                 : reinterpret_cast<const int32_t *>(ownIndices.data())[i];
+  const size_t rowBytes = static_cast<size_t>(rowElems) * p->elemSize;
+  if (engine->rowValues.size() < count * world * rowBytes)
+    ZEROC_RT_RETURN_IF_ERROR(engine->rowValues.allocate(
+        device, count * world * rowBytes, "the embedding rows of every rank"));
+  if (engine->rowIndicesOnDevice.size() < count * (world + 1) * sizeof(int64_t))
+    ZEROC_RT_RETURN_IF_ERROR(engine->rowIndicesOnDevice.allocate(
+        device, count * (world + 1) * sizeof(int64_t),
+        "the embedding indices of every rank"));
+  int64_t *ownOnDevice =
+      reinterpret_cast<int64_t *>(engine->rowIndicesOnDevice.bytes()) + count * world;
+  ZEROC_RT_RETURN_IF_ERROR(device.upload(ownOnDevice, own, count * sizeof(int64_t)));
   ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_comm_all_gather(
-      engine->comm, own, allIndices.data(), n, ZEROC_RT_DTYPE_I64));
+      engine->comm, ownOnDevice, engine->rowIndicesOnDevice.data(), n,
+      ZEROC_RT_DTYPE_I64));
   ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_comm_all_gather(
-      engine->comm, rows, allRows.data(), n * rowElems, p->dtype));
+      engine->comm, rows, engine->rowValues.data(), n * rowElems, p->dtype));
+  ZEROC_RT_RETURN_IF_ERROR(device.download(allIndices.data(),
+                                           engine->rowIndicesOnDevice.data(),
+                                           count * world * sizeof(int64_t)));
   if (firstWrite(engine, *p))
-    std::memset(p->grad, 0, static_cast<size_t>(p->shard) * p->gradElemSize);
+    ZEROC_RT_RETURN_IF_ERROR(
+        device.zero(p->grad, static_cast<size_t>(p->shard) * p->gradElemSize));
   const int64_t first = static_cast<int64_t>(engine->rank) * p->shard;
   const int64_t last = first + p->shard;
   for (size_t i = 0; i < count * world; ++i) {
@@ -138,16 +160,15 @@ zeroc_rt_status_t gradAccumulateRows(zeroc_rt_engine_t *engine, int32_t param,
     const int64_t hi = std::min((row + 1) * rowElems, last);
     if (lo >= hi)
       continue;
-    const char *src = allRows.data() +
-                      (i * static_cast<size_t>(rowElems) +
-                       static_cast<size_t>(lo - row * rowElems)) * p->elemSize;
+    const char *src = engine->rowValues.bytes() + i * rowBytes +
+                      static_cast<size_t>(lo - row * rowElems) * p->elemSize;
     char *dst = static_cast<char *>(p->grad) +
                 static_cast<size_t>(lo - first) * p->gradElemSize;
     zeroc_rt_status_t st =
         p->gradDtype == p->dtype
-            ? zeroc_rt_k_accumulate(p->dtype, src, dst, hi - lo)
-            : zeroc_rt_k_accumulate_widening(p->dtype, src, p->gradDtype, dst,
-                                             hi - lo);
+            ? device.accumulate(p->dtype, src, dst, hi - lo)
+            : device.accumulateWidening(p->dtype, src, p->gradDtype, dst,
+                                        hi - lo);
     if (st)
       return st;
   }
@@ -163,7 +184,10 @@ void *zeroc_rt_engine_arena(zeroc_rt_engine_t *engine) {
 }
 
 const void *zeroc_rt_engine_blob(zeroc_rt_engine_t *engine) {
-  return engine ? engine->blob.data() : nullptr;
+  if (!engine)
+    return nullptr;
+  return engine->device->hostMemory() ? engine->blob.data()
+                                      : engine->deviceBlob.data();
 }
 
 zeroc_rt_comm_t *zeroc_rt_engine_comm(zeroc_rt_engine_t *engine) {
@@ -182,8 +206,10 @@ void *zeroc_rt_engine_param_shard(zeroc_rt_engine_t *engine, int32_t param) {
 
 void zeroc_rt_engine_trace_op(zeroc_rt_engine_t *engine, int32_t op) {
   // Called before every op: started collectives advance between ops.
-  if (engine)
+  if (engine) {
     zeroc_rt_comm_progress(engine->comm);
+    engine->device->beginOp(op);
+  }
   if (!engine || !engine->tracer.enabled() || op < 0 ||
       op >= engine->program->num_ops)
     return;

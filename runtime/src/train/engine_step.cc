@@ -56,21 +56,22 @@ zeroc_rt_status_t scaledUpdate(zeroc_rt_engine_t *engine, ParamState &p,
                                void *grad, double factor, Update &&update) {
   void *param = p.hasMaster() ? p.master : p.updateParam;
   void *g = grad;
+  zeroc_rt::train::Device &device = *engine->device;
   zeroc_rt_status_t status;
   if (p.gradDtype != p.masterDtype) {
     g = engine->state.masterGrad.data();
-    status = zeroc_rt_k_convert(p.gradDtype, grad, p.masterDtype, g,
-                                p.updateCount, factor);
+    status = device.convert(p.gradDtype, grad, p.masterDtype, g, p.updateCount,
+                            factor);
   } else {
-    status = zeroc_rt_k_scale(p.gradDtype, g, p.updateCount, factor);
+    status = device.scale(p.gradDtype, g, p.updateCount, factor);
   }
   if (status)
     return paramError(status, "gradient scaling", p);
   if ((status = update(param, g)))
     return paramError(status, "optimizer update", p);
   if (p.hasMaster() &&
-      (status = zeroc_rt_k_convert(p.masterDtype, p.master, p.dtype,
-                                   p.updateParam, p.updateCount, 1.0)))
+      (status = device.convert(p.masterDtype, p.master, p.dtype,
+                               p.updateParam, p.updateCount, 1.0)))
     return paramError(status, "rounding the master copy", p);
   return nullptr;
 }
@@ -86,9 +87,10 @@ zeroc_rt_status_t adamUpdate(zeroc_rt_engine_t *engine, int32_t param,
   if (!p)
     return status;
   return scaledUpdate(engine, *p, grad, factor, [&](void *w, void *g) {
-    return zeroc_rt_k_adam_step(p->masterDtype, w, g, p->expAvg, p->expAvgSq,
-                                p->updateCount, lr, beta1, beta2, eps,
-                                weightDecay, adamW, biasCorrection, step);
+    return engine->device->adamStep(p->masterDtype, w, g, p->expAvg,
+                                    p->expAvgSq, p->updateCount, lr, beta1,
+                                    beta2, eps, weightDecay, adamW,
+                                    biasCorrection, step);
   });
 }
 
@@ -102,9 +104,9 @@ zeroc_rt_status_t sgdUpdate(zeroc_rt_engine_t *engine, int32_t param,
   if (!p)
     return status;
   return scaledUpdate(engine, *p, grad, factor, [&](void *w, void *g) {
-    return zeroc_rt_k_sgd_step(p->masterDtype, w, g, p->momentum,
-                               p->updateCount, lr, momentum, weightDecay,
-                               dampening, nesterov, step);
+    return engine->device->sgdStep(p->masterDtype, w, g, p->momentum,
+                                   p->updateCount, lr, momentum, weightDecay,
+                                   dampening, nesterov, step);
   });
 }
 

@@ -286,12 +286,24 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
   auto needsGather = [&](const ParamState &p) {
     return p.hasMaster() ? p.updateCount < p.numel : p.keptCount < p.padded;
   };
-  AlignedBuffer gathered, widened;
+  Device &device = *engine.device;
+  DeviceBuffer gathered;
+  AlignedBuffer widened, onHost;
   size_t maxBytes = 0;
   for (const ParamState &p : st.params)
     if (needsGather(p))
       maxBytes = std::max(maxBytes, static_cast<size_t>(p.padded) * p.masterElemSize);
-  if (zeroc_rt_status_t status = gathered.allocate(maxBytes, "--save-params")) {
+  // What is written is read on the host: a device's memory is downloaded.
+  auto readable = [&](const void *data, size_t bytes, const void **out) {
+    *out = data;
+    if (device.hostMemory())
+      return zeroc_rt_status_t(nullptr);
+    ZEROC_RT_RETURN_IF_ERROR(onHost.allocate(bytes, "--save-params"));
+    *out = onHost.data();
+    return device.download(onHost.data(), data, bytes);
+  };
+  if (zeroc_rt_status_t status =
+          gathered.allocate(device, maxBytes, "--save-params")) {
     zeroc_rt_status_free(first);
     *desynced = true;
     return status;
@@ -313,6 +325,11 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
     }
     if (first)
       continue;
+    first = ZEROC_RT_TRAIN_WRAP(
+        readable(full, static_cast<size_t>(p.numel) * p.masterElemSize, &full),
+        prefix);
+    if (first)
+      continue;
     // A frozen 16-bit parameter (no f32 master) is saved widened to f32,
     // like the trained ones.
     first = ZEROC_RT_TRAIN_WRAP(saveAsNpy(rankDir + "/" + paramFileName(p.desc->name),
@@ -324,9 +341,17 @@ zeroc_rt_status_t saveParams(zeroc_rt_engine &engine, const std::string &dir,
     if (first)
       break;
     const zeroc_rt_buffer_desc_t &d = *buf.desc;
+    const void *data = nullptr;
+    first = ZEROC_RT_TRAIN_WRAP(
+        readable(buf.data,
+                 static_cast<size_t>(d.numel) * zeroc_rt_dtype_size(d.dtype),
+                 &data),
+        prefix);
+    if (first)
+      break;
     first = ZEROC_RT_TRAIN_WRAP(saveAsNpy(rankDir + "/" + paramFileName(d.name),
                                           d.dtype, d.rank, d.dims, d.numel,
-                                          buf.data, widened),
+                                          data, widened),
                                 prefix);
   }
   if (!first && engine.rank == 0)

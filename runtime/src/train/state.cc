@@ -66,25 +66,27 @@ struct Offsets {
          expAvg = kNone, expAvgSq = kNone, momentum = kNone;
 };
 
-void *at(const AlignedBuffer &slab, size_t offset) {
+void *at(const DeviceBuffer &slab, size_t offset) {
   return offset == kNone ? nullptr : slab.bytes() + offset;
 }
 
 } // namespace
 
-void ZeroState::zeroGradientTails() {
+zeroc_rt_status_t ZeroState::zeroGradientTails() {
   for (ParamState &p : params)
     if (p.grad && p.gradCount > p.accumulateCount)
-      std::memset(static_cast<char *>(p.grad) +
-                      static_cast<size_t>(p.accumulateCount) * p.gradElemSize,
-                  0,
-                  static_cast<size_t>(p.gradCount - p.accumulateCount) *
-                      p.gradElemSize);
+      ZEROC_RT_RETURN_IF_ERROR(device->zero(
+          static_cast<char *>(p.grad) +
+              static_cast<size_t>(p.accumulateCount) * p.gradElemSize,
+          static_cast<size_t>(p.gradCount - p.accumulateCount) *
+              p.gradElemSize));
+  return nullptr;
 }
 
 zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
                                  const char *blob, int rank, int world,
-                                 ZeroState &state) {
+                                 Device &device, ZeroState &state) {
+  state.device = &device;
   state.rank = rank;
   state.world = world;
   state.psi = 0;
@@ -155,12 +157,12 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
   }
 
   ZEROC_RT_RETURN_IF_ERROR(
-      state.paramStorage.allocate(paramPlan.size(), "the parameters"));
+      state.paramStorage.allocate(device, paramPlan.size(), "the parameters"));
   ZEROC_RT_RETURN_IF_ERROR(
-      state.gradStorage.allocate(gradPlan.size(), "the gradients"));
+      state.gradStorage.allocate(device, gradPlan.size(), "the gradients"));
   ZEROC_RT_RETURN_IF_ERROR(
-      state.optimStorage.allocate(optimPlan.size(), "the optimizer state"));
-  ZEROC_RT_RETURN_IF_ERROR(state.masterGrad.allocate(
+      state.optimStorage.allocate(device, optimPlan.size(), "the optimizer state"));
+  ZEROC_RT_RETURN_IF_ERROR(state.masterGrad.allocate(device, 
       masterGradBytes, "the optimizer's gradient copy"));
 
   for (size_t i = 0; i < state.params.size(); ++i) {
@@ -174,8 +176,9 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
       const int64_t begin = p.keptFirst;
       const int64_t end = std::min(begin + p.keptCount, p.numel);
       if (end > begin)
-        std::memcpy(param, init + static_cast<size_t>(begin) * es,
-                    static_cast<size_t>(end - begin) * es);
+        ZEROC_RT_RETURN_IF_ERROR(
+            device.upload(param, init + static_cast<size_t>(begin) * es,
+                          static_cast<size_t>(end - begin) * es));
     }
     // A rank keeping the buffer from element 0 of every rank holds the
     // replica (zero.param_replica reads it); one keeping its own slice holds
@@ -189,13 +192,13 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     p.master = at(state.optimStorage, off[i].master);
     if (p.master) {
       // DeepSpeed's partition.clone().float(): the master starts from the
-      // 16-bit value (padding stays zero).
+      // 16-bit value (padding stays zero), uploaded just above.
       int64_t begin = p.updateFirst;
       int64_t end = std::min(begin + p.updateCount, p.numel);
       if (end > begin)
         ZEROC_RT_RETURN_IF_ERROR(ZEROC_RT_TRAIN_WRAP(
-            zeroc_rt_k_convert(p.dtype, init + static_cast<size_t>(begin) * es,
-                               p.masterDtype, p.master, end - begin, 1.0),
+            device.convert(p.dtype, p.updateParam, p.masterDtype, p.master,
+                           end - begin, 1.0),
             format("initial master copy of parameter '%s': ", p.desc->name)));
     }
     p.grad = at(state.gradStorage, off[i].grad);
@@ -212,15 +215,16 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
         static_cast<size_t>(program.buffers[i].numel) *
         zeroc_rt_dtype_size(program.buffers[i].dtype)));
   ZEROC_RT_RETURN_IF_ERROR(
-      state.bufferStorage.allocate(bufferPlan.size(), "the model's buffers"));
+      state.bufferStorage.allocate(device, bufferPlan.size(), "the model's buffers"));
   state.buffers.assign(static_cast<size_t>(program.num_buffers), BufferState());
   for (size_t i = 0; i < state.buffers.size(); ++i) {
     BufferState &buf = state.buffers[i];
     buf.desc = &program.buffers[i];
     buf.data = state.bufferStorage.bytes() + bufferOffsets[i];
-    std::memcpy(buf.data, blob + buf.desc->blob_offset,
-                static_cast<size_t>(buf.desc->numel) *
-                    zeroc_rt_dtype_size(buf.desc->dtype));
+    ZEROC_RT_RETURN_IF_ERROR(device.upload(
+        buf.data, blob + buf.desc->blob_offset,
+        static_cast<size_t>(buf.desc->numel) *
+            zeroc_rt_dtype_size(buf.desc->dtype)));
   }
   return nullptr;
 }

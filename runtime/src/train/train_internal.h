@@ -10,6 +10,7 @@
 #ifndef ZEROC_RT_SRC_TRAIN_TRAIN_INTERNAL_H
 #define ZEROC_RT_SRC_TRAIN_TRAIN_INTERNAL_H
 
+#include "train/device.h"
 #include "train/loss_scaler.h"
 #include "zeroc_rt/npy.h"
 #include "zeroc_rt/train.h"
@@ -38,6 +39,11 @@ public:
   void *data() const { return ptr.get(); }
   char *bytes() const { return static_cast<char *>(ptr.get()); }
   size_t size() const { return sizeBytes; }
+  /// Hands the memory (std::free it) to the caller.
+  void *release() {
+    sizeBytes = 0;
+    return ptr.release();
+  }
 
 private:
   struct Free {
@@ -123,6 +129,9 @@ struct Args {
   /// Flush-to-zero and denormals-are-zero on the compute thread.
   bool flushDenormals = true;
   std::string traceDir; ///< empty: no trace
+  /// --comm: the collectives' backend ("nccl" or "mpi"; empty: the
+  /// platform's default).
+  std::string comm;
   bool quiet = false;
   bool help = false;
 };
@@ -163,12 +172,14 @@ struct NpyFree {
 
 class Dataset {
 public:
-  /// Loads and checks DIR/<input>.npy for every input of the program.
+  /// Loads and checks DIR/<input>.npy for every input of the program; the
+  /// micro-batches the micro-step reads are in `device`'s memory.
   ZEROC_RT_MUST_USE zeroc_rt_status_t load(const zeroc_rt_program_t &program,
-                                           const std::string &dir);
+                                           const std::string &dir,
+                                           Device &device);
   /// Copies samples (first + j) mod S, j in [0, MB), of every input into the
-  /// micro-batch buffers.
-  void fillMicroBatch(int64_t first);
+  /// micro-batch buffers (and uploads them to the device's).
+  ZEROC_RT_MUST_USE zeroc_rt_status_t fillMicroBatch(int64_t first);
   /// First sample of global micro-batch m of optimizer step s:
   /// (s*G + m*MB) mod S, without overflow.
   int64_t firstSample(int64_t step, int64_t microBatch) const;
@@ -183,6 +194,8 @@ private:
   std::vector<std::unique_ptr<zeroc_rt_npy_t, NpyFree>> arrays;
   std::vector<size_t> sampleBytes;
   std::vector<AlignedBuffer> batches;
+  Device *device = nullptr;
+  std::vector<DeviceBuffer> deviceBatches; ///< unless the device is the host
   std::vector<const void *> pointers;
 };
 
@@ -247,23 +260,25 @@ struct ZeroState {
   int64_t frozen = 0; ///< total elements of the frozen parameters
   std::vector<ParamState> params;
   std::vector<BufferState> buffers;
-  AlignedBuffer paramStorage, gradStorage, optimStorage, bufferStorage;
+  /// Where every buffer below lives.
+  Device *device = nullptr;
+  DeviceBuffer paramStorage, gradStorage, optimStorage, bufferStorage;
   /// The largest update of a parameter with a master copy, in the master
   /// dtype: its 16-bit gradient converted for the optimizer (DeepSpeed's
   /// transient fp32 partition gradient, one parameter at a time here).
-  AlignedBuffer masterGrad;
+  DeviceBuffer masterGrad;
 
   /// Zeroes each accumulator's elements past those the micro-step
   /// accumulates (a padded accumulator's padding), which the step's first
   /// accumulation, a write (zeroc_rt_engine::firstAccumulation), leaves.
-  void zeroGradientTails();
+  ZEROC_RT_MUST_USE zeroc_rt_status_t zeroGradientTails();
 };
 
-/// Lays out the buffers of every parameter for the stage and copies the
-/// initial values out of the blob.
+/// Lays out the buffers of every parameter for the stage in `device`'s
+/// memory and copies the initial values out of the (host) blob.
 ZEROC_RT_MUST_USE zeroc_rt_status_t
 buildZeroState(const zeroc_rt_program_t &program, const char *blob, int rank,
-               int world, ZeroState &state);
+               int world, Device &device, ZeroState &state);
 
 //===----------------------------------------------------------------------===//
 // Metrics (metrics.cc)
@@ -457,8 +472,12 @@ struct zeroc_rt_engine {
   const zeroc_rt_program_t *program = nullptr;
   zeroc_rt_comm_t *comm = nullptr;
   int rank = 0, world = 1;
-  zeroc_rt::train::AlignedBuffer arena;
+  /// Where the state, the arena and the micro-batches live.
+  zeroc_rt::train::Device *device = &zeroc_rt::train::hostDevice();
+  zeroc_rt::train::DeviceBuffer arena;
   zeroc_rt::train::AlignedBuffer blob; ///< empty when the program has none
+  /// The blob in the device's memory, unless the device is the host.
+  zeroc_rt::train::DeviceBuffer deviceBlob;
   zeroc_rt::train::ZeroState state;
   uint64_t dropoutCounter = 0;
   /// The micro-step is its optimizer step's first: grad_accumulate writes
@@ -477,7 +496,7 @@ struct zeroc_rt_engine {
   /// zeroc_rt_engine_grad_accumulate_rows's all-gathered indices and rows,
   /// kept from call to call.
   std::vector<int64_t> rowIndices;
-  std::vector<char> rowValues;
+  zeroc_rt::train::DeviceBuffer rowIndicesOnDevice, rowValues;
   /// Updates applied so far: Adam's step count and the LR scheduler's step
   /// count (both advance only on steps that were not skipped).
   int64_t optimizerSteps = 0;

@@ -153,16 +153,24 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
                         CsvMonitor &csv, const Args &args, SaveSpace &space) {
   const zeroc_rt_program_t &program = *engine.program;
   ZEROC_RT_RETURN_IF_ERROR(checkSchedule(program, args.steps));
-  ZEROC_RT_RETURN_IF_ERROR(data.load(program, args.data));
+  Device &device = *engine.device;
+  ZEROC_RT_RETURN_IF_ERROR(data.load(program, args.data, device));
   ZEROC_RT_RETURN_IF_ERROR(loadBlob(program, engine.blob));
+  if (!device.hostMemory()) {
+    ZEROC_RT_RETURN_IF_ERROR(
+        engine.deviceBlob.allocate(device, engine.blob.size(), "the blob"));
+    ZEROC_RT_RETURN_IF_ERROR(device.upload(engine.deviceBlob.data(),
+                                           engine.blob.data(), engine.blob.size()));
+  }
   ZEROC_RT_RETURN_IF_ERROR(buildZeroState(program, engine.blob.bytes(),
-                                          engine.rank, engine.world,
+                                          engine.rank, engine.world, device,
                                           engine.state));
   if (!args.saveParams.empty())
     ZEROC_RT_RETURN_IF_ERROR(
         checkSaveTarget(engine.state, args.saveParams, engine.rank, space));
   ZEROC_RT_RETURN_IF_ERROR(engine.arena.allocate(
-      static_cast<size_t>(program.arena_bytes), "the micro-step arena"));
+      device, static_cast<size_t>(program.arena_bytes), "the micro-step arena"));
+  ZEROC_RT_RETURN_IF_ERROR(device.synchronize());
   zeroc_rt_loss_scaler_init(&engine.scaler, &program.loss_scaler);
   if (engine.rank == 0 && !args.logJsonl.empty())
     ZEROC_RT_RETURN_IF_ERROR(log.open(args.logJsonl));
@@ -260,11 +268,37 @@ std::string skippedAdvice(const zeroc_rt_program_t &program, double scale) {
                 pyFloat(scale).c_str());
 }
 
-int train(Session &session, const Args &args,
-          const zeroc_rt_program_t &program) {
+/// The platform's communicator for the generated code's collectives, closed
+/// when the training ends (after the engine, whose buffers it may move).
+class DeviceComm {
+public:
+  DeviceComm(Platform &platform, Session &session)
+      : platform(platform), session(session) {}
+  ~DeviceComm() {
+    if (comm && !(session.desynced && session.world > 1))
+      platform.closeComm(comm, session.comm);
+  }
+  DeviceComm(const DeviceComm &) = delete;
+  DeviceComm &operator=(const DeviceComm &) = delete;
+  zeroc_rt_comm_t *comm = nullptr;
+
+private:
+  Platform &platform;
+  Session &session;
+};
+
+int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
+          Platform &platform) {
+  if (session.agree(platform.open(args, program, session.comm), "while opening its device"))
+    return 1;
+  DeviceComm deviceComm(platform, session);
+  if (session.agree(platform.openComm(args, session.comm, &deviceComm.comm),
+                    "while setting up its collectives"))
+    return 1;
   zeroc_rt_engine engine;
   engine.program = &program;
-  engine.comm = session.comm;
+  engine.device = &platform.device();
+  engine.comm = deviceComm.comm;
   engine.rank = session.rank;
   engine.world = session.world;
   Dataset data;
@@ -324,12 +358,12 @@ int train(Session &session, const Args &args,
     const Clock::time_point start = Clock::now();
     engine.times = StepTimes();
     StepTimes lastMicro; // the boundary micro-step's timers
-    engine.state.zeroGradientTails();
     double localLoss = 0.0;
-    zeroc_rt_status_t microError = nullptr;
+    zeroc_rt_status_t microError = engine.state.zeroGradientTails();
     for (int a = 0; a < gas && !microError; ++a) {
       const int64_t m = static_cast<int64_t>(a) * world + session.rank;
-      data.fillMicroBatch(data.firstSample(step, m));
+      if ((microError = data.fillMicroBatch(data.firstSample(step, m))))
+        break;
       engine.dropoutCounter = static_cast<uint64_t>(step) *
                                   static_cast<uint64_t>(gas) *
                                   static_cast<uint64_t>(world) +
@@ -406,6 +440,8 @@ int train(Session &session, const Args &args,
     const StepTimes beforeStep = engine.times;
     const Clock::time_point stepStart = Clock::now();
     status = runTrainStep(engine, outcome, &agreed);
+    if (!status)
+      status = engine.device->synchronize();
     engine.tracer.span(Tracer::kCompute, "optimizer_step", "engine", stepStart,
                        Clock::now());
     lastMicro.bwdAllreduceMs +=
@@ -525,7 +561,7 @@ int train(Session &session, const Args &args,
 }
 
 int run(Session &session, const Args &args, zeroc_rt_status_t argsStatus,
-        const zeroc_rt_program_t *program) {
+        const zeroc_rt_program_t *program, Platform &platform) {
   if (argsStatus)
     return session.fail(argsStatus);
   if (zeroc_rt_status_t invalid = validateProgram(program))
@@ -534,7 +570,7 @@ int run(Session &session, const Args &args, zeroc_rt_status_t argsStatus,
     session.report(worldSizeMessage(*program, session.world));
     return 1;
   }
-  return train(session, args, *program);
+  return train(session, args, *program, platform);
 }
 
 } // namespace
@@ -548,6 +584,13 @@ extern "C" int zeroc_rt_train_process_main(int argc, char **argv,
 
 extern "C" int zeroc_rt_train_main(int argc, char **argv,
                                    const zeroc_rt_program_t *program) {
+  return zeroc_rt::train::trainMain(argc, argv, program,
+                                    zeroc_rt::train::hostPlatform());
+}
+
+int zeroc_rt::train::trainMain(int argc, char **argv,
+                               const zeroc_rt_program_t *program,
+                               Platform &platform) {
   using namespace zeroc_rt::train;
   Args args;
   zeroc_rt_status_t argsStatus = nullptr;
@@ -578,7 +621,7 @@ extern "C" int zeroc_rt_train_main(int argc, char **argv,
 
   int rc = 1;
   try {
-    rc = run(session, args, argsStatus, program);
+    rc = run(session, args, argsStatus, program, platform);
   } catch (const std::bad_alloc &) {
     session.desynced = true;
     session.report("out of memory");

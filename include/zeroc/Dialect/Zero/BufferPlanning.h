@@ -24,6 +24,14 @@ class ParamShardOp;
 inline constexpr llvm::StringLiteral kArenaOffsetsAttr = "zero.arena_offsets";
 /// Attribute on the module: the arena size in bytes.
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "zero.arena_bytes";
+/// With zero-plan-buffers' host-step-scalars (targets whose arena is device
+/// memory): on an op of @train_step whose results are all scalars (rank 0),
+/// the byte offset of each in host memory instead of the arena, and on the
+/// module the size of that host memory. The optimizer step's scalar
+/// arithmetic (the overflow flag, the norm, the lr, the step count) then
+/// runs on the host.
+inline constexpr llvm::StringLiteral kHostOffsetsAttr = "zero.host_offsets";
+inline constexpr llvm::StringLiteral kHostBytesAttr = "zero.host_bytes";
 /// Alignment of every arena buffer, in bytes.
 inline constexpr int64_t kArenaAlignment = 64;
 /// Unit attribute zero-partition puts on the last op of the forward pass of

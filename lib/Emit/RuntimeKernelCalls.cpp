@@ -1,4 +1,4 @@
-//===- CpuKernelCalls.cpp - Graph ops as CPU runtime kernel calls ---------===//
+//===- RuntimeKernelCalls.cpp - Graph ops as runtime kernel calls ---------===//
 //
 // One zeroc_rt_k_* call per graph op (zeroc_rt/kernels.h), its operands and
 // results as tensor descriptors, its attributes as the call's arguments or
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuTarget.h"
+#include "RuntimeTarget.h"
 
 #include "zeroc/Emit/CxxText.h"
 #include "zeroc/Emit/EmitTypes.h"
@@ -45,7 +45,7 @@ std::string windowInit(ArrayAttr kernel, ArrayAttr strides, ArrayAttr pads,
 
 } // namespace
 
-LogicalResult CpuTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
+LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
   auto d = [&](Value v) { return "P(" + p.desc(v) + ")"; };
   auto out = [&](unsigned i = 0) { return "P(" + p.desc(op->getResult(i)) + ")"; };
   static const llvm::StringMap<const char *> unary = {

@@ -1,4 +1,4 @@
-//===- CpuZeroOps.cpp - Zero ops as CPU engine and kernel calls -----------===//
+//===- RuntimeZeroOps.cpp - Zero ops as engine and kernel calls -----------===//
 //
 // The zero ops that are neither views nor collectives: zeroc_rt_engine_*
 // calls for the training state the engine keeps (parameter replicas and
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuTarget.h"
+#include "RuntimeTarget.h"
 
 #include "zeroc/Emit/CxxText.h"
 #include "zeroc/Emit/EmitTypes.h"
@@ -48,15 +48,15 @@ void copyShards(ProgramPrinter &p, const std::string &tensor,
                        "zrt_r * {1} : {1};",
                        numel, shard));
   p.line(llvm::formatv(
-      "  if (zrt_n > 0) ZRT_TRY(zeroc_rt_k_copy(P(T({0}, {1}, 1, {{zrt_n})), "
+      "  if (zrt_n > 0) ZRT_TRY({3}(P(T({0}, {1}, 1, {{zrt_n})), "
       "P(T({2}, {1}, 1, {{zrt_n}))));",
-      src, dtype, dst));
+      src, dtype, dst, p.kernel("copy")));
   p.line("}");
 }
 
 } // namespace
 
-LogicalResult CpuTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
+LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
   auto paramOf = [&](StringRef name) {
     return std::to_string(p.paramIndex(name));
   };
@@ -147,9 +147,9 @@ LogicalResult CpuTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
   }
   if (auto ls = llvm::dyn_cast<zero::LossScaleOp>(op)) {
     if (ls.getType().getElementType().isF64())
-      p.line("*(double *)" + r + " = zeroc_rt_engine_loss_scale(e);");
+      p.line(storeArenaScalar("double", r, "zeroc_rt_engine_loss_scale(e)"));
     else
-      p.line("*(float *)" + r + " = (float)zeroc_rt_engine_loss_scale(e);");
+      p.line(storeArenaScalar("float", r, "(float)zeroc_rt_engine_loss_scale(e)"));
     return success();
   }
   // The ops of @train_step (zero-step-boundary): engine calls and the
@@ -163,8 +163,8 @@ LogicalResult CpuTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     p.line("{");
     p.line("  int zrt_found = 0, zrt_any = 0;");
     for (Value g : of.getGrads()) {
-      p.line(llvm::formatv("  ZRT_TRY(zeroc_rt_k_has_inf_or_nan({0}, {1}, {2}, &zrt_found));",
-                           dtype(g), p.var(g), count(g)));
+      p.line(llvm::formatv("  ZRT_TRY({3}({0}, {1}, {2}, &zrt_found));",
+                           dtype(g), p.var(g), count(g), p.kernel("has_inf_or_nan")));
       p.line("  zrt_any |= zrt_found;");
     }
     p.line("  *(unsigned char *)" + r + " = zrt_any ? 1 : 0;");
@@ -175,8 +175,8 @@ LogicalResult CpuTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     p.line("{");
     p.line("  double zrt_total = 0.0, zrt_part = 0.0;");
     for (Value g : ss.getGrads()) {
-      p.line(llvm::formatv("  ZRT_TRY(zeroc_rt_k_sum_squares({0}, {1}, {2}, &zrt_part));",
-                           dtype(g), p.var(g), count(g)));
+      p.line(llvm::formatv("  ZRT_TRY({3}({0}, {1}, {2}, &zrt_part));",
+                           dtype(g), p.var(g), count(g), p.kernel("sum_squares")));
       p.line("  zrt_total += zrt_part;");
     }
     p.line("  *(double *)" + r + " = zrt_total;");

@@ -1,4 +1,4 @@
-//===- CpuCollectives.cpp - Collectives as CPU communicator calls ---------===//
+//===- RuntimeCollectives.cpp - Collectives as communicator calls ---------===//
 //
 // zeroc_rt_comm_* calls (zeroc_rt/comm.h, Open MPI underneath): the blocking
 // collectives, and the started ones, which record their request in the Q[i]
@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuTarget.h"
+#include "RuntimeTarget.h"
 
 #include "zeroc/Emit/EmitTypes.h"
 
@@ -40,7 +40,7 @@ LogicalResult printReduceScatter(ProgramPrinter &p, ReduceScatter rs,
 
 } // namespace
 
-LogicalResult CpuTarget::printCollective(ProgramPrinter &p, Operation *op) {
+LogicalResult RuntimeTarget::printCollective(ProgramPrinter &p, Operation *op) {
   std::string r = op->getNumResults() ? p.var(op->getResult(0)) : "";
   if (auto gather = llvm::dyn_cast<zero::AllGatherOp>(op)) {
     auto shard = gather.getShard().getType();
@@ -83,7 +83,7 @@ LogicalResult CpuTarget::printCollective(ProgramPrinter &p, Operation *op) {
   return p.unsupported(op);
 }
 
-LogicalResult CpuTarget::printStart(ProgramPrinter &p, Operation *op,
+LogicalResult RuntimeTarget::printStart(ProgramPrinter &p, Operation *op,
                                     StringRef slot) {
   std::string r = p.var(op->getResult(0));
   if (auto start = llvm::dyn_cast<zero::AllGatherStartOp>(op)) {
@@ -111,7 +111,7 @@ LogicalResult CpuTarget::printStart(ProgramPrinter &p, Operation *op,
   return p.unsupported(op);
 }
 
-LogicalResult CpuTarget::printWait(ProgramPrinter &p, zero::WaitOp op,
+LogicalResult RuntimeTarget::printWait(ProgramPrinter &p, zero::WaitOp op,
                                    StringRef slot) {
   p.call("zeroc_rt_comm_wait(comm, " + slot + ")");
   return success();

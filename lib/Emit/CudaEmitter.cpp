@@ -1,0 +1,71 @@
+//===- CudaEmitter.cpp - The program for the CUDA runtime -----------------===//
+//
+// The CUDA target differs from the CPU's in what it includes, the kernel
+// library its calls name (zeroc_rt_cuda_k_*, with zeroc_rt/kernels.h's
+// signatures on device memory), how the host reads and writes a scalar of
+// the device arena, and the process entry point. Everything else is
+// RuntimeTarget's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zeroc/Emit/CudaEmitter.h"
+
+#include "RuntimeTarget.h"
+
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace zeroc {
+namespace {
+
+class CudaTarget : public RuntimeTarget {
+public:
+  llvm::StringRef name() const override { return "CUDA"; }
+  void printPrologue(raw_ostream &os) override {
+    os << "#include \"zeroc_rt_cuda/program.h\"\n\n";
+  }
+  llvm::StringRef kernelPrefix() const override { return "zeroc_rt_cuda_k_"; }
+  llvm::StringRef processMain() const override {
+    return "zeroc_rt_cuda_train_process_main";
+  }
+  /// The kernels runtime/cuda/include/zeroc_rt_cuda/kernels.h declares.
+  bool hasKernel(StringRef kernel) const override {
+    static const llvm::StringSet<> kernels = {
+        "unary", "unary_grad", "binary", "where", "broadcast", "sum_to",
+        "dropout", "matmul", "gemm", "reduce", "softmax", "softmax_grad",
+        "layer_norm", "layer_norm_grad", "softmax_cross_entropy",
+        "softmax_cross_entropy_grad", "copy", "gather", "gather_grad",
+        "transpose", "slice", "slice_grad", "zero", "cast",
+        "sum_squares", "has_inf_or_nan", "clip_grad_norm"};
+    return kernels.contains(kernel);
+  }
+  std::string loadArenaScalar(StringRef cxxType, StringRef ptr,
+                              StringRef dest) const override {
+    return ("{ " + cxxType + " zrt_v = 0; ZRT_TRY(zeroc_rt_cuda_download(&zrt_v, " +
+            ptr + ", sizeof zrt_v)); " + dest + " = (double)zrt_v; }")
+        .str();
+  }
+  std::string storeArenaScalar(StringRef cxxType, StringRef ptr,
+                               StringRef value) const override {
+    return ("{ " + cxxType + " zrt_v = " + value +
+            "; ZRT_TRY(zeroc_rt_cuda_upload(" + ptr + ", &zrt_v, sizeof zrt_v)); }")
+        .str();
+  }
+};
+
+} // namespace
+
+LogicalResult emitCudaProgram(ModuleOp module, const std::string &recompileHint,
+                              EmittedProgram &out) {
+  if (!module->hasAttr(zero::kHostBytesAttr))
+    return module.emitError("the CUDA target needs @train_step's scalars in "
+                            "host memory (run zero-plan-buffers with "
+                            "host-step-scalars, i.e. the pipeline's target=cuda)");
+  CudaTarget target;
+  return ProgramPrinter(module, recompileHint, target).print(out);
+}
+
+} // namespace zeroc

@@ -1,0 +1,42 @@
+//===- RuntimeTarget.h - Hooks shared by the CPU and CUDA targets -*- C++ -*-===//
+//
+// Both targets print the same calls: one kernel per graph op with the
+// signatures of zeroc_rt/kernels.h (RuntimeKernelCalls.cpp), zeroc_rt_comm_*
+// collectives (RuntimeCollectives.cpp; the CUDA runtime's communicators move
+// device memory) and zeroc_rt_engine_* state and step calls
+// (RuntimeZeroOps.cpp). A kernel call is printed as zeroc_rt_k_<name>(...);
+// ProgramPrinter::call gives it the target's kernelPrefix() (the CPU's
+// zeroc_rt_k_, the CUDA runtime's zeroc_rt_cuda_k_). What differs between the
+// targets is in CpuEmitter.cpp and CudaEmitter.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZEROC_LIB_EMIT_RUNTIMETARGET_H
+#define ZEROC_LIB_EMIT_RUNTIMETARGET_H
+
+#include "zeroc/Emit/ProgramPrinter.h"
+
+namespace zeroc {
+
+class RuntimeTarget : public TargetPrinter {
+public:
+  mlir::LogicalResult printKernelCall(ProgramPrinter &p,
+                                      mlir::Operation *op) override;
+  mlir::LogicalResult printCollective(ProgramPrinter &p,
+                                      mlir::Operation *op) override;
+  mlir::LogicalResult printStart(ProgramPrinter &p, mlir::Operation *op,
+                                 llvm::StringRef slot) override;
+  mlir::LogicalResult printWait(ProgramPrinter &p, zero::WaitOp op,
+                                llvm::StringRef slot) override;
+  mlir::LogicalResult printZeroOp(ProgramPrinter &p,
+                                  mlir::Operation *op) override;
+};
+
+class CpuTarget : public RuntimeTarget {
+public:
+  llvm::StringRef name() const override { return "CPU"; }
+  void printPrologue(llvm::raw_ostream &os) override;
+};
+
+} // namespace zeroc
+
+#endif // ZEROC_LIB_EMIT_RUNTIMETARGET_H

@@ -1,0 +1,69 @@
+/*===- zeroc_rt_cuda/kernels.h - The CUDA runtime's kernels ------*- C -*-===//
+ *
+ * zeroc_rt/kernels.h's kernels on device memory: the same names with the
+ * prefix zeroc_rt_cuda_k_, the same arguments, dtypes and semantics (the
+ * descriptors themselves are host structs; their data pointers are device
+ * memory). Each call checks its descriptors on the host and launches on
+ * the compute stream; it returns before the kernel ran. Data-dependent
+ * errors (an index out of range) cannot be returned by the call: the kernel
+ * flags them and the engine's next synchronization reports them with the
+ * op that ran. sum_squares and has_inf_or_nan write their result to host
+ * memory and so wait for the kernel. Differences from the CPU kernels, all
+ * within the documented CUDA tolerances: float sums accumulate in float
+ * (double for F64) in a parallel order, not in double in a fixed order;
+ * F16/BF16 results of F64 arithmetic round through float.
+ *
+ * Only the kernels the CUDA emitter calls are here (lib/Emit/CudaEmitter.cpp
+ * lists the same names); an op whose kernel is missing is a compile error.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef ZEROC_RT_CUDA_KERNELS_H
+#define ZEROC_RT_CUDA_KERNELS_H
+
+#include "zeroc_rt/kernels.h"
+
+ZEROC_RT_EXTERN_C_BEGIN
+
+typedef const zeroc_rt_tensor_t *zrt_ct;
+
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_unary(zeroc_rt_unary_op_t op, zrt_ct in, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_unary_grad(zeroc_rt_unary_op_t op, zrt_ct x, zrt_ct y, zrt_ct grad_out, zrt_ct grad_in);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_binary(zeroc_rt_binary_op_t op, zrt_ct a, zrt_ct b, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_where(zrt_ct cond, zrt_ct a, zrt_ct b, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_cast(zrt_ct in, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_broadcast(zrt_ct in, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sum_to(zrt_ct in, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_dropout(zrt_ct in, double ratio, uint64_t seed, uint64_t counter, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_matmul(zrt_ct a, zrt_ct b, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gemm(zrt_ct a, zrt_ct b, zrt_ct c, double alpha, double beta, int trans_a, int trans_b, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_reduce(zeroc_rt_tensor_reduce_op_t op, zrt_ct in, uint32_t axes_mask, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax(zrt_ct in, int64_t axis, int log, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_grad(zrt_ct y, zrt_ct grad_y, int64_t axis, int log, zrt_ct grad_x);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm(zrt_ct x, zrt_ct scale, zrt_ct bias, int64_t axis, double epsilon, zrt_ct y);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_t axis, double epsilon, zrt_ct grad_y, zrt_ct grad_x, zrt_ct grad_scale, zrt_ct grad_bias);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct grad_out, zrt_ct grad_scores);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_copy(zrt_ct in, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_zero(zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather(zrt_ct data, zrt_ct indices, int64_t axis, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, int64_t axis, zrt_ct grad_data);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_transpose(zrt_ct in, const int64_t *perm, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_slice(zrt_ct in, const int64_t *starts, const int64_t *steps, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_slice_grad(zrt_ct grad_out, const int64_t *starts, const int64_t *steps, zrt_ct grad_in);
+
+/* The engine's element kernels and the optimizer step's (flat arrays). */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_accumulate(zeroc_rt_dtype_t dtype, const void *x, void *acc, int64_t n);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_accumulate_widening(zeroc_rt_dtype_t from, const void *x, zeroc_rt_dtype_t to, void *acc, int64_t n);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_scale(zeroc_rt_dtype_t dtype, void *x, int64_t n, double factor);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_convert(zeroc_rt_dtype_t from, const void *src, zeroc_rt_dtype_t to, void *dst, int64_t n, double factor);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sum_squares(zeroc_rt_dtype_t dtype, const void *x, int64_t n, double *out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan(zeroc_rt_dtype_t dtype, const void *x, int64_t n, int *out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_adam_step(zeroc_rt_dtype_t dtype, void *param, const void *grad, void *exp_avg, void *exp_avg_sq, int64_t n, double lr, double beta1, double beta2, double eps, double weight_decay, int adam_w_mode, int bias_correction, int64_t step);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param, const void *grad, void *momentum_buf, int64_t n, double lr, double momentum, double weight_decay, double dampening, int nesterov, int64_t step);
+/* Host scalars only: the CPU kernel's arithmetic. */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_clip_grad_norm(double sum_squares, double scale, int64_t world, double max_norm, double *norm, double *factor);
+
+ZEROC_RT_EXTERN_C_END
+
+#endif /* ZEROC_RT_CUDA_KERNELS_H */

@@ -1,0 +1,252 @@
+//===- compat.h - One kernel source for the GPU and the host emulation ---===//
+//
+// The CUDA runtime's kernels are written once, against this header, and
+// compiled two ways:
+//  - by nvcc for the GPU (ZEROC_RT_CUDA_DEVICE): kernels are __global__,
+//    launched on the compute stream with the grid and block they ask for;
+//  - by the host C++ compiler for the host emulation (libzeroc_runtime_
+//    cuda_emu): every block of the grid runs in turn with a single thread,
+//    so that the tests check the kernels' index math and arithmetic against
+//    the CPU kernels on machines without a GPU.
+// Kernels therefore never assume a block size: they loop over their block's
+// work with a stride of blockDim and reduce through blockSum/blockMax. What
+// only a GPU can check (many threads, shared memory, the warp reductions
+// below, the CUDA API) is checked by the kernel tests where a GPU exists.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_SRC_COMPAT_H
+#define ZEROC_RT_CUDA_SRC_COMPAT_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define ZEROC_RT_CUDA_DEVICE 1
+#include <cuda_runtime.h>
+#define ZRT_HD __host__ __device__ __forceinline__
+#define ZRT_DEV __device__ __forceinline__
+#define ZRT_GLOBAL __global__
+#else
+#define ZRT_HD inline
+#define ZRT_DEV inline
+#define ZRT_GLOBAL static
+#define __shared__
+#endif
+
+namespace zeroc_rt::cuda {
+
+/// The stream kernels are launched on (cudaStream_t; unused when emulated).
+void *computeStream();
+
+#if ZEROC_RT_CUDA_DEVICE
+ZRT_DEV int64_t blockIndex() { return blockIdx.x; }
+ZRT_DEV int64_t gridBlocks() { return gridDim.x; }
+ZRT_DEV int threadIndex() { return threadIdx.x; }
+ZRT_DEV int blockThreads() { return blockDim.x; }
+ZRT_DEV void syncBlock() { __syncthreads(); }
+
+/// The sum (max) of `v` over the block's threads, in every thread;
+/// `scratch` is 32 elements of shared memory (blockDim is a multiple of 32,
+/// at most 1024).
+template <typename T> ZRT_DEV T warpSum(T v) {
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+template <typename T> ZRT_DEV T warpMax(T v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    T w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = (w > v || w != w) ? w : v;
+  }
+  return v;
+}
+template <typename T> ZRT_DEV T blockSum(T v, T *scratch) {
+  v = warpSum(v);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads(); // scratch may still be read by a previous reduction
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  const int warps = (blockDim.x + 31) >> 5;
+  return warpSum(lane < warps ? scratch[lane] : T(0));
+}
+template <typename T> ZRT_DEV T blockMax(T v, T *scratch) {
+  v = warpMax(v);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  const int warps = (blockDim.x + 31) >> 5;
+  return warpMax(lane < warps ? scratch[lane] : T(-INFINITY));
+}
+ZRT_DEV void atomicOr(unsigned *flag, unsigned bits) { ::atomicOr(flag, bits); }
+ZRT_DEV void atomicAddDouble(double *to, double v) { ::atomicAdd(to, v); }
+ZRT_DEV void atomicAddFloat(float *to, float v) { ::atomicAdd(to, v); }
+#else
+namespace emu {
+/// The emulated block of the running kernel (one thread per block).
+extern thread_local int64_t currentBlock, currentGrid;
+} // namespace emu
+inline int64_t blockIndex() { return emu::currentBlock; }
+inline int64_t gridBlocks() { return emu::currentGrid; }
+inline int threadIndex() { return 0; }
+inline int blockThreads() { return 1; }
+inline void syncBlock() {}
+template <typename T> inline T blockSum(T v, T *) { return v; }
+template <typename T> inline T blockMax(T v, T *) { return v; }
+inline void atomicOr(unsigned *flag, unsigned bits) { *flag |= bits; }
+inline void atomicAddDouble(double *to, double v) { *to += v; }
+inline void atomicAddFloat(float *to, float v) { *to += v; }
+#endif
+
+/// log(), for kernels with a parameter named `log`.
+template <typename T> ZRT_HD T log_(T v) { return log(v); }
+
+/// Threads per block of the launches below.
+constexpr int kBlock = 256;
+
+/// Blocks for `n` independent elements at kBlock threads, capped: each
+/// thread loops over the elements with the grid's stride.
+inline int64_t blocksFor(int64_t n) {
+  int64_t b = (n + kBlock - 1) / kBlock;
+  return b < 1 ? 1 : (b > 65535 ? 65535 : b);
+}
+
+/// Launches `kernel(args...)` on the compute stream with `grid` blocks of
+/// `block` threads (ZEROC_RT_INTERNAL status when the launch fails).
+#if ZEROC_RT_CUDA_DEVICE
+template <typename... K, typename... A>
+inline cudaError_t launch(void (*kernel)(K...), int64_t grid, int block,
+                          A &&...args) {
+  kernel<<<static_cast<unsigned>(grid), static_cast<unsigned>(block), 0,
+           static_cast<cudaStream_t>(computeStream())>>>(
+      static_cast<K>(args)...);
+  return cudaGetLastError();
+}
+#else
+template <typename... K, typename... A>
+inline int launch(void (*kernel)(K...), int64_t grid, int, A &&...args) {
+  emu::currentGrid = grid;
+  for (int64_t b = 0; b < grid; ++b) {
+    emu::currentBlock = b;
+    kernel(static_cast<K>(args)...);
+  }
+  return 0;
+}
+#endif
+
+/// Element i of a grid-stride loop: for (i = first(); i < n; i += stride()).
+ZRT_DEV int64_t gridFirst() {
+  return blockIndex() * blockThreads() + threadIndex();
+}
+ZRT_DEV int64_t gridStride() { return gridBlocks() * blockThreads(); }
+
+//===----------------------------------------------------------------------===//
+// Element types: f16 and bf16 are storage, computed on in float
+//===----------------------------------------------------------------------===//
+
+struct F16 {
+  uint16_t bits;
+};
+struct BF16 {
+  uint16_t bits;
+};
+
+ZRT_HD uint32_t bitsOf(float f) {
+#if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+ZRT_HD float floatOf(uint32_t u) {
+#if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+
+ZRT_HD float toFloat(float v) { return v; }
+ZRT_HD float toFloat(double v) { return static_cast<float>(v); }
+ZRT_HD float toFloat(BF16 v) { return floatOf(static_cast<uint32_t>(v.bits) << 16); }
+ZRT_HD float toFloat(F16 v) {
+  const uint32_t h = v.bits, sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0x1f) // inf or NaN
+    return floatOf(sign | 0x7f800000u | (mant << 13));
+  if (exp == 0) {
+    if (mant == 0)
+      return floatOf(sign);
+    // A subnormal: mant * 2^-24, exact in float.
+    float f = static_cast<float>(mant) * 5.9604644775390625e-8f;
+    return sign ? -f : f;
+  }
+  return floatOf(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+/// Round to nearest even, overflow to inf, NaN stays a (quiet) NaN.
+ZRT_HD BF16 toBF16(float f) {
+  uint32_t u = bitsOf(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return BF16{static_cast<uint16_t>((u >> 16) | 0x40u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return BF16{static_cast<uint16_t>(u >> 16)};
+}
+ZRT_HD F16 toF16(float f) {
+  const uint32_t u = bitsOf(f), sign = (u >> 16) & 0x8000u;
+  const uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) // NaN
+    return F16{static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu))};
+  if (a >= 0x477ff000u) // rounds to >= 65520: inf
+    return F16{static_cast<uint16_t>(sign | 0x7c00u)};
+  if (a < 0x38800000u) { // below the smallest normal: a subnormal or 0
+    // value * 2^24 rounded to an integer, ties to even.
+    const int e = static_cast<int>(a >> 23); // biased float exponent
+    if (e < 102) // below 2^-25: rounds to 0
+      return F16{static_cast<uint16_t>(sign)};
+    const uint32_t m = (a & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - e; // m * 2^(e - 150) * 2^24 = m >> (126 - e)
+    const uint32_t half = 1u << (shift - 1);
+    const uint32_t r = (m + half - 1 + ((m >> shift) & 1u)) >> shift;
+    return F16{static_cast<uint16_t>(sign | r)};
+  }
+  uint32_t r = a - 0x38000000u; // rebias 127 -> 15
+  r = (r + 0xfffu + ((r >> 13) & 1u)) >> 13;
+  return F16{static_cast<uint16_t>(sign | r)};
+}
+
+template <typename S> ZRT_HD S fromFloat(float v);
+template <> ZRT_HD float fromFloat<float>(float v) { return v; }
+template <> ZRT_HD double fromFloat<double>(float v) { return v; }
+template <> ZRT_HD F16 fromFloat<F16>(float v) { return toF16(v); }
+template <> ZRT_HD BF16 fromFloat<BF16>(float v) { return toBF16(v); }
+
+/// The compute type of a storage type: double for double, else float.
+template <typename S> struct Compute {
+  using type = float;
+};
+template <> struct Compute<double> {
+  using type = double;
+};
+template <typename S> ZRT_HD typename Compute<S>::type load(S v) {
+  return toFloat(v);
+}
+template <> ZRT_HD double load<double>(double v) { return v; }
+template <typename S> ZRT_HD S store(float v) { return fromFloat<S>(v); }
+template <typename S> ZRT_HD S storeD(double v);
+template <> ZRT_HD double storeD<double>(double v) { return v; }
+template <> ZRT_HD float storeD<float>(double v) { return static_cast<float>(v); }
+template <> ZRT_HD F16 storeD<F16>(double v) { return toF16(static_cast<float>(v)); }
+template <> ZRT_HD BF16 storeD<BF16>(double v) { return toBF16(static_cast<float>(v)); }
+
+} // namespace zeroc_rt::cuda
+
+#endif // ZEROC_RT_CUDA_SRC_COMPAT_H

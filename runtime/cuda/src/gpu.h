@@ -1,0 +1,94 @@
+//===- gpu.h - The CUDA runtime calls the CUDA backend makes -----*- C++ -*-===//
+//
+// Memory, copies, streams and events of the process's one GPU, as statuses
+// that carry CUDA's error string. Two implementations: gpu_cuda.cu (the CUDA
+// runtime API) and gpu_emu.cc (the host emulation: host memory, work done
+// at once, events that are always complete).
+//
+// Streams: kernels and the engine's copies run in order on the compute
+// stream; collectives run on the communication stream, ordered against the
+// compute stream by events (comm_nccl.cu).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_SRC_GPU_H
+#define ZEROC_RT_CUDA_SRC_GPU_H
+
+#include "zeroc_rt/status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace zeroc_rt::cuda {
+
+/// Selects GPU `device` (of the ones CUDA_VISIBLE_DEVICES shows) for this
+/// process and creates its streams; *description names it ("NVIDIA H200,
+/// 139 GiB" or "host emulation"). *count is the number of GPUs seen.
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuOpen(int device, int *count,
+                                            std::string *description);
+/// The number of GPUs this process sees (0 on error).
+int gpuCount();
+void gpuClose();
+
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what,
+                                              void **out);
+void gpuFree(void *p);
+
+/// Ordered on the compute stream. upload returns when `src` may be reused;
+/// download when `dst` holds the data.
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuUpload(void *dst, const void *src,
+                                              size_t bytes);
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuDownload(void *dst, const void *src,
+                                                size_t bytes);
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuCopy(void *dst, const void *src,
+                                            size_t bytes);
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuZero(void *dst, size_t bytes);
+/// Waits for the compute stream; reports an asynchronous CUDA error and the
+/// first error a kernel flagged (see kernelError).
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuSynchronize();
+
+/// The compute stream (cudaStream_t; NULL when emulated).
+void *computeStream();
+/// The communication stream (cudaStream_t; NULL when emulated).
+void *commStream();
+/// Events: `record` on a stream, make a stream wait for one, block on one.
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuEventCreate(void **event);
+void gpuEventDestroy(void *event);
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuEventRecord(void *event, void *stream);
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuStreamWait(void *stream, void *event);
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuEventSynchronize(void *event);
+
+/// Eight doubles of device memory for one reduction's result at a time
+/// (sum_squares, has_inf_or_nan), read back by the call that made it.
+double *deviceScalars();
+
+/// A device buffer of at least `bytes` for one kernel call's temporaries
+/// (kept and grown; the previous contents are lost when it grows).
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuScratch(size_t bytes, void **out);
+
+/// Whether `p` is memory the host allocated (not the GPU's).
+bool isHostPointer(const void *p);
+
+/// A launch's CUDA error as a status naming the kernel (NULL when fine).
+ZEROC_RT_MUST_USE zeroc_rt_status_t launchStatus(int error, const char *kernel);
+
+/// Kernels that find bad data (an index out of range) cannot return a
+/// status: they set the word at kernelErrorWord() (device memory, 0 when
+/// fine) to their error code, and gpuSynchronize reports the first one, with
+/// the op that was running (setCurrentOp, from the generated code's trace
+/// marks).
+/// Two words: the error code (1: an index out of range) and the op.
+unsigned *kernelErrorWord();
+/// The program's op names (program.op_names) and the op now running.
+void setOpNames(const char *const *names, int32_t count);
+void setCurrentOp(int32_t op);
+/// The op index to pass to a kernel that may flag an error.
+int32_t currentOp();
+/// "an index is out of range in op graph.gather /wte/Gather" for the two
+/// words a kernel set.
+std::string kernelErrorText(unsigned code, unsigned op);
+
+} // namespace zeroc_rt::cuda
+
+#endif // ZEROC_RT_CUDA_SRC_GPU_H

@@ -1,0 +1,209 @@
+//===- gpu_cuda.cu - gpu.h on the CUDA runtime API ------------------------===//
+//
+// One GPU per process, a compute and a communication stream (non-blocking:
+// they never synchronize with the legacy default stream), and the kernel
+// error words in device memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compat.h"
+#include "gpu.h"
+
+#include "status_internal.h"
+
+#include <cuda_runtime.h>
+
+namespace zeroc_rt::cuda {
+namespace {
+cudaStream_t compute = nullptr, comm = nullptr;
+unsigned *errorWords = nullptr;
+double *scalars = nullptr;
+
+zeroc_rt_status_t cudaStatus(cudaError_t error, const char *what) {
+  if (error == cudaSuccess)
+    return nullptr;
+  return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL, "CUDA: %s: %s (%s)", what,
+                        cudaGetErrorString(error), cudaGetErrorName(error));
+}
+} // namespace
+
+void *computeStream() { return compute; }
+void *commStream() { return comm; }
+
+int gpuCount() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
+  *count = 0;
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(cudaGetDeviceCount(count),
+                                      "counting the GPUs"));
+  if (device < 0 || device >= *count)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "GPU %d does not exist: this process sees %d GPU%s "
+                          "(CUDA_VISIBLE_DEVICES)",
+                          device, *count, *count == 1 ? "" : "s");
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(cudaSetDevice(device), "selecting the GPU"));
+  cudaDeviceProp prop{};
+  ZEROC_RT_RETURN_IF_ERROR(
+      cudaStatus(cudaGetDeviceProperties(&prop, device), "reading the GPU's properties"));
+  *description = std::string(prop.name) + " (GPU " + std::to_string(device) +
+                 ", " + std::to_string(prop.totalGlobalMem >> 30) + " GiB, sm_" +
+                 std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
+      cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), "creating a stream"));
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
+      cudaStreamCreateWithFlags(&comm, cudaStreamNonBlocking), "creating a stream"));
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
+      cudaMalloc(reinterpret_cast<void **>(&errorWords), 2 * sizeof(unsigned)),
+      "allocating the kernel error words"));
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
+      cudaMalloc(reinterpret_cast<void **>(&scalars), 8 * sizeof(double)),
+      "allocating the reduction results"));
+  return cudaStatus(cudaMemset(errorWords, 0, 2 * sizeof(unsigned)),
+                    "clearing the kernel error words");
+}
+
+void gpuClose() {
+  if (errorWords)
+    cudaFree(errorWords);
+  if (scalars)
+    cudaFree(scalars);
+  scalars = nullptr;
+  if (compute)
+    cudaStreamDestroy(compute);
+  if (comm)
+    cudaStreamDestroy(comm);
+  errorWords = nullptr;
+  compute = comm = nullptr;
+}
+
+zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
+  void *p = nullptr;
+  cudaError_t error = cudaMalloc(&p, bytes ? bytes : 256);
+  if (error == cudaErrorMemoryAllocation) {
+    cudaGetLastError(); // not sticky: clear it
+    size_t freeBytes = 0, total = 0;
+    cudaMemGetInfo(&freeBytes, &total);
+    return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
+                          "out of GPU memory: %s needs %zu bytes, %zu of the "
+                          "GPU's %zu are free",
+                          what, bytes, freeBytes, total);
+  }
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(error, what));
+  // Zeroed like the host's buffers, in order before any use.
+  ZEROC_RT_RETURN_IF_ERROR(
+      cudaStatus(cudaMemsetAsync(p, 0, bytes ? bytes : 256, compute), what));
+  *out = p;
+  return nullptr;
+}
+
+void gpuFree(void *p) {
+  if (p) {
+    cudaStreamSynchronize(compute);
+    cudaFree(p);
+  }
+}
+
+zeroc_rt_status_t gpuUpload(void *dst, const void *src, size_t bytes) {
+  if (!bytes)
+    return nullptr;
+  // From pageable memory the call returns once `src` has been staged.
+  return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, compute),
+                    "copying to the GPU");
+}
+
+zeroc_rt_status_t gpuDownload(void *dst, const void *src, size_t bytes) {
+  if (!bytes)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, compute),
+      "copying from the GPU"));
+  return cudaStatus(cudaStreamSynchronize(compute), "copying from the GPU");
+}
+
+zeroc_rt_status_t gpuCopy(void *dst, const void *src, size_t bytes) {
+  if (!bytes || dst == src)
+    return nullptr;
+  return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, compute),
+                    "copying on the GPU");
+}
+
+zeroc_rt_status_t gpuZero(void *dst, size_t bytes) {
+  if (!bytes)
+    return nullptr;
+  return cudaStatus(cudaMemsetAsync(dst, 0, bytes, compute), "zeroing GPU memory");
+}
+
+zeroc_rt_status_t gpuSynchronize() {
+  ZEROC_RT_RETURN_IF_ERROR(
+      cudaStatus(cudaStreamSynchronize(compute), "running the step's kernels"));
+  unsigned words[2] = {0, 0};
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
+      cudaMemcpy(words, errorWords, sizeof words, cudaMemcpyDeviceToHost),
+      "reading the kernel error words"));
+  if (words[0] == 0)
+    return nullptr;
+  cudaMemset(errorWords, 0, sizeof words);
+  return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s",
+                        kernelErrorText(words[0], words[1]).c_str());
+}
+
+zeroc_rt_status_t gpuEventCreate(void **event) {
+  cudaEvent_t e = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
+      cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating an event"));
+  *event = e;
+  return nullptr;
+}
+void gpuEventDestroy(void *event) {
+  if (event)
+    cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+zeroc_rt_status_t gpuEventRecord(void *event, void *stream) {
+  return cudaStatus(cudaEventRecord(static_cast<cudaEvent_t>(event),
+                                    static_cast<cudaStream_t>(stream)),
+                    "recording an event");
+}
+zeroc_rt_status_t gpuStreamWait(void *stream, void *event) {
+  return cudaStatus(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream),
+                                        static_cast<cudaEvent_t>(event), 0),
+                    "ordering two streams");
+}
+zeroc_rt_status_t gpuEventSynchronize(void *event) {
+  return cudaStatus(cudaEventSynchronize(static_cast<cudaEvent_t>(event)),
+                    "waiting for an event");
+}
+
+bool isHostPointer(const void *p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();
+    return true;
+  }
+  return attr.type == cudaMemoryTypeHost || attr.type == cudaMemoryTypeUnregistered;
+}
+
+zeroc_rt_status_t launchStatus(int error, const char *kernel) {
+  return cudaStatus(static_cast<cudaError_t>(error), kernel);
+}
+
+unsigned *kernelErrorWord() { return errorWords; }
+double *deviceScalars() { return scalars; }
+
+zeroc_rt_status_t gpuScratch(size_t bytes, void **out) {
+  static void *buffer = nullptr;
+  static size_t size = 0;
+  if (bytes > size) {
+    gpuFree(buffer);
+    buffer = nullptr;
+    size = 0;
+    ZEROC_RT_RETURN_IF_ERROR(gpuMalloc(bytes, "a kernel's scratch", &buffer));
+    size = bytes;
+  }
+  *out = buffer;
+  return nullptr;
+}
+
+} // namespace zeroc_rt::cuda

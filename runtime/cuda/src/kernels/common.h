@@ -1,0 +1,109 @@
+//===- kernels/common.h - What every CUDA kernel file shares -----*- C++ -*-===//
+//
+// Dtype dispatch on the host, the element-index <-> offset arithmetic of
+// broadcasting and permutations (passed to kernels by value), and the
+// checks of zeroc_rt/kernels.h's contract that need no data (the CPU
+// runtime's tensor_check.h, so that messages match the CPU's).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_SRC_KERNELS_COMMON_H
+#define ZEROC_RT_CUDA_SRC_KERNELS_COMMON_H
+
+#include "compat.h"
+#include "gpu.h"
+
+#include "kernels/tensor_check.h"
+#include "status_internal.h"
+#include "zeroc_rt/kernels.h"
+#include "zeroc_rt_cuda/kernels.h"
+
+namespace zeroc_rt::cuda {
+
+using kernels::numElements;
+
+/// Up to 8 dims, and per operand the element stride of each (0 where the
+/// operand is broadcast).
+struct Strides {
+  int rank = 0;
+  int64_t dims[ZEROC_RT_MAX_RANK] = {};
+  int64_t stride[3][ZEROC_RT_MAX_RANK] = {};
+};
+
+/// The offsets in up to three operands of element i of the iteration space.
+ZRT_HD void offsetsOf(const Strides &s, int64_t i, int64_t *o0, int64_t *o1,
+                      int64_t *o2) {
+  int64_t a = 0, b = 0, c = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const int64_t n = s.dims[d];
+    const int64_t k = n ? i % n : 0;
+    i = n ? i / n : 0;
+    a += k * s.stride[0][d];
+    b += k * s.stride[1][d];
+    c += k * s.stride[2][d];
+  }
+  *o0 = a;
+  *o1 = b;
+  *o2 = c;
+}
+
+/// Strides of `t` broadcast against `out`'s shape (numpy rules, aligned at
+/// the right), into slot `which` of `s` (whose dims become out's).
+inline void setBroadcast(Strides &s, int which, const zeroc_rt_tensor_t &t,
+                         const zeroc_rt_tensor_t &out) {
+  s.rank = out.rank;
+  for (int d = 0; d < out.rank; ++d)
+    s.dims[d] = out.dims[d];
+  int64_t stride = 1;
+  for (int d = out.rank - 1, e = t.rank - 1; d >= 0; --d, --e) {
+    const int64_t n = e >= 0 ? t.dims[e] : 1;
+    s.stride[which][d] = n == 1 ? 0 : stride;
+    stride *= n;
+  }
+}
+
+/// The launch's status (a CUDA error names the kernel).
+#define ZRT_LAUNCH(name, ...)                                                  \
+  ::zeroc_rt::cuda::launchStatus(                                              \
+      static_cast<int>(::zeroc_rt::cuda::launch(__VA_ARGS__)), name)
+
+/// Calls fn(S{}) for the storage type S of a float dtype; NULL when
+/// `dtype` is not one (the caller reports it).
+template <typename Fn>
+zeroc_rt_status_t dispatchFloat(const char *kernel, zeroc_rt_dtype_t dtype,
+                                Fn &&fn) {
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F32:
+    return fn(float{});
+  case ZEROC_RT_DTYPE_F64:
+    return fn(double{});
+  case ZEROC_RT_DTYPE_F16:
+    return fn(F16{});
+  case ZEROC_RT_DTYPE_BF16:
+    return fn(BF16{});
+  default:
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: dtype %s is not a float dtype", kernel,
+                          zeroc_rt_dtype_name(dtype));
+  }
+}
+
+/// Sets the kernel error word (kernelErrorWord) to `code` for op `op`,
+/// unless an earlier error is there.
+ZRT_DEV void flagError(unsigned *word, unsigned code, int32_t op) {
+#if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__)
+  if (atomicCAS(word, 0u, code) == 0u)
+    word[1] = static_cast<unsigned>(op);
+#else
+  if (word[0] == 0) {
+    word[0] = code;
+    word[1] = static_cast<unsigned>(op);
+  }
+#endif
+}
+
+constexpr unsigned kIndexOutOfRange = 1;
+
+} // namespace zeroc_rt::cuda
+
+#endif // ZEROC_RT_CUDA_SRC_KERNELS_COMMON_H

@@ -1,0 +1,419 @@
+//===- kernels/elementwise.cu - Unary, binary, where, cast, copies --------===//
+//
+// One thread per output element (grid-stride), operands read through
+// broadcast strides; float math in the compute type (float, double for
+// F64) as the CPU kernels do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/common.h"
+
+namespace zeroc_rt::cuda {
+namespace {
+
+template <typename C> ZRT_HD C unaryOf(int op, C x) {
+  const C kInvSqrt2 = C(0.70710678118654752440), kSqrt2OverPi = C(0.79788456080286535588);
+  switch (op) {
+  case ZEROC_RT_UNARY_NEG: return -x;
+  case ZEROC_RT_UNARY_SQRT: return sqrt(x);
+  case ZEROC_RT_UNARY_RECIPROCAL: return C(1) / x;
+  case ZEROC_RT_UNARY_RELU: return x > C(0) ? x : (x != x ? x : C(0));
+  case ZEROC_RT_UNARY_TANH: return tanh(x);
+  case ZEROC_RT_UNARY_SIGMOID: return C(1) / (C(1) + exp(-x));
+  case ZEROC_RT_UNARY_ERF: return erf(x);
+  case ZEROC_RT_UNARY_EXP: return exp(x);
+  case ZEROC_RT_UNARY_LOG: return log(x);
+  case ZEROC_RT_UNARY_COS: return cos(x);
+  case ZEROC_RT_UNARY_SIN: return sin(x);
+  case ZEROC_RT_UNARY_ABS: return fabs(x);
+  case ZEROC_RT_UNARY_SIGN: return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
+  case ZEROC_RT_UNARY_FLOOR: return floor(x);
+  case ZEROC_RT_UNARY_CEIL: return ceil(x);
+  case ZEROC_RT_UNARY_ROUND: return rint(x);
+  case ZEROC_RT_UNARY_GELU: return C(0.5) * x * (C(1) + erf(x * kInvSqrt2));
+  case ZEROC_RT_UNARY_GELU_TANH:
+    return C(0.5) * x * (C(1) + tanh(kSqrt2OverPi * (x + C(0.044715) * x * x * x)));
+  }
+  return x;
+}
+
+/// d op / dx at forward input x and output y (zeroc_rt_k_unary_grad's rules).
+template <typename C> ZRT_HD C derivativeOf(int op, C x, C y) {
+  const C kInvSqrt2 = C(0.70710678118654752440), kInvSqrt2Pi = C(0.39894228040143267794);
+  const C kSqrt2OverPi = C(0.79788456080286535588), kKappa = C(0.044715);
+  switch (op) {
+  case ZEROC_RT_UNARY_NEG: return C(-1);
+  case ZEROC_RT_UNARY_SQRT: return C(0.5) / y;
+  case ZEROC_RT_UNARY_RECIPROCAL: return -y * y;
+  case ZEROC_RT_UNARY_RELU: return x > C(0) ? C(1) : C(0);
+  case ZEROC_RT_UNARY_TANH: return C(1) - y * y;
+  case ZEROC_RT_UNARY_SIGMOID: return y * (C(1) - y);
+  case ZEROC_RT_UNARY_ERF: return C(1.12837916709551257390) * exp(-x * x);
+  case ZEROC_RT_UNARY_EXP: return y;
+  case ZEROC_RT_UNARY_LOG: return C(1) / x;
+  case ZEROC_RT_UNARY_COS: return -sin(x);
+  case ZEROC_RT_UNARY_SIN: return cos(x);
+  case ZEROC_RT_UNARY_ABS: return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
+  case ZEROC_RT_UNARY_GELU: {
+    C cdf = C(0.5) * (C(1) + erf(x * kInvSqrt2));
+    return cdf + x * kInvSqrt2Pi * exp(C(-0.5) * x * x);
+  }
+  case ZEROC_RT_UNARY_GELU_TANH: {
+    C inner = kSqrt2OverPi * (x + kKappa * x * x * x);
+    C t = tanh(inner);
+    C dInner = kSqrt2OverPi * (C(1) + C(3) * kKappa * x * x);
+    return C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * dInner;
+  }
+  default: return C(0); // sign, floor, ceil, round
+  }
+}
+
+bool readsX(int op) {
+  switch (op) {
+  case ZEROC_RT_UNARY_RELU: case ZEROC_RT_UNARY_ERF: case ZEROC_RT_UNARY_LOG:
+  case ZEROC_RT_UNARY_COS: case ZEROC_RT_UNARY_SIN: case ZEROC_RT_UNARY_ABS:
+  case ZEROC_RT_UNARY_GELU: case ZEROC_RT_UNARY_GELU_TANH:
+    return true;
+  default:
+    return false;
+  }
+}
+bool readsY(int op) {
+  switch (op) {
+  case ZEROC_RT_UNARY_SQRT: case ZEROC_RT_UNARY_RECIPROCAL: case ZEROC_RT_UNARY_TANH:
+  case ZEROC_RT_UNARY_SIGMOID: case ZEROC_RT_UNARY_EXP:
+    return true;
+  default:
+    return false;
+  }
+}
+
+template <typename S>
+ZRT_GLOBAL void unaryKernel(int op, const S *in, S *out, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    out[i] = storeD<S>(unaryOf(op, load(in[i])));
+}
+
+template <typename S>
+ZRT_GLOBAL void unaryGradKernel(int op, const S *x, const S *y, const S *g,
+                                S *gi, int64_t n) {
+  using C = typename Compute<S>::type;
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    C xv = x ? load(x[i]) : C(0), yv = y ? load(y[i]) : C(0);
+    gi[i] = storeD<S>(load(g[i]) * derivativeOf(op, xv, yv));
+  }
+}
+
+template <typename C> ZRT_HD C binaryOf(int op, C a, C b) {
+  switch (op) {
+  case ZEROC_RT_BINARY_ADD: return a + b;
+  case ZEROC_RT_BINARY_SUB: return a - b;
+  case ZEROC_RT_BINARY_MUL: return a * b;
+  case ZEROC_RT_BINARY_DIV: return a / b;
+  case ZEROC_RT_BINARY_POW: return pow(a, b);
+  case ZEROC_RT_BINARY_MAX: return (a != a || b != b) ? a + b : (a > b ? a : b);
+  case ZEROC_RT_BINARY_MIN: return (a != a || b != b) ? a + b : (a < b ? a : b);
+  }
+  return a;
+}
+
+template <typename S>
+ZRT_GLOBAL void binaryKernel(int op, const S *a, const S *b, S *out, Strides s,
+                             int64_t n, int sameShape) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    int64_t ia = i, ib = i, unused;
+    if (!sameShape)
+      offsetsOf(s, i, &ia, &ib, &unused);
+    out[i] = storeD<S>(binaryOf(op, load(a[ia]), load(b[ib])));
+  }
+}
+
+template <typename I>
+ZRT_GLOBAL void intBinaryKernel(int op, const I *a, const I *b, I *out,
+                                Strides s, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    int64_t ia, ib, unused;
+    offsetsOf(s, i, &ia, &ib, &unused);
+    using U = unsigned long long;
+    const I x = a[ia], y = b[ib];
+    I r = x;
+    switch (op) {
+    case ZEROC_RT_BINARY_ADD: r = static_cast<I>(static_cast<U>(x) + static_cast<U>(y)); break;
+    case ZEROC_RT_BINARY_SUB: r = static_cast<I>(static_cast<U>(x) - static_cast<U>(y)); break;
+    case ZEROC_RT_BINARY_MUL: r = static_cast<I>(static_cast<U>(x) * static_cast<U>(y)); break;
+    case ZEROC_RT_BINARY_MAX: r = x > y ? x : y; break;
+    case ZEROC_RT_BINARY_MIN: r = x < y ? x : y; break;
+    }
+    out[i] = r;
+  }
+}
+
+template <typename S>
+ZRT_GLOBAL void whereKernel(const unsigned char *cond, const S *a, const S *b,
+                            S *out, Strides s, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    int64_t ic, ia, ib;
+    offsetsOf(s, i, &ic, &ia, &ib);
+    out[i] = cond[ic] ? a[ia] : b[ib];
+  }
+}
+
+/// Copies elements of `bytes` bytes through broadcast strides (slot 0).
+template <typename U>
+ZRT_GLOBAL void broadcastKernel(const U *in, U *out, Strides s, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    int64_t ii, u1, u2;
+    offsetsOf(s, i, &ii, &u1, &u2);
+    out[i] = in[ii];
+  }
+}
+
+template <typename S>
+ZRT_GLOBAL void dropoutKernel(const S *in, S *out, int64_t n, double ratio,
+                              double keepScale, uint64_t key) {
+  const uint64_t gamma = 0x9E3779B97F4A7C15ull;
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    uint64_t z = key + static_cast<uint64_t>(i + 1) * gamma;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const double u = static_cast<double>(static_cast<uint32_t>(z >> 32)) * (1.0 / 4294967296.0);
+    out[i] = u >= ratio ? storeD<S>(static_cast<double>(load(in[i])) * keepScale)
+                        : storeD<S>(0.0);
+  }
+}
+
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+template <typename From, typename To>
+ZRT_GLOBAL void castKernel(const From *in, To *out, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    out[i] = storeD<To>(static_cast<double>(load(in[i])));
+}
+
+zeroc_rt_status_t checkFloatSame(const char *k, const zeroc_rt_tensor_t *in,
+                                 const zeroc_rt_tensor_t *out) {
+  using namespace kernels;
+  const unsigned floats = dtypeBit(ZEROC_RT_DTYPE_F32) | dtypeBit(ZEROC_RT_DTYPE_F64) |
+                          dtypeBit(ZEROC_RT_DTYPE_F16) | dtypeBit(ZEROC_RT_DTYPE_BF16);
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "in", in, floats));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out, floats));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "in", *in));
+  return checkSameShape(k, "out", *out, "in", *in);
+}
+
+/// Strides for `out` with up to three operands broadcast to it.
+Strides broadcastTo(const zeroc_rt_tensor_t &out, const zeroc_rt_tensor_t *a,
+                    const zeroc_rt_tensor_t *b = nullptr,
+                    const zeroc_rt_tensor_t *c = nullptr) {
+  Strides s;
+  setBroadcast(s, 0, *a, out);
+  if (b)
+    setBroadcast(s, 1, *b, out);
+  if (c)
+    setBroadcast(s, 2, *c, out);
+  return s;
+}
+
+bool sameDims(const zeroc_rt_tensor_t &a, const zeroc_rt_tensor_t &b) {
+  if (a.rank != b.rank)
+    return false;
+  for (int d = 0; d < a.rank; ++d)
+    if (a.dims[d] != b.dims[d])
+      return false;
+  return true;
+}
+
+} // namespace
+} // namespace zeroc_rt::cuda
+
+using namespace zeroc_rt::cuda;
+
+extern "C" {
+
+zeroc_rt_status_t zeroc_rt_cuda_k_unary(zeroc_rt_unary_op_t op, zrt_ct in, zrt_ct out) {
+  ZEROC_RT_RETURN_IF_ERROR(checkFloatSame("unary", in, out));
+  const int64_t n = numElements(*out);
+  return dispatchFloat("unary", out->dtype, [&](auto s) {
+    using S = decltype(s);
+    return ZRT_LAUNCH("unary", unaryKernel<S>, blocksFor(n), kBlock, int(op),
+                      static_cast<const S *>(in->data), static_cast<S *>(out->data), n);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_unary_grad(zeroc_rt_unary_op_t op, zrt_ct x, zrt_ct y,
+                                             zrt_ct grad_out, zrt_ct grad_in) {
+  ZEROC_RT_RETURN_IF_ERROR(checkFloatSame("unary_grad", grad_out, grad_in));
+  const zeroc_rt_tensor_t *xs = readsX(op) ? x : nullptr, *ys = readsY(op) ? y : nullptr;
+  if ((readsX(op) && !x) || (readsY(op) && !y))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "unary_grad: op %d needs its forward %s", int(op),
+                          readsX(op) ? "input x" : "output y");
+  if (xs)
+    ZEROC_RT_RETURN_IF_ERROR(checkFloatSame("unary_grad", xs, grad_in));
+  if (ys)
+    ZEROC_RT_RETURN_IF_ERROR(checkFloatSame("unary_grad", ys, grad_in));
+  const int64_t n = numElements(*grad_in);
+  return dispatchFloat("unary_grad", grad_in->dtype, [&](auto s) {
+    using S = decltype(s);
+    return ZRT_LAUNCH("unary_grad", unaryGradKernel<S>, blocksFor(n), kBlock, int(op),
+                      xs ? static_cast<const S *>(xs->data) : nullptr,
+                      ys ? static_cast<const S *>(ys->data) : nullptr,
+                      static_cast<const S *>(grad_out->data),
+                      static_cast<S *>(grad_in->data), n);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_binary(zeroc_rt_binary_op_t op, zrt_ct a, zrt_ct b,
+                                         zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "binary";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
+  if (op > ZEROC_RT_BINARY_POW && op != ZEROC_RT_BINARY_MAX && op != ZEROC_RT_BINARY_MIN)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "binary: op %d (a comparison or logic op) is not in "
+                          "the CUDA runtime yet", int(op));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
+  const int64_t n = numElements(*out);
+  const Strides s = broadcastTo(*out, a, b);
+  const int same = sameDims(*a, *out) && sameDims(*b, *out);
+  if (out->dtype == ZEROC_RT_DTYPE_I64 || out->dtype == ZEROC_RT_DTYPE_I32) {
+    if (op == ZEROC_RT_BINARY_DIV || op == ZEROC_RT_BINARY_POW)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "binary: integer div and pow are not in the CUDA "
+                            "runtime yet");
+    if (out->dtype == ZEROC_RT_DTYPE_I64)
+      return ZRT_LAUNCH(k, intBinaryKernel<int64_t>, blocksFor(n), kBlock, int(op),
+                        static_cast<const int64_t *>(a->data),
+                        static_cast<const int64_t *>(b->data),
+                        static_cast<int64_t *>(out->data), s, n);
+    return ZRT_LAUNCH(k, intBinaryKernel<int32_t>, blocksFor(n), kBlock, int(op),
+                      static_cast<const int32_t *>(a->data),
+                      static_cast<const int32_t *>(b->data),
+                      static_cast<int32_t *>(out->data), s, n);
+  }
+  return dispatchFloat(k, out->dtype, [&](auto v) {
+    using S = decltype(v);
+    return ZRT_LAUNCH(k, binaryKernel<S>, blocksFor(n), kBlock, int(op),
+                      static_cast<const S *>(a->data), static_cast<const S *>(b->data),
+                      static_cast<S *>(out->data), s, n, same);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_where(zrt_ct cond, zrt_ct a, zrt_ct b, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "where";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "cond", cond, dtypeBit(ZEROC_RT_DTYPE_BOOL)));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "a", *a, "out", *out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "out", *out));
+  const int64_t n = numElements(*out);
+  const Strides s = broadcastTo(*out, cond, a, b);
+  const unsigned char *c = static_cast<const unsigned char *>(cond->data);
+  switch (zeroc_rt_dtype_size(out->dtype)) {
+  case 8:
+    return ZRT_LAUNCH(k, whereKernel<uint64_t>, blocksFor(n), kBlock, c,
+                      static_cast<const uint64_t *>(a->data),
+                      static_cast<const uint64_t *>(b->data),
+                      static_cast<uint64_t *>(out->data), s, n);
+  case 4:
+    return ZRT_LAUNCH(k, whereKernel<uint32_t>, blocksFor(n), kBlock, c,
+                      static_cast<const uint32_t *>(a->data),
+                      static_cast<const uint32_t *>(b->data),
+                      static_cast<uint32_t *>(out->data), s, n);
+  case 2:
+    return ZRT_LAUNCH(k, whereKernel<uint16_t>, blocksFor(n), kBlock, c,
+                      static_cast<const uint16_t *>(a->data),
+                      static_cast<const uint16_t *>(b->data),
+                      static_cast<uint16_t *>(out->data), s, n);
+  default:
+    return ZRT_LAUNCH(k, whereKernel<uint8_t>, blocksFor(n), kBlock, c,
+                      static_cast<const uint8_t *>(a->data),
+                      static_cast<const uint8_t *>(b->data),
+                      static_cast<uint8_t *>(out->data), s, n);
+  }
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_broadcast(zrt_ct in, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "broadcast";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "in", in));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "in", *in));
+  const int64_t n = numElements(*out);
+  const Strides s = broadcastTo(*out, in);
+  switch (zeroc_rt_dtype_size(out->dtype)) {
+  case 8:
+    return ZRT_LAUNCH(k, broadcastKernel<uint64_t>, blocksFor(n), kBlock,
+                      static_cast<const uint64_t *>(in->data), static_cast<uint64_t *>(out->data), s, n);
+  case 4:
+    return ZRT_LAUNCH(k, broadcastKernel<uint32_t>, blocksFor(n), kBlock,
+                      static_cast<const uint32_t *>(in->data), static_cast<uint32_t *>(out->data), s, n);
+  case 2:
+    return ZRT_LAUNCH(k, broadcastKernel<uint16_t>, blocksFor(n), kBlock,
+                      static_cast<const uint16_t *>(in->data), static_cast<uint16_t *>(out->data), s, n);
+  default:
+    return ZRT_LAUNCH(k, broadcastKernel<uint8_t>, blocksFor(n), kBlock,
+                      static_cast<const uint8_t *>(in->data), static_cast<uint8_t *>(out->data), s, n);
+  }
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_cast(zrt_ct in, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor("cast", "in", in));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor("cast", "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape("cast", "out", *out, "in", *in));
+  const int64_t n = numElements(*out);
+  return dispatchFloat("cast", in->dtype, [&](auto f) {
+    using From = decltype(f);
+    return dispatchFloat("cast", out->dtype, [&](auto t) {
+      using To = decltype(t);
+      return ZRT_LAUNCH("cast", castKernel<From, To>, blocksFor(n), kBlock,
+                        static_cast<const From *>(in->data), static_cast<To *>(out->data), n);
+    });
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_dropout(zrt_ct in, double ratio, uint64_t seed,
+                                          uint64_t counter, zrt_ct out) {
+  ZEROC_RT_RETURN_IF_ERROR(checkFloatSame("dropout", in, out));
+  if (!(ratio >= 0.0 && ratio <= 1.0))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "dropout: ratio %g is outside [0, 1]", ratio);
+  const int64_t n = numElements(*out);
+  const uint64_t key = mix64(seed ^ mix64(counter + 0x9E3779B97F4A7C15ull));
+  const double keepScale = ratio < 1.0 ? 1.0 / (1.0 - ratio) : 0.0;
+  return dispatchFloat("dropout", out->dtype, [&](auto v) {
+    using S = decltype(v);
+    return ZRT_LAUNCH("dropout", dropoutKernel<S>, blocksFor(n), kBlock,
+                      static_cast<const S *>(in->data), static_cast<S *>(out->data), n,
+                      ratio, keepScale, key);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_copy(zrt_ct in, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor("copy", "in", in));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor("copy", "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype("copy", "out", *out, "in", *in));
+  if (numElements(*in) != numElements(*out))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "copy: in %s and out %s differ in size",
+                          describe(*in).c_str(), describe(*out).c_str());
+  return gpuCopy(out->data, in->data, numBytes(*out));
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_zero(zrt_ct out) {
+  ZEROC_RT_RETURN_IF_ERROR(zeroc_rt::kernels::checkTensor("zero", "out", out));
+  return gpuZero(out->data, zeroc_rt::kernels::numBytes(*out));
+}
+
+} // extern "C"

@@ -1,0 +1,270 @@
+//===- kernels/flat.cu - The engine's and the optimizer step's kernels ----===//
+//
+// Flat arrays: gradient accumulation (widening 16-bit into f32), scaling and
+// dtype conversion, the sum of squares and the overflow check (their result
+// read back to the host), and the Adam and SGD updates with zeroc_rt_k_*'s
+// arithmetic (the parameter's own precision, coefficients in double).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/common.h"
+
+namespace zeroc_rt::cuda {
+namespace {
+
+template <typename S, typename A>
+ZRT_GLOBAL void accumulateKernel(const S *x, A *acc, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    acc[i] = storeD<A>(static_cast<double>(load(acc[i])) + static_cast<double>(load(x[i])));
+}
+
+template <typename S>
+ZRT_GLOBAL void scaleKernel(S *x, int64_t n, double factor) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    x[i] = storeD<S>(static_cast<double>(load(x[i])) * factor);
+}
+
+template <typename F, typename T>
+ZRT_GLOBAL void convertKernel(const F *src, T *dst, int64_t n, double factor) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    dst[i] = storeD<T>(static_cast<double>(load(src[i])) * factor);
+}
+
+template <typename S>
+ZRT_GLOBAL void sumSquaresKernel(const S *x, int64_t n, double *out) {
+  __shared__ double scratch[32];
+  double acc = 0.0;
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    const double v = static_cast<double>(load(x[i]));
+    acc += v * v;
+  }
+  acc = blockSum(acc, scratch);
+  if (threadIndex() == 0)
+    atomicAddDouble(out, acc);
+}
+
+template <typename S>
+ZRT_GLOBAL void infOrNanKernel(const S *x, int64_t n, unsigned *out) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    const float v = toFloat(x[i]);
+    if (!(v - v == 0.0f)) // inf - inf and NaN - NaN are NaN
+      atomicOr(out, 1u);
+  }
+}
+
+template <typename T>
+ZRT_GLOBAL void adamKernel(T *p, const T *g, T *m, T *v, int64_t n, T b1, T b2,
+                           T rest1, T rest2, T decay, T weightDecay, T bc2Sqrt,
+                           T eps, T stepSize, int decoupled) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    T pi = p[i], gi = g[i];
+    if (decoupled)
+      pi *= decay;
+    else
+      gi += weightDecay * pi;
+    const T mi = b1 * m[i] + rest1 * gi;
+    const T vi = b2 * v[i] + rest2 * gi * gi;
+    const T denom = sqrt(vi) / bc2Sqrt + eps;
+    pi -= stepSize * (mi / denom);
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = pi;
+  }
+}
+
+template <typename T>
+ZRT_GLOBAL void sgdKernel(T *p, const T *g, T *buf, int64_t n, double lr,
+                          double momentum, double weightDecay, double dampening,
+                          int nesterov, int first) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    const double pi = p[i];
+    double d = static_cast<double>(g[i]) + weightDecay * pi;
+    if (buf) {
+      const double b = first ? d : momentum * static_cast<double>(buf[i]) + (1.0 - dampening) * d;
+      buf[i] = static_cast<T>(b);
+      d = nesterov ? d + momentum * b : b;
+    }
+    p[i] = static_cast<T>(pi - lr * d);
+  }
+}
+
+zeroc_rt_status_t checkFlatArgs(const char *k, int64_t n,
+                                std::initializer_list<const void *> pointers) {
+  if (n < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: n %lld is negative", k,
+                          static_cast<long long>(n));
+  for (const void *p : pointers)
+    if (n > 0 && !p)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a buffer is NULL", k);
+  return nullptr;
+}
+
+template <typename Fn>
+zeroc_rt_status_t dispatchWide(const char *k, zeroc_rt_dtype_t dtype, Fn &&fn) {
+  if (dtype == ZEROC_RT_DTYPE_F32)
+    return fn(float{});
+  if (dtype == ZEROC_RT_DTYPE_F64)
+    return fn(double{});
+  return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                        "%s: dtype %s is not f32 or f64", k, zeroc_rt_dtype_name(dtype));
+}
+
+} // namespace
+} // namespace zeroc_rt::cuda
+
+using namespace zeroc_rt::cuda;
+
+extern "C" {
+
+zeroc_rt_status_t zeroc_rt_cuda_k_accumulate(zeroc_rt_dtype_t dtype, const void *x,
+                                             void *acc, int64_t n) {
+  return zeroc_rt_cuda_k_accumulate_widening(dtype, x, dtype, acc, n);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_accumulate_widening(zeroc_rt_dtype_t from, const void *x,
+                                                      zeroc_rt_dtype_t to, void *acc,
+                                                      int64_t n) {
+  const char *k = "accumulate";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {x, acc}));
+  if (n == 0)
+    return nullptr;
+  return dispatchFloat(k, from, [&](auto f) {
+    using F = decltype(f);
+    return dispatchFloat(k, to, [&](auto t) {
+      using T = decltype(t);
+      return ZRT_LAUNCH(k, accumulateKernel<F, T>, blocksFor(n), kBlock,
+                        static_cast<const F *>(x), static_cast<T *>(acc), n);
+    });
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_scale(zeroc_rt_dtype_t dtype, void *x, int64_t n,
+                                        double factor) {
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs("scale", n, {x}));
+  if (n == 0 || factor == 1.0)
+    return nullptr;
+  return dispatchFloat("scale", dtype, [&](auto s) {
+    using S = decltype(s);
+    return ZRT_LAUNCH("scale", scaleKernel<S>, blocksFor(n), kBlock,
+                      static_cast<S *>(x), n, factor);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_convert(zeroc_rt_dtype_t from, const void *src,
+                                          zeroc_rt_dtype_t to, void *dst, int64_t n,
+                                          double factor) {
+  const char *k = "convert";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {src, dst}));
+  if (n == 0)
+    return nullptr;
+  return dispatchFloat(k, from, [&](auto f) {
+    using F = decltype(f);
+    return dispatchFloat(k, to, [&](auto t) {
+      using T = decltype(t);
+      return ZRT_LAUNCH(k, convertKernel<F, T>, blocksFor(n), kBlock,
+                        static_cast<const F *>(src), static_cast<T *>(dst), n, factor);
+    });
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_sum_squares(zeroc_rt_dtype_t dtype, const void *x,
+                                              int64_t n, double *out) {
+  const char *k = "sum_squares";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {x, out}));
+  *out = 0.0;
+  if (n == 0)
+    return nullptr;
+  double *acc = deviceScalars();
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, sizeof(double)));
+  ZEROC_RT_RETURN_IF_ERROR(dispatchFloat(k, dtype, [&](auto s) {
+    using S = decltype(s);
+    int64_t blocks = blocksFor(n);
+    blocks = blocks > 1024 ? 1024 : blocks;
+    return ZRT_LAUNCH(k, sumSquaresKernel<S>, blocks, kBlock, static_cast<const S *>(x), n, acc);
+  }));
+  return gpuDownload(out, acc, sizeof(double));
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan(zeroc_rt_dtype_t dtype, const void *x,
+                                                 int64_t n, int *out) {
+  const char *k = "has_inf_or_nan";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {x, out}));
+  *out = 0;
+  if (n == 0)
+    return nullptr;
+  unsigned *flag = reinterpret_cast<unsigned *>(deviceScalars());
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(flag, sizeof(unsigned)));
+  ZEROC_RT_RETURN_IF_ERROR(dispatchFloat(k, dtype, [&](auto s) {
+    using S = decltype(s);
+    return ZRT_LAUNCH(k, infOrNanKernel<S>, blocksFor(n), kBlock, static_cast<const S *>(x), n, flag);
+  }));
+  unsigned found = 0;
+  ZEROC_RT_RETURN_IF_ERROR(gpuDownload(&found, flag, sizeof found));
+  *out = found ? 1 : 0;
+  return nullptr;
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_adam_step(zeroc_rt_dtype_t dtype, void *param,
+                                            const void *grad, void *exp_avg,
+                                            void *exp_avg_sq, int64_t n, double lr,
+                                            double beta1, double beta2, double eps,
+                                            double weight_decay, int adam_w_mode,
+                                            int bias_correction, int64_t step) {
+  const char *k = "adam_step";
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {param, grad, exp_avg, exp_avg_sq}));
+  if (step < 1 || !(lr >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) ||
+      !(eps >= 0) || !(weight_decay >= 0))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: bad hyperparameters (lr %g, betas %g %g, eps %g, "
+                          "weight_decay %g, step %lld)",
+                          k, lr, beta1, beta2, eps, weight_decay,
+                          static_cast<long long>(step));
+  if (n == 0)
+    return nullptr;
+  const double stepD = static_cast<double>(step);
+  const double bc1 = bias_correction ? 1.0 - std::pow(beta1, stepD) : 1.0;
+  const double bc2Sqrt = bias_correction ? std::sqrt(1.0 - std::pow(beta2, stepD)) : 1.0;
+  return dispatchWide(k, dtype, [&](auto t) {
+    using T = decltype(t);
+    return ZRT_LAUNCH(k, adamKernel<T>, blocksFor(n), kBlock, static_cast<T *>(param),
+                      static_cast<const T *>(grad), static_cast<T *>(exp_avg),
+                      static_cast<T *>(exp_avg_sq), n, T(beta1), T(beta2), T(1.0 - beta1),
+                      T(1.0 - beta2), T(1.0 - lr * weight_decay), T(weight_decay),
+                      T(bc2Sqrt), T(eps), T(lr / bc1), adam_w_mode ? 1 : 0);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param,
+                                           const void *grad, void *momentum_buf,
+                                           int64_t n, double lr, double momentum,
+                                           double weight_decay, double dampening,
+                                           int nesterov, int64_t step) {
+  const char *k = "sgd_step";
+  const bool useMomentum = momentum != 0.0;
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {param, grad}));
+  if (useMomentum)
+    ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {momentum_buf}));
+  if (step < 1 || (nesterov && (momentum <= 0.0 || dampening != 0.0)))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: bad arguments (step %lld, nesterov %d, momentum "
+                          "%g, dampening %g)",
+                          k, static_cast<long long>(step), nesterov, momentum, dampening);
+  if (n == 0)
+    return nullptr;
+  return dispatchWide(k, dtype, [&](auto t) {
+    using T = decltype(t);
+    return ZRT_LAUNCH(k, sgdKernel<T>, blocksFor(n), kBlock, static_cast<T *>(param),
+                      static_cast<const T *>(grad),
+                      useMomentum ? static_cast<T *>(momentum_buf) : nullptr, n, lr,
+                      momentum, weight_decay, dampening, nesterov ? 1 : 0,
+                      step == 1 ? 1 : 0);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_clip_grad_norm(double sum_squares, double scale,
+                                                 int64_t world, double max_norm,
+                                                 double *norm, double *factor) {
+  return zeroc_rt_k_clip_grad_norm(sum_squares, scale, world, max_norm, norm, factor);
+}
+
+} // extern "C"

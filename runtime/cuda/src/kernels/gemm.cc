@@ -1,0 +1,123 @@
+//===- kernels/gemm.cc - matmul and gemm on the GPU's GEMMs ---------------===//
+//
+// Checks the shapes (numpy.matmul, ONNX Gemm), plans the batched GEMMs and
+// hands them to runGemm. Gemm's C is broadcast into out first and
+// accumulated with beta.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/gemm_plan.h"
+
+#include "zeroc_rt_cuda/kernels.h"
+
+namespace zeroc_rt::cuda {
+
+zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
+                             const zeroc_rt_tensor_t *out, GemmCall &call) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "matmul";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
+  if (a->rank < 1 || b->rank < 1)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "matmul: rank-0 operand");
+  // Promote rank-1 operands: a (K) -> (1, K), b (K) -> (K, 1).
+  const int64_t m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+  const int64_t ka = a->dims[a->rank - 1];
+  const int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+  const int64_t n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+  if (ka != kb)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "matmul: %s and %s do not multiply",
+                          describe(*a).c_str(), describe(*b).c_str());
+  const int batchA = a->rank > 2 ? a->rank - 2 : 0, batchB = b->rank > 2 ? b->rank - 2 : 0;
+  const int batch = batchA > batchB ? batchA : batchB;
+  int64_t dims[ZEROC_RT_MAX_RANK], count = 1;
+  for (int d = 0; d < batch; ++d) {
+    const int ea = d - (batch - batchA), eb = d - (batch - batchB);
+    const int64_t da = ea >= 0 ? a->dims[ea] : 1, db = eb >= 0 ? b->dims[eb] : 1;
+    if (da != db && da != 1 && db != 1)
+      return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "matmul: batch dims of %s and %s differ",
+                            describe(*a).c_str(), describe(*b).c_str());
+    dims[d] = da > db ? da : db;
+    count *= dims[d];
+  }
+  if (count * m * n != numElements(*out))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "matmul: out %s is not the product of %s and %s",
+                          describe(*out).c_str(), describe(*a).c_str(), describe(*b).c_str());
+  call.m = m;
+  call.n = n;
+  call.k = ka;
+  call.offA.clear();
+  call.offB.clear();
+  call.offOut.clear();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, oa = 0, ob = 0, sa = m * ka, sb = ka * n;
+    for (int d = batch - 1; d >= 0; --d) {
+      const int64_t idx = rest % dims[d];
+      rest /= dims[d];
+      const int ea = d - (batch - batchA), eb = d - (batch - batchB);
+      if (ea >= 0) {
+        if (a->dims[ea] != 1)
+          oa += idx * sa;
+        sa *= a->dims[ea];
+      }
+      if (eb >= 0) {
+        if (b->dims[eb] != 1)
+          ob += idx * sb;
+        sb *= b->dims[eb];
+      }
+    }
+    call.offA.push_back(oa);
+    call.offB.push_back(ob);
+    call.offOut.push_back(i * m * n);
+  }
+  return nullptr;
+}
+
+} // namespace zeroc_rt::cuda
+
+using namespace zeroc_rt::cuda;
+
+extern "C" {
+
+zeroc_rt_status_t zeroc_rt_cuda_k_matmul(zrt_ct a, zrt_ct b, zrt_ct out) {
+  GemmCall call;
+  ZEROC_RT_RETURN_IF_ERROR(planMatmul(a, b, out, call));
+  return runGemm(call, out->dtype, a->data, b->data, out->data, 1.0, 0.0);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_gemm(zrt_ct a, zrt_ct b, zrt_ct c, double alpha, double beta,
+                                       int trans_a, int trans_b, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "gemm";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
+  if (a->rank != 2 || b->rank != 2 || out->rank != 2)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "gemm: a, b and out must have rank 2");
+  GemmCall call;
+  call.transA = trans_a != 0;
+  call.transB = trans_b != 0;
+  call.m = call.transA ? a->dims[1] : a->dims[0];
+  call.k = call.transA ? a->dims[0] : a->dims[1];
+  const int64_t kb = call.transB ? b->dims[1] : b->dims[0];
+  call.n = call.transB ? b->dims[0] : b->dims[1];
+  if (kb != call.k || out->dims[0] != call.m || out->dims[1] != call.n)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "gemm: %s x %s does not give %s",
+                          describe(*a).c_str(), describe(*b).c_str(), describe(*out).c_str());
+  call.offA = {0};
+  call.offB = {0};
+  call.offOut = {0};
+  const bool useC = c && beta != 0.0;
+  if (useC) {
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "c", c));
+    ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_cuda_k_broadcast(c, out));
+  }
+  return runGemm(call, out->dtype, a->data, b->data, out->data, alpha, useC ? beta : 0.0);
+}
+
+} // extern "C"

@@ -1,0 +1,148 @@
+//===- kernels/gemm_cublaslt.cu - The plan's GEMMs on cuBLASLt ------------===//
+//
+// Row-major out = op(A) op(B) is column-major out^T = op(B)^T op(A)^T: each
+// call passes B as cuBLASLt's A and A as its B. Uniform batch strides become
+// one strided-batched matmul, others one matmul per batch element. f16 and
+// bf16 run on tensor cores with f32 accumulation; f32 stays IEEE f32
+// (CUBLAS_COMPUTE_32F: no TF32) and f64 is f64.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/gemm_plan.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+namespace zeroc_rt::cuda {
+namespace {
+
+cublasLtHandle_t handle = nullptr;
+void *workspace = nullptr;
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+zeroc_rt_status_t lt(cublasStatus_t status, const char *what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return nullptr;
+  return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL, "cuBLASLt: %s: status %d", what,
+                        static_cast<int>(status));
+}
+
+zeroc_rt_status_t ensureHandle() {
+  if (handle)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtCreate(&handle), "creating the handle"));
+  return gpuMalloc(kWorkspaceBytes, "the GEMM workspace", &workspace);
+}
+
+bool uniform(const std::vector<int64_t> &off, int64_t *stride) {
+  *stride = off.size() > 1 ? off[1] - off[0] : 0;
+  for (size_t i = 1; i < off.size(); ++i)
+    if (off[i] - off[i - 1] != *stride)
+      return false;
+  return off.empty() || off[0] == 0;
+}
+
+/// One (possibly strided-batched) column-major matmul.
+struct Layouts {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  ~Layouts() {
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+zeroc_rt_status_t layout(cublasLtMatrixLayout_t *out, cudaDataType type, uint64_t rows,
+                         uint64_t cols, int64_t ld, int32_t batch, int64_t stride) {
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatrixLayoutCreate(out, type, rows, cols, ld), "a layout"));
+  if (batch > 1) {
+    ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatrixLayoutSetAttribute(
+                                    *out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch),
+                                "a batch count"));
+    ZEROC_RT_RETURN_IF_ERROR(
+        lt(cublasLtMatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                            &stride, sizeof stride),
+           "a batch stride"));
+  }
+  return nullptr;
+}
+
+} // namespace
+
+zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
+                          const void *b, void *out, double alpha, double beta) {
+  if (call.offOut.empty() || call.m == 0 || call.n == 0)
+    return nullptr;
+  if (call.k == 0) // out = beta * out
+    return beta == 0.0 ? gpuZero(out, call.offOut.size() * call.m * call.n * zeroc_rt_dtype_size(dtype))
+                       : ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "gemm: K = 0 with beta");
+  ZEROC_RT_RETURN_IF_ERROR(ensureHandle());
+  cudaDataType type;
+  cublasComputeType_t compute;
+  cudaDataType scaleType;
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F32: type = CUDA_R_32F; compute = CUBLAS_COMPUTE_32F; scaleType = CUDA_R_32F; break;
+  case ZEROC_RT_DTYPE_F64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; scaleType = CUDA_R_64F; break;
+  case ZEROC_RT_DTYPE_F16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; scaleType = CUDA_R_32F; break;
+  case ZEROC_RT_DTYPE_BF16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; scaleType = CUDA_R_32F; break;
+  default:
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "gemm: dtype %s is not a float dtype",
+                          zeroc_rt_dtype_name(dtype));
+  }
+  const size_t es = zeroc_rt_dtype_size(dtype);
+  int64_t sA = 0, sB = 0, sC = 0;
+  const bool batched = uniform(call.offA, &sA) && uniform(call.offB, &sB) &&
+                       uniform(call.offOut, &sC) && call.offOut.size() < (1u << 31);
+  const int32_t batch = batched ? static_cast<int32_t>(call.offOut.size()) : 1;
+  const size_t launches = batched ? 1 : call.offOut.size();
+
+  // Column-major: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
+  Layouts l;
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescCreate(&l.desc, compute, scaleType), "a matmul"));
+  cublasOperation_t opFirst = call.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = call.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                             &opFirst, sizeof opFirst), "transa"));
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                             &opSecond, sizeof opSecond), "transb"));
+  // Stored (row-major) B is k x n (or n x k transposed): column-major n x k.
+  const uint64_t m = call.m, n = call.n, k = call.k;
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.a, type, call.transB ? k : n, call.transB ? n : k,
+                                  call.transB ? k : n, batch, sB));
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.b, type, call.transA ? m : k, call.transA ? k : m,
+                                  call.transA ? m : k, batch, sA));
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.c, type, n, m, n, batch, sC));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulPreferenceCreate(&pref), "a preference"));
+  size_t ws = kWorkspaceBytes;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, l.desc, l.a, l.b, l.c, l.c, pref, 1,
+                                                     &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  ZEROC_RT_RETURN_IF_ERROR(lt(st, "choosing an algorithm"));
+  if (found == 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL, "cuBLASLt: no algorithm for a %llux%llux%llu GEMM",
+                          static_cast<unsigned long long>(m), static_cast<unsigned long long>(n),
+                          static_cast<unsigned long long>(k));
+  const float alphaF = static_cast<float>(alpha), betaF = static_cast<float>(beta);
+  const void *alphaP = dtype == ZEROC_RT_DTYPE_F64 ? static_cast<const void *>(&alpha) : &alphaF;
+  const void *betaP = dtype == ZEROC_RT_DTYPE_F64 ? static_cast<const void *>(&beta) : &betaF;
+  for (size_t i = 0; i < launches; ++i) {
+    const char *pa = static_cast<const char *>(a) + call.offA[i] * es;
+    const char *pb = static_cast<const char *>(b) + call.offB[i] * es;
+    char *po = static_cast<char *>(out) + call.offOut[i] * es;
+    ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmul(handle, l.desc, alphaP, pb, l.a, pa, l.b, betaP, po,
+                                               l.c, po, l.c, &result.algo, workspace,
+                                               kWorkspaceBytes,
+                                               static_cast<cudaStream_t>(computeStream())),
+                                "a GEMM"));
+  }
+  return nullptr;
+}
+
+} // namespace zeroc_rt::cuda

@@ -1,0 +1,42 @@
+//===- kernels/gemm_plan.h - matmul and gemm as batched GEMMs ----*- C++ -*-===//
+//
+// numpy.matmul's and ONNX Gemm's shapes, checked and reduced to row-major
+// batched GEMMs out[b] = alpha * op(A[b]) * op(B[b]) + beta * out[b] with a
+// batch stride per operand (0: shared by the batch). Batch dims that
+// broadcast partly (neither equal to out's nor all 1) become one GEMM per
+// batch element. The executors: gemm_cublaslt.cu (cuBLASLt) and
+// gemm_emu.cc (the host emulation: the CPU runtime's BLAS).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_SRC_KERNELS_GEMM_PLAN_H
+#define ZEROC_RT_CUDA_SRC_KERNELS_GEMM_PLAN_H
+
+#include "kernels/common.h"
+
+#include <vector>
+
+namespace zeroc_rt::cuda {
+
+struct GemmCall {
+  int64_t m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+  /// Element offsets of each batch element's A, B and out.
+  std::vector<int64_t> offA, offB, offOut;
+};
+
+/// The GEMMs of zeroc_rt_k_matmul(a, b, out).
+ZEROC_RT_MUST_USE zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a,
+                                               const zeroc_rt_tensor_t *b,
+                                               const zeroc_rt_tensor_t *out,
+                                               GemmCall &call);
+
+/// Runs `call` on a, b and out (float dtypes, all one dtype) with alpha and
+/// beta (beta != 0 reads out).
+ZEROC_RT_MUST_USE zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype,
+                                            const void *a, const void *b, void *out,
+                                            double alpha, double beta);
+
+} // namespace zeroc_rt::cuda
+
+#endif // ZEROC_RT_CUDA_SRC_KERNELS_GEMM_PLAN_H

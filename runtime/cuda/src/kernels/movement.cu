@@ -1,0 +1,291 @@
+//===- kernels/movement.cu - Transpose, slice, gather and their grads -----===//
+//
+// One thread per output element; the element's input offset from its
+// index through per-dim strides (passed by value).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/common.h"
+
+#include <type_traits>
+
+namespace zeroc_rt::cuda {
+namespace {
+
+/// Output dims and, per output dim, the input stride it moves by, plus a
+/// base offset: offset(i) = base + sum_d index_d * stride_d.
+struct Map {
+  int rank = 0;
+  int64_t dims[ZEROC_RT_MAX_RANK] = {};
+  int64_t stride[ZEROC_RT_MAX_RANK] = {};
+  int64_t base = 0;
+};
+
+ZRT_HD int64_t mapped(const Map &m, int64_t i) {
+  int64_t o = m.base;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    o += (i % m.dims[d]) * m.stride[d];
+    i /= m.dims[d];
+  }
+  return o;
+}
+
+template <typename U>
+ZRT_GLOBAL void gatherMapKernel(const U *in, U *out, Map m, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    out[i] = in[mapped(m, i)];
+}
+
+template <typename U>
+ZRT_GLOBAL void scatterMapKernel(const U *in, U *out, Map m, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    out[mapped(m, i)] = in[i];
+}
+
+void rowMajorStrides(const zeroc_rt_tensor_t &t, int64_t *s) {
+  int64_t stride = 1;
+  for (int d = t.rank - 1; d >= 0; --d) {
+    s[d] = stride;
+    stride *= t.dims[d];
+  }
+}
+
+template <typename Fn>
+zeroc_rt_status_t bySize(size_t size, Fn &&fn) {
+  switch (size) {
+  case 8: return fn(uint64_t{});
+  case 4: return fn(uint32_t{});
+  case 2: return fn(uint16_t{});
+  default: return fn(uint8_t{});
+  }
+}
+
+zeroc_rt_status_t launchMap(const char *k, const zeroc_rt_tensor_t &in,
+                            const zeroc_rt_tensor_t &out, const Map &m, bool scatter,
+                            int64_t n) {
+  return bySize(zeroc_rt_dtype_size(in.dtype), [&](auto u) {
+    using U = decltype(u);
+    return ZRT_LAUNCH(k, scatter ? scatterMapKernel<U> : gatherMapKernel<U>, blocksFor(n),
+                      kBlock, static_cast<const U *>(in.data), static_cast<U *>(out.data), m, n);
+  });
+}
+
+/// The slice's map: dim d of the slice moves `steps[d]` input elements.
+zeroc_rt_status_t sliceMap(const char *k, const zeroc_rt_tensor_t &whole,
+                           const zeroc_rt_tensor_t &part, const int64_t *starts,
+                           const int64_t *steps, Map &m) {
+  using namespace zeroc_rt::kernels;
+  if (whole.rank != part.rank)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: ranks of %s and %s differ", k,
+                          describe(whole).c_str(), describe(part).c_str());
+  int64_t strides[ZEROC_RT_MAX_RANK];
+  rowMajorStrides(whole, strides);
+  m.rank = part.rank;
+  for (int d = 0; d < part.rank; ++d) {
+    const int64_t n = part.dims[d];
+    if (n > 0) {
+      const int64_t first = starts[d], last = starts[d] + (n - 1) * steps[d];
+      if (steps[d] == 0 || first < 0 || first >= whole.dims[d] || last < 0 ||
+          last >= whole.dims[d])
+        return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                              "%s: dim %d's positions %lld + i * %lld leave %s", k, d,
+                              static_cast<long long>(first), static_cast<long long>(steps[d]),
+                              describe(whole).c_str());
+    }
+    m.dims[d] = n;
+    m.stride[d] = strides[d] * steps[d];
+    m.base += starts[d] * strides[d];
+  }
+  return nullptr;
+}
+
+template <typename U, typename I>
+ZRT_GLOBAL void gatherKernel(const U *data, const I *indices, U *out, int64_t outer,
+                             int64_t numIndices, int64_t axisDim, int64_t inner,
+                             unsigned *error, int32_t op) {
+  const int64_t n = outer * numIndices * inner;
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    const int64_t in = i % inner, j = (i / inner) % numIndices, o = i / (inner * numIndices);
+    int64_t idx = static_cast<int64_t>(indices[j]);
+    if (idx < 0)
+      idx += axisDim;
+    if (idx < 0 || idx >= axisDim) {
+      flagError(error, kIndexOutOfRange, op);
+      out[i] = U{};
+      continue;
+    }
+    out[i] = data[(o * axisDim + idx) * inner + in];
+  }
+}
+
+/// grad_data (already zeroed, in float A) += grad_out at the indexed rows.
+template <typename S, typename A, typename I>
+ZRT_GLOBAL void gatherGradKernel(const S *gout, const I *indices, A *gdata, int64_t outer,
+                                 int64_t numIndices, int64_t axisDim, int64_t inner) {
+  const int64_t n = outer * numIndices * inner;
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    const int64_t in = i % inner, j = (i / inner) % numIndices, o = i / (inner * numIndices);
+    int64_t idx = static_cast<int64_t>(indices[j]);
+    if (idx < 0)
+      idx += axisDim;
+    if (idx < 0 || idx >= axisDim)
+      continue; // the forward gather flagged it
+    A *to = gdata + (o * axisDim + idx) * inner + in;
+    const A v = static_cast<A>(load(gout[i]));
+    if constexpr (sizeof(A) == 8)
+      atomicAddDouble(reinterpret_cast<double *>(to), static_cast<double>(v));
+    else
+      atomicAddFloat(reinterpret_cast<float *>(to), static_cast<float>(v));
+  }
+}
+
+template <typename S>
+ZRT_GLOBAL void roundKernel(const float *from, S *to, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    to[i] = store<S>(from[i]);
+}
+
+} // namespace
+} // namespace zeroc_rt::cuda
+
+using namespace zeroc_rt::cuda;
+
+extern "C" {
+
+zeroc_rt_status_t zeroc_rt_cuda_k_transpose(zrt_ct in, const int64_t *perm, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "transpose";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "in", in));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "in", *in));
+  if (in->rank != out->rank || (in->rank && !perm))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: %s and %s differ in rank", k,
+                          describe(*in).c_str(), describe(*out).c_str());
+  int64_t strides[ZEROC_RT_MAX_RANK];
+  rowMajorStrides(*in, strides);
+  Map m;
+  m.rank = out->rank;
+  unsigned seen = 0;
+  for (int d = 0; d < out->rank; ++d) {
+    const int64_t p = perm[d];
+    if (p < 0 || p >= in->rank || (seen & (1u << p)) || in->dims[p] != out->dims[d])
+      return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: perm does not map %s to %s", k,
+                            describe(*in).c_str(), describe(*out).c_str());
+    seen |= 1u << p;
+    m.dims[d] = out->dims[d];
+    m.stride[d] = strides[p];
+  }
+  const int64_t n = numElements(*out);
+  return n ? launchMap(k, *in, *out, m, false, n) : nullptr;
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_slice(zrt_ct in, const int64_t *starts, const int64_t *steps,
+                                        zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "slice";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "in", in));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "in", *in));
+  Map m;
+  ZEROC_RT_RETURN_IF_ERROR(sliceMap(k, *in, *out, starts, steps, m));
+  const int64_t n = numElements(*out);
+  return n ? launchMap(k, *in, *out, m, false, n) : nullptr;
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_slice_grad(zrt_ct grad_out, const int64_t *starts,
+                                             const int64_t *steps, zrt_ct grad_in) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "slice_grad";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_in", grad_in));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "grad_in", *grad_in, "grad_out", *grad_out));
+  Map m;
+  ZEROC_RT_RETURN_IF_ERROR(sliceMap(k, *grad_in, *grad_out, starts, steps, m));
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(grad_in->data, numBytes(*grad_in)));
+  const int64_t n = numElements(*grad_out);
+  return n ? launchMap(k, *grad_out, *grad_in, m, true, n) : nullptr;
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_gather(zrt_ct data, zrt_ct indices, int64_t axis, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "gather";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "data", data));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "data", *data));
+  if (axis < 0)
+    axis += data->rank;
+  if (axis < 0 || axis >= data->rank)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: axis out of range", k);
+  const int a = static_cast<int>(axis);
+  const int64_t outer = product(data->dims, 0, a), inner = product(data->dims, a + 1, data->rank);
+  const int64_t numIndices = numElements(*indices), axisDim = data->dims[a];
+  if (outer * numIndices * inner != numElements(*out))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: out %s does not match data %s and indices %s",
+                          k, describe(*out).c_str(), describe(*data).c_str(),
+                          describe(*indices).c_str());
+  const int64_t n = numElements(*out);
+  if (!n)
+    return nullptr;
+  return bySize(zeroc_rt_dtype_size(data->dtype), [&](auto u) {
+    using U = decltype(u);
+    if (indices->dtype == ZEROC_RT_DTYPE_I64)
+      return ZRT_LAUNCH(k, gatherKernel<U, int64_t>, blocksFor(n), kBlock,
+                        static_cast<const U *>(data->data),
+                        static_cast<const int64_t *>(indices->data), static_cast<U *>(out->data),
+                        outer, numIndices, axisDim, inner, kernelErrorWord(), currentOp());
+    return ZRT_LAUNCH(k, gatherKernel<U, int32_t>, blocksFor(n), kBlock,
+                      static_cast<const U *>(data->data),
+                      static_cast<const int32_t *>(indices->data), static_cast<U *>(out->data),
+                      outer, numIndices, axisDim, inner, kernelErrorWord(), currentOp());
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, int64_t axis,
+                                              zrt_ct grad_data) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "gather_grad";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_data", grad_data));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "grad_data", *grad_data, "grad_out", *grad_out));
+  if (axis < 0)
+    axis += grad_data->rank;
+  if (axis < 0 || axis >= grad_data->rank)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: axis out of range", k);
+  const int a = static_cast<int>(axis);
+  const int64_t outer = product(grad_data->dims, 0, a);
+  const int64_t inner = product(grad_data->dims, a + 1, grad_data->rank);
+  const int64_t numIndices = numElements(*indices), axisDim = grad_data->dims[a];
+  const int64_t n = outer * numIndices * inner, total = numElements(*grad_data);
+  if (n != numElements(*grad_out))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: grad_out %s does not match grad_data %s",
+                          k, describe(*grad_out).c_str(), describe(*grad_data).c_str());
+  const bool narrow = grad_data->dtype == ZEROC_RT_DTYPE_F16 || grad_data->dtype == ZEROC_RT_DTYPE_BF16;
+  void *acc = grad_data->data;
+  if (narrow)
+    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(total) * sizeof(float), &acc));
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, static_cast<size_t>(total) *
+                                            (narrow ? sizeof(float) : zeroc_rt_dtype_size(grad_data->dtype))));
+  auto scatter = [&](auto s, auto a, auto i) {
+    using S = decltype(s);
+    using A = decltype(a);
+    using I = decltype(i);
+    return ZRT_LAUNCH(k, gatherGradKernel<S, A, I>, blocksFor(n), kBlock,
+                      static_cast<const S *>(grad_out->data), static_cast<const I *>(indices->data),
+                      static_cast<A *>(acc), outer, numIndices, axisDim, inner);
+  };
+  return dispatchFloat(k, grad_data->dtype, [&](auto s) -> zeroc_rt_status_t {
+    using S = decltype(s);
+    using A = std::conditional_t<std::is_same_v<S, double>, double, float>;
+    if (n)
+      ZEROC_RT_RETURN_IF_ERROR(indices->dtype == ZEROC_RT_DTYPE_I64 ? scatter(S{}, A{}, int64_t{})
+                                                                    : scatter(S{}, A{}, int32_t{}));
+    if constexpr (!std::is_same_v<S, float> && !std::is_same_v<S, double>)
+      return ZRT_LAUNCH(k, roundKernel<S>, blocksFor(total), kBlock,
+                        static_cast<const float *>(acc), static_cast<S *>(grad_data->data), total);
+    return nullptr;
+  });
+}
+
+} // extern "C"

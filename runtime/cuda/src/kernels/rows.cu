@@ -1,0 +1,472 @@
+//===- kernels/rows.cu - Softmax, layer norm, softmax cross-entropy -------===//
+//
+// One block per row (the elements a softmax or a normalization runs over,
+// at a stride when the axis is not the last), its threads striding over
+// the row and reducing with blockSum/blockMax. Statistics in float (double
+// for F64).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/common.h"
+
+namespace zeroc_rt::cuda {
+namespace {
+
+/// A row: `count` elements at `stride`; row r starts at
+/// (r / inner) * count * inner + r % inner.
+struct Rows {
+  int64_t rows, count, inner;
+};
+ZRT_HD int64_t rowBase(const Rows &g, int64_t r) {
+  return (r / g.inner) * g.count * g.inner + r % g.inner;
+}
+
+Rows rowsOf(const zeroc_rt_tensor_t &t, int axis) {
+  Rows g;
+  g.count = t.dims[axis];
+  g.inner = kernels::product(t.dims, axis + 1, t.rank);
+  g.rows = kernels::product(t.dims, 0, axis) * g.inner;
+  return g;
+}
+
+int64_t rowBlocks(int64_t rows) { return rows < 1 ? 1 : (rows > 65535 * 16 ? 65535 * 16 : rows); }
+
+template <typename S>
+ZRT_GLOBAL void softmaxKernel(const S *in, S *out, Rows g, int log) {
+  using C = typename Compute<S>::type;
+  __shared__ C scratch[32];
+  for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
+    const int64_t base = rowBase(g, r);
+    C mx = C(-INFINITY);
+    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
+      C v = load(in[base + j * g.inner]);
+      mx = (v > mx || v != v) ? v : mx;
+    }
+    mx = blockMax(mx, scratch);
+    C sum = C(0);
+    for (int64_t j = threadIndex(); j < g.count; j += blockThreads())
+      sum += exp(load(in[base + j * g.inner]) - mx);
+    sum = blockSum(sum, scratch);
+    const C lse = log_(sum);
+    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
+      const C z = load(in[base + j * g.inner]) - mx;
+      out[base + j * g.inner] = storeD<S>(log ? z - lse : exp(z) / sum);
+    }
+  }
+}
+
+template <typename S>
+ZRT_GLOBAL void softmaxGradKernel(const S *y, const S *gy, S *gx, Rows g, int log) {
+  using C = typename Compute<S>::type;
+  __shared__ C scratch[32];
+  for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
+    const int64_t base = rowBase(g, r);
+    C dot = C(0);
+    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
+      const int64_t i = base + j * g.inner;
+      dot += log ? load(gy[i]) : load(gy[i]) * load(y[i]);
+    }
+    dot = blockSum(dot, scratch);
+    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
+      const int64_t i = base + j * g.inner;
+      gx[i] = storeD<S>(log ? load(gy[i]) - exp(load(y[i])) * dot
+                            : load(y[i]) * (load(gy[i]) - dot));
+    }
+  }
+}
+
+/// Layer norm over rows of `cols` contiguous elements; saves each row's mean
+/// and 1/std when `stats` is set (the gradient's first pass).
+template <typename S>
+ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
+                                int64_t rows, int64_t cols, double epsilon,
+                                float *stats) {
+  using C = typename Compute<S>::type;
+  __shared__ C scratch[32];
+  for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
+    const S *xr = x + r * cols;
+    C sum = C(0);
+    for (int64_t j = threadIndex(); j < cols; j += blockThreads())
+      sum += load(xr[j]);
+    const C mean = blockSum(sum, scratch) / C(cols);
+    C sq = C(0);
+    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
+      const C d = load(xr[j]) - mean;
+      sq += d * d;
+    }
+    const C rstd = C(1) / sqrt(blockSum(sq, scratch) / C(cols) + C(epsilon));
+    if (stats) {
+      if (threadIndex() == 0) {
+        stats[2 * r] = static_cast<float>(mean);
+        stats[2 * r + 1] = static_cast<float>(rstd);
+      }
+      continue;
+    }
+    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
+      C v = (load(xr[j]) - mean) * rstd * load(scale[j]);
+      if (bias)
+        v += load(bias[j]);
+      y[r * cols + j] = storeD<S>(v);
+    }
+  }
+}
+
+template <typename S>
+ZRT_GLOBAL void layerNormGradXKernel(const S *x, const S *scale, const S *gy, S *gx,
+                                     int64_t rows, int64_t cols, const float *stats) {
+  using C = typename Compute<S>::type;
+  __shared__ C scratch[32];
+  for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
+    const C mean = stats[2 * r], rstd = stats[2 * r + 1];
+    const int64_t o = r * cols;
+    C a = C(0), b = C(0); // sums of gy*s and gy*s*xhat
+    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
+      const C gs = load(gy[o + j]) * load(scale[j]);
+      a += gs;
+      b += gs * (load(x[o + j]) - mean) * rstd;
+    }
+    a = blockSum(a, scratch) / C(cols);
+    b = blockSum(b, scratch) / C(cols);
+    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
+      const C xhat = (load(x[o + j]) - mean) * rstd;
+      const C gs = load(gy[o + j]) * load(scale[j]);
+      gx[o + j] = storeD<S>(rstd * (gs - a - xhat * b));
+    }
+  }
+}
+
+/// grad_scale[j] = sum_r gy * xhat, grad_bias[j] = sum_r gy: one block per
+/// column, its threads striding over the rows.
+template <typename S>
+ZRT_GLOBAL void layerNormGradParamsKernel(const S *x, const S *gy, S *gscale, S *gbias,
+                                          int64_t rows, int64_t cols, const float *stats) {
+  using C = typename Compute<S>::type;
+  __shared__ C scratch[32];
+  for (int64_t j = blockIndex(); j < cols; j += gridBlocks()) {
+    C s = C(0), b = C(0);
+    for (int64_t r = threadIndex(); r < rows; r += blockThreads()) {
+      const C g = load(gy[r * cols + j]);
+      s += g * (load(x[r * cols + j]) - C(stats[2 * r])) * C(stats[2 * r + 1]);
+      b += g;
+    }
+    s = blockSum(s, scratch);
+    b = blockSum(b, scratch);
+    if (threadIndex() == 0) {
+      if (gscale)
+        gscale[j] = storeD<S>(s);
+      if (gbias)
+        gbias[j] = storeD<S>(b);
+    }
+  }
+}
+
+/// Per sample (n, d): its loss (lse - score of the label) into `loss`, and
+/// into acc[0] the sum of the losses, acc[1] the count of labels not
+/// ignored.
+template <typename S, typename L>
+ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
+                                   int64_t classes, int64_t inner, int hasIgnore,
+                                   int64_t ignore, float *loss, double *acc,
+                                   unsigned *error, int32_t op) {
+  __shared__ float scratch[32];
+  for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
+    const int64_t base = (s / inner) * classes * inner + s % inner;
+    const int64_t label = static_cast<int64_t>(labels[s]);
+    const bool ignored = hasIgnore && label == ignore;
+    if (!ignored && (label < 0 || label >= classes)) {
+      if (threadIndex() == 0)
+        flagError(error, kIndexOutOfRange, op);
+      continue;
+    }
+    float mx = -INFINITY;
+    for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
+      float v = toFloat(scores[base + c * inner]);
+      mx = (v > mx || v != v) ? v : mx;
+    }
+    mx = blockMax(mx, scratch);
+    float sum = 0.0f;
+    for (int64_t c = threadIndex(); c < classes; c += blockThreads())
+      sum += exp(toFloat(scores[base + c * inner]) - mx);
+    sum = blockSum(sum, scratch);
+    if (threadIndex() == 0) {
+      const float l = ignored ? 0.0f : mx + log_(sum) - toFloat(scores[base + label * inner]);
+      if (loss)
+        loss[s] = l;
+      if (!ignored) {
+        atomicAddDouble(acc, static_cast<double>(l));
+        atomicAddDouble(acc + 1, 1.0);
+      }
+    }
+  }
+}
+
+template <typename S>
+ZRT_GLOBAL void lossFinishKernel(const double *acc, S *out, int mean) {
+  if (blockIndex() == 0 && threadIndex() == 0)
+    out[0] = storeD<S>(mean ? (acc[1] > 0 ? acc[0] / acc[1] : 0.0) : acc[0]);
+}
+
+template <typename S>
+ZRT_GLOBAL void lossNoneKernel(const float *loss, S *out, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    out[i] = storeD<S>(loss[i]);
+}
+
+template <typename S, typename L>
+ZRT_GLOBAL void crossEntropyGradKernel(const S *scores, const L *labels, const S *gout,
+                                       S *gscores, int64_t samples, int64_t classes,
+                                       int64_t inner, int hasIgnore, int64_t ignore,
+                                       int reduction, const double *acc) {
+  __shared__ float scratch[32];
+  for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
+    const int64_t base = (s / inner) * classes * inner + s % inner;
+    const int64_t label = static_cast<int64_t>(labels[s]);
+    const bool ignored = (hasIgnore && label == ignore) || label < 0 || label >= classes;
+    float g = 0.0f;
+    if (!ignored) {
+      if (reduction == ZEROC_RT_LOSS_NONE)
+        g = toFloat(gout[s]);
+      else if (reduction == ZEROC_RT_LOSS_SUM)
+        g = toFloat(gout[0]);
+      else
+        g = acc[1] > 0 ? static_cast<float>(static_cast<double>(toFloat(gout[0])) / acc[1]) : 0.0f;
+    }
+    float mx = -INFINITY;
+    for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
+      float v = toFloat(scores[base + c * inner]);
+      mx = (v > mx || v != v) ? v : mx;
+    }
+    mx = blockMax(mx, scratch);
+    float sum = 0.0f;
+    for (int64_t c = threadIndex(); c < classes; c += blockThreads())
+      sum += exp(toFloat(scores[base + c * inner]) - mx);
+    sum = blockSum(sum, scratch);
+    for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
+      const int64_t i = base + c * inner;
+      const float p = exp(toFloat(scores[i]) - mx) / sum;
+      gscores[i] = storeD<S>(ignored ? 0.0f : g * (p - (c == label ? 1.0f : 0.0f)));
+    }
+  }
+}
+
+/// Counts the labels not ignored into acc[1] (the mean's denominator).
+template <typename L>
+ZRT_GLOBAL void countLabelsKernel(const L *labels, int64_t samples, int hasIgnore,
+                                  int64_t ignore, double *acc) {
+  __shared__ float scratch[32];
+  float count = 0.0f;
+  for (int64_t s = gridFirst(); s < samples; s += gridStride())
+    count += (hasIgnore && static_cast<int64_t>(labels[s]) == ignore) ? 0.0f : 1.0f;
+  count = blockSum(count, scratch);
+  if (threadIndex() == 0)
+    atomicAddDouble(acc + 1, static_cast<double>(count));
+}
+
+zeroc_rt_status_t axisOf(const char *k, int64_t axis, int rank, int *out) {
+  if (axis < -rank || axis >= rank || rank == 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: axis %lld is outside [-%d, %d)",
+                          k, static_cast<long long>(axis), rank, rank);
+  *out = static_cast<int>(axis < 0 ? axis + rank : axis);
+  return nullptr;
+}
+
+template <typename Fn>
+zeroc_rt_status_t dispatchLabels(const char *k, zeroc_rt_dtype_t dtype, Fn &&fn) {
+  if (dtype == ZEROC_RT_DTYPE_I64)
+    return fn(int64_t{});
+  if (dtype == ZEROC_RT_DTYPE_I32)
+    return fn(int32_t{});
+  return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: labels must be i64 or i32", k);
+}
+
+} // namespace
+} // namespace zeroc_rt::cuda
+
+using namespace zeroc_rt::cuda;
+
+extern "C" {
+
+zeroc_rt_status_t zeroc_rt_cuda_k_softmax(zrt_ct in, int64_t axis, int log, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "softmax";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "in", in));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "out", *out, "in", *in));
+  int a = 0;
+  ZEROC_RT_RETURN_IF_ERROR(axisOf(k, axis, in->rank, &a));
+  const Rows g = rowsOf(*in, a);
+  return dispatchFloat(k, in->dtype, [&](auto s) {
+    using S = decltype(s);
+    return ZRT_LAUNCH(k, softmaxKernel<S>, rowBlocks(g.rows), kBlock,
+                      static_cast<const S *>(in->data), static_cast<S *>(out->data), g, log);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_softmax_grad(zrt_ct y, zrt_ct grad_y, int64_t axis,
+                                               int log, zrt_ct grad_x) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "softmax_grad";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "y", y));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_y", grad_y));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_x", grad_x));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_y", *grad_y, "y", *y));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_x", *grad_x, "y", *y));
+  int a = 0;
+  ZEROC_RT_RETURN_IF_ERROR(axisOf(k, axis, y->rank, &a));
+  const Rows g = rowsOf(*y, a);
+  return dispatchFloat(k, y->dtype, [&](auto s) {
+    using S = decltype(s);
+    return ZRT_LAUNCH(k, softmaxGradKernel<S>, rowBlocks(g.rows), kBlock,
+                      static_cast<const S *>(y->data), static_cast<const S *>(grad_y->data),
+                      static_cast<S *>(grad_x->data), g, log);
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm(zrt_ct x, zrt_ct scale, zrt_ct bias,
+                                             int64_t axis, double epsilon, zrt_ct y) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "layer_norm";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "x", x));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scale", scale));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "y", y));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "y", *y, "x", *x));
+  int a = 0;
+  ZEROC_RT_RETURN_IF_ERROR(axisOf(k, axis, x->rank, &a));
+  const int64_t cols = product(x->dims, a, x->rank), rows = product(x->dims, 0, a);
+  if (numElements(*scale) != cols || (bias && numElements(*bias) != cols))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "layer_norm: scale %s (or bias) is not x's dims from axis %d of %s",
+                          describe(*scale).c_str(), a, describe(*x).c_str());
+  return dispatchFloat(k, x->dtype, [&](auto s) {
+    using S = decltype(s);
+    return ZRT_LAUNCH(k, layerNormKernel<S>, rowBlocks(rows), kBlock,
+                      static_cast<const S *>(x->data), static_cast<const S *>(scale->data),
+                      bias ? static_cast<const S *>(bias->data) : nullptr,
+                      static_cast<S *>(y->data), rows, cols, epsilon,
+                      static_cast<float *>(nullptr));
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_t axis,
+                                                  double epsilon, zrt_ct grad_y,
+                                                  zrt_ct grad_x, zrt_ct grad_scale,
+                                                  zrt_ct grad_bias) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "layer_norm_grad";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "x", x));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scale", scale));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_y", grad_y));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_y", *grad_y, "x", *x));
+  int a = 0;
+  ZEROC_RT_RETURN_IF_ERROR(axisOf(k, axis, x->rank, &a));
+  const int64_t cols = product(x->dims, a, x->rank), rows = product(x->dims, 0, a);
+  void *scratch = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(rows) * 2 * sizeof(float), &scratch));
+  float *stats = static_cast<float *>(scratch);
+  return dispatchFloat(k, x->dtype, [&](auto s) -> zeroc_rt_status_t {
+    using S = decltype(s);
+    const S *xp = static_cast<const S *>(x->data), *sp = static_cast<const S *>(scale->data);
+    const S *gyp = static_cast<const S *>(grad_y->data);
+    ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormKernel<S>, rowBlocks(rows), kBlock, xp, sp,
+                                        static_cast<const S *>(nullptr), static_cast<S *>(nullptr),
+                                        rows, cols, epsilon, stats));
+    if (grad_x)
+      ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormGradXKernel<S>, rowBlocks(rows), kBlock, xp,
+                                          sp, gyp, static_cast<S *>(grad_x->data), rows, cols,
+                                          static_cast<const float *>(stats)));
+    if (grad_scale || grad_bias)
+      return ZRT_LAUNCH(k, layerNormGradParamsKernel<S>, rowBlocks(cols), kBlock, xp, gyp,
+                        grad_scale ? static_cast<S *>(grad_scale->data) : nullptr,
+                        grad_bias ? static_cast<S *>(grad_bias->data) : nullptr, rows, cols,
+                        static_cast<const float *>(stats));
+    return nullptr;
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct labels,
+                                                        zeroc_rt_loss_reduction_t reduction,
+                                                        int has_ignore, int64_t ignore_index,
+                                                        zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "softmax_cross_entropy";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scores", scores));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "labels", labels));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  if (scores->rank < 2)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: scores %s has no class dim", k,
+                          describe(*scores).c_str());
+  const int64_t classes = scores->dims[1];
+  const int64_t inner = product(scores->dims, 2, scores->rank);
+  const int64_t samples = numElements(*labels);
+  if (samples * classes != numElements(*scores))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: labels %s do not match scores %s", k,
+                          describe(*labels).c_str(), describe(*scores).c_str());
+  double *acc = deviceScalars();
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 2 * sizeof(double)));
+  float *loss = nullptr;
+  if (reduction == ZEROC_RT_LOSS_NONE) {
+    void *scratch = nullptr;
+    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(samples) * sizeof(float), &scratch));
+    loss = static_cast<float *>(scratch);
+  }
+  return dispatchFloat(k, scores->dtype, [&](auto s) {
+    using S = decltype(s);
+    return dispatchLabels(k, labels->dtype, [&](auto l) -> zeroc_rt_status_t {
+      using L = decltype(l);
+      ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
+          k, crossEntropyKernel<S, L>, rowBlocks(samples), kBlock,
+          static_cast<const S *>(scores->data), static_cast<const L *>(labels->data), samples,
+          classes, inner, has_ignore, ignore_index, loss, acc, kernelErrorWord(), currentOp()));
+      if (reduction == ZEROC_RT_LOSS_NONE)
+        return dispatchFloat(k, out->dtype, [&](auto o) {
+          using O = decltype(o);
+          return ZRT_LAUNCH(k, lossNoneKernel<O>, blocksFor(samples), kBlock,
+                            static_cast<const float *>(loss), static_cast<O *>(out->data), samples);
+        });
+      return dispatchFloat(k, out->dtype, [&](auto o) {
+        using O = decltype(o);
+        return ZRT_LAUNCH(k, lossFinishKernel<O>, 1, 32, static_cast<const double *>(acc),
+                          static_cast<O *>(out->data), reduction == ZEROC_RT_LOSS_MEAN ? 1 : 0);
+      });
+    });
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(
+    zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore,
+    int64_t ignore_index, zrt_ct grad_out, zrt_ct grad_scores) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "softmax_cross_entropy_grad";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scores", scores));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "labels", labels));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_scores", grad_scores));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_scores", *grad_scores, "scores", *scores));
+  if (scores->rank < 2)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: scores %s has no class dim", k,
+                          describe(*scores).c_str());
+  const int64_t classes = scores->dims[1];
+  const int64_t inner = product(scores->dims, 2, scores->rank);
+  const int64_t samples = numElements(*labels);
+  double *acc = deviceScalars();
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 2 * sizeof(double)));
+  return dispatchFloat(k, scores->dtype, [&](auto s) {
+    using S = decltype(s);
+    return dispatchLabels(k, labels->dtype, [&](auto l) -> zeroc_rt_status_t {
+      using L = decltype(l);
+      if (reduction == ZEROC_RT_LOSS_MEAN)
+        ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, countLabelsKernel<L>, 64, kBlock,
+                                            static_cast<const L *>(labels->data), samples,
+                                            has_ignore, ignore_index, acc));
+      return ZRT_LAUNCH(k, crossEntropyGradKernel<S, L>, rowBlocks(samples), kBlock,
+                        static_cast<const S *>(scores->data),
+                        static_cast<const L *>(labels->data),
+                        static_cast<const S *>(grad_out->data),
+                        static_cast<S *>(grad_scores->data), samples, classes, inner,
+                        has_ignore, ignore_index, int(reduction),
+                        static_cast<const double *>(acc));
+    });
+  });
+}
+
+} // extern "C"

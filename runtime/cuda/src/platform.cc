@@ -1,0 +1,163 @@
+//===- platform.cc - The engine on a GPU ----------------------------------===//
+//
+// The CUDA runtime's Device (memory and the engine's element work on the
+// GPU, through gpu.h and the zeroc_rt_cuda_k_* kernels) and Platform (one GPU
+// per rank from its local rank, the collectives' communicator), and the
+// process entry point of programs emitted with --target cuda. The same
+// source builds the host emulation, where "the GPU" is host memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm_cuda.h"
+#include "gpu.h"
+
+#include "status_internal.h"
+#include "train/device.h"
+#include "train/train_internal.h"
+#include "zeroc_rt_cuda/program.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace zeroc_rt::cuda {
+namespace {
+
+using train::Args;
+
+class CudaDevice final : public train::Device {
+public:
+  std::string describe() const override { return description; }
+  bool hostMemory() const override { return false; }
+  zeroc_rt_status_t allocate(size_t bytes, const char *what, void **out) override {
+    return gpuMalloc(bytes, what, out);
+  }
+  void release(void *p) override { gpuFree(p); }
+  zeroc_rt_status_t upload(void *dst, const void *src, size_t bytes) override {
+    return gpuUpload(dst, src, bytes);
+  }
+  zeroc_rt_status_t download(void *dst, const void *src, size_t bytes) override {
+    return gpuDownload(dst, src, bytes);
+  }
+  zeroc_rt_status_t copy(void *dst, const void *src, size_t bytes) override {
+    return gpuCopy(dst, src, bytes);
+  }
+  zeroc_rt_status_t zero(void *dst, size_t bytes) override { return gpuZero(dst, bytes); }
+  zeroc_rt_status_t convert(zeroc_rt_dtype_t from, const void *src, zeroc_rt_dtype_t to,
+                            void *dst, int64_t count, double scale) override {
+    return zeroc_rt_cuda_k_convert(from, src, to, dst, count, scale);
+  }
+  zeroc_rt_status_t scale(zeroc_rt_dtype_t dtype, void *data, int64_t count,
+                          double factor) override {
+    return zeroc_rt_cuda_k_scale(dtype, data, count, factor);
+  }
+  zeroc_rt_status_t accumulate(zeroc_rt_dtype_t dtype, const void *src, void *dst,
+                               int64_t count) override {
+    return zeroc_rt_cuda_k_accumulate(dtype, src, dst, count);
+  }
+  zeroc_rt_status_t accumulateWidening(zeroc_rt_dtype_t from, const void *src,
+                                       zeroc_rt_dtype_t to, void *dst,
+                                       int64_t count) override {
+    return zeroc_rt_cuda_k_accumulate_widening(from, src, to, dst, count);
+  }
+  zeroc_rt_status_t adamStep(zeroc_rt_dtype_t dtype, void *param, const void *grad,
+                             void *expAvg, void *expAvgSq, int64_t count, double lr,
+                             double beta1, double beta2, double eps, double weightDecay,
+                             int adamW, int biasCorrection, int64_t step) override {
+    return zeroc_rt_cuda_k_adam_step(dtype, param, grad, expAvg, expAvgSq, count, lr, beta1,
+                                     beta2, eps, weightDecay, adamW, biasCorrection, step);
+  }
+  zeroc_rt_status_t sgdStep(zeroc_rt_dtype_t dtype, void *param, const void *grad,
+                            void *momentumBuf, int64_t count, double lr, double momentum,
+                            double weightDecay, double dampening, int nesterov,
+                            int64_t step) override {
+    return zeroc_rt_cuda_k_sgd_step(dtype, param, grad, momentumBuf, count, lr, momentum,
+                                    weightDecay, dampening, nesterov, step);
+  }
+  void beginOp(int32_t op) override { setCurrentOp(op); }
+  zeroc_rt_status_t synchronize() override { return gpuSynchronize(); }
+
+  std::string description;
+};
+
+/// The first of the launchers' local-rank variables that is set.
+int envInt(std::initializer_list<const char *> names, int fallback) {
+  for (const char *name : names)
+    if (const char *v = std::getenv(name); v && *v) {
+      char *end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (end && *end == '\0' && n >= 0 && n < (1 << 20))
+        return static_cast<int>(n);
+    }
+  return fallback;
+}
+
+class CudaPlatform final : public train::Platform {
+public:
+  zeroc_rt_status_t open(const Args &args, const zeroc_rt_program_t &program,
+                         zeroc_rt_comm_t *world) override {
+    const int rank = zeroc_rt_comm_rank(world);
+    localRank = envInt({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                        "LOCAL_RANK"},
+                       rank);
+    localSize = envInt({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "LOCAL_WORLD_SIZE"},
+                       zeroc_rt_comm_size(world));
+    const int gpus = gpuCount();
+    if (gpus <= 0)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "this program was compiled with --target cuda but this "
+                            "process sees no GPU (check the driver and "
+                            "CUDA_VISIBLE_DEVICES), or recompile without --target cuda");
+    shared = localSize > gpus;
+    comm = args.comm.empty() ? (shared || !haveNccl() ? "mpi" : "nccl") : args.comm;
+    if (comm == "nccl" && shared)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "--comm nccl: %d ranks on this node share %d GPU%s and "
+                            "NCCL needs one GPU per rank; start at most %d ranks per "
+                            "node, or pass --comm mpi",
+                            localSize, gpus, gpus == 1 ? "" : "s", gpus);
+    int count = 0;
+    ZEROC_RT_RETURN_IF_ERROR(gpuOpen(localRank % gpus, &count, &gpu.description));
+    setOpNames(program.op_names, program.num_ops);
+    if (rank == 0 && !args.quiet) {
+      std::printf("zeroc: CUDA runtime on %s, collectives over %s%s\n",
+                  gpu.description.c_str(), comm.c_str(),
+                  args.comm.empty() && shared ? " (ranks share a GPU)" : "");
+      std::fflush(stdout);
+    }
+    return nullptr;
+  }
+  train::Device &device() override { return gpu; }
+  zeroc_rt_status_t openComm(const Args &, zeroc_rt_comm_t *world,
+                             zeroc_rt_comm_t **out) override {
+    return comm == "nccl" ? openNcclComm(world, out) : openStagedComm(world, out);
+  }
+  void closeComm(zeroc_rt_comm_t *c, zeroc_rt_comm_t *) override {
+    zeroc_rt_status_free(zeroc_rt_comm_finalize(c));
+  }
+
+private:
+  CudaDevice gpu;
+  int localRank = 0, localSize = 1;
+  bool shared = false;
+  std::string comm;
+};
+
+} // namespace
+} // namespace zeroc_rt::cuda
+
+extern "C" int zeroc_rt_cuda_train_process_main(int argc, char **argv,
+                                                const zeroc_rt_program_t *program) {
+  static zeroc_rt::cuda::CudaPlatform platform;
+  int rc = zeroc_rt::train::trainMain(argc, argv, program, platform);
+  zeroc_rt::cuda::gpuClose();
+  return rc;
+}
+
+extern "C" zeroc_rt_status_t zeroc_rt_cuda_download(void *dst, const void *src, size_t bytes) {
+  return zeroc_rt::cuda::gpuDownload(dst, src, bytes);
+}
+
+extern "C" zeroc_rt_status_t zeroc_rt_cuda_upload(void *dst, const void *src, size_t bytes) {
+  return zeroc_rt::cuda::gpuUpload(dst, src, bytes);
+}

@@ -1,0 +1,124 @@
+//===- device_host.cc - The host as the engine's device and platform ------===//
+//
+// CPU programs keep the training state in host memory and run the engine's
+// element work with the zeroc_rt_k_* kernels; their collectives run on the
+// MPI world communicator itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/device.h"
+#include "train/train_internal.h"
+
+#include "status_internal.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace zeroc_rt::train {
+namespace {
+
+class HostDevice final : public Device {
+public:
+  std::string describe() const override { return "host"; }
+  bool hostMemory() const override { return true; }
+
+  zeroc_rt_status_t allocate(size_t bytes, const char *what,
+                             void **out) override {
+    AlignedBuffer buffer;
+    ZEROC_RT_RETURN_IF_ERROR(buffer.allocate(bytes, what));
+    *out = buffer.release();
+    return nullptr;
+  }
+  void release(void *p) override { std::free(p); }
+
+  zeroc_rt_status_t upload(void *dst, const void *src, size_t bytes) override {
+    return copy(dst, src, bytes);
+  }
+  zeroc_rt_status_t download(void *dst, const void *src,
+                             size_t bytes) override {
+    return copy(dst, src, bytes);
+  }
+  zeroc_rt_status_t copy(void *dst, const void *src, size_t bytes) override {
+    if (bytes && dst != src)
+      std::memmove(dst, src, bytes);
+    return nullptr;
+  }
+  zeroc_rt_status_t zero(void *dst, size_t bytes) override {
+    if (bytes)
+      std::memset(dst, 0, bytes);
+    return nullptr;
+  }
+
+  zeroc_rt_status_t convert(zeroc_rt_dtype_t from, const void *src,
+                            zeroc_rt_dtype_t to, void *dst, int64_t count,
+                            double scale) override {
+    return zeroc_rt_k_convert(from, src, to, dst, count, scale);
+  }
+  zeroc_rt_status_t scale(zeroc_rt_dtype_t dtype, void *data, int64_t count,
+                          double factor) override {
+    return zeroc_rt_k_scale(dtype, data, count, factor);
+  }
+  zeroc_rt_status_t accumulate(zeroc_rt_dtype_t dtype, const void *src,
+                               void *dst, int64_t count) override {
+    return zeroc_rt_k_accumulate(dtype, src, dst, count);
+  }
+  zeroc_rt_status_t accumulateWidening(zeroc_rt_dtype_t from, const void *src,
+                                       zeroc_rt_dtype_t to, void *dst,
+                                       int64_t count) override {
+    return zeroc_rt_k_accumulate_widening(from, src, to, dst, count);
+  }
+  zeroc_rt_status_t adamStep(zeroc_rt_dtype_t dtype, void *param,
+                             const void *grad, void *expAvg, void *expAvgSq,
+                             int64_t count, double lr, double beta1,
+                             double beta2, double eps, double weightDecay,
+                             int adamW, int biasCorrection,
+                             int64_t step) override {
+    return zeroc_rt_k_adam_step(dtype, param, grad, expAvg, expAvgSq, count, lr,
+                                beta1, beta2, eps, weightDecay, adamW,
+                                biasCorrection, step);
+  }
+  zeroc_rt_status_t sgdStep(zeroc_rt_dtype_t dtype, void *param,
+                            const void *grad, void *momentumBuf, int64_t count,
+                            double lr, double momentum, double weightDecay,
+                            double dampening, int nesterov,
+                            int64_t step) override {
+    return zeroc_rt_k_sgd_step(dtype, param, grad, momentumBuf, count, lr,
+                               momentum, weightDecay, dampening, nesterov, step);
+  }
+  zeroc_rt_status_t synchronize() override { return nullptr; }
+};
+
+class HostPlatform final : public Platform {
+public:
+  zeroc_rt_status_t open(const Args &args, const zeroc_rt_program_t &,
+                         zeroc_rt_comm_t *) override {
+    if (!args.comm.empty() && args.comm != "mpi")
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "--comm %s: a CPU program's collectives run over "
+                            "MPI (--comm mpi); --comm nccl is for programs "
+                            "compiled with --target cuda",
+                            args.comm.c_str());
+    return nullptr;
+  }
+  Device &device() override { return hostDevice(); }
+  zeroc_rt_status_t openComm(const Args &, zeroc_rt_comm_t *world,
+                             zeroc_rt_comm_t **out) override {
+    *out = world;
+    return nullptr;
+  }
+  void closeComm(zeroc_rt_comm_t *, zeroc_rt_comm_t *) override {}
+};
+
+} // namespace
+
+Device &hostDevice() {
+  static HostDevice device;
+  return device;
+}
+
+Platform &hostPlatform() {
+  static HostPlatform platform;
+  return platform;
+}
+
+} // namespace zeroc_rt::train
