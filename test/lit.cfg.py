@@ -27,6 +27,11 @@ tool_dirs = [config.zeroc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["zeroc", "zeroc-opt", "zeroc-translate"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# The CUDA toolkit (nvcc, cuBLASLt, NCCL) was found: --target cuda builds
+# (test/Driver/compile-cuda.test). Nothing here needs a GPU.
+if config.zeroc_have_cuda in ("ON", "1", "TRUE"):
+    config.available_features.add("cuda-toolkit")
+
 # CPU features a test needs (openblas-core.test: AVX2 + FMA kernels).
 try:
     with open("/proc/cpuinfo") as cpuinfo:

@@ -37,6 +37,13 @@ void ProgramPrinter::call(const llvm::Twine &expr) {
   line("ZRT_TRY(" + text + ");");
 }
 
+std::string ProgramPrinter::storeScalar(Value v, StringRef cxxType,
+                                        StringRef value) const {
+  if (hostOffset.count(v))
+    return ("*(" + cxxType + " *)" + var(v) + " = " + value + ";").str();
+  return target.storeArenaScalar(cxxType, var(v), value);
+}
+
 std::string TargetPrinter::loadArenaScalar(StringRef cxxType, StringRef ptr,
                                            StringRef dest) const {
   return (dest + " = (double)*(" + cxxType + " *)" + ptr + ";").str();

@@ -147,9 +147,9 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
   }
   if (auto ls = llvm::dyn_cast<zero::LossScaleOp>(op)) {
     if (ls.getType().getElementType().isF64())
-      p.line(storeArenaScalar("double", r, "zeroc_rt_engine_loss_scale(e)"));
+      p.line(p.storeScalar(ls.getResult(), "double", "zeroc_rt_engine_loss_scale(e)"));
     else
-      p.line(storeArenaScalar("float", r, "(float)zeroc_rt_engine_loss_scale(e)"));
+      p.line(p.storeScalar(ls.getResult(), "float", "(float)zeroc_rt_engine_loss_scale(e)"));
     return success();
   }
   // The ops of @train_step (zero-step-boundary): engine calls and the

@@ -137,6 +137,11 @@ public:
   graph::ParamOp param(llvm::StringRef name) const {
     return params[paramIndex(name)];
   }
+  /// The statement storing the host value `value` (of C++ type `cxxType`)
+  /// into scalar `v`: a plain store in host memory (zero.host_offsets), the
+  /// target's storeArenaScalar in the arena.
+  std::string storeScalar(mlir::Value v, llvm::StringRef cxxType,
+                          llvm::StringRef value) const;
   /// A number no value name (V[i]) uses, for the target's C++ temporaries.
   int uniqueId() { return nextVar++; }
   /// "is not supported by the <target> emitter yet".

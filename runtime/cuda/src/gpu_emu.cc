@@ -1,8 +1,11 @@
 //===- gpu_emu.cc - The host emulation of gpu.h ---------------------------===//
 //
-// Host memory (64-byte aligned, zeroed), copies done at once, one stream,
+// Host memory (256-byte aligned, zeroed), copies done at once, one stream,
 // events that are always complete. Kernels run through compat.h's launch,
-// one block after the other.
+// one block after the other. The emulation remembers which blocks are "device
+// memory" and fails a copy whose ends are on the wrong side, as
+// cudaMemcpy would on a GPU, so that tests here catch a host pointer where
+// device memory belongs (and isHostPointer answers as on a GPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +16,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
 
 namespace zeroc_rt::cuda {
 
@@ -24,6 +29,40 @@ namespace {
 unsigned errorWords[2];
 double scalars[8];
 int eventToken;
+
+/// The emulated device allocations: start -> bytes.
+std::map<const char *, size_t> &allocations() {
+  static std::map<const char *, size_t> blocks;
+  return blocks;
+}
+
+bool onDevice(const void *p, size_t bytes) {
+  const char *c = static_cast<const char *>(p);
+  if (c == reinterpret_cast<const char *>(errorWords) ||
+      c == reinterpret_cast<const char *>(scalars))
+    return true;
+  auto &blocks = allocations();
+  auto it = blocks.upper_bound(c);
+  if (it == blocks.begin())
+    return false;
+  --it;
+  return c >= it->first && c + bytes <= it->first + it->second;
+}
+
+zeroc_rt_status_t sides(const char *what, const void *dst, bool dstDevice,
+                        const void *src, bool srcDevice, size_t bytes) {
+  if (!bytes)
+    return nullptr;
+  if ((dst && onDevice(dst, bytes) != dstDevice) || (src && onDevice(src, bytes) != srcDevice))
+    return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL,
+                          "host emulation: %s of %zu bytes from %s memory to %s "
+                          "memory got %s",
+                          what, bytes, srcDevice ? "device" : "host",
+                          dstDevice ? "device" : "host",
+                          onDevice(dst, bytes) != dstDevice ? "a wrong destination"
+                                                            : "a wrong source");
+  return nullptr;
+}
 } // namespace
 
 void *computeStream() { return nullptr; }
@@ -48,23 +87,35 @@ zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
     return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
                           "out of memory: %s needs %zu bytes", what, bytes);
   std::memset(p, 0, rounded);
+  allocations()[static_cast<const char *>(p)] = rounded;
   *out = p;
   return nullptr;
 }
-void gpuFree(void *p) { std::free(p); }
+void gpuFree(void *p) {
+  allocations().erase(static_cast<const char *>(p));
+  std::free(p);
+}
 
 zeroc_rt_status_t gpuUpload(void *dst, const void *src, size_t bytes) {
-  return gpuCopy(dst, src, bytes);
+  ZEROC_RT_RETURN_IF_ERROR(sides("an upload", dst, true, src, false, bytes));
+  if (bytes)
+    std::memmove(dst, src, bytes);
+  return nullptr;
 }
 zeroc_rt_status_t gpuDownload(void *dst, const void *src, size_t bytes) {
-  return gpuCopy(dst, src, bytes);
+  ZEROC_RT_RETURN_IF_ERROR(sides("a download", dst, false, src, true, bytes));
+  if (bytes)
+    std::memmove(dst, src, bytes);
+  return nullptr;
 }
 zeroc_rt_status_t gpuCopy(void *dst, const void *src, size_t bytes) {
+  ZEROC_RT_RETURN_IF_ERROR(sides("a device copy", dst, true, src, true, bytes));
   if (bytes && dst != src)
     std::memmove(dst, src, bytes);
   return nullptr;
 }
 zeroc_rt_status_t gpuZero(void *dst, size_t bytes) {
+  ZEROC_RT_RETURN_IF_ERROR(sides("a memset", dst, true, nullptr, false, bytes));
   if (bytes)
     std::memset(dst, 0, bytes);
   return nullptr;
@@ -78,7 +129,7 @@ void gpuEventDestroy(void *) {}
 zeroc_rt_status_t gpuEventRecord(void *, void *) { return nullptr; }
 zeroc_rt_status_t gpuStreamWait(void *, void *) { return nullptr; }
 zeroc_rt_status_t gpuEventSynchronize(void *) { return nullptr; }
-bool isHostPointer(const void *) { return false; }
+bool isHostPointer(const void *p) { return !onDevice(p, 1); }
 
 zeroc_rt_status_t launchStatus(int, const char *) { return nullptr; }
 

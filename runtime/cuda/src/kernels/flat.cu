@@ -45,9 +45,10 @@ ZRT_GLOBAL void sumSquaresKernel(const S *x, int64_t n, double *out) {
 
 template <typename S>
 ZRT_GLOBAL void infOrNanKernel(const S *x, int64_t n, unsigned *out) {
+  using C = typename Compute<S>::type; // double for F64: 1e300 is finite
   for (int64_t i = gridFirst(); i < n; i += gridStride()) {
-    const float v = toFloat(x[i]);
-    if (!(v - v == 0.0f)) // inf - inf and NaN - NaN are NaN
+    const C v = load(x[i]);
+    if (!(v - v == C(0))) // inf - inf and NaN - NaN are NaN
       atomicOr(out, 1u);
   }
 }

@@ -76,11 +76,12 @@ ZRT_GLOBAL void softmaxGradKernel(const S *y, const S *gy, S *gx, Rows g, int lo
 }
 
 /// Layer norm over rows of `cols` contiguous elements; saves each row's mean
-/// and 1/std when `stats` is set (the gradient's first pass).
+/// and 1/std (in the compute type) when `stats` is set (the gradient's first
+/// pass).
 template <typename S>
 ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
                                 int64_t rows, int64_t cols, double epsilon,
-                                float *stats) {
+                                typename Compute<S>::type *stats) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
@@ -97,8 +98,8 @@ ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
     const C rstd = C(1) / sqrt(blockSum(sq, scratch) / C(cols) + C(epsilon));
     if (stats) {
       if (threadIndex() == 0) {
-        stats[2 * r] = static_cast<float>(mean);
-        stats[2 * r + 1] = static_cast<float>(rstd);
+        stats[2 * r] = mean;
+        stats[2 * r + 1] = rstd;
       }
       continue;
     }
@@ -113,7 +114,8 @@ ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
 
 template <typename S>
 ZRT_GLOBAL void layerNormGradXKernel(const S *x, const S *scale, const S *gy, S *gx,
-                                     int64_t rows, int64_t cols, const float *stats) {
+                                     int64_t rows, int64_t cols,
+                                     const typename Compute<S>::type *stats) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
@@ -139,14 +141,15 @@ ZRT_GLOBAL void layerNormGradXKernel(const S *x, const S *scale, const S *gy, S 
 /// column, its threads striding over the rows.
 template <typename S>
 ZRT_GLOBAL void layerNormGradParamsKernel(const S *x, const S *gy, S *gscale, S *gbias,
-                                          int64_t rows, int64_t cols, const float *stats) {
+                                          int64_t rows, int64_t cols,
+                                          const typename Compute<S>::type *stats) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t j = blockIndex(); j < cols; j += gridBlocks()) {
     C s = C(0), b = C(0);
     for (int64_t r = threadIndex(); r < rows; r += blockThreads()) {
       const C g = load(gy[r * cols + j]);
-      s += g * (load(x[r * cols + j]) - C(stats[2 * r])) * C(stats[2 * r + 1]);
+      s += g * (load(x[r * cols + j]) - stats[2 * r]) * stats[2 * r + 1];
       b += g;
     }
     s = blockSum(s, scratch);
@@ -343,7 +346,7 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm(zrt_ct x, zrt_ct scale, zrt_ct bias
                       static_cast<const S *>(x->data), static_cast<const S *>(scale->data),
                       bias ? static_cast<const S *>(bias->data) : nullptr,
                       static_cast<S *>(y->data), rows, cols, epsilon,
-                      static_cast<float *>(nullptr));
+                      static_cast<typename Compute<S>::type *>(nullptr));
   });
 }
 
@@ -360,11 +363,12 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_
   int a = 0;
   ZEROC_RT_RETURN_IF_ERROR(axisOf(k, axis, x->rank, &a));
   const int64_t cols = product(x->dims, a, x->rank), rows = product(x->dims, 0, a);
-  void *scratch = nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(rows) * 2 * sizeof(float), &scratch));
-  float *stats = static_cast<float *>(scratch);
+  void *scratch = nullptr; // each row's mean and 1/std in the compute type
+  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(rows) * 2 * sizeof(double), &scratch));
   return dispatchFloat(k, x->dtype, [&](auto s) -> zeroc_rt_status_t {
     using S = decltype(s);
+    using C = typename Compute<S>::type;
+    C *stats = static_cast<C *>(scratch);
     const S *xp = static_cast<const S *>(x->data), *sp = static_cast<const S *>(scale->data);
     const S *gyp = static_cast<const S *>(grad_y->data);
     ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormKernel<S>, rowBlocks(rows), kBlock, xp, sp,
@@ -373,12 +377,12 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_
     if (grad_x)
       ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormGradXKernel<S>, rowBlocks(rows), kBlock, xp,
                                           sp, gyp, static_cast<S *>(grad_x->data), rows, cols,
-                                          static_cast<const float *>(stats)));
+                                          static_cast<const C *>(stats)));
     if (grad_scale || grad_bias)
       return ZRT_LAUNCH(k, layerNormGradParamsKernel<S>, rowBlocks(cols), kBlock, xp, gyp,
                         grad_scale ? static_cast<S *>(grad_scale->data) : nullptr,
                         grad_bias ? static_cast<S *>(grad_bias->data) : nullptr, rows, cols,
-                        static_cast<const float *>(stats));
+                        static_cast<const C *>(stats));
     return nullptr;
   });
 }
