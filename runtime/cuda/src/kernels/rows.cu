@@ -163,15 +163,16 @@ ZRT_GLOBAL void layerNormGradParamsKernel(const S *x, const S *gy, S *gscale, S 
   }
 }
 
-/// Per sample (n, d): its loss (lse - score of the label) into `loss`, and
-/// into acc[0] the sum of the losses, acc[1] the count of labels not
-/// ignored.
+/// Per sample (n, d): its loss (lse - score of the label, in the compute
+/// type) into `loss`, and into acc[0] the sum of the losses, acc[1] the
+/// count of labels not ignored.
 template <typename S, typename L>
 ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
                                    int64_t classes, int64_t inner, int hasIgnore,
-                                   int64_t ignore, float *loss, double *acc,
-                                   unsigned *error, int32_t op) {
-  __shared__ float scratch[32];
+                                   int64_t ignore, typename Compute<S>::type *loss,
+                                   double *acc, unsigned *error, int32_t op) {
+  using C = typename Compute<S>::type;
+  __shared__ C scratch[32];
   for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
     const int64_t base = (s / inner) * classes * inner + s % inner;
     const int64_t label = static_cast<int64_t>(labels[s]);
@@ -181,18 +182,18 @@ ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t sam
         flagError(error, kIndexOutOfRange, op);
       continue;
     }
-    float mx = -INFINITY;
+    C mx = C(-INFINITY);
     for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
-      float v = toFloat(scores[base + c * inner]);
+      const C v = load(scores[base + c * inner]);
       mx = (v > mx || v != v) ? v : mx;
     }
     mx = blockMax(mx, scratch);
-    float sum = 0.0f;
+    C sum = C(0);
     for (int64_t c = threadIndex(); c < classes; c += blockThreads())
-      sum += exp(toFloat(scores[base + c * inner]) - mx);
+      sum += exp(load(scores[base + c * inner]) - mx);
     sum = blockSum(sum, scratch);
     if (threadIndex() == 0) {
-      const float l = ignored ? 0.0f : mx + log_(sum) - toFloat(scores[base + label * inner]);
+      const C l = ignored ? C(0) : mx + log_(sum) - load(scores[base + label * inner]);
       if (loss)
         loss[s] = l;
       if (!ignored) {
@@ -209,10 +210,10 @@ ZRT_GLOBAL void lossFinishKernel(const double *acc, S *out, int mean) {
     out[0] = storeD<S>(mean ? (acc[1] > 0 ? acc[0] / acc[1] : 0.0) : acc[0]);
 }
 
-template <typename S>
-ZRT_GLOBAL void lossNoneKernel(const float *loss, S *out, int64_t n) {
+template <typename T, typename S>
+ZRT_GLOBAL void lossNoneKernel(const T *loss, S *out, int64_t n) {
   for (int64_t i = gridFirst(); i < n; i += gridStride())
-    out[i] = storeD<S>(loss[i]);
+    out[i] = storeD<S>(static_cast<double>(loss[i]));
 }
 
 template <typename S, typename L>
@@ -220,34 +221,35 @@ ZRT_GLOBAL void crossEntropyGradKernel(const S *scores, const L *labels, const S
                                        S *gscores, int64_t samples, int64_t classes,
                                        int64_t inner, int hasIgnore, int64_t ignore,
                                        int reduction, const double *acc) {
-  __shared__ float scratch[32];
+  using C = typename Compute<S>::type;
+  __shared__ C scratch[32];
   for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
     const int64_t base = (s / inner) * classes * inner + s % inner;
     const int64_t label = static_cast<int64_t>(labels[s]);
     const bool ignored = (hasIgnore && label == ignore) || label < 0 || label >= classes;
-    float g = 0.0f;
+    C g = C(0);
     if (!ignored) {
       if (reduction == ZEROC_RT_LOSS_NONE)
-        g = toFloat(gout[s]);
+        g = load(gout[s]);
       else if (reduction == ZEROC_RT_LOSS_SUM)
-        g = toFloat(gout[0]);
+        g = load(gout[0]);
       else
-        g = acc[1] > 0 ? static_cast<float>(static_cast<double>(toFloat(gout[0])) / acc[1]) : 0.0f;
+        g = acc[1] > 0 ? static_cast<C>(static_cast<double>(load(gout[0])) / acc[1]) : C(0);
     }
-    float mx = -INFINITY;
+    C mx = C(-INFINITY);
     for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
-      float v = toFloat(scores[base + c * inner]);
+      const C v = load(scores[base + c * inner]);
       mx = (v > mx || v != v) ? v : mx;
     }
     mx = blockMax(mx, scratch);
-    float sum = 0.0f;
+    C sum = C(0);
     for (int64_t c = threadIndex(); c < classes; c += blockThreads())
-      sum += exp(toFloat(scores[base + c * inner]) - mx);
+      sum += exp(load(scores[base + c * inner]) - mx);
     sum = blockSum(sum, scratch);
     for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
       const int64_t i = base + c * inner;
-      const float p = exp(toFloat(scores[i]) - mx) / sum;
-      gscores[i] = storeD<S>(ignored ? 0.0f : g * (p - (c == label ? 1.0f : 0.0f)));
+      const C p = exp(load(scores[i]) - mx) / sum;
+      gscores[i] = storeD<S>(ignored ? C(0) : g * (p - (c == label ? C(1) : C(0))));
     }
   }
 }
@@ -407,14 +409,13 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct la
                           describe(*labels).c_str(), describe(*scores).c_str());
   double *acc = deviceScalars();
   ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 2 * sizeof(double)));
-  float *loss = nullptr;
-  if (reduction == ZEROC_RT_LOSS_NONE) {
-    void *scratch = nullptr;
-    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(samples) * sizeof(float), &scratch));
-    loss = static_cast<float *>(scratch);
-  }
+  void *scratch = nullptr; // the per-sample losses, in the compute type
+  if (reduction == ZEROC_RT_LOSS_NONE)
+    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(samples) * sizeof(double), &scratch));
   return dispatchFloat(k, scores->dtype, [&](auto s) {
     using S = decltype(s);
+    using C = typename Compute<S>::type;
+    C *loss = static_cast<C *>(scratch);
     return dispatchLabels(k, labels->dtype, [&](auto l) -> zeroc_rt_status_t {
       using L = decltype(l);
       ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
@@ -424,8 +425,8 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct la
       if (reduction == ZEROC_RT_LOSS_NONE)
         return dispatchFloat(k, out->dtype, [&](auto o) {
           using O = decltype(o);
-          return ZRT_LAUNCH(k, lossNoneKernel<O>, blocksFor(samples), kBlock,
-                            static_cast<const float *>(loss), static_cast<O *>(out->data), samples);
+          return ZRT_LAUNCH(k, lossNoneKernel<C, O>, blocksFor(samples), kBlock,
+                            static_cast<const C *>(loss), static_cast<O *>(out->data), samples);
         });
       return dispatchFloat(k, out->dtype, [&](auto o) {
         using O = decltype(o);

@@ -1,0 +1,1262 @@
+//===- kernels_parity_test.cc - CUDA kernels against the CPU kernels -*- C++ -*-===//
+//
+// Every zeroc_rt_cuda_k_* kernel against its CPU twin zeroc_rt_k_*: the same
+// deterministic random inputs (fixed seeds) in host memory for the CPU kernel
+// and in device memory (gpuMalloc, gpuUpload) for the CUDA kernel; the CUDA
+// outputs are downloaded and compared elementwise with the CPU's.
+//
+// One source, two programs (tests/CMakeLists.txt):
+//  - zeroc_rt_cuda_emu_kernel_tests, on the host emulation (ctest cuda_emu.*):
+//    the kernels' index math and arithmetic, every block with one thread;
+//  - zeroc_rt_cuda_gpu_kernel_tests, on the GPU build (ctest
+//    cuda_gpu_kernel_tests): the same on a GPU, with real blocks, warp
+//    reductions and atomics. Without a GPU it prints "no GPU: skipped" and
+//    exits with 77, which ctest reports as skipped.
+//
+// Tolerance: |cuda - cpu| <= abs + rel * |cpu|; NaN matches NaN, infinities
+// must be equal. Per dtype:
+//   F32       rel 1e-5 + abs 1e-6; rel 1e-4 + abs 1e-5 for kernels that sum
+//             (reductions, sum_to, softmax(_grad), layer_norm(_grad), the
+//             loss, matmul, gemm, gather_grad): the CUDA kernels sum in float
+//             in a parallel order, the CPU kernels in double in a fixed one;
+//   F64       rel 1e-10 + abs 1e-12;
+//   F16/BF16  rel 1e-2 + abs 1e-3 (an ULP or two of the 16-bit type);
+//   exact     data movement (broadcast, where, copy, zero, gather, transpose,
+//             slice(_grad)), casts that round once, integer arithmetic, and
+//             dropout on F32/F64 (bit for bit: the same mask and scaling).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpu.h"
+#include "kernels/scalar_types.h"
+#include "zeroc_rt/kernels.h"
+#include "zeroc_rt_cuda/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace zc = zeroc_rt::cuda;
+namespace zk = zeroc_rt::kernels;
+
+using Dims = std::vector<int64_t>;
+using Rng = std::mt19937_64;
+
+constexpr zeroc_rt_dtype_t F32 = ZEROC_RT_DTYPE_F32, F64 = ZEROC_RT_DTYPE_F64,
+                           F16 = ZEROC_RT_DTYPE_F16, BF16 = ZEROC_RT_DTYPE_BF16,
+                           I64 = ZEROC_RT_DTYPE_I64, I32 = ZEROC_RT_DTYPE_I32,
+                           U8 = ZEROC_RT_DTYPE_U8, BOOL = ZEROC_RT_DTYPE_BOOL;
+
+constexpr uint64_t kSeed = 20261203;
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+//===----------------------------------------------------------------------===//
+// Statuses
+//===----------------------------------------------------------------------===//
+
+/// The message of `status`, which it frees.
+std::string takeMessage(zeroc_rt_status_t status) {
+  std::string message = zeroc_rt_status_message(status);
+  zeroc_rt_status_free(status);
+  return message;
+}
+
+/// Asserts that a status expression is OK, printing its message otherwise.
+#define ASSERT_OK(expr)                                                        \
+  do {                                                                         \
+    zeroc_rt_status_t okStatus_ = (expr);                                      \
+    ASSERT_TRUE(okStatus_ == nullptr) << #expr << ": "                         \
+                                      << takeMessage(okStatus_);               \
+  } while (0)
+
+/// ASSERT_OK of a CUDA kernel call, then of the synchronization that reports
+/// what the kernel flagged (an index out of range) and asynchronous errors.
+#define ASSERT_GPU_OK(expr)                                                    \
+  do {                                                                         \
+    ASSERT_OK(expr);                                                           \
+    ASSERT_OK(zc::gpuSynchronize());                                           \
+  } while (0)
+
+//===----------------------------------------------------------------------===//
+// Tensors in two copies
+//===----------------------------------------------------------------------===//
+
+int64_t numel(const Dims &dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+std::string dimsText(const Dims &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+bool isFloat(zeroc_rt_dtype_t dtype) {
+  return dtype == F32 || dtype == F64 || dtype == F16 || dtype == BF16;
+}
+
+/// Element i of `bytes` (of `dtype`) as a double; f16/bf16 decode exactly.
+double decodeElement(zeroc_rt_dtype_t dtype, const unsigned char *bytes, int64_t i) {
+  const unsigned char *p = bytes + i * static_cast<int64_t>(zeroc_rt_dtype_size(dtype));
+  switch (dtype) {
+  case F32: {
+    float v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  case F64: {
+    double v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  case F16:
+  case BF16: {
+    uint16_t bits;
+    std::memcpy(&bits, p, sizeof bits);
+    return dtype == F16 ? zk::decodeF16(bits) : zk::decodeBF16(bits);
+  }
+  case I64: {
+    int64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return static_cast<double>(v);
+  }
+  case I32: {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  default:
+    return *p;
+  }
+}
+
+/// Stores `value` as element i of `bytes` (rounding to nearest even).
+void encodeElement(zeroc_rt_dtype_t dtype, unsigned char *bytes, int64_t i, double value) {
+  unsigned char *p = bytes + i * static_cast<int64_t>(zeroc_rt_dtype_size(dtype));
+  auto put = [p](auto v) { std::memcpy(p, &v, sizeof v); };
+  switch (dtype) {
+  case F32: put(static_cast<float>(value)); break;
+  case F64: put(value); break;
+  case F16: put(zk::encodeF16(value)); break;
+  case BF16: put(zk::encodeBF16(value)); break;
+  case I64: put(static_cast<int64_t>(value)); break;
+  case I32: put(static_cast<int32_t>(value)); break;
+  case BOOL: put(static_cast<uint8_t>(value != 0.0)); break;
+  default: put(static_cast<uint8_t>(value)); break;
+  }
+}
+
+/// A dense row-major tensor in two copies: host memory, for the CPU kernel,
+/// and device memory (gpuMalloc), for the CUDA kernel, each with its
+/// descriptor. upload() copies the host copy to the device; the copies are
+/// independent after that, so that in-place kernels each update their own.
+class Tensor {
+public:
+  Tensor(zeroc_rt_dtype_t dtype, Dims dims)
+      : shape(std::move(dims)),
+        host(static_cast<size_t>(numel(shape)) * zeroc_rt_dtype_size(dtype) / 8 + 1, 0) {
+    zeroc_rt_tensor_t d{};
+    d.dtype = dtype;
+    d.rank = static_cast<int32_t>(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i)
+      d.dims[i] = shape[i];
+    hostDesc = deviceDesc = d;
+    hostDesc.data = host.data();
+    if (zeroc_rt_status_t s = zc::gpuMalloc(bytes(), "a test tensor", &device))
+      ADD_FAILURE() << "gpuMalloc: " << takeMessage(s);
+    deviceDesc.data = device;
+  }
+  Tensor(Tensor &&other) noexcept
+      : shape(std::move(other.shape)), host(std::move(other.host)),
+        device(other.device), hostDesc(other.hostDesc), deviceDesc(other.deviceDesc) {
+    other.device = nullptr;
+  }
+  Tensor(const Tensor &) = delete;
+  Tensor &operator=(const Tensor &) = delete;
+  Tensor &operator=(Tensor &&) = delete;
+  ~Tensor() { zc::gpuFree(device); }
+
+  /// The descriptors of the host and of the device copy.
+  const zeroc_rt_tensor_t *cpu() const { return &hostDesc; }
+  const zeroc_rt_tensor_t *gpu() const { return &deviceDesc; }
+  void *hostData() { return host.data(); }
+  void *deviceData() { return device; }
+
+  zeroc_rt_dtype_t dtype() const { return hostDesc.dtype; }
+  const Dims &dims() const { return shape; }
+  int64_t size() const { return numel(shape); }
+  size_t bytes() const {
+    return static_cast<size_t>(size()) * zeroc_rt_dtype_size(hostDesc.dtype);
+  }
+
+  /// Element i of the host copy.
+  double get(int64_t i) const { return decodeElement(dtype(), hostBytes(), i); }
+  void set(int64_t i, double value) { encodeElement(dtype(), hostBytes(), i, value); }
+
+  /// Copies the host copy to the device.
+  void upload() {
+    if (zeroc_rt_status_t s = zc::gpuUpload(device, host.data(), bytes()))
+      ADD_FAILURE() << "gpuUpload: " << takeMessage(s);
+  }
+
+  std::vector<unsigned char> hostCopy() const {
+    return std::vector<unsigned char>(hostBytes(), hostBytes() + bytes());
+  }
+  /// The device copy, downloaded.
+  std::vector<unsigned char> deviceCopy() const {
+    std::vector<unsigned char> out(bytes());
+    if (zeroc_rt_status_t s = zc::gpuDownload(out.data(), device, bytes()))
+      ADD_FAILURE() << "gpuDownload: " << takeMessage(s);
+    return out;
+  }
+
+private:
+  const unsigned char *hostBytes() const {
+    return reinterpret_cast<const unsigned char *>(host.data());
+  }
+  unsigned char *hostBytes() { return reinterpret_cast<unsigned char *>(host.data()); }
+
+  Dims shape;
+  std::vector<uint64_t> host; // 8-byte aligned
+  void *device = nullptr;
+  zeroc_rt_tensor_t hostDesc{}, deviceDesc{};
+};
+
+/// Uniform values in [lo, hi), the same (rounded to the dtype) in both copies.
+Tensor randomTensor(zeroc_rt_dtype_t dtype, const Dims &dims, Rng &rng, double lo = -1.0,
+                    double hi = 1.0) {
+  Tensor t(dtype, dims);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.set(i, dist(rng));
+  t.upload();
+  return t;
+}
+
+/// |x| uniform in [lo, hi) with a random sign (divisors).
+Tensor awayFromZero(zeroc_rt_dtype_t dtype, const Dims &dims, Rng &rng, double lo, double hi) {
+  Tensor t(dtype, dims);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::bernoulli_distribution negative(0.5);
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.set(i, negative(rng) ? -dist(rng) : dist(rng));
+  t.upload();
+  return t;
+}
+
+/// An output: both copies hold a sentinel, so that an element the CUDA
+/// kernel leaves unwritten differs from the CPU kernel's.
+Tensor outputTensor(zeroc_rt_dtype_t dtype, const Dims &dims) {
+  Tensor t(dtype, dims);
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.set(i, -77.0);
+  t.upload();
+  return t;
+}
+
+/// Integer (or BOOL) elements, given exactly.
+Tensor intTensor(zeroc_rt_dtype_t dtype, const Dims &dims, const std::vector<int64_t> &values) {
+  Tensor t(dtype, dims);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), t.size()) << "intTensor " << dimsText(dims);
+  const size_t es = zeroc_rt_dtype_size(dtype);
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.size(); ++i) {
+    const int64_t v = values[i];
+    std::memcpy(static_cast<unsigned char *>(t.hostData()) + i * es, &v, es); // little-endian
+  }
+  t.upload();
+  return t;
+}
+
+/// Random integers in [lo, hi].
+Tensor randomInts(zeroc_rt_dtype_t dtype, const Dims &dims, Rng &rng, int64_t lo, int64_t hi) {
+  std::uniform_int_distribution<int64_t> dist(lo, hi);
+  std::vector<int64_t> values(static_cast<size_t>(numel(dims)));
+  for (int64_t &v : values)
+    v = dist(rng);
+  return intTensor(dtype, dims, values);
+}
+
+//===----------------------------------------------------------------------===//
+// Comparison
+//===----------------------------------------------------------------------===//
+
+struct Tol {
+  double rel, abs;
+};
+constexpr Tol kExact{0.0, 0.0};
+
+/// The tolerances of the header comment; `sums`: the kernel accumulates.
+Tol tolOf(zeroc_rt_dtype_t dtype, bool sums = false) {
+  switch (dtype) {
+  case F32: return sums ? Tol{1e-4, 1e-5} : Tol{1e-5, 1e-6};
+  case F64: return {1e-10, 1e-12};
+  case F16:
+  case BF16: return {1e-2, 1e-3};
+  default: return kExact;
+  }
+}
+
+bool close(double got, double want, Tol tol) {
+  if (std::isnan(got) || std::isnan(want))
+    return std::isnan(got) && std::isnan(want);
+  if (std::isinf(got) || std::isinf(want))
+    return got == want;
+  return std::fabs(got - want) <= tol.abs + tol.rel * std::fabs(want);
+}
+
+std::string number(double v) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+/// Expects every element of `t`'s device copy (the CUDA kernel's result) to
+/// be within `tol` of its host copy (the CPU kernel's). Integer and BOOL
+/// tensors compare bit for bit.
+void expectClose(const Tensor &t, Tol tol, const std::string &what) {
+  const std::vector<unsigned char> want = t.hostCopy(), got = t.deviceCopy();
+  const bool exactBits = !isFloat(t.dtype());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < t.size(); ++i) {
+    const double w = decodeElement(t.dtype(), want.data(), i);
+    const double g = decodeElement(t.dtype(), got.data(), i);
+    const size_t es = zeroc_rt_dtype_size(t.dtype());
+    const bool ok = exactBits ? std::memcmp(&want[i * es], &got[i * es], es) == 0
+                              : close(g, w, tol);
+    if (!ok && ++bad <= 5)
+      ADD_FAILURE() << what << ": element " << i << " of " << zeroc_rt_dtype_name(t.dtype())
+                    << dimsText(t.dims()) << ": cuda " << number(g) << ", cpu " << number(w)
+                    << " (tolerance rel " << tol.rel << " + abs " << tol.abs << ")";
+  }
+  if (bad > 5)
+    ADD_FAILURE() << what << ": " << bad << " of " << t.size() << " elements differ";
+}
+
+/// Expects the two copies of `t` to be equal bit for bit.
+void expectSameBits(const Tensor &t, const std::string &what) {
+  const std::vector<unsigned char> want = t.hostCopy(), got = t.deviceCopy();
+  const size_t es = zeroc_rt_dtype_size(t.dtype());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < t.size(); ++i)
+    if (std::memcmp(&want[i * es], &got[i * es], es) != 0 && ++bad <= 5)
+      ADD_FAILURE() << what << ": element " << i << " differs in its bits: cuda "
+                    << number(decodeElement(t.dtype(), got.data(), i)) << ", cpu "
+                    << number(decodeElement(t.dtype(), want.data(), i));
+  if (bad > 5)
+    ADD_FAILURE() << what << ": " << bad << " of " << t.size() << " elements differ";
+}
+
+void expectSameDouble(double got, double want, const std::string &what) {
+  EXPECT_TRUE(std::memcmp(&got, &want, sizeof got) == 0 || (std::isnan(got) && std::isnan(want)))
+      << what << ": cuda " << number(got) << ", cpu " << number(want);
+}
+
+//===----------------------------------------------------------------------===//
+// Fixtures
+//===----------------------------------------------------------------------===//
+
+std::string dtypeTestName(const ::testing::TestParamInfo<zeroc_rt_dtype_t> &info) {
+  return zeroc_rt_dtype_name(info.param);
+}
+
+/// Kernels on every float dtype (F32, F64, F16, BF16).
+class KernelParity : public ::testing::TestWithParam<zeroc_rt_dtype_t> {
+protected:
+  zeroc_rt_dtype_t dt() const { return GetParam(); }
+  Tol tol(bool sums = false) const { return tolOf(GetParam(), sums); }
+  Tensor random(const Dims &dims, double lo = -1.0, double hi = 1.0) {
+    return randomTensor(dt(), dims, rng, lo, hi);
+  }
+  Tensor output(const Dims &dims) { return outputTensor(dt(), dims); }
+
+  Rng rng{kSeed};
+};
+INSTANTIATE_TEST_SUITE_P(Float, KernelParity, ::testing::Values(F32, F64, F16, BF16),
+                         dtypeTestName);
+
+/// The optimizer steps (F32 and F64).
+class OptimizerParity : public KernelParity {};
+INSTANTIATE_TEST_SUITE_P(Wide, OptimizerParity, ::testing::Values(F32, F64), dtypeTestName);
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+const char *const kUnaryNames[] = {
+    "neg", "sqrt", "reciprocal", "relu",  "tanh", "sigmoid",   "erf",
+    "exp", "log",  "cos",        "sin",   "abs",  "sign",      "floor",
+    "ceil", "round", "gelu",     "gelu_tanh"};
+static_assert(sizeof kUnaryNames / sizeof *kUnaryNames == ZEROC_RT_UNARY_GELU_TANH + 1,
+              "a name per unary op");
+
+bool positiveDomain(int op) {
+  return op == ZEROC_RT_UNARY_SQRT || op == ZEROC_RT_UNARY_LOG ||
+         op == ZEROC_RT_UNARY_RECIPROCAL;
+}
+/// The forward operands zeroc_rt_k_unary_grad reads (zeroc_rt/kernels.h);
+/// the test passes NULL for the other.
+bool gradReadsX(int op) {
+  switch (op) {
+  case ZEROC_RT_UNARY_RELU: case ZEROC_RT_UNARY_ERF: case ZEROC_RT_UNARY_LOG:
+  case ZEROC_RT_UNARY_COS: case ZEROC_RT_UNARY_SIN: case ZEROC_RT_UNARY_ABS:
+  case ZEROC_RT_UNARY_GELU: case ZEROC_RT_UNARY_GELU_TANH:
+    return true;
+  default:
+    return false;
+  }
+}
+bool gradReadsY(int op) {
+  switch (op) {
+  case ZEROC_RT_UNARY_TANH: case ZEROC_RT_UNARY_SIGMOID: case ZEROC_RT_UNARY_EXP:
+  case ZEROC_RT_UNARY_SQRT: case ZEROC_RT_UNARY_RECIPROCAL:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Inputs of unary op `op`: positive for sqrt/log/reciprocal, else in
+/// [-3, 3) starting with zero and rounding ties.
+Tensor unaryInput(int op, zeroc_rt_dtype_t dtype, const Dims &dims, Rng &rng) {
+  if (positiveDomain(op))
+    return randomTensor(dtype, dims, rng, 0.1, 4.0);
+  Tensor x = randomTensor(dtype, dims, rng, -3.0, 3.0);
+  const double specials[] = {0.0, -0.5, 0.5, 1.5, 2.5, -2.5, 1.0, -1.0};
+  for (size_t i = 0; i < sizeof specials / sizeof *specials; ++i)
+    x.set(static_cast<int64_t>(i), specials[i]);
+  x.upload();
+  return x;
+}
+
+TEST_P(KernelParity, Unary) {
+  for (int op = ZEROC_RT_UNARY_NEG; op <= ZEROC_RT_UNARY_GELU_TANH; ++op) {
+    SCOPED_TRACE(kUnaryNames[op]);
+    const auto uop = static_cast<zeroc_rt_unary_op_t>(op);
+    Tensor x = unaryInput(op, dt(), {3, 7, 5}, rng);
+    Tensor y = output({3, 7, 5});
+    ASSERT_OK(zeroc_rt_k_unary(uop, x.cpu(), y.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_unary(uop, x.gpu(), y.gpu()));
+    expectClose(y, tol(), std::string("unary ") + kUnaryNames[op]);
+  }
+}
+
+TEST_P(KernelParity, UnaryGrad) {
+  for (int op = ZEROC_RT_UNARY_NEG; op <= ZEROC_RT_UNARY_GELU_TANH; ++op) {
+    SCOPED_TRACE(kUnaryNames[op]);
+    const auto uop = static_cast<zeroc_rt_unary_op_t>(op);
+    const Dims dims{4, 33};
+    Tensor x = unaryInput(op, dt(), dims, rng);
+    Tensor y(dt(), dims); // the forward output, from the CPU kernel
+    ASSERT_OK(zeroc_rt_k_unary(uop, x.cpu(), y.cpu()));
+    y.upload();
+    Tensor gy = random(dims);
+    Tensor gx = output(dims);
+    const bool rx = gradReadsX(op), ry = gradReadsY(op);
+    ASSERT_OK(zeroc_rt_k_unary_grad(uop, rx ? x.cpu() : nullptr, ry ? y.cpu() : nullptr,
+                                    gy.cpu(), gx.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_unary_grad(uop, rx ? x.gpu() : nullptr,
+                                             ry ? y.gpu() : nullptr, gy.gpu(), gx.gpu()));
+    expectClose(gx, tol(), std::string("unary_grad ") + kUnaryNames[op]);
+  }
+}
+
+/// Operand shapes of the broadcasting kernels and their result's.
+struct BroadcastCase {
+  Dims a, b, out;
+};
+const BroadcastCase kBroadcastCases[] = {
+    {{4, 1, 5}, {3, 1}, {4, 3, 5}}, // numpy broadcasting both ways
+    {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}, // same shape
+    {{}, {3, 4}, {3, 4}},              // a scalar
+    {{5}, {2, 3, 5}, {2, 3, 5}},       // a lower-rank left operand
+};
+
+TEST_P(KernelParity, Binary) {
+  const std::pair<zeroc_rt_binary_op_t, const char *> ops[] = {
+      {ZEROC_RT_BINARY_ADD, "add"}, {ZEROC_RT_BINARY_SUB, "sub"},
+      {ZEROC_RT_BINARY_MUL, "mul"}, {ZEROC_RT_BINARY_DIV, "div"},
+      {ZEROC_RT_BINARY_POW, "pow"}, {ZEROC_RT_BINARY_MAX, "max"},
+      {ZEROC_RT_BINARY_MIN, "min"}};
+  for (const auto &[op, name] : ops)
+    for (const BroadcastCase &c : kBroadcastCases) {
+      SCOPED_TRACE(std::string(name) + " " + dimsText(c.a) + " " + dimsText(c.b));
+      Tensor a = op == ZEROC_RT_BINARY_POW ? random(c.a, 0.25, 2.0) : random(c.a, -2.0, 2.0);
+      Tensor b = op == ZEROC_RT_BINARY_DIV ? awayFromZero(dt(), c.b, rng, 0.5, 2.0)
+                                           : random(c.b, -2.0, 2.0);
+      if ((op == ZEROC_RT_BINARY_MAX || op == ZEROC_RT_BINARY_MIN) && b.size() > 1) {
+        b.set(1, kNaN); // NaN propagates
+        b.upload();
+      }
+      Tensor out = output(c.out);
+      ASSERT_OK(zeroc_rt_k_binary(op, a.cpu(), b.cpu(), out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_binary(op, a.gpu(), b.gpu(), out.gpu()));
+      expectClose(out, tol(), std::string("binary ") + name);
+    }
+}
+
+TEST(KernelParityFixed, IntegerBinary) {
+  Rng rng(kSeed);
+  const std::pair<zeroc_rt_binary_op_t, const char *> ops[] = {
+      {ZEROC_RT_BINARY_ADD, "add"}, {ZEROC_RT_BINARY_SUB, "sub"},
+      {ZEROC_RT_BINARY_MUL, "mul"}, {ZEROC_RT_BINARY_MAX, "max"},
+      {ZEROC_RT_BINARY_MIN, "min"}};
+  for (zeroc_rt_dtype_t dtype : {I64, I32})
+    for (const auto &[op, name] : ops)
+      for (const BroadcastCase &c : kBroadcastCases) {
+        SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " " + name + " " +
+                     dimsText(c.a) + " " + dimsText(c.b));
+        Tensor a = randomInts(dtype, c.a, rng, -1000, 1000);
+        Tensor b = randomInts(dtype, c.b, rng, -1000, 1000);
+        // Wrap-around at the type's bounds.
+        const int64_t hi = dtype == I64 ? std::numeric_limits<int64_t>::max()
+                                        : std::numeric_limits<int32_t>::max();
+        std::memcpy(a.hostData(), &hi, zeroc_rt_dtype_size(dtype));
+        a.upload();
+        Tensor out = outputTensor(dtype, c.out);
+        ASSERT_OK(zeroc_rt_k_binary(op, a.cpu(), b.cpu(), out.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_binary(op, a.gpu(), b.gpu(), out.gpu()));
+        expectClose(out, kExact, std::string("binary ") + name);
+      }
+}
+
+TEST_P(KernelParity, Where) {
+  struct Case {
+    Dims cond, a, b, out;
+  };
+  const Case cases[] = {{{4, 1, 5}, {3, 1}, {5}, {4, 3, 5}},
+                        {{3, 1}, {4, 3, 5}, {}, {4, 3, 5}},
+                        {{2, 6}, {2, 6}, {2, 6}, {2, 6}}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(dimsText(c.cond) + " " + dimsText(c.a) + " " + dimsText(c.b));
+    Tensor cond = randomInts(BOOL, c.cond, rng, 0, 1);
+    Tensor a = random(c.a), b = random(c.b);
+    Tensor out = output(c.out);
+    ASSERT_OK(zeroc_rt_k_where(cond.cpu(), a.cpu(), b.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_where(cond.gpu(), a.gpu(), b.gpu(), out.gpu()));
+    expectClose(out, kExact, "where");
+  }
+}
+
+TEST(KernelParityFixed, WhereOtherElementSizes) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32, U8}) {
+    SCOPED_TRACE(zeroc_rt_dtype_name(dtype));
+    Tensor cond = randomInts(BOOL, {4, 1, 5}, rng, 0, 1);
+    Tensor a = randomInts(dtype, {3, 1}, rng, 0, 100);
+    Tensor b = randomInts(dtype, {5}, rng, 0, 100);
+    Tensor out = outputTensor(dtype, {4, 3, 5});
+    ASSERT_OK(zeroc_rt_k_where(cond.cpu(), a.cpu(), b.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_where(cond.gpu(), a.gpu(), b.gpu(), out.gpu()));
+    expectClose(out, kExact, "where");
+  }
+}
+
+TEST(KernelParityFixed, Cast) {
+  Rng rng(kSeed);
+  // Random values and the edges of the 16-bit types: signed zeros, f16
+  // subnormals and overflow, ties of f16 (1 + 2^-11, 1 + 3 * 2^-11) and of
+  // bf16 (1 + 2^-8, 1 + 3 * 2^-8), infinities, NaN, a value beyond f32.
+  const double specials[] = {0.0,        -0.0,          1e-6,       6e-8,
+                             -3e-5,      65504.0,       65519.0,    65520.0,
+                             70000.0,    1.00048828125, 1.00146484375,
+                             1.00390625, 1.01171875,    kInf,       -kInf,
+                             kNaN,       3e38,          -1e39};
+  const std::pair<zeroc_rt_dtype_t, zeroc_rt_dtype_t> pairs[] = {
+      {F32, F16}, {F32, BF16}, {F32, F64}, {F16, F32}, {BF16, F32}, {F64, F32},
+      {F16, F64}, {BF16, F64}, {F16, BF16}, {BF16, F16}, {F64, F16}, {F64, BF16}};
+  for (const auto &[from, to] : pairs) {
+    SCOPED_TRACE(std::string(zeroc_rt_dtype_name(from)) + " -> " + zeroc_rt_dtype_name(to));
+    Tensor in = randomTensor(from, {7, 11}, rng, -4.0, 4.0);
+    for (size_t i = 0; i < sizeof specials / sizeof *specials; ++i)
+      in.set(static_cast<int64_t>(i), specials[i]);
+    in.upload();
+    Tensor out = outputTensor(to, {7, 11});
+    ASSERT_OK(zeroc_rt_k_cast(in.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_cast(in.gpu(), out.gpu()));
+    // One rounding: exact. F64 to 16 bits rounds through float on the GPU
+    // (zeroc_rt_cuda/kernels.h), within the 16-bit tolerance.
+    expectClose(out, from == F64 && (to == F16 || to == BF16) ? tolOf(to) : kExact, "cast");
+  }
+}
+
+TEST_P(KernelParity, Broadcast) {
+  const std::pair<Dims, Dims> cases[] = {
+      {{3, 1}, {4, 3, 5}}, {{5}, {2, 5}}, {{}, {2, 3}}, {{2, 1, 3}, {2, 4, 3}}};
+  for (const auto &[in, outDims] : cases) {
+    SCOPED_TRACE(dimsText(in) + " -> " + dimsText(outDims));
+    Tensor x = random(in);
+    Tensor out = output(outDims);
+    ASSERT_OK(zeroc_rt_k_broadcast(x.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_broadcast(x.gpu(), out.gpu()));
+    expectClose(out, kExact, "broadcast");
+  }
+}
+
+TEST_P(KernelParity, SumTo) {
+  const Dims outs[] = {{4, 1}, {5}, {6, 1, 5}, {}, {6, 4, 5}};
+  for (const Dims &o : outs) {
+    SCOPED_TRACE("[6,4,5] -> " + dimsText(o));
+    Tensor in = random({6, 4, 5});
+    Tensor out = output(o);
+    ASSERT_OK(zeroc_rt_k_sum_to(in.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_sum_to(in.gpu(), out.gpu()));
+    expectClose(out, tol(true), "sum_to");
+  }
+}
+
+TEST_P(KernelParity, Dropout) {
+  for (double ratio : {0.1, 0.0, 0.5, 1.0})
+    for (uint64_t counter : {uint64_t{0}, uint64_t{7}}) {
+      SCOPED_TRACE("ratio " + number(ratio) + " counter " + std::to_string(counter));
+      Tensor in = random({10, 101});
+      Tensor out = output({10, 101});
+      const uint64_t seed = 0x1234abcdull;
+      ASSERT_OK(zeroc_rt_k_dropout(in.cpu(), ratio, seed, counter, out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_dropout(in.gpu(), ratio, seed, counter, out.gpu()));
+      if (dt() == F32 || dt() == F64)
+        expectSameBits(out, "dropout");
+      else // the CPU rounds double to 16 bits once, the GPU through float
+        expectClose(out, tol(), "dropout");
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+TEST_P(KernelParity, Matmul) {
+  struct Case {
+    Dims a, b, out;
+  };
+  const Case cases[] = {
+      {{5, 7}, {7, 3}, {5, 3}},                   // 2D
+      {{4, 5, 7}, {4, 7, 3}, {4, 5, 3}},          // batched
+      {{2, 3, 4, 5}, {5, 6}, {2, 3, 4, 6}},       // b shared by the batch
+      {{5, 6}, {2, 3, 6, 4}, {2, 3, 5, 4}},       // a shared by the batch
+      {{3, 1, 4, 5}, {2, 5, 6}, {3, 2, 4, 6}},    // batch dims broadcast
+      {{7}, {7, 3}, {3}},                         // rank-1 a
+      {{4, 5, 7}, {7}, {4, 5}},                   // rank-1 b
+      {{7}, {7}, {}},                             // a dot product
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(dimsText(c.a) + " x " + dimsText(c.b));
+    Tensor a = random(c.a), b = random(c.b);
+    Tensor out = output(c.out);
+    ASSERT_OK(zeroc_rt_k_matmul(a.cpu(), b.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_matmul(a.gpu(), b.gpu(), out.gpu()));
+    expectClose(out, tol(true), "matmul");
+  }
+}
+
+TEST_P(KernelParity, Gemm) {
+  const int64_t m = 4, k = 6, n = 5;
+  struct Case {
+    Dims c; // {} with hasC false: no c
+    bool hasC;
+    double alpha, beta;
+  };
+  const Case cases[] = {{{n}, true, 2.0, 0.5},
+                        {{m, n}, true, 1.0, 1.0},
+                        {{m, 1}, true, 1.0, -1.0},
+                        {{}, false, 2.0, 0.0}};
+  for (int transA = 0; transA < 2; ++transA)
+    for (int transB = 0; transB < 2; ++transB)
+      for (const Case &c : cases) {
+        SCOPED_TRACE("trans_a " + std::to_string(transA) + " trans_b " +
+                     std::to_string(transB) + " c " +
+                     (c.hasC ? dimsText(c.c) : std::string("none")) + " alpha " +
+                     number(c.alpha) + " beta " + number(c.beta));
+        Tensor a = random(transA ? Dims{k, m} : Dims{m, k});
+        Tensor b = random(transB ? Dims{n, k} : Dims{k, n});
+        Tensor cc = random(c.c);
+        Tensor out = output({m, n});
+        ASSERT_OK(zeroc_rt_k_gemm(a.cpu(), b.cpu(), c.hasC ? cc.cpu() : nullptr, c.alpha,
+                                  c.beta, transA, transB, out.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_gemm(a.gpu(), b.gpu(), c.hasC ? cc.gpu() : nullptr,
+                                           c.alpha, c.beta, transA, transB, out.gpu()));
+        expectClose(out, tol(true), "gemm");
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+TEST_P(KernelParity, Reduce) {
+  const Dims in{3, 4, 5};
+  const std::pair<zeroc_rt_tensor_reduce_op_t, const char *> ops[] = {
+      {ZEROC_RT_REDUCE_OP_SUM, "sum"},
+      {ZEROC_RT_REDUCE_OP_MEAN, "mean"},
+      {ZEROC_RT_REDUCE_OP_MAX, "max"}};
+  for (const auto &[op, name] : ops)
+    for (uint32_t mask : {0u, 1u, 2u, 4u, 5u, 6u, 7u})
+      for (bool keepdims : {false, true}) {
+        Dims outDims;
+        for (size_t d = 0; d < in.size(); ++d)
+          if (!(mask & (1u << d)))
+            outDims.push_back(in[d]);
+          else if (keepdims)
+            outDims.push_back(1);
+        SCOPED_TRACE(std::string(name) + " mask " + std::to_string(mask) + " -> " +
+                     dimsText(outDims));
+        Tensor x = random(in, -2.0, 2.0);
+        Tensor out = output(outDims);
+        ASSERT_OK(zeroc_rt_k_reduce(op, x.cpu(), mask, out.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_reduce(op, x.gpu(), mask, out.gpu()));
+        expectClose(out, tol(true), std::string("reduce ") + name);
+      }
+}
+
+TEST_P(KernelParity, ReduceMaxPropagatesNaN) {
+  Tensor x = random({3, 4, 5});
+  x.set(7, kNaN);
+  x.set(30, kNaN);
+  x.upload();
+  for (uint32_t mask : {1u, 4u, 7u}) {
+    SCOPED_TRACE("mask " + std::to_string(mask));
+    Dims outDims;
+    for (int d = 0; d < 3; ++d)
+      if (!(mask & (1u << d)))
+        outDims.push_back(x.dims()[d]);
+    Tensor out = output(outDims);
+    ASSERT_OK(zeroc_rt_k_reduce(ZEROC_RT_REDUCE_OP_MAX, x.cpu(), mask, out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_reduce(ZEROC_RT_REDUCE_OP_MAX, x.gpu(), mask, out.gpu()));
+    expectClose(out, kExact, "reduce max");
+  }
+}
+
+TEST_P(KernelParity, Softmax) {
+  for (int64_t axis : {int64_t{-1}, int64_t{1}, int64_t{0}})
+    for (int log : {0, 1}) {
+      SCOPED_TRACE("axis " + std::to_string(axis) + (log ? " log_softmax" : " softmax"));
+      Tensor x = random({3, 4, 6}, -5.0, 5.0);
+      Tensor y = output({3, 4, 6});
+      ASSERT_OK(zeroc_rt_k_softmax(x.cpu(), axis, log, y.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax(x.gpu(), axis, log, y.gpu()));
+      expectClose(y, tol(true), "softmax");
+    }
+}
+
+TEST_P(KernelParity, SoftmaxGrad) {
+  for (int64_t axis : {int64_t{-1}, int64_t{1}})
+    for (int log : {0, 1}) {
+      SCOPED_TRACE("axis " + std::to_string(axis) + (log ? " log_softmax" : " softmax"));
+      Tensor x = random({3, 4, 6}, -3.0, 3.0);
+      Tensor y(dt(), {3, 4, 6}); // the forward output, from the CPU kernel
+      ASSERT_OK(zeroc_rt_k_softmax(x.cpu(), axis, log, y.cpu()));
+      y.upload();
+      Tensor gy = random({3, 4, 6});
+      Tensor gx = output({3, 4, 6});
+      ASSERT_OK(zeroc_rt_k_softmax_grad(y.cpu(), gy.cpu(), axis, log, gx.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_grad(y.gpu(), gy.gpu(), axis, log, gx.gpu()));
+      expectClose(gx, tol(true), "softmax_grad");
+    }
+}
+
+TEST_P(KernelParity, LayerNorm) {
+  const Dims xDims{3, 4, 6};
+  for (int64_t axis : {int64_t{-1}, int64_t{1}})
+    for (bool withBias : {true, false}) {
+      SCOPED_TRACE("axis " + std::to_string(axis) + (withBias ? " bias" : " no bias"));
+      const Dims params = axis == 1 ? Dims{4, 6} : Dims{6};
+      Tensor x = random(xDims, 1.0, 3.0); // a mean far from 0
+      Tensor scale = random(params, 0.5, 1.5), bias = random(params);
+      Tensor y = output(xDims);
+      const double eps = 1e-5;
+      ASSERT_OK(zeroc_rt_k_layer_norm(x.cpu(), scale.cpu(), withBias ? bias.cpu() : nullptr,
+                                      axis, eps, y.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm(x.gpu(), scale.gpu(),
+                                               withBias ? bias.gpu() : nullptr, axis, eps,
+                                               y.gpu()));
+      expectClose(y, tol(true), "layer_norm");
+    }
+}
+
+TEST_P(KernelParity, LayerNormGrad) {
+  const Dims xDims{3, 4, 6};
+  for (int64_t axis : {int64_t{-1}, int64_t{1}})
+    for (bool withBias : {true, false}) {
+      SCOPED_TRACE("axis " + std::to_string(axis) + (withBias ? " grad_bias" : " no grad_bias"));
+      const Dims params = axis == 1 ? Dims{4, 6} : Dims{6};
+      Tensor x = random(xDims, 1.0, 3.0);
+      Tensor scale = random(params, 0.5, 1.5);
+      Tensor gy = random(xDims);
+      Tensor gx = output(xDims), gscale = output(params), gbias = output(params);
+      const double eps = 1e-5;
+      ASSERT_OK(zeroc_rt_k_layer_norm_grad(x.cpu(), scale.cpu(), axis, eps, gy.cpu(), gx.cpu(),
+                                           gscale.cpu(), withBias ? gbias.cpu() : nullptr));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm_grad(x.gpu(), scale.gpu(), axis, eps, gy.gpu(),
+                                                    gx.gpu(), gscale.gpu(),
+                                                    withBias ? gbias.gpu() : nullptr));
+      expectClose(gx, tol(true), "layer_norm_grad grad_x");
+      expectClose(gscale, tol(true), "layer_norm_grad grad_scale");
+      expectClose(gbias, tol(true), "layer_norm_grad grad_bias"); // the sentinel without
+    }
+}
+
+TEST_P(KernelParity, SoftmaxCrossEntropy) {
+  struct Shape {
+    Dims scores, labels;
+  };
+  const Shape shapes[] = {{{6, 5}, {6}}, {{3, 5, 4}, {3, 4}}};
+  struct Ignore {
+    int has;
+    int64_t index;
+  };
+  const Ignore ignores[] = {{0, 0}, {1, -100}, {1, 2}};
+  const std::pair<zeroc_rt_loss_reduction_t, const char *> reductions[] = {
+      {ZEROC_RT_LOSS_MEAN, "mean"}, {ZEROC_RT_LOSS_SUM, "sum"}, {ZEROC_RT_LOSS_NONE, "none"}};
+  for (const Shape &shape : shapes)
+    for (zeroc_rt_dtype_t labelType : {I64, I32})
+      for (const Ignore &ignore : ignores)
+        for (const auto &[reduction, name] : reductions) {
+          SCOPED_TRACE(std::string(name) + " scores " + dimsText(shape.scores) + " labels " +
+                       zeroc_rt_dtype_name(labelType) +
+                       (ignore.has ? " ignore " + std::to_string(ignore.index)
+                                   : std::string(" no ignore")));
+          const int64_t classes = shape.scores[1];
+          std::uniform_int_distribution<int64_t> label(0, classes - 1);
+          std::vector<int64_t> labels(static_cast<size_t>(numel(shape.labels)));
+          for (int64_t &l : labels)
+            l = label(rng);
+          if (ignore.has) // some labels are ignore_index
+            labels[1] = labels[labels.size() - 1] = ignore.index;
+          Tensor lab = intTensor(labelType, shape.labels, labels);
+          Tensor scores = random(shape.scores, -3.0, 3.0);
+          const Dims lossDims = reduction == ZEROC_RT_LOSS_NONE ? shape.labels : Dims{};
+          Tensor loss = output(lossDims);
+          ASSERT_OK(zeroc_rt_k_softmax_cross_entropy(scores.cpu(), lab.cpu(), reduction,
+                                                     ignore.has, ignore.index, loss.cpu()));
+          ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy(
+              scores.gpu(), lab.gpu(), reduction, ignore.has, ignore.index, loss.gpu()));
+          expectClose(loss, tol(true), "softmax_cross_entropy");
+
+          Tensor gout = random(lossDims, 0.5, 2.0);
+          Tensor gscores = output(shape.scores);
+          ASSERT_OK(zeroc_rt_k_softmax_cross_entropy_grad(scores.cpu(), lab.cpu(), reduction,
+                                                          ignore.has, ignore.index, gout.cpu(),
+                                                          gscores.cpu()));
+          ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_grad(
+              scores.gpu(), lab.gpu(), reduction, ignore.has, ignore.index, gout.gpu(),
+              gscores.gpu()));
+          expectClose(gscores, tol(true), "softmax_cross_entropy_grad");
+        }
+}
+
+TEST_P(KernelParity, SoftmaxCrossEntropyAllIgnored) {
+  // A mean over zero labels is 0, and so is its gradient.
+  Tensor lab = intTensor(I64, {4}, {-1, -1, -1, -1});
+  Tensor scores = random({4, 3});
+  Tensor loss = output({});
+  ASSERT_OK(zeroc_rt_k_softmax_cross_entropy(scores.cpu(), lab.cpu(), ZEROC_RT_LOSS_MEAN, 1, -1,
+                                             loss.cpu()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy(scores.gpu(), lab.gpu(),
+                                                      ZEROC_RT_LOSS_MEAN, 1, -1, loss.gpu()));
+  expectClose(loss, kExact, "softmax_cross_entropy");
+  EXPECT_EQ(loss.get(0), 0.0);
+  Tensor gout = random({}, 0.5, 2.0);
+  Tensor gscores = output({4, 3});
+  ASSERT_OK(zeroc_rt_k_softmax_cross_entropy_grad(scores.cpu(), lab.cpu(), ZEROC_RT_LOSS_MEAN, 1,
+                                                  -1, gout.cpu(), gscores.cpu()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_grad(
+      scores.gpu(), lab.gpu(), ZEROC_RT_LOSS_MEAN, 1, -1, gout.gpu(), gscores.gpu()));
+  expectClose(gscores, kExact, "softmax_cross_entropy_grad");
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+TEST_P(KernelParity, CopyAndZero) {
+  for (const Dims &to : {Dims{12}, Dims{2, 6}, Dims{3, 4}}) {
+    SCOPED_TRACE("copy [3,4] -> " + dimsText(to));
+    Tensor in = random({3, 4});
+    Tensor out = output(to);
+    ASSERT_OK(zeroc_rt_k_copy(in.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_copy(in.gpu(), out.gpu()));
+    expectClose(out, kExact, "copy");
+  }
+  Tensor z = output({5, 7});
+  ASSERT_OK(zeroc_rt_k_zero(z.cpu()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_zero(z.gpu()));
+  expectClose(z, kExact, "zero");
+}
+
+/// A gather's or gather_grad's data shape, indices and axis.
+struct GatherCase {
+  Dims data;
+  zeroc_rt_dtype_t indexType;
+  Dims indexDims;
+  std::vector<int64_t> indices;
+  int64_t axis;
+  Dims out;
+};
+
+TEST_P(KernelParity, Gather) {
+  const GatherCase cases[] = {
+      // Embedding-style rows, negative indices from the end.
+      {{10, 4}, I64, {2, 3}, {0, 9, -1, 3, -10, 3}, 0, {2, 3, 4}},
+      {{3, 5, 2}, I32, {4}, {4, 0, -2, 1}, 1, {3, 4, 2}},
+      {{3, 5}, I64, {}, {2}, -1, {3}}, // a scalar index
+  };
+  for (const GatherCase &c : cases) {
+    SCOPED_TRACE(dimsText(c.data) + " axis " + std::to_string(c.axis));
+    Tensor data = random(c.data);
+    Tensor idx = intTensor(c.indexType, c.indexDims, c.indices);
+    Tensor out = output(c.out);
+    ASSERT_OK(zeroc_rt_k_gather(data.cpu(), idx.cpu(), c.axis, out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_gather(data.gpu(), idx.gpu(), c.axis, out.gpu()));
+    expectClose(out, kExact, "gather");
+  }
+}
+
+TEST_P(KernelParity, GatherGrad) {
+  const GatherCase cases[] = {
+      // Repeated rows (1 three times, 7 as 7 and -3) accumulate.
+      {{10, 4}, I64, {2, 3}, {1, 1, 7, -3, 1, 0}, 0, {2, 3, 4}},
+      {{3, 4, 2}, I32, {5}, {0, 2, 2, -1, 2}, 1, {3, 5, 2}},
+  };
+  for (const GatherCase &c : cases) {
+    SCOPED_TRACE(dimsText(c.data) + " axis " + std::to_string(c.axis));
+    Tensor gout = random(c.out);
+    Tensor idx = intTensor(c.indexType, c.indexDims, c.indices);
+    Tensor gdata = output(c.data);
+    ASSERT_OK(zeroc_rt_k_gather_grad(gout.cpu(), idx.cpu(), c.axis, gdata.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_gather_grad(gout.gpu(), idx.gpu(), c.axis, gdata.gpu()));
+    expectClose(gdata, tol(true), "gather_grad");
+  }
+}
+
+TEST_P(KernelParity, Transpose) {
+  struct Case {
+    Dims in;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {{{2, 3, 4}, {2, 0, 1}},
+                        {{2, 3, 4}, {0, 1, 2}},
+                        {{2, 3, 4, 5}, {3, 1, 0, 2}},
+                        {{2, 3, 4, 5}, {0, 2, 1, 3}}};
+  for (const Case &c : cases) {
+    Dims outDims;
+    for (int64_t p : c.perm)
+      outDims.push_back(c.in[static_cast<size_t>(p)]);
+    SCOPED_TRACE(dimsText(c.in) + " perm " + dimsText(c.perm));
+    Tensor in = random(c.in);
+    Tensor out = output(outDims);
+    ASSERT_OK(zeroc_rt_k_transpose(in.cpu(), c.perm.data(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_transpose(in.gpu(), c.perm.data(), out.gpu()));
+    expectClose(out, kExact, "transpose");
+  }
+}
+
+/// Slices of a (5, 6, 4) tensor: starts, steps (some negative) and counts.
+struct SliceCase {
+  std::vector<int64_t> starts, steps;
+  Dims out;
+};
+const Dims kSliceIn{5, 6, 4};
+const SliceCase kSliceCases[] = {
+    {{4, 1, 0}, {-2, 2, 1}, {3, 3, 4}},
+    {{0, 5, 3}, {1, -1, -3}, {5, 6, 2}},
+    {{2, 0, 1}, {1, 3, 2}, {3, 2, 2}},
+};
+
+TEST_P(KernelParity, Slice) {
+  for (const SliceCase &c : kSliceCases) {
+    SCOPED_TRACE("starts " + dimsText(c.starts) + " steps " + dimsText(c.steps));
+    Tensor in = random(kSliceIn);
+    Tensor out = output(c.out);
+    ASSERT_OK(zeroc_rt_k_slice(in.cpu(), c.starts.data(), c.steps.data(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_slice(in.gpu(), c.starts.data(), c.steps.data(), out.gpu()));
+    expectClose(out, kExact, "slice");
+  }
+}
+
+TEST_P(KernelParity, SliceGrad) {
+  for (const SliceCase &c : kSliceCases) {
+    SCOPED_TRACE("starts " + dimsText(c.starts) + " steps " + dimsText(c.steps));
+    Tensor gout = random(c.out);
+    Tensor gin = output(kSliceIn);
+    ASSERT_OK(zeroc_rt_k_slice_grad(gout.cpu(), c.starts.data(), c.steps.data(), gin.cpu()));
+    ASSERT_GPU_OK(
+        zeroc_rt_cuda_k_slice_grad(gout.gpu(), c.starts.data(), c.steps.data(), gin.gpu()));
+    expectClose(gin, kExact, "slice_grad");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Flat-buffer kernels of the engine and the optimizer step
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kFlat = 1000;
+
+TEST_P(KernelParity, Accumulate) {
+  Tensor x = random({kFlat}), acc = random({kFlat});
+  ASSERT_OK(zeroc_rt_k_accumulate(dt(), x.hostData(), acc.hostData(), kFlat));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_accumulate(dt(), x.deviceData(), acc.deviceData(), kFlat));
+  expectClose(acc, tol(), "accumulate");
+}
+
+TEST(KernelParityFixed, AccumulateWidening) {
+  Rng rng(kSeed);
+  const std::pair<zeroc_rt_dtype_t, zeroc_rt_dtype_t> pairs[] = {
+      {BF16, F32}, {F16, F32}, {F32, F64}, {F16, F16}};
+  for (const auto &[from, to] : pairs) {
+    SCOPED_TRACE(std::string(zeroc_rt_dtype_name(from)) + " -> " + zeroc_rt_dtype_name(to));
+    Tensor x = randomTensor(from, {kFlat}, rng, -4.0, 4.0);
+    Tensor acc = randomTensor(to, {kFlat}, rng, -100.0, 100.0);
+    ASSERT_OK(zeroc_rt_k_accumulate_widening(from, x.hostData(), to, acc.hostData(), kFlat));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_accumulate_widening(from, x.deviceData(), to,
+                                                      acc.deviceData(), kFlat));
+    expectClose(acc, tolOf(to), "accumulate_widening");
+  }
+}
+
+TEST_P(KernelParity, Scale) {
+  for (double factor : {0.37, 1.0, -3.0, 0.0}) {
+    SCOPED_TRACE("factor " + number(factor));
+    Tensor x = random({kFlat}, -2.0, 2.0);
+    ASSERT_OK(zeroc_rt_k_scale(dt(), x.hostData(), kFlat, factor));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_scale(dt(), x.deviceData(), kFlat, factor));
+    expectClose(x, tol(), "scale");
+  }
+}
+
+TEST(KernelParityFixed, Convert) {
+  Rng rng(kSeed);
+  struct Case {
+    zeroc_rt_dtype_t from, to;
+    double factor;
+  };
+  const Case cases[] = {{F32, BF16, 0.125},      {F32, BF16, 1.0 / 3.0},
+                        {F32, F16, 1.0 / 1024.0}, {F32, F16, 1.0},
+                        {BF16, F32, 8.0},         {F16, F32, 1.0 / 65536.0},
+                        {F32, F32, 0.3},          {F64, F32, 1.0},
+                        {F32, F64, 0.7}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(zeroc_rt_dtype_name(c.from)) + " -> " +
+                 zeroc_rt_dtype_name(c.to) + " factor " + number(c.factor));
+    Tensor src = randomTensor(c.from, {kFlat}, rng, -4.0, 4.0);
+    Tensor dst = outputTensor(c.to, {kFlat});
+    ASSERT_OK(zeroc_rt_k_convert(c.from, src.hostData(), c.to, dst.hostData(), kFlat, c.factor));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_convert(c.from, src.deviceData(), c.to, dst.deviceData(),
+                                          kFlat, c.factor));
+    expectClose(dst, tolOf(c.to), "convert");
+  }
+}
+
+TEST_P(KernelParity, SumSquares) {
+  for (int64_t n : {kFlat, int64_t{1}, int64_t{0}}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    Tensor x = random({n}, -3.0, 3.0);
+    double cpu = -1.0, gpu = -2.0;
+    ASSERT_OK(zeroc_rt_k_sum_squares(dt(), x.hostData(), n, &cpu));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_sum_squares(dt(), x.deviceData(), n, &gpu));
+    // Both accumulate in double (in another order).
+    EXPECT_TRUE(close(gpu, cpu, {1e-10, 1e-12})) << "cuda " << number(gpu) << ", cpu "
+                                                 << number(cpu);
+  }
+}
+
+TEST_P(KernelParity, HasInfOrNan) {
+  struct Case {
+    const char *name;
+    int64_t at;
+    double value;
+    int want;
+  };
+  const Case cases[] = {{"finite", -1, 0.0, 0},
+                        {"+inf first", 0, kInf, 1},
+                        {"-inf last", kFlat - 1, -kInf, 1},
+                        {"NaN inside", 517, kNaN, 1},
+                        {"the largest finite value", 3, dt() == F16 ? 65504.0 : 1e38, 0}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    Tensor x = random({kFlat}, -1e3, 1e3);
+    if (c.at >= 0) {
+      x.set(c.at, c.value);
+      x.upload();
+    }
+    int cpu = -1, gpu = -2;
+    ASSERT_OK(zeroc_rt_k_has_inf_or_nan(dt(), x.hostData(), kFlat, &cpu));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_has_inf_or_nan(dt(), x.deviceData(), kFlat, &gpu));
+    EXPECT_EQ(cpu, c.want);
+    EXPECT_EQ(gpu, cpu);
+  }
+}
+
+TEST(KernelParityFixed, HasInfOrNanF64BeyondFloat) {
+  // F64 values past float's range are finite: "reads the bits only".
+  Tensor y(F64, {4});
+  for (int64_t i = 0; i < 4; ++i)
+    y.set(i, (i % 2 ? -1.0 : 1.0) * (i < 2 ? 1e300 : DBL_MAX));
+  y.upload();
+  int cpu = -1, gpu = -2;
+  ASSERT_OK(zeroc_rt_k_has_inf_or_nan(F64, y.hostData(), 4, &cpu));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_has_inf_or_nan(F64, y.deviceData(), 4, &gpu));
+  EXPECT_EQ(cpu, 0);
+  EXPECT_EQ(gpu, cpu);
+}
+
+TEST_P(OptimizerParity, AdamStep) {
+  const double lr = 1e-2, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0.01;
+  for (int adamW : {1, 0})
+    for (int biasCorrection : {1, 0}) {
+      Tensor p = random({257}), m = output({257}), v = output({257});
+      for (Tensor *t : {&m, &v}) { // fresh moments
+        for (int64_t i = 0; i < t->size(); ++i)
+          t->set(i, 0.0);
+        t->upload();
+      }
+      for (int64_t step = 1; step <= 3; ++step) {
+        SCOPED_TRACE(std::string(adamW ? "adamw" : "adam with L2") +
+                     (biasCorrection ? ", bias correction" : ", no bias correction") +
+                     ", step " + std::to_string(step));
+        Tensor g = random({257});
+        ASSERT_OK(zeroc_rt_k_adam_step(dt(), p.hostData(), g.hostData(), m.hostData(),
+                                       v.hostData(), p.size(), lr, beta1, beta2, eps, wd,
+                                       adamW, biasCorrection, step));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_adam_step(dt(), p.deviceData(), g.deviceData(),
+                                                m.deviceData(), v.deviceData(), p.size(), lr,
+                                                beta1, beta2, eps, wd, adamW, biasCorrection,
+                                                step));
+        expectClose(p, tol(), "adam_step param");
+        expectClose(m, tol(), "adam_step exp_avg");
+        expectClose(v, tol(), "adam_step exp_avg_sq");
+      }
+    }
+}
+
+TEST_P(OptimizerParity, SgdStep) {
+  struct Case {
+    const char *name;
+    double momentum, dampening;
+    int nesterov;
+  };
+  const Case cases[] = {{"momentum", 0.9, 0.0, 0},
+                        {"nesterov", 0.9, 0.0, 1},
+                        {"dampening", 0.9, 0.1, 0},
+                        {"no momentum", 0.0, 0.0, 0}};
+  const double lr = 0.1, wd = 0.01;
+  for (const Case &c : cases) {
+    Tensor p = random({257}), buf = output({257});
+    const bool useBuf = c.momentum != 0.0; // else momentum_buf is NULL
+    for (int64_t step = 1; step <= 2; ++step) {
+      SCOPED_TRACE(std::string(c.name) + ", step " + std::to_string(step));
+      Tensor g = random({257});
+      ASSERT_OK(zeroc_rt_k_sgd_step(dt(), p.hostData(), g.hostData(),
+                                    useBuf ? buf.hostData() : nullptr, p.size(), lr,
+                                    c.momentum, wd, c.dampening, c.nesterov, step));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_sgd_step(dt(), p.deviceData(), g.deviceData(),
+                                             useBuf ? buf.deviceData() : nullptr, p.size(), lr,
+                                             c.momentum, wd, c.dampening, c.nesterov, step));
+      expectClose(p, tol(), "sgd_step param");
+      expectClose(buf, tol(), "sgd_step momentum_buf");
+    }
+  }
+}
+
+TEST(KernelParityFixed, ClipGradNorm) {
+  struct Case {
+    double sumSquares, scale;
+    int64_t world;
+    double maxNorm;
+  };
+  const Case cases[] = {{4.0, 1.0, 1, 0.0},    {100.0, 2.0, 2, 1.0}, {1e-4, 1024.0, 4, 1.0},
+                        {9.0, 1.0, 1, 5.0},    {kInf, 1.0, 1, 1.0},  {kNaN, 65536.0, 8, 1.0}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE("sum_squares " + number(c.sumSquares) + " scale " + number(c.scale) +
+                 " world " + std::to_string(c.world) + " max_norm " + number(c.maxNorm));
+    double cpuNorm = 0, cpuFactor = 0, gpuNorm = 0, gpuFactor = 0;
+    ASSERT_OK(zeroc_rt_k_clip_grad_norm(c.sumSquares, c.scale, c.world, c.maxNorm, &cpuNorm,
+                                        &cpuFactor));
+    ASSERT_OK(zeroc_rt_cuda_k_clip_grad_norm(c.sumSquares, c.scale, c.world, c.maxNorm,
+                                             &gpuNorm, &gpuFactor));
+    expectSameDouble(gpuNorm, cpuNorm, "norm");
+    expectSameDouble(gpuFactor, cpuFactor, "factor");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Errors found on the device
+//===----------------------------------------------------------------------===//
+
+/// A kernel's flagged error is reported once, by the next gpuSynchronize.
+void expectFlaggedOnce(const char *what) {
+  zeroc_rt_status_t flagged = zc::gpuSynchronize();
+  ASSERT_TRUE(flagged != nullptr) << what << ": gpuSynchronize reported nothing";
+  const std::string message = takeMessage(flagged);
+  EXPECT_NE(message.find("out of range"), std::string::npos) << message;
+  ASSERT_OK(zc::gpuSynchronize());
+}
+
+TEST(KernelParityFixed, GatherIndexOutOfRange) {
+  Rng rng(kSeed);
+  for (int64_t bad : {int64_t{10}, int64_t{-11}}) {
+    SCOPED_TRACE("index " + std::to_string(bad));
+    Tensor data = randomTensor(F32, {10, 4}, rng);
+    Tensor idx = intTensor(I64, {3}, {0, bad, 2});
+    Tensor out = outputTensor(F32, {3, 4});
+    zeroc_rt_status_t cpu = zeroc_rt_k_gather(data.cpu(), idx.cpu(), 0, out.cpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    // The launch cannot know; the synchronization reports it.
+    ASSERT_OK(zeroc_rt_cuda_k_gather(data.gpu(), idx.gpu(), 0, out.gpu()));
+    expectFlaggedOnce("gather");
+  }
+}
+
+TEST(KernelParityFixed, CrossEntropyLabelOutOfRange) {
+  Rng rng(kSeed);
+  Tensor scores = randomTensor(F32, {4, 5}, rng);
+  Tensor lab = intTensor(I64, {4}, {0, 5, 1, 2}); // 5 is not a class
+  Tensor loss = outputTensor(F32, {});
+  ASSERT_OK(zeroc_rt_cuda_k_softmax_cross_entropy(scores.gpu(), lab.gpu(), ZEROC_RT_LOSS_MEAN,
+                                                  0, 0, loss.gpu()));
+  expectFlaggedOnce("softmax_cross_entropy");
+}
+
+} // namespace
+
+/// With no GPU, exit 77 (ctest's SKIP_RETURN_CODE) after one line; else
+/// open GPU 0 (the host emulation's one device) and run the tests.
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+#ifdef GTEST_FLAG_GET
+  const bool listing = GTEST_FLAG_GET(list_tests);
+#else
+  const bool listing = ::testing::GTEST_FLAG(list_tests);
+#endif
+  if (!listing) { // gtest_discover_tests lists the tests without a device
+    if (zc::gpuCount() == 0) {
+      std::printf("no GPU: skipped\n");
+      return 77;
+    }
+    int count = 0;
+    std::string description;
+    if (zeroc_rt_status_t s = zc::gpuOpen(0, &count, &description)) {
+      std::fprintf(stderr, "gpuOpen: %s\n", takeMessage(s).c_str());
+      return 1;
+    }
+    std::printf("CUDA kernel parity on %s\n", description.c_str());
+  }
+  const int rc = RUN_ALL_TESTS();
+  if (!listing)
+    zc::gpuClose();
+  return rc;
+}
