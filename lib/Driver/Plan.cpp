@@ -185,6 +185,11 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
     countFunction(step, 1);
   int64_t total = allReduceElems + gatherElems + scatterElems + rowElems;
 
+  // The micro-step's (and optimizer step's) scratch: on the CUDA target,
+  // device memory next to the model state.
+  int64_t arenaBytes = 0;
+  if (auto a = module->getAttrOfType<IntegerAttr>(zero::kArenaBytesAttr))
+    arenaBytes = a.getInt();
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "{\n"
@@ -215,7 +220,8 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << ", \"all_gather\": " << gatherElems << ", \"embedding_rows\": "
      << rowElems << ", \"total\": " << total
      << "},\n"
-     << "  \"communication_bytes_per_step\": " << bytes << "\n"
+     << "  \"communication_bytes_per_step\": " << bytes << ",\n"
+     << "  \"arena_bytes\": " << arenaBytes << "\n"
      << "}\n";
   return s;
 }

@@ -192,18 +192,4 @@ zeroc_rt_status_t launchStatus(int error, const char *kernel) {
 unsigned *kernelErrorWord() { return errorWords; }
 double *deviceScalars() { return scalars; }
 
-zeroc_rt_status_t gpuScratch(size_t bytes, void **out) {
-  static void *buffer = nullptr;
-  static size_t size = 0;
-  if (bytes > size) {
-    gpuFree(buffer);
-    buffer = nullptr;
-    size = 0;
-    ZEROC_RT_RETURN_IF_ERROR(gpuMalloc(bytes, "a kernel's scratch", &buffer));
-    size = bytes;
-  }
-  *out = buffer;
-  return nullptr;
-}
-
 } // namespace zeroc_rt::cuda

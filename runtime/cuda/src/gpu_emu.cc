@@ -144,18 +144,4 @@ zeroc_rt_status_t gpuSynchronize() {
   return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s", text.c_str());
 }
 
-zeroc_rt_status_t gpuScratch(size_t bytes, void **out) {
-  static void *buffer = nullptr;
-  static size_t size = 0;
-  if (bytes > size) {
-    gpuFree(buffer);
-    buffer = nullptr;
-    size = 0;
-    ZEROC_RT_RETURN_IF_ERROR(gpuMalloc(bytes, "a kernel's scratch", &buffer));
-    size = bytes;
-  }
-  *out = buffer;
-  return nullptr;
-}
-
 } // namespace zeroc_rt::cuda

@@ -88,6 +88,15 @@ zeroc_rt_status_t dispatchFloat(const char *kernel, zeroc_rt_dtype_t dtype,
   }
 }
 
+/// fn(F{}, T{}) for the storage types of two float dtypes.
+template <typename Fn>
+zeroc_rt_status_t dispatchFloatPair(const char *kernel, zeroc_rt_dtype_t from,
+                                    zeroc_rt_dtype_t to, Fn &&fn) {
+  return dispatchFloat(kernel, from, [&](auto f) {
+    return dispatchFloat(kernel, to, [&](auto t) { return fn(f, t); });
+  });
+}
+
 /// Sets the kernel error word (kernelErrorWord) to `code` for op `op`,
 /// unless an earlier error is there.
 ZRT_DEV void flagError(unsigned *word, unsigned code, int32_t op) {

@@ -373,13 +373,11 @@ zeroc_rt_status_t zeroc_rt_cuda_k_cast(zrt_ct in, zrt_ct out) {
   ZEROC_RT_RETURN_IF_ERROR(checkTensor("cast", "out", out));
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape("cast", "out", *out, "in", *in));
   const int64_t n = numElements(*out);
-  return dispatchFloat("cast", in->dtype, [&](auto f) {
+  return dispatchFloatPair("cast", in->dtype, out->dtype, [&](auto f, auto t) {
     using From = decltype(f);
-    return dispatchFloat("cast", out->dtype, [&](auto t) {
-      using To = decltype(t);
-      return ZRT_LAUNCH("cast", castKernel<From, To>, blocksFor(n), kBlock,
-                        static_cast<const From *>(in->data), static_cast<To *>(out->data), n);
-    });
+    using To = decltype(t);
+    return ZRT_LAUNCH("cast", castKernel<From, To>, blocksFor(n), kBlock,
+                      static_cast<const From *>(in->data), static_cast<To *>(out->data), n);
   });
 }
 

@@ -129,13 +129,11 @@ zeroc_rt_status_t zeroc_rt_cuda_k_accumulate_widening(zeroc_rt_dtype_t from, con
   ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {x, acc}));
   if (n == 0)
     return nullptr;
-  return dispatchFloat(k, from, [&](auto f) {
+  return dispatchFloatPair(k, from, to, [&](auto f, auto t) {
     using F = decltype(f);
-    return dispatchFloat(k, to, [&](auto t) {
-      using T = decltype(t);
-      return ZRT_LAUNCH(k, accumulateKernel<F, T>, blocksFor(n), kBlock,
-                        static_cast<const F *>(x), static_cast<T *>(acc), n);
-    });
+    using T = decltype(t);
+    return ZRT_LAUNCH(k, accumulateKernel<F, T>, blocksFor(n), kBlock,
+                      static_cast<const F *>(x), static_cast<T *>(acc), n);
   });
 }
 
@@ -158,13 +156,11 @@ zeroc_rt_status_t zeroc_rt_cuda_k_convert(zeroc_rt_dtype_t from, const void *src
   ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {src, dst}));
   if (n == 0)
     return nullptr;
-  return dispatchFloat(k, from, [&](auto f) {
+  return dispatchFloatPair(k, from, to, [&](auto f, auto t) {
     using F = decltype(f);
-    return dispatchFloat(k, to, [&](auto t) {
-      using T = decltype(t);
-      return ZRT_LAUNCH(k, convertKernel<F, T>, blocksFor(n), kBlock,
-                        static_cast<const F *>(src), static_cast<T *>(dst), n, factor);
-    });
+    using T = decltype(t);
+    return ZRT_LAUNCH(k, convertKernel<F, T>, blocksFor(n), kBlock,
+                      static_cast<const F *>(src), static_cast<T *>(dst), n, factor);
   });
 }
 

@@ -145,6 +145,40 @@ ZRT_GLOBAL void roundKernel(const float *from, S *to, int64_t n) {
     to[i] = store<S>(from[i]);
 }
 
+/// A gather's (or its gradient's) shape along `axis` of `table`: the
+/// elements before the axis, the axis' length, the elements after it and
+/// the index count; `moved` must have outer * indices * inner elements.
+struct GatherShape {
+  int64_t outer = 0, axisDim = 0, inner = 0, numIndices = 0;
+};
+
+zeroc_rt_status_t gatherShape(const char *k, const char *tableName,
+                              const zeroc_rt_tensor_t *table, const zeroc_rt_tensor_t *indices,
+                              const char *movedName, const zeroc_rt_tensor_t *moved,
+                              int64_t axis, GatherShape &g) {
+  using namespace zeroc_rt::kernels;
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, tableName, table));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, movedName, moved));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, movedName, *moved, tableName, *table));
+  if (indices->dtype != ZEROC_RT_DTYPE_I64 && indices->dtype != ZEROC_RT_DTYPE_I32)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: indices must be i64 or i32", k);
+  if (axis < 0)
+    axis += table->rank;
+  if (axis < 0 || axis >= table->rank)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: axis out of range", k);
+  const int a = static_cast<int>(axis);
+  g.outer = product(table->dims, 0, a);
+  g.inner = product(table->dims, a + 1, table->rank);
+  g.axisDim = table->dims[a];
+  g.numIndices = numElements(*indices);
+  if (g.outer * g.numIndices * g.inner != numElements(*moved))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: %s %s does not match %s %s and indices %s",
+                          k, movedName, describe(*moved).c_str(), tableName,
+                          describe(*table).c_str(), describe(*indices).c_str());
+  return nullptr;
+}
+
 } // namespace
 } // namespace zeroc_rt::cuda
 
@@ -209,21 +243,9 @@ zeroc_rt_status_t zeroc_rt_cuda_k_slice_grad(zrt_ct grad_out, const int64_t *sta
 zeroc_rt_status_t zeroc_rt_cuda_k_gather(zrt_ct data, zrt_ct indices, int64_t axis, zrt_ct out) {
   using namespace zeroc_rt::kernels;
   const char *k = "gather";
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "data", data));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "data", *data));
-  if (axis < 0)
-    axis += data->rank;
-  if (axis < 0 || axis >= data->rank)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: axis out of range", k);
-  const int a = static_cast<int>(axis);
-  const int64_t outer = product(data->dims, 0, a), inner = product(data->dims, a + 1, data->rank);
-  const int64_t numIndices = numElements(*indices), axisDim = data->dims[a];
-  if (outer * numIndices * inner != numElements(*out))
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: out %s does not match data %s and indices %s",
-                          k, describe(*out).c_str(), describe(*data).c_str(),
-                          describe(*indices).c_str());
+  GatherShape g;
+  ZEROC_RT_RETURN_IF_ERROR(gatherShape(k, "data", data, indices, "out", out, axis, g));
+  const int64_t outer = g.outer, inner = g.inner, numIndices = g.numIndices, axisDim = g.axisDim;
   const int64_t n = numElements(*out);
   if (!n)
     return nullptr;
@@ -245,22 +267,11 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, i
                                               zrt_ct grad_data) {
   using namespace zeroc_rt::kernels;
   const char *k = "gather_grad";
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_data", grad_data));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "grad_data", *grad_data, "grad_out", *grad_out));
-  if (axis < 0)
-    axis += grad_data->rank;
-  if (axis < 0 || axis >= grad_data->rank)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: axis out of range", k);
-  const int a = static_cast<int>(axis);
-  const int64_t outer = product(grad_data->dims, 0, a);
-  const int64_t inner = product(grad_data->dims, a + 1, grad_data->rank);
-  const int64_t numIndices = numElements(*indices), axisDim = grad_data->dims[a];
+  GatherShape g;
+  ZEROC_RT_RETURN_IF_ERROR(
+      gatherShape(k, "grad_data", grad_data, indices, "grad_out", grad_out, axis, g));
+  const int64_t outer = g.outer, inner = g.inner, numIndices = g.numIndices, axisDim = g.axisDim;
   const int64_t n = outer * numIndices * inner, total = numElements(*grad_data);
-  if (n != numElements(*grad_out))
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: grad_out %s does not match grad_data %s",
-                          k, describe(*grad_out).c_str(), describe(*grad_data).c_str());
   const bool narrow = grad_data->dtype == ZEROC_RT_DTYPE_F16 || grad_data->dtype == ZEROC_RT_DTYPE_BF16;
   void *acc = grad_data->data;
   if (narrow)

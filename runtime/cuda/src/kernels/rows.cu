@@ -31,22 +31,31 @@ Rows rowsOf(const zeroc_rt_tensor_t &t, int axis) {
 
 int64_t rowBlocks(int64_t rows) { return rows < 1 ? 1 : (rows > 65535 * 16 ? 65535 * 16 : rows); }
 
+/// The max of the row's `count` elements at `stride` from `base` (NaN wins)
+/// and the sum of exp(x - max), in every thread of the block.
+template <typename S, typename C>
+ZRT_DEV void rowMaxAndSum(const S *x, int64_t base, int64_t count, int64_t stride,
+                          C *scratch, C &mx, C &sum) {
+  mx = C(-INFINITY);
+  for (int64_t j = threadIndex(); j < count; j += blockThreads()) {
+    const C v = load(x[base + j * stride]);
+    mx = (v > mx || v != v) ? v : mx;
+  }
+  mx = blockMax(mx, scratch);
+  sum = C(0);
+  for (int64_t j = threadIndex(); j < count; j += blockThreads())
+    sum += exp(load(x[base + j * stride]) - mx);
+  sum = blockSum(sum, scratch);
+}
+
 template <typename S>
 ZRT_GLOBAL void softmaxKernel(const S *in, S *out, Rows g, int log) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
     const int64_t base = rowBase(g, r);
-    C mx = C(-INFINITY);
-    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
-      C v = load(in[base + j * g.inner]);
-      mx = (v > mx || v != v) ? v : mx;
-    }
-    mx = blockMax(mx, scratch);
-    C sum = C(0);
-    for (int64_t j = threadIndex(); j < g.count; j += blockThreads())
-      sum += exp(load(in[base + j * g.inner]) - mx);
-    sum = blockSum(sum, scratch);
+    C mx, sum;
+    rowMaxAndSum(in, base, g.count, g.inner, scratch, mx, sum);
     const C lse = log_(sum);
     for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
       const C z = load(in[base + j * g.inner]) - mx;
@@ -182,16 +191,8 @@ ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t sam
         flagError(error, kIndexOutOfRange, op);
       continue;
     }
-    C mx = C(-INFINITY);
-    for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
-      const C v = load(scores[base + c * inner]);
-      mx = (v > mx || v != v) ? v : mx;
-    }
-    mx = blockMax(mx, scratch);
-    C sum = C(0);
-    for (int64_t c = threadIndex(); c < classes; c += blockThreads())
-      sum += exp(load(scores[base + c * inner]) - mx);
-    sum = blockSum(sum, scratch);
+    C mx, sum;
+    rowMaxAndSum(scores, base, classes, inner, scratch, mx, sum);
     if (threadIndex() == 0) {
       const C l = ignored ? C(0) : mx + log_(sum) - load(scores[base + label * inner]);
       if (loss)
@@ -236,16 +237,8 @@ ZRT_GLOBAL void crossEntropyGradKernel(const S *scores, const L *labels, const S
       else
         g = acc[1] > 0 ? static_cast<C>(static_cast<double>(load(gout[0])) / acc[1]) : C(0);
     }
-    C mx = C(-INFINITY);
-    for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
-      const C v = load(scores[base + c * inner]);
-      mx = (v > mx || v != v) ? v : mx;
-    }
-    mx = blockMax(mx, scratch);
-    C sum = C(0);
-    for (int64_t c = threadIndex(); c < classes; c += blockThreads())
-      sum += exp(load(scores[base + c * inner]) - mx);
-    sum = blockSum(sum, scratch);
+    C mx, sum;
+    rowMaxAndSum(scores, base, classes, inner, scratch, mx, sum);
     for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
       const int64_t i = base + c * inner;
       const C p = exp(load(scores[i]) - mx) / sum;

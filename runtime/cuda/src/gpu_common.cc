@@ -1,12 +1,15 @@
-//===- ops_in_flight.cc - Which op a kernel error belongs to --------------===//
+//===- gpu_common.cc - What both builds of gpu.h share --------------------===//
 //
-// The generated code marks each op (zeroc_rt_engine_trace_op); kernels that
-// can find bad data get the running op's index and store it with their
-// error code, which gpuSynchronize turns into one message.
+// Which op a kernel error belongs to: the generated code marks each op
+// (zeroc_rt_engine_trace_op); kernels that can find bad data get the
+// running op's index and store it with their error code, which
+// gpuSynchronize turns into one message. And the kernels' scratch buffer.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpu.h"
+
+#include "status_internal.h"
 
 namespace zeroc_rt::cuda {
 namespace {
@@ -28,6 +31,20 @@ std::string kernelErrorText(unsigned code, unsigned op) {
   if (opNames && op < static_cast<unsigned>(numOps) && opNames[op])
     return what + " in op " + opNames[op];
   return what;
+}
+
+zeroc_rt_status_t gpuScratch(size_t bytes, void **out) {
+  static void *buffer = nullptr;
+  static size_t size = 0;
+  if (bytes > size) {
+    gpuFree(buffer);
+    buffer = nullptr;
+    size = 0;
+    ZEROC_RT_RETURN_IF_ERROR(gpuMalloc(bytes, "a kernel's scratch", &buffer));
+    size = bytes;
+  }
+  *out = buffer;
+  return nullptr;
 }
 
 } // namespace zeroc_rt::cuda

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# Every check of the CUDA target that needs a GPU, in one run, as one table.
+#
+#   scripts/gpu-check.sh prepare [BUILD]   here (zeroc, nvcc; no GPU needed):
+#                                          compiles the CUDA programs, their
+#                                          data and CPU reference losses, the
+#                                          GPU kernel tests and the GPT-2-124M
+#                                          benchmark into gpu-check/bundle.tar.xz
+#   scripts/gpu-check.sh run               on the GPU machine (the driver, the
+#                                          CUDA libraries, python3 with torch;
+#                                          no MLIR, maybe no MPI: the bundle
+#                                          brings Open MPI): kernel tests,
+#                                          parity at stages 0-3 (1 rank NCCL,
+#                                          2 ranks --comm mpi), the benchmark
+#                                          and the PyTorch peer; one table
+#   scripts/gpu-check.sh dry-run [BUILD]   here: prepare's programs built with
+#                                          --target cuda-emu and run's steps on
+#                                          the host emulation (no benchmark);
+#                                          checks the script, claims no GPU
+#
+# The device machine runs in a copy of the working tree and gets
+# gpu-check/bundle.tar.xz carried with it (well under 64 MiB: the programs
+# share most of their bytes and the benchmark's constant weights compress).
+# docs/CudaTarget.md says what the table means.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=$root/gpu-check
+mode=${1:-}
+build=${2:-$root/build}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+# name | model | stage | world | config (in $dir/stage/configs) | steps
+cases() {
+  cat <<'EOF'
+mlp-s0-w1|mlp|0|1|fp32|8
+gpt2-s0-w1|gpt2|0|1|fp32|8
+gpt2-s1-w1|gpt2|1|1|fp32|8
+gpt2-s2-w1|gpt2|2|1|fp32|8
+gpt2-s3-w1|gpt2|3|1|fp32|8
+gpt2-s0-w2|gpt2|0|2|fp32|8
+gpt2-s1-w2|gpt2|1|2|fp32|8
+gpt2-s2-w2|gpt2|2|2|fp32|8
+gpt2-s3-w2|gpt2|3|2|fp32|8
+llama-s3-w1|llama|3|1|fp32|8
+llama-s3-w2|llama|3|2|fp32|8
+gpt2-bf16-s3-w1|gpt2|3|1|bf16|8
+gpt2-fp16-s2-w2|gpt2|2|2|fp16|8
+EOF
+}
+
+die() { echo "gpu-check: error: $*" >&2; exit 1; }
+
+write_configs() {
+  mkdir -p "$1"
+  echo '{}' > "$1/fp32.json"
+  echo '{"bf16": {"enabled": true}, "gradient_accumulation_steps": 2}' > "$1/bf16.json"
+  echo '{"fp16": {"enabled": true, "initial_scale_power": 8}}' > "$1/fp16.json"
+  echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}' > "$1/bench.json"
+}
+
+# Compiles every case with --target $1 into $dir/stage/progs and records the
+# CPU target's losses next to each.
+prepare() {
+  local target=$1 zeroc=$build/bin/zeroc models=$build/test/models
+  [ -x "$zeroc" ] || die "no $zeroc: build zeroc first (make build)"
+  [ -f "$models/gpt2.onnx" ] || die "no test models in $models (ninja zeroc-test-models)"
+  rm -rf "$dir/stage" && mkdir -p "$dir/stage/progs" "$dir/stage/data" "$dir/stage/lib"
+  local stage=$dir/stage tmp
+  tmp=$(mktemp -d)
+  write_configs "$stage/configs"
+  cases | while IFS='|' read -r name model s w cfg steps; do
+    [ -d "$stage/data/$model" ] || /usr/bin/python3 "$root/tools/reference/onnx_torch_train.py" \
+      "$models/$model.onnx" --make-data "$stage/data/$model" --samples 32 --seed 0 -q < /dev/null
+    "$zeroc" compile "$models/$model.onnx" --stage "$s" --world-size "$w" \
+      --config "$stage/configs/$cfg.json" --target "$target" -o "$stage/progs/$name" \
+      < /dev/null > /dev/null 2> "$tmp/err" || die "$name: $(grep error "$tmp/err" | head -1)"
+    "$zeroc" compile "$models/$model.onnx" --stage "$s" --world-size "$w" \
+      --config "$stage/configs/$cfg.json" -o "$tmp/$name-cpu" < /dev/null > /dev/null 2>&1 || die "$name: CPU compile"
+    mpirun -np "$w" --oversubscribe --bind-to none "$tmp/$name-cpu/train" --data "$stage/data/$model" \
+      --steps "$steps" --log-jsonl "$stage/progs/$name/ref.jsonl" --quiet < /dev/null > /dev/null 2>&1 \
+      || die "$name: the CPU reference run failed"
+    echo "prepared $name"
+  done || exit 1
+  rm -rf "$tmp"
+}
+
+prepare_bench() {
+  local stage=$dir/stage cache=$dir/cache
+  mkdir -p "$cache"
+  [ -f "$cache/gpt2_124m.onnx" ] || /usr/bin/python3 "$root/bench/gpt2_124m.py" export \
+    "$cache/gpt2_124m.onnx" --batch 8 || die "exporting GPT-2-124M"
+  for s in 0 3; do
+    "$build/bin/zeroc" compile "$cache/gpt2_124m.onnx" --stage $s --config "$stage/configs/bench.json" \
+      --target cuda --max-constant-bytes 2G -o "$stage/progs/bench-s$s" > /dev/null 2>&1 || die "compiling GPT-2-124M at stage $s"
+    rm -f "$stage/progs/bench-s$s/train.cu"
+  done
+  /usr/bin/python3 "$root/bench/gpt2_124m.py" data "$stage/data/gpt2_124m" --samples 32
+  echo "prepared the GPT-2-124M benchmark (bf16, micro batch 8, sequence 1024)"
+}
+
+# The libraries the programs need that a bare GPU machine may lack (Open MPI
+# and its plugins, OpenBLAS), but not the CUDA driver's or cuBLASLt/NCCL,
+# which come from the machine's CUDA installation.
+bundle_libraries() {
+  local stage=$dir/stage exe
+  exe=$(ls "$stage"/progs/*/train | head -1)
+  ldd "$exe" | awk '/=> \//{print $3}' | grep -Ev 'libc\.so|libm\.so|libdl|libpthread|librt|ld-linux|libcuda|libcublas|libnccl|libstdc\+\+|libgcc_s' \
+    | while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  mkdir -p "$stage/mpi"
+  for pkg in openmpi-bin libopenmpi3 openmpi-common libhwloc15 libpmix2 libevent-core-2.1-7 libevent-pthreads-2.1-7; do
+    dpkg -L "$pkg" 2>/dev/null | while read -r f; do
+      [ -f "$f" ] && [[ "$f" != /usr/share/doc/* && "$f" != /usr/share/man/* ]] && \
+        mkdir -p "$stage/mpi$(dirname "$f")" && cp -P "$f" "$stage/mpi$f"
+    done
+  done
+}
+
+pack() {
+  local kernels=$build/runtime/cuda/tests/$1
+  [ -x "$kernels" ] || die "no $kernels (ninja $1)"
+  cp "$kernels" "$dir/stage/kernel_tests"
+  (cd "$dir" && tar -cf - stage | xz -6 -T0 > bundle.tar.xz)
+  echo "gpu-check: wrote $dir/bundle.tar.xz ($(du -h "$dir/bundle.tar.xz" | cut -f1)); carry gpu-check/bundle.tar.xz and run: scripts/gpu-check.sh run"
+}
+
+# --- the GPU machine --------------------------------------------------------
+
+find_cuda_libraries() {
+  local d paths=""
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
+           "$(dirname "$(command -v nvcc 2>/dev/null || echo /x/y)")/../lib64"; do
+    [ -d "$d" ] && paths="$paths:$d"
+  done
+  # NCCL and cuBLAS from Python wheels (torch's), where the toolkit has none.
+  d=$(python3 - <<'PY' 2>/dev/null
+import importlib, os
+out = []
+for mod in ("nvidia.nccl", "nvidia.cublas", "nvidia.cu13", "nvidia.cuda_runtime"):
+    try:
+        m = importlib.import_module(mod)
+        for p in m.__path__:
+            if os.path.isdir(os.path.join(p, "lib")):
+                out.append(os.path.join(p, "lib"))
+    except Exception:
+        pass
+print(":".join(out))
+PY
+)
+  echo "${paths#:}:$d"
+}
+
+# ok/FAIL of a case: its losses against the CPU reference's.
+compare() {
+  python3 - "$@" <<'PY'
+import json, sys
+run, ref, cfg = sys.argv[1], sys.argv[2], sys.argv[3]
+tol = {"fp32": 1e-4, "fp16": 2e-2, "bf16": 5e-2}[cfg]
+a = [json.loads(l) for l in open(ref)]
+try:
+    b = [json.loads(l) for l in open(run)]
+except OSError:
+    b = []
+if len(a) != len(b) or not a:
+    print("FAIL (%d of %d steps)" % (len(b), len(a)))
+    sys.exit(1)
+worst = max(abs(x["loss"] - y["loss"]) / max(abs(x["loss"]), 1e-12) for x, y in zip(a, b))
+ms = sorted(y["time_ms"] for y in b[2:])[len(b[2:]) // 2] if len(b) > 2 else b[-1]["time_ms"]
+print("%s %.1e %.2f" % ("ok" if worst <= tol else "FAIL", worst, ms))
+sys.exit(0 if worst <= tol else 1)
+PY
+}
+
+run_checks() {
+  local emulated=$1 stage=$dir/stage failures=0
+  if [ ! -d "$stage" ]; then
+    [ -f "$dir/bundle.tar.xz" ] || die "no gpu-check/bundle.tar.xz: run scripts/gpu-check.sh prepare on a machine with zeroc first"
+    (cd "$dir" && xz -dc bundle.tar.xz | tar -xf -) || die "unpacking the bundle"
+  fi
+  local gpu="host emulation (no GPU)"
+  if [ "$emulated" = 0 ]; then
+    gpu=$(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | head -1)
+    [ -n "$gpu" ] || die "no GPU (nvidia-smi lists none)"
+    export LD_LIBRARY_PATH="$stage/lib:$(find_cuda_libraries):${LD_LIBRARY_PATH:-}"
+    if ! command -v mpirun > /dev/null; then
+      export PATH="$stage/mpi/usr/bin:$PATH" OPAL_PREFIX="$stage/mpi/usr"
+      export LD_LIBRARY_PATH="$stage/mpi/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH"
+      echo "gpu-check: no MPI on this machine: using the bundled Open MPI"
+    fi
+  fi
+  local log=$dir/log && rm -rf "$log" && mkdir -p "$log"
+  local rows=()
+
+  local kt
+  kt=$(timeout 300 "$stage/kernel_tests" 2>&1 | tail -3 | tr '\n' ' ')
+  local krc=${PIPESTATUS[0]}
+  [ "$krc" = 0 ] || failures=$((failures + 1))
+  rows+=("kernel tests|$([ "$krc" = 0 ] && echo ok || echo "FAIL rc=$krc")|${kt:0:70}")
+
+  while IFS='|' read -r name model s w cfg steps; do
+    local p=$stage/progs/$name cmd
+    if [ "$w" = 1 ]; then
+      cmd=("$p/train")
+    else
+      cmd=(mpirun -np "$w" --oversubscribe --bind-to none "$p/train" --comm mpi)
+    fi
+    timeout 300 "${cmd[@]}" --data "$stage/data/$model" --steps "$steps" \
+      --log-jsonl "$log/$name.jsonl" --quiet < /dev/null > "$log/$name.out" 2>&1
+    local res
+    res=$(compare "$log/$name.jsonl" "$p/ref.jsonl" "$cfg") || failures=$((failures + 1))
+    local comm=nccl
+    [ "$w" = 2 ] || [ "$emulated" = 1 ] && comm=mpi
+    local verdict=${res%% *} rest=${res#* }
+    rows+=("$name ($cfg, $comm)|$verdict|loss rel diff ${rest% *}, ${rest##* } ms/step")
+    [ "${res%% *}" = ok ] || rows[-1]+=" | $(grep -m1 error "$log/$name.out" | cut -c1-80)"
+  done < <(cases)
+
+  if [ "$emulated" = 0 ]; then
+    bench rows
+    local peer
+    peer=$(timeout 300 python3 "$root/bench/gpt2_124m.py" torch --batch 8 --steps 12 2>&1 | tail -1)
+    rows+=("pytorch peer (same model)|$(echo "$peer" | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("%.0f tok/s, MFU %.1f%%, peak %.1f GiB" % (d["tokens_per_s"], 100*d["mfu"], d["peak_gib"]))' 2>/dev/null || echo "FAIL: ${peer:0:80}")|")
+  fi
+
+  echo
+  echo "== gpu-check on $gpu ($(date -u +%F), $(git -C "$root" rev-parse --short HEAD 2>/dev/null))"
+  [ "$emulated" = 1 ] && echo "   DRY RUN: the CUDA programs on the host emulation; nothing ran on a GPU"
+  printf '| %-34s | %-6s | %s |\n' check result detail
+  printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..36})" "--------" "------"
+  local r
+  for r in "${rows[@]}"; do
+    IFS='|' read -r a b c <<< "$r"
+    printf '| %-34s | %-6s | %s |\n' "$a" "$b" "$c"
+  done
+  echo "gpu-check: $failures failure(s)"
+  [ "$failures" = 0 ]
+}
+
+# GPT-2-124M, bf16, sequence 1024: tokens/s, MFU (6N + 6LCT), peak device
+# memory against plan.json, stage 3 over stage 0.
+bench() {
+  local -n out=$1
+  local stage=$dir/stage s t0 t3
+  for s in 0 3; do
+    local p=$stage/progs/bench-s$s peakfile=$dir/log/bench-s$s.mem
+    ( while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; done ) > "$peakfile" &
+    local poll=$!
+    local base
+    base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+    timeout 300 "$p/train" --data "$stage/data/gpt2_124m" --steps 12 --log-jsonl "$dir/log/bench-s$s.jsonl" \
+      --quiet > "$dir/log/bench-s$s.out" 2>&1
+    kill $poll 2> /dev/null
+    local line
+    line=$(python3 - "$dir/log/bench-s$s.jsonl" "$p/plan.json" "$peakfile" "$base" <<'PY'
+import json, sys
+log, plan, memf, base = sys.argv[1:5]
+try:
+    steps = [json.loads(l) for l in open(log)]
+except OSError:
+    steps = []
+if len(steps) < 4:
+    print("FAIL|no steps (see gpu-check/log)")
+    sys.exit()
+ms = sorted(s["time_ms"] for s in steps[3:])[len(steps[3:]) // 2]
+p = json.load(open(plan))
+V, T, C, L, B = 50257, 1024, 768, 12, 8
+n = 124439808 - T * C  # GPT-2 small without wpe (nanoGPT's count, tied head)
+tps = B * T / (ms / 1000)
+mfu = tps * (6 * n + 6 * L * C * T) / 989e12
+peak = max([int(x) for x in open(memf).read().split() if x.strip().isdigit()] or [0]) - int(base)
+planned = (p.get("model_state_bytes", {}).get("total", 0) + p.get("arena_bytes", 0)) / 2**20
+print("ok|%.1f ms/step, %.0f tok/s, MFU %.1f%%, peak %d MiB vs plan %.0f MiB (%+.0f%%)" % (
+    ms, tps, 100 * mfu, peak, planned, 100 * (peak - planned) / max(planned, 1)))
+PY
+)
+    out+=("gpt2-124m bf16 stage $s|${line%%|*}|${line#*|}")
+    local ms
+    ms=$(python3 -c "import json,sys; s=[json.loads(l)['time_ms'] for l in open(sys.argv[1])][3:]; print(sorted(s)[len(s)//2])" "$dir/log/bench-s$s.jsonl" 2>/dev/null || echo 0)
+    [ $s = 0 ] && t0=$ms || t3=$ms
+  done
+  out+=("stage 3 / stage 0 step time|$(python3 -c "print('%.2f' % ($t3 / $t0))" 2>/dev/null || echo n/a)|goal <= 1.1")
+}
+
+case "$mode" in
+  prepare)
+    prepare cuda && prepare_bench && bundle_libraries && pack zeroc_rt_cuda_gpu_kernel_tests ;;
+  dry-run)
+    prepare cuda-emu && pack zeroc_rt_cuda_emu_kernel_tests && rm -rf "$dir/stage" && run_checks 1 ;;
+  run)
+    run_checks 0 ;;
+  *)
+    sed -n '2,24p' "$0"; exit 2 ;;
+esac
