@@ -39,7 +39,9 @@ public:
         "layer_norm", "layer_norm_grad", "softmax_cross_entropy",
         "softmax_cross_entropy_grad", "copy", "gather", "gather_grad",
         "transpose", "slice", "slice_grad", "zero", "cast",
-        "sum_squares", "has_inf_or_nan", "clip_grad_norm"};
+        "sum_squares", "has_inf_or_nan", "clip_grad_norm",
+        "gather_grad_padded", "concat", "trilu", "pad", "pad_grad",
+        "scatter_nd", "predicate", "clip", "clip_grad", "cumsum"};
     return kernels.contains(kernel);
   }
   std::string loadArenaScalar(StringRef cxxType, StringRef ptr,

@@ -17,10 +17,10 @@ module attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.arena_b
 
 module attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.arena_bytes = 128 : i64, zero.host_bytes = 192 : i64} {
   graph.param trainable @w = dense<0.5> : tensor<4xf32>
-  func.func @train_micro_step(%x: tensor<4xf32>) -> tensor<f32> {
-    // expected-error@+1 {{'graph.cumsum' op is not supported by the CUDA target yet: its runtime has no cumsum kernel}}
-    %c = graph.cumsum %x {axis = 0 : i64, exclusive = false, reverse = false, zero.arena_offsets = [0]} : tensor<4xf32>
-    %l = graph.reduce_sum %c {axes = [0], keepdims = false, zero.arena_offsets = [64]} : tensor<4xf32> -> tensor<f32>
+  func.func @train_micro_step(%x: tensor<2x5xf32>, %t: tensor<2x1xi64>) -> tensor<f32> {
+    // expected-error@+1 {{'graph.gather_nd' op is not supported by the CUDA target yet: its runtime has no gather_nd kernel}}
+    %c = graph.gather_nd %x, %t {zero.arena_offsets = [0]} : tensor<2x5xf32>, tensor<2x1xi64> -> tensor<2x5xf32>
+    %l = graph.reduce_sum %c {axes = [0, 1], keepdims = false, zero.arena_offsets = [64]} : tensor<2x5xf32> -> tensor<f32>
     return %l : tensor<f32>
   }
   func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) attributes {zero.micro_steps = 1 : i64, zero.monitor = #zero.monitor<>} {

@@ -25,7 +25,8 @@ import sys
 import numpy as np
 
 # (model, stage, world size, ds_config): every stage on 2 ranks for the
-# example models, 1 rank, and the 16-bit and accumulation paths.
+# example models, 1 rank, the 16-bit and accumulation paths, and three of
+# the Hugging Face suite's models.
 CASES = [
     ("mlp", s, 2, None) for s in range(4)
 ] + [
@@ -37,7 +38,14 @@ CASES = [
     ("gpt2", 2, 2, {"bf16": {"enabled": True}, "gradient_accumulation_steps": 2}),
     ("gpt2", 1, 2, {"optimizer": {"type": "SGD", "params": {"lr": 0.01, "momentum": 0.9}},
                     "gradient_clipping": 0.5}),
+    # Hugging Face suite models (test/models/hf): concat, scatter_nd,
+    # padded embeddings, comparisons.
+    ("hf/t5", 3, 2, None),
+    ("hf/bert_mlm", 2, 2, None),
+    ("hf/qwen2", 0, 1, None),
 ]
+
+HF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "hf")
 
 
 def run(cmd, env=None):
@@ -60,15 +68,18 @@ def main():
                        "onnx_torch_train.py")
     passed = failed = 0
     for model, stage, world, config in CASES:
-        onnx = os.path.join(args.models, model + ".onnx")
-        data = os.path.join(args.work, "data-" + model)
+        if model.startswith("hf/"):
+            onnx = os.path.join(HF, model[3:], "helper_ts17", "model.onnx")
+        else:
+            onnx = os.path.join(args.models, model + ".onnx")
+        data = os.path.join(args.work, "data-" + model.replace("/", "-"))
         if not os.path.isdir(data):
             r = run([sys.executable, ref, onnx, "--make-data", data, "--samples", "32",
                      "--seed", "0", "-q"])
             if r.returncode:
                 print("data for %s failed:\n%s" % (model, r.stdout))
                 return 1
-        tag = "%s-s%d-w%d%s" % (model, stage, world, "-cfg" + str(passed + failed) if config else "")
+        tag = "%s-s%d-w%d%s" % (model.replace("/", "-"), stage, world, "-cfg" + str(passed + failed) if config else "")
         losses, params, why = {}, {}, ""
         for target in ("cpu", "cuda-emu"):
             out = os.path.join(args.work, tag + "-" + target)

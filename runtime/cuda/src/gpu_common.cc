@@ -25,9 +25,15 @@ void setCurrentOp(int32_t op) { runningOp = op; }
 int32_t currentOp() { return runningOp; }
 
 std::string kernelErrorText(unsigned code, unsigned op) {
-  std::string what = code == 1 ? "an index is out of range"
-                               : "a kernel found bad data (code " +
-                                     std::to_string(code) + ")";
+  // The codes of kernels/common.h.
+  std::string what;
+  switch (code) {
+  case 1: what = "an index is out of range"; break;
+  case 2: what = "an integer division by zero"; break;
+  case 3: what = "an integer power with a negative exponent"; break;
+  case 4: what = "two index tuples of a scatter without reduction address one slice"; break;
+  default: what = "a kernel found bad data (code " + std::to_string(code) + ")";
+  }
   if (opNames && op < static_cast<unsigned>(numOps) && opNames[op])
     return what + " in op " + opNames[op];
   return what;

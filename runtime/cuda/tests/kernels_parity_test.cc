@@ -22,8 +22,13 @@
 //   F64       rel 1e-10 + abs 1e-12;
 //   F16/BF16  rel 1e-2 + abs 1e-3 (an ULP or two of the 16-bit type);
 //   exact     data movement (broadcast, where, copy, zero, gather, transpose,
-//             slice(_grad)), casts that round once, integer arithmetic, and
-//             dropout on F32/F64 (bit for bit: the same mask and scaling).
+//             slice(_grad), concat, trilu, pad, scatter_nd none), casts that
+//             round once, integer arithmetic, comparisons, logic and
+//             predicates, clip(_grad), pow by a scalar 2 or 3, cumsum and
+//             scatter_nd add/mul on F32/F64 (both sum in double in index
+//             order), and dropout on F32/F64 (bit for bit: the same mask and
+//             scaling). pad_grad and gather_grad_padded sum as the kernels
+//             that sum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -592,6 +597,47 @@ TEST(KernelParityFixed, Cast) {
     // (zeroc_rt_cuda/kernels.h), within the 16-bit tolerance.
     expectClose(out, from == F64 && (to == F16 || to == BF16) ? tolOf(to) : kExact, "cast");
   }
+}
+
+TEST(KernelParityFixed, CastAnyDtypes) {
+  // Every pair of dtypes: float to integer truncates, maps NaN to 0 and
+  // saturates; integers wrap; anything to BOOL is != 0 (NaN is true); BOOL
+  // reads any non-zero byte as 1.
+  Rng rng(kSeed);
+  const zeroc_rt_dtype_t all[] = {F32, F64, F16, BF16, I64, I32, U8, BOOL};
+  const double floats[] = {0.0,   -0.0,  0.5,   -0.5, 1.75,  -2.9,   255.5,  256.0,
+                           -1.0,  300.0, 65504, 1e10, -1e10, 3e9,    -3e9,   kNaN,
+                           kInf,  -kInf, 1e19,  -1e19, 9.3e18, -9.3e18, 2147483520.0, 7.0};
+  const std::vector<int64_t> ints = {0,   1,    -1,    255,        256,        -129,
+                                     300, 2049, 65519, 65520,      16777217,   -16777217,
+                                     (int64_t{1} << 40) + 3, std::numeric_limits<int64_t>::max(),
+                                     std::numeric_limits<int64_t>::min(), 2147483648LL,
+                                     -2147483649LL, 7, 3, 2, 100, -100, 77, 9};
+  const Dims dims{4, 6};
+  for (zeroc_rt_dtype_t from : all)
+    for (zeroc_rt_dtype_t to : all) {
+      SCOPED_TRACE(std::string(zeroc_rt_dtype_name(from)) + " -> " + zeroc_rt_dtype_name(to));
+      Tensor in(from, dims);
+      if (isFloat(from)) {
+        for (int64_t i = 0; i < in.size(); ++i)
+          in.set(i, floats[i]);
+      } else {
+        const size_t es = zeroc_rt_dtype_size(from);
+        for (int64_t i = 0; i < in.size(); ++i) {
+          int64_t v = ints[static_cast<size_t>(i)];
+          if (from == BOOL)
+            v = i % 4; // bytes 2 and 3 read as true
+          std::memcpy(static_cast<unsigned char *>(in.hostData()) + i * es, &v, es);
+        }
+      }
+      in.upload();
+      Tensor out = intTensor(to, dims, std::vector<int64_t>(numel(dims), 0x5a));
+      ASSERT_OK(zeroc_rt_k_cast(in.cpu(), out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_cast(in.gpu(), out.gpu()));
+      // F64 and integers to F16/BF16 round through float on the GPU.
+      const bool narrow = (to == F16 || to == BF16) && (from == F64 || !isFloat(from));
+      expectClose(out, narrow ? tolOf(to) : kExact, "cast");
+    }
 }
 
 TEST_P(KernelParity, Broadcast) {
@@ -1193,15 +1239,518 @@ TEST(KernelParityFixed, ClipGradNorm) {
 }
 
 //===----------------------------------------------------------------------===//
+// Comparisons, logic, integer div/pow, predicates, clip
+//===----------------------------------------------------------------------===//
+
+/// Values from {-2, -1, 0, 1, 2} (so that ties are common), with NaN at
+/// every `nanEvery`-th element (0: none) of a float tensor.
+Tensor smallValues(zeroc_rt_dtype_t dtype, const Dims &dims, Rng &rng, int64_t nanEvery = 0) {
+  Tensor t(dtype, dims);
+  std::uniform_int_distribution<int> dist(-2, 2);
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.set(i, nanEvery && i % nanEvery == nanEvery - 1 ? kNaN : dist(rng));
+  t.upload();
+  return t;
+}
+
+const std::pair<zeroc_rt_binary_op_t, const char *> kCompareOps[] = {
+    {ZEROC_RT_BINARY_EQUAL, "equal"},       {ZEROC_RT_BINARY_LESS, "less"},
+    {ZEROC_RT_BINARY_LESS_EQUAL, "less_equal"}, {ZEROC_RT_BINARY_GREATER, "greater"},
+    {ZEROC_RT_BINARY_GREATER_EQUAL, "greater_equal"}};
+
+TEST_P(KernelParity, BinaryCompare) {
+  for (const auto &[op, name] : kCompareOps)
+    for (const BroadcastCase &c : kBroadcastCases) {
+      SCOPED_TRACE(std::string(name) + " " + dimsText(c.a) + " " + dimsText(c.b));
+      // NaN in both operands: every comparison with NaN is false.
+      Tensor a = smallValues(dt(), c.a, rng, 7), b = smallValues(dt(), c.b, rng, 5);
+      if (a.size() > 2) { // signed zeros compare equal
+        a.set(0, -0.0);
+        a.upload();
+      }
+      Tensor out = outputTensor(BOOL, c.out);
+      ASSERT_OK(zeroc_rt_k_binary(op, a.cpu(), b.cpu(), out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_binary(op, a.gpu(), b.gpu(), out.gpu()));
+      expectClose(out, kExact, std::string("binary ") + name);
+    }
+}
+
+TEST(KernelParityFixed, BinaryCompareIntegersAndBool) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32, U8})
+    for (const auto &[op, name] : kCompareOps)
+      for (const BroadcastCase &c : kBroadcastCases) {
+        SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " " + name + " " +
+                     dimsText(c.a) + " " + dimsText(c.b));
+        const int64_t lo = dtype == U8 ? 0 : -3;
+        Tensor a = randomInts(dtype, c.a, rng, lo, 3), b = randomInts(dtype, c.b, rng, lo, 3);
+        if (dtype == I64 && a.size() > 1) { // beyond double's exact integers
+          const int64_t big[2] = {(int64_t{1} << 53) + 1, int64_t{1} << 53};
+          std::memcpy(a.hostData(), &big[0], 8);
+          a.upload();
+        }
+        Tensor out = outputTensor(BOOL, c.out);
+        ASSERT_OK(zeroc_rt_k_binary(op, a.cpu(), b.cpu(), out.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_binary(op, a.gpu(), b.gpu(), out.gpu()));
+        expectClose(out, kExact, std::string("binary ") + name);
+      }
+  // BOOL: equal and the logic ops, with non-0/1 bytes read as true.
+  const std::pair<zeroc_rt_binary_op_t, const char *> boolOps[] = {
+      {ZEROC_RT_BINARY_EQUAL, "equal"},
+      {ZEROC_RT_BINARY_AND, "and"},
+      {ZEROC_RT_BINARY_OR, "or"},
+      {ZEROC_RT_BINARY_XOR, "xor"}};
+  for (const auto &[op, name] : boolOps)
+    for (const BroadcastCase &c : kBroadcastCases) {
+      SCOPED_TRACE(std::string("bool ") + name + " " + dimsText(c.a) + " " + dimsText(c.b));
+      Tensor a = randomInts(BOOL, c.a, rng, 0, 2), b = randomInts(BOOL, c.b, rng, 0, 1);
+      Tensor out = outputTensor(BOOL, c.out);
+      ASSERT_OK(zeroc_rt_k_binary(op, a.cpu(), b.cpu(), out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_binary(op, a.gpu(), b.gpu(), out.gpu()));
+      expectClose(out, kExact, std::string("binary ") + name);
+    }
+}
+
+TEST(KernelParityFixed, IntegerDivPowAndU8) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32, U8})
+    for (zeroc_rt_binary_op_t op : {ZEROC_RT_BINARY_DIV, ZEROC_RT_BINARY_POW, ZEROC_RT_BINARY_ADD,
+                                    ZEROC_RT_BINARY_SUB, ZEROC_RT_BINARY_MUL, ZEROC_RT_BINARY_MAX,
+                                    ZEROC_RT_BINARY_MIN}) {
+      if (dtype != U8 && op != ZEROC_RT_BINARY_DIV && op != ZEROC_RT_BINARY_POW)
+        continue; // IntegerBinary covers these
+      for (const BroadcastCase &c : kBroadcastCases) {
+        SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " op " + std::to_string(op) +
+                     " " + dimsText(c.a) + " " + dimsText(c.b));
+        const bool pow = op == ZEROC_RT_BINARY_POW;
+        const int64_t lo = dtype == U8 ? 0 : (pow ? -7 : -1000);
+        Tensor a = randomInts(dtype, c.a, rng, lo, pow ? 7 : 250);
+        Tensor b(dtype, c.b);
+        std::uniform_int_distribution<int64_t> dist(dtype == U8 || pow ? 0 : -9, pow ? 40 : 9);
+        for (int64_t i = 0; i < b.size(); ++i) {
+          int64_t v = dist(rng);
+          if (op == ZEROC_RT_BINARY_DIV && v == 0)
+            v = dtype == U8 ? 3 : -1; // also MIN / -1 below
+          std::memcpy(static_cast<unsigned char *>(b.hostData()) + i * zeroc_rt_dtype_size(dtype),
+                      &v, zeroc_rt_dtype_size(dtype));
+        }
+        b.upload();
+        if (dtype != U8) { // MIN / -1 wraps; MIN ** k wraps
+          const int64_t mn = dtype == I64 ? std::numeric_limits<int64_t>::min()
+                                          : std::numeric_limits<int32_t>::min();
+          std::memcpy(a.hostData(), &mn, zeroc_rt_dtype_size(dtype));
+          a.upload();
+        }
+        Tensor out = intTensor(dtype, c.out, std::vector<int64_t>(numel(c.out), 77));
+        ASSERT_OK(zeroc_rt_k_binary(op, a.cpu(), b.cpu(), out.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_binary(op, a.gpu(), b.gpu(), out.gpu()));
+        expectClose(out, kExact, "integer binary");
+      }
+    }
+}
+
+TEST_P(KernelParity, PowScalarExponent) {
+  // One-element exponents 2 and 3 multiply (as the CPU does); others pow.
+  for (double e : {2.0, 3.0, 0.5, -1.5}) {
+    SCOPED_TRACE("exponent " + number(e));
+    Tensor a = random({3, 17}, e == 2.0 || e == 3.0 ? -3.0 : 0.25, 3.0);
+    Tensor b(dt(), {});
+    b.set(0, e);
+    b.upload();
+    Tensor out = output({3, 17});
+    ASSERT_OK(zeroc_rt_k_binary(ZEROC_RT_BINARY_POW, a.cpu(), b.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_binary(ZEROC_RT_BINARY_POW, a.gpu(), b.gpu(), out.gpu()));
+    if (e == 2.0 || e == 3.0)
+      expectSameBits(out, "pow by a scalar 2 or 3");
+    else
+      expectClose(out, tol(), "pow");
+  }
+}
+
+TEST_P(KernelParity, Predicate) {
+  const std::pair<zeroc_rt_predicate_op_t, const char *> ops[] = {
+      {ZEROC_RT_PREDICATE_IS_NAN, "is_nan"},
+      {ZEROC_RT_PREDICATE_IS_INF, "is_inf"},
+      {ZEROC_RT_PREDICATE_IS_POS_INF, "is_pos_inf"},
+      {ZEROC_RT_PREDICATE_IS_NEG_INF, "is_neg_inf"}};
+  for (const auto &[op, name] : ops) {
+    SCOPED_TRACE(name);
+    Tensor x = random({4, 9}, -1e3, 1e3);
+    const double specials[] = {kNaN, kInf, -kInf, 0.0, -0.0, -kNaN, 65504.0, 1e30};
+    for (size_t i = 0; i < sizeof specials / sizeof *specials; ++i)
+      x.set(static_cast<int64_t>(i * 4), specials[i]);
+    x.upload();
+    Tensor out = outputTensor(BOOL, {4, 9});
+    ASSERT_OK(zeroc_rt_k_predicate(op, x.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_predicate(op, x.gpu(), out.gpu()));
+    expectClose(out, kExact, name);
+  }
+}
+
+TEST(KernelParityFixed, PredicateNot) {
+  Rng rng(kSeed);
+  Tensor x = randomInts(BOOL, {5, 7}, rng, 0, 3); // bytes 2 and 3 are true
+  Tensor out = intTensor(BOOL, {5, 7}, std::vector<int64_t>(35, 9));
+  ASSERT_OK(zeroc_rt_k_predicate(ZEROC_RT_PREDICATE_NOT, x.cpu(), out.cpu()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_predicate(ZEROC_RT_PREDICATE_NOT, x.gpu(), out.gpu()));
+  expectClose(out, kExact, "not");
+}
+
+/// Clip bounds: present flags and values (lo > hi, a bound that rounds).
+struct ClipCase {
+  int hasMin;
+  double lo;
+  int hasMax;
+  double hi;
+};
+const ClipCase kClipCases[] = {
+    {1, -0.5, 1, 0.5}, {1, -0.25, 0, 0.0}, {0, 0.0, 1, 0.3}, {0, 0.0, 0, 0.0},
+    {1, 0.7, 1, -0.2}, // lo > hi: hi everywhere
+    {1, 0.1, 1, 0.1},  {1, -1e-8, 1, 1.0 / 3.0}};
+
+/// Inputs with elements exactly at the clip bounds and NaN.
+Tensor clipInput(zeroc_rt_dtype_t dtype, const ClipCase &c, Rng &rng) {
+  Tensor x = randomTensor(dtype, {6, 11}, rng, -1.0, 1.0);
+  x.set(0, kNaN);
+  x.set(1, c.lo);
+  x.set(2, c.hi);
+  x.set(3, kInf);
+  x.set(4, -kInf);
+  x.upload();
+  return x;
+}
+
+TEST_P(KernelParity, Clip) {
+  for (const ClipCase &c : kClipCases) {
+    SCOPED_TRACE("min " + std::to_string(c.hasMin) + " " + number(c.lo) + " max " +
+                 std::to_string(c.hasMax) + " " + number(c.hi));
+    Tensor x = clipInput(dt(), c, rng);
+    Tensor out = output({6, 11});
+    ASSERT_OK(zeroc_rt_k_clip(x.cpu(), c.hasMin, c.lo, c.hasMax, c.hi, out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_clip(x.gpu(), c.hasMin, c.lo, c.hasMax, c.hi, out.gpu()));
+    expectSameBits(out, "clip");
+  }
+}
+
+TEST_P(KernelParity, ClipGrad) {
+  for (const ClipCase &c : kClipCases) {
+    SCOPED_TRACE("min " + std::to_string(c.hasMin) + " " + number(c.lo) + " max " +
+                 std::to_string(c.hasMax) + " " + number(c.hi));
+    Tensor x = clipInput(dt(), c, rng);
+    Tensor gy = random({6, 11});
+    Tensor gx = output({6, 11});
+    ASSERT_OK(zeroc_rt_k_clip_grad(x.cpu(), c.hasMin, c.lo, c.hasMax, c.hi, gy.cpu(), gx.cpu()));
+    ASSERT_GPU_OK(
+        zeroc_rt_cuda_k_clip_grad(x.gpu(), c.hasMin, c.lo, c.hasMax, c.hi, gy.gpu(), gx.gpu()));
+    expectSameBits(gx, "clip_grad");
+  }
+}
+
+TEST(KernelParityFixed, ClipNaNBoundRejected) {
+  Rng rng(kSeed);
+  Tensor x = randomTensor(F32, {3}, rng);
+  Tensor out = outputTensor(F32, {3});
+  zeroc_rt_status_t s = zeroc_rt_cuda_k_clip(x.gpu(), 1, kNaN, 0, 0.0, out.gpu());
+  EXPECT_EQ(zeroc_rt_status_code(s), ZEROC_RT_INVALID_ARGUMENT);
+  zeroc_rt_status_free(s);
+}
+
+//===----------------------------------------------------------------------===//
+// Concat, trilu, gather_grad_padded, pad(_grad), scatter_nd, cumsum
+//===----------------------------------------------------------------------===//
+
+struct ConcatCase {
+  std::vector<Dims> inputs;
+  int64_t axis;
+  Dims out;
+};
+const ConcatCase kConcatCases[] = {
+    {{{2, 3}, {4, 3}}, 0, {6, 3}},
+    {{{2, 3, 4}, {2, 1, 4}, {2, 5, 4}}, 1, {2, 9, 4}},
+    {{{2, 3, 4}, {2, 3, 2}}, -1, {2, 3, 6}},
+    {{{3, 0, 2}, {3, 4, 2}, {3, 0, 2}}, 1, {3, 4, 2}}, // empty inputs
+    {{{5}}, 0, {5}},                                  // one input
+};
+
+void runConcat(zeroc_rt_dtype_t dtype, Rng &rng) {
+  for (const ConcatCase &c : kConcatCases) {
+    SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " axis " + std::to_string(c.axis) +
+                 " -> " + dimsText(c.out));
+    std::vector<Tensor> ins;
+    for (const Dims &d : c.inputs)
+      ins.push_back(isFloat(dtype) ? randomTensor(dtype, d, rng) : randomInts(dtype, d, rng, 0, 1));
+    std::vector<const zeroc_rt_tensor_t *> cpu, gpu;
+    for (const Tensor &t : ins) {
+      cpu.push_back(t.cpu());
+      gpu.push_back(t.gpu());
+    }
+    Tensor out = outputTensor(dtype, c.out);
+    const int32_t n = static_cast<int32_t>(ins.size());
+    ASSERT_OK(zeroc_rt_k_concat(cpu.data(), n, c.axis, out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_concat(gpu.data(), n, c.axis, out.gpu()));
+    expectSameBits(out, "concat");
+  }
+}
+
+TEST_P(KernelParity, Concat) { runConcat(dt(), rng); }
+
+TEST(KernelParityFixed, ConcatOtherDtypesAndErrors) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32, BOOL})
+    runConcat(dtype, rng);
+  // Axis dims that do not sum to out's.
+  Tensor a = randomTensor(F32, {2, 3}, rng), b = randomTensor(F32, {2, 3}, rng);
+  Tensor out = outputTensor(F32, {2, 5});
+  const zeroc_rt_tensor_t *ins[] = {a.gpu(), b.gpu()};
+  zeroc_rt_status_t s = zeroc_rt_cuda_k_concat(ins, 2, 1, out.gpu());
+  EXPECT_EQ(zeroc_rt_status_code(s), ZEROC_RT_SHAPE_MISMATCH);
+  zeroc_rt_status_free(s);
+}
+
+TEST_P(KernelParity, Trilu) {
+  for (const Dims &dims : {Dims{2, 3, 5}, Dims{5, 3}, Dims{1, 2, 4, 4}})
+    for (int upper : {0, 1})
+      for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{-10}, int64_t{10},
+                        std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
+        SCOPED_TRACE(dimsText(dims) + " upper " + std::to_string(upper) + " k " +
+                     std::to_string(k));
+        Tensor in = random(dims);
+        Tensor out = output(dims);
+        ASSERT_OK(zeroc_rt_k_trilu(in.cpu(), upper, k, out.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_trilu(in.gpu(), upper, k, out.gpu()));
+        expectSameBits(out, "trilu");
+      }
+}
+
+TEST_P(KernelParity, GatherGradPadded) {
+  struct Case {
+    Dims data;
+    zeroc_rt_dtype_t indexType;
+    Dims indexDims;
+    std::vector<int64_t> indices;
+    int64_t paddingIdx;
+  };
+  const Case cases[] = {
+      // The padding row 1 is indexed (three times), 7 as 7 and -3.
+      {{10, 4}, I64, {2, 3}, {1, 1, 7, -3, 1, 0}, 1},
+      {{6, 2, 3}, I32, {5}, {0, 5, 5, -1, 2}, 0}, // the padding row is never indexed
+      {{6, 3}, I64, {4}, {5, 5, -1, 2}, 5},       // ... indexed negatively too
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(dimsText(c.data) + " padding_idx " + std::to_string(c.paddingIdx));
+    Dims outDims = c.indexDims;
+    outDims.insert(outDims.end(), c.data.begin() + 1, c.data.end());
+    Tensor gout = random(outDims);
+    Tensor idx = intTensor(c.indexType, c.indexDims, c.indices);
+    Tensor gdata = output(c.data);
+    ASSERT_OK(zeroc_rt_k_gather_grad_padded(gout.cpu(), idx.cpu(), c.paddingIdx, gdata.cpu()));
+    ASSERT_GPU_OK(
+        zeroc_rt_cuda_k_gather_grad_padded(gout.gpu(), idx.gpu(), c.paddingIdx, gdata.gpu()));
+    expectClose(gdata, tol(true), "gather_grad_padded");
+  }
+  // padding_idx must be a row (not normalized): both kernels reject it.
+  for (int64_t bad : {int64_t{-1}, int64_t{10}}) {
+    Tensor gout = random({3, 4});
+    Tensor idx = intTensor(I64, {3}, {0, 1, 2});
+    Tensor gdata = output({10, 4});
+    zeroc_rt_status_t cpu = zeroc_rt_k_gather_grad_padded(gout.cpu(), idx.cpu(), bad, gdata.cpu());
+    zeroc_rt_status_t gpu =
+        zeroc_rt_cuda_k_gather_grad_padded(gout.gpu(), idx.gpu(), bad, gdata.gpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    EXPECT_EQ(zeroc_rt_status_code(gpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    zeroc_rt_status_free(gpu);
+    ASSERT_OK(zc::gpuSynchronize());
+  }
+}
+
+const std::pair<zeroc_rt_pad_mode_t, const char *> kPadModes[] = {
+    {ZEROC_RT_PAD_CONSTANT, "constant"},
+    {ZEROC_RT_PAD_REFLECT, "reflect"},
+    {ZEROC_RT_PAD_EDGE, "edge"},
+    {ZEROC_RT_PAD_WRAP, "wrap"}};
+
+/// An input shape and its pads [b0, ..., e0, ...] (negative ones crop).
+struct PadCase {
+  Dims in;
+  std::vector<int64_t> pads;
+};
+const PadCase kPadCases[] = {
+    {{3, 4}, {1, 2, 2, 0}},
+    {{2, 3, 4}, {0, 7, -1, 1, 9, 2}}, // pads beyond one period, a crop
+    {{1, 5}, {2, -2, 3, 1}},          // a dim of 1 (reflect repeats it)
+    {{4}, {-1, -2}},                  // crops only
+    {{2, 3}, {0, 0, 0, 0}},
+};
+
+Dims paddedDims(const PadCase &c) {
+  Dims out = c.in;
+  const size_t r = c.in.size();
+  for (size_t d = 0; d < r; ++d)
+    out[d] += c.pads[d] + c.pads[d + r];
+  return out;
+}
+
+TEST_P(KernelParity, Pad) {
+  for (const auto &[mode, name] : kPadModes)
+    for (const PadCase &c : kPadCases) {
+      SCOPED_TRACE(std::string(name) + " " + dimsText(c.in) + " pads " + dimsText(c.pads));
+      Tensor in = random(c.in);
+      Tensor out = output(paddedDims(c));
+      ASSERT_OK(zeroc_rt_k_pad(in.cpu(), c.pads.data(), mode, 0.375, out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_pad(in.gpu(), c.pads.data(), mode, 0.375, out.gpu()));
+      expectSameBits(out, std::string("pad ") + name);
+    }
+}
+
+TEST(KernelParityFixed, PadOtherDtypesAndEmpty) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32, U8, BOOL})
+    for (const auto &[mode, name] : kPadModes) {
+      SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " " + name);
+      const PadCase c{{2, 3, 4}, {0, 7, -1, 1, 9, 2}};
+      Tensor in = randomInts(dtype, c.in, rng, 0, 1);
+      Tensor out = intTensor(dtype, paddedDims(c), std::vector<int64_t>(numel(paddedDims(c)), 5));
+      ASSERT_OK(zeroc_rt_k_pad(in.cpu(), c.pads.data(), mode, -3.0, out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_pad(in.gpu(), c.pads.data(), mode, -3.0, out.gpu()));
+      expectSameBits(out, std::string("pad ") + name);
+    }
+  // Constant padding fills an empty dim; the other modes reject it.
+  Tensor in(F32, {0, 3});
+  const std::vector<int64_t> pads{2, 0, 1, 0};
+  Tensor out = outputTensor(F32, {3, 3});
+  ASSERT_OK(zeroc_rt_k_pad(in.cpu(), pads.data(), ZEROC_RT_PAD_CONSTANT, 1.5, out.cpu()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_pad(in.gpu(), pads.data(), ZEROC_RT_PAD_CONSTANT, 1.5, out.gpu()));
+  expectSameBits(out, "pad of an empty dim");
+  zeroc_rt_status_t s = zeroc_rt_cuda_k_pad(in.gpu(), pads.data(), ZEROC_RT_PAD_EDGE, 0.0, out.gpu());
+  EXPECT_EQ(zeroc_rt_status_code(s), ZEROC_RT_INVALID_ARGUMENT);
+  zeroc_rt_status_free(s);
+}
+
+TEST_P(KernelParity, PadGrad) {
+  for (const auto &[mode, name] : kPadModes)
+    for (const PadCase &c : kPadCases) {
+      SCOPED_TRACE(std::string(name) + " " + dimsText(c.in) + " pads " + dimsText(c.pads));
+      Tensor gout = random(paddedDims(c));
+      Tensor gin = output(c.in);
+      ASSERT_OK(zeroc_rt_k_pad_grad(gout.cpu(), c.pads.data(), mode, gin.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_pad_grad(gout.gpu(), c.pads.data(), mode, gin.gpu()));
+      expectClose(gin, tol(true), std::string("pad_grad ") + name);
+    }
+}
+
+/// data shape, indices (dims, values), updates' shape.
+struct ScatterCase {
+  Dims data;
+  zeroc_rt_dtype_t indexType;
+  Dims indexDims;
+  std::vector<int64_t> indices;
+  Dims updates;
+  bool distinct; // no two tuples address one slice
+};
+const ScatterCase kScatterCases[] = {
+    {{5, 3}, I64, {3, 1}, {4, 0, -2}, {3, 3}, true},                  // rows
+    {{4, 3, 2}, I32, {2, 2, 2}, {0, 1, 3, 2, -1, 0, 2, 2}, {2, 2, 2}, true}, // (i, j) slices
+    {{2, 3}, I64, {4, 2}, {0, 0, 1, 2, 0, 1, 1, 0}, {4}, true},        // single elements
+    {{6, 2}, I64, {5, 1}, {1, 3, 1, -5, 1}, {5, 2}, false},            // row 1 four times
+    {{3, 4}, I32, {2, 3, 2}, {0, 0, 2, 3, 0, 0, 1, 1, 2, 3, 0, 0}, {2, 3}, false},
+};
+
+TEST_P(KernelParity, ScatterNd) {
+  for (const ScatterCase &c : kScatterCases)
+    for (zeroc_rt_scatter_reduction_t r :
+         {ZEROC_RT_SCATTER_NONE, ZEROC_RT_SCATTER_ADD, ZEROC_RT_SCATTER_MUL}) {
+      if (r == ZEROC_RT_SCATTER_NONE && !c.distinct)
+        continue; // ScatterNdRepeatedSlices
+      SCOPED_TRACE(dimsText(c.data) + " indices " + dimsText(c.indexDims) + " reduction " +
+                   std::to_string(r));
+      Tensor data = random(c.data, -2.0, 2.0);
+      Tensor idx = intTensor(c.indexType, c.indexDims, c.indices);
+      Tensor upd = random(c.updates, -2.0, 2.0);
+      Tensor out = output(c.data);
+      ASSERT_OK(zeroc_rt_k_scatter_nd(data.cpu(), idx.cpu(), upd.cpu(), r, out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_scatter_nd(data.gpu(), idx.gpu(), upd.gpu(), r, out.gpu()));
+      // Rounded per update: F16/BF16 round through float on the GPU.
+      if (dt() == F32 || dt() == F64 || r == ZEROC_RT_SCATTER_NONE)
+        expectSameBits(out, "scatter_nd");
+      else
+        expectClose(out, tol(), "scatter_nd");
+    }
+}
+
+TEST(KernelParityFixed, ScatterNdIntegersAndBool) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32, U8, BOOL})
+    for (const ScatterCase &c : kScatterCases)
+      for (zeroc_rt_scatter_reduction_t r :
+           {ZEROC_RT_SCATTER_NONE, ZEROC_RT_SCATTER_ADD, ZEROC_RT_SCATTER_MUL}) {
+        if ((r == ZEROC_RT_SCATTER_NONE && !c.distinct) ||
+            (dtype == BOOL && r != ZEROC_RT_SCATTER_NONE))
+          continue;
+        SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " " + dimsText(c.data) +
+                     " reduction " + std::to_string(r));
+        const int64_t hi = dtype == BOOL ? 1 : 200;
+        Tensor data = randomInts(dtype, c.data, rng, 0, hi);
+        Tensor idx = intTensor(c.indexType, c.indexDims, c.indices);
+        Tensor upd = randomInts(dtype, c.updates, rng, 0, hi); // products wrap
+        Tensor out = intTensor(dtype, c.data, std::vector<int64_t>(numel(c.data), 1));
+        ASSERT_OK(zeroc_rt_k_scatter_nd(data.cpu(), idx.cpu(), upd.cpu(), r, out.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_scatter_nd(data.gpu(), idx.gpu(), upd.gpu(), r, out.gpu()));
+        expectSameBits(out, "scatter_nd");
+      }
+}
+
+TEST_P(KernelParity, CumSum) {
+  for (const Dims &dims : {Dims{7}, Dims{3, 9}, Dims{2, 5, 4}})
+    for (int64_t axis = -static_cast<int64_t>(dims.size()); axis < static_cast<int64_t>(dims.size());
+         ++axis)
+      for (int exclusive : {0, 1})
+        for (int reverse : {0, 1}) {
+          SCOPED_TRACE(dimsText(dims) + " axis " + std::to_string(axis) + " exclusive " +
+                       std::to_string(exclusive) + " reverse " + std::to_string(reverse));
+          Tensor in = random(dims);
+          Tensor out = output(dims);
+          ASSERT_OK(zeroc_rt_k_cumsum(in.cpu(), axis, exclusive, reverse, out.cpu()));
+          ASSERT_GPU_OK(zeroc_rt_cuda_k_cumsum(in.gpu(), axis, exclusive, reverse, out.gpu()));
+          // Both sum in double in order; F16/BF16 round through float here.
+          if (dt() == F32 || dt() == F64)
+            expectSameBits(out, "cumsum");
+          else
+            expectClose(out, tol(), "cumsum");
+        }
+}
+
+TEST(KernelParityFixed, CumSumIntegers) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32})
+    for (int exclusive : {0, 1})
+      for (int reverse : {0, 1}) {
+        SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " exclusive " +
+                     std::to_string(exclusive) + " reverse " + std::to_string(reverse));
+        Tensor in = randomInts(dtype, {3, 6}, rng, -1000, 1000);
+        const int64_t hi = dtype == I64 ? std::numeric_limits<int64_t>::max()
+                                        : std::numeric_limits<int32_t>::max();
+        std::memcpy(in.hostData(), &hi, zeroc_rt_dtype_size(dtype)); // wraps
+        in.upload();
+        Tensor out = intTensor(dtype, {3, 6}, std::vector<int64_t>(18, 3));
+        ASSERT_OK(zeroc_rt_k_cumsum(in.cpu(), 1, exclusive, reverse, out.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_cumsum(in.gpu(), 1, exclusive, reverse, out.gpu()));
+        expectSameBits(out, "cumsum");
+      }
+}
+
+//===----------------------------------------------------------------------===//
 // Errors found on the device
 //===----------------------------------------------------------------------===//
 
 /// A kernel's flagged error is reported once, by the next gpuSynchronize.
-void expectFlaggedOnce(const char *what) {
+/// `needle`: what the message says ("out of range" for code 1, "bad data"
+/// for the other codes).
+void expectFlaggedOnce(const char *what, const char *needle = "out of range") {
   zeroc_rt_status_t flagged = zc::gpuSynchronize();
   ASSERT_TRUE(flagged != nullptr) << what << ": gpuSynchronize reported nothing";
   const std::string message = takeMessage(flagged);
-  EXPECT_NE(message.find("out of range"), std::string::npos) << message;
+  EXPECT_NE(message.find(needle), std::string::npos) << message;
   ASSERT_OK(zc::gpuSynchronize());
 }
 
@@ -1229,6 +1778,63 @@ TEST(KernelParityFixed, CrossEntropyLabelOutOfRange) {
   ASSERT_OK(zeroc_rt_cuda_k_softmax_cross_entropy(scores.gpu(), lab.gpu(), ZEROC_RT_LOSS_MEAN,
                                                   0, 0, loss.gpu()));
   expectFlaggedOnce("softmax_cross_entropy");
+}
+
+
+TEST(KernelParityFixed, IntegerDivisionByZeroAndNegativeExponent) {
+  Rng rng(kSeed);
+  for (zeroc_rt_binary_op_t op : {ZEROC_RT_BINARY_DIV, ZEROC_RT_BINARY_POW}) {
+    SCOPED_TRACE(op == ZEROC_RT_BINARY_DIV ? "div" : "pow");
+    Tensor a = randomInts(I64, {2, 3}, rng, 1, 9);
+    Tensor b = intTensor(I64, {3}, {1, op == ZEROC_RT_BINARY_DIV ? 0 : -2, 2});
+    Tensor out = outputTensor(I64, {2, 3});
+    zeroc_rt_status_t cpu = zeroc_rt_k_binary(op, a.cpu(), b.cpu(), out.cpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    ASSERT_OK(zeroc_rt_cuda_k_binary(op, a.gpu(), b.gpu(), out.gpu()));
+    expectFlaggedOnce("integer binary", op == ZEROC_RT_BINARY_DIV ? "division by zero"
+                                                                  : "negative exponent");
+  }
+}
+
+TEST(KernelParityFixed, ScatterNdIndexOutOfRange) {
+  Rng rng(kSeed);
+  for (zeroc_rt_scatter_reduction_t r : {ZEROC_RT_SCATTER_NONE, ZEROC_RT_SCATTER_ADD}) {
+    for (int64_t bad : {int64_t{5}, int64_t{-6}}) {
+      SCOPED_TRACE("reduction " + std::to_string(r) + " index " + std::to_string(bad));
+      Tensor data = randomTensor(F32, {5, 3}, rng);
+      Tensor idx = intTensor(I64, {2, 1}, {1, bad});
+      Tensor upd = randomTensor(F32, {2, 3}, rng);
+      Tensor out = outputTensor(F32, {5, 3});
+      zeroc_rt_status_t cpu = zeroc_rt_k_scatter_nd(data.cpu(), idx.cpu(), upd.cpu(), r, out.cpu());
+      EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+      zeroc_rt_status_free(cpu);
+      ASSERT_OK(zeroc_rt_cuda_k_scatter_nd(data.gpu(), idx.gpu(), upd.gpu(), r, out.gpu()));
+      expectFlaggedOnce("scatter_nd");
+    }
+  }
+}
+
+TEST(KernelParityFixed, ScatterNdRepeatedSlices) {
+  // Reduction none with two tuples on one slice: the CPU kernel rejects it
+  // (ONNX leaves the result undefined); the CUDA kernel flags it.
+  Rng rng(kSeed);
+  for (const ScatterCase &c : kScatterCases) {
+    if (c.distinct)
+      continue;
+    SCOPED_TRACE(dimsText(c.data) + " indices " + dimsText(c.indexDims));
+    Tensor data = randomTensor(F32, c.data, rng);
+    Tensor idx = intTensor(c.indexType, c.indexDims, c.indices);
+    Tensor upd = randomTensor(F32, c.updates, rng);
+    Tensor out = outputTensor(F32, c.data);
+    zeroc_rt_status_t cpu =
+        zeroc_rt_k_scatter_nd(data.cpu(), idx.cpu(), upd.cpu(), ZEROC_RT_SCATTER_NONE, out.cpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    ASSERT_OK(zeroc_rt_cuda_k_scatter_nd(data.gpu(), idx.gpu(), upd.gpu(), ZEROC_RT_SCATTER_NONE,
+                                         out.gpu()));
+    expectFlaggedOnce("scatter_nd", "address one slice");
+  }
 }
 
 } // namespace

@@ -11,7 +11,10 @@
  * memory and so wait for the kernel. Differences from the CPU kernels, all
  * within the documented CUDA tolerances: float sums accumulate in float
  * (double for F64) in a parallel order, not in double in a fixed order;
- * F16/BF16 results of F64 arithmetic round through float.
+ * F16/BF16 results of F64 arithmetic round through float. Integer binary
+ * division by zero, negative integer exponents and scatter_nd's repeated
+ * slices (reduction none) are data-dependent errors as well: flagged by the
+ * kernel, reported at the next synchronization.
  *
  * Only the kernels the CUDA emitter calls are here (lib/Emit/CudaEmitter.cpp
  * lists the same names); an op whose kernel is missing is a compile error.
@@ -30,6 +33,9 @@ typedef const zeroc_rt_tensor_t *zrt_ct;
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_unary(zeroc_rt_unary_op_t op, zrt_ct in, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_unary_grad(zeroc_rt_unary_op_t op, zrt_ct x, zrt_ct y, zrt_ct grad_out, zrt_ct grad_in);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_binary(zeroc_rt_binary_op_t op, zrt_ct a, zrt_ct b, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_predicate(zeroc_rt_predicate_op_t op, zrt_ct in, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_clip(zrt_ct in, int has_min, double min_value, int has_max, double max_value, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_clip_grad(zrt_ct x, int has_min, double min_value, int has_max, double max_value, zrt_ct grad_out, zrt_ct grad_in);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_where(zrt_ct cond, zrt_ct a, zrt_ct b, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_cast(zrt_ct in, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_broadcast(zrt_ct in, zrt_ct out);
@@ -51,6 +57,13 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out,
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_transpose(zrt_ct in, const int64_t *perm, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_slice(zrt_ct in, const int64_t *starts, const int64_t *steps, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_slice_grad(zrt_ct grad_out, const int64_t *starts, const int64_t *steps, zrt_ct grad_in);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad_padded(zrt_ct grad_out, zrt_ct indices, int64_t padding_idx, zrt_ct grad_data);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_concat(const zeroc_rt_tensor_t *const *inputs, int32_t n, int64_t axis, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_trilu(zrt_ct in, int upper, int64_t k, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_pad(zrt_ct in, const int64_t *pads, zeroc_rt_pad_mode_t mode, double value, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_pad_grad(zrt_ct grad_out, const int64_t *pads, zeroc_rt_pad_mode_t mode, zrt_ct grad_in);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_scatter_nd(zrt_ct data, zrt_ct indices, zrt_ct updates, zeroc_rt_scatter_reduction_t reduction, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_cumsum(zrt_ct in, int64_t axis, int exclusive, int reverse, zrt_ct out);
 
 /* The engine's element kernels and the optimizer step's (flat arrays). */
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_accumulate(zeroc_rt_dtype_t dtype, const void *x, void *acc, int64_t n);

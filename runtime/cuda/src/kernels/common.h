@@ -111,7 +111,32 @@ ZRT_DEV void flagError(unsigned *word, unsigned code, int32_t op) {
 #endif
 }
 
+/// Atomically adds 1 to *word; returns the value before.
+ZRT_DEV unsigned atomicIncrement(unsigned *word) {
+#if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__)
+  return ::atomicAdd(word, 1u);
+#else
+  return (*word)++;
+#endif
+}
+
+/// The codes of kernelErrorWord (gpu_common.cc's kernelErrorText names 1;
+/// the others read "a kernel found bad data (code N)").
 constexpr unsigned kIndexOutOfRange = 1;
+constexpr unsigned kDivisionByZero = 2;   ///< integer binary div by 0
+constexpr unsigned kNegativeExponent = 3; ///< integer binary pow, b < 0
+constexpr unsigned kRepeatedIndex = 4;    ///< scatter_nd none: two tuples, one slice
+
+/// Calls fn(U{}) for the unsigned integer type U of `size` bytes (8, 4, 2,
+/// else 1): kernels that only move elements.
+template <typename Fn> zeroc_rt_status_t bySize(size_t size, Fn &&fn) {
+  switch (size) {
+  case 8: return fn(uint64_t{});
+  case 4: return fn(uint32_t{});
+  case 2: return fn(uint16_t{});
+  default: return fn(uint8_t{});
+  }
+}
 
 } // namespace zeroc_rt::cuda
 

@@ -1,12 +1,15 @@
-//===- kernels/movement.cu - Transpose, slice, gather and their grads -----===//
+//===- kernels/movement.cu - Transpose, slice, gather, concat, trilu ------===//
 //
 // One thread per output element; the element's input offset from its
-// index through per-dim strides (passed by value).
+// index through per-dim strides (passed by value). concat scatters each
+// input into its place in out (one launch per input); gather_grad_padded is
+// gather_grad along axis 0 and then a zeroed row, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kernels/common.h"
 
+#include <string>
 #include <type_traits>
 
 namespace zeroc_rt::cuda {
@@ -47,16 +50,6 @@ void rowMajorStrides(const zeroc_rt_tensor_t &t, int64_t *s) {
   for (int d = t.rank - 1; d >= 0; --d) {
     s[d] = stride;
     stride *= t.dims[d];
-  }
-}
-
-template <typename Fn>
-zeroc_rt_status_t bySize(size_t size, Fn &&fn) {
-  switch (size) {
-  case 8: return fn(uint64_t{});
-  case 4: return fn(uint32_t{});
-  case 2: return fn(uint16_t{});
-  default: return fn(uint8_t{});
   }
 }
 
@@ -179,6 +172,18 @@ zeroc_rt_status_t gatherShape(const char *k, const char *tableName,
   return nullptr;
 }
 
+/// trilu: element i of (batch, rows, cols) is kept when col - row is >= k
+/// (upper) or <= k (lower), else zero; k is clamped to [-rows-1, cols+1].
+template <typename U>
+ZRT_GLOBAL void triluKernel(const U *in, U *out, int64_t rows, int64_t cols, int upper,
+                            int64_t k, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    const int64_t c = i % cols, r = (i / cols) % rows;
+    const bool keep = upper ? c - r >= k : c - r <= k;
+    out[i] = keep ? in[i] : U{};
+  }
+}
+
 } // namespace
 } // namespace zeroc_rt::cuda
 
@@ -296,6 +301,105 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, i
       return ZRT_LAUNCH(k, roundKernel<S>, blocksFor(total), kBlock,
                         static_cast<const float *>(acc), static_cast<S *>(grad_data->data), total);
     return nullptr;
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad_padded(zrt_ct grad_out, zrt_ct indices,
+                                                     int64_t padding_idx, zrt_ct grad_data) {
+  using namespace zeroc_rt::kernels;
+  // As the CPU kernel: gather_grad's checks and result first, then the row.
+  ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_cuda_k_gather_grad(grad_out, indices, 0, grad_data));
+  if (grad_data->rank < 1 || padding_idx < 0 || padding_idx >= grad_data->dims[0])
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "gather_grad_padded: padding_idx %lld is not a row of grad_data",
+                          static_cast<long long>(padding_idx));
+  const size_t row = static_cast<size_t>(product(grad_data->dims, 1, grad_data->rank)) *
+                     zeroc_rt_dtype_size(grad_data->dtype);
+  if (!row)
+    return nullptr;
+  return gpuZero(static_cast<char *>(grad_data->data) + static_cast<size_t>(padding_idx) * row,
+                 row);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_concat(const zeroc_rt_tensor_t *const *inputs, int32_t n,
+                                         int64_t axis, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "concat";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  if (n < 1)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: needs at least one input, got %d", k,
+                          static_cast<int>(n));
+  if (!inputs)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: inputs is NULL", k);
+  if (out->rank == 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: out must have rank >= 1", k);
+  int ax = 0;
+  ZEROC_RT_RETURN_IF_ERROR(normalizeAxis(k, axis, out->rank, &ax));
+  int64_t total = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string name = "inputs[" + std::to_string(i) + "]";
+    const zeroc_rt_tensor_t *in = inputs[i];
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, name.c_str(), in));
+    ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, name.c_str(), *in, "out", *out));
+    bool ok = in->rank == out->rank;
+    for (int d = 0; ok && d < out->rank; ++d)
+      ok = d == ax || in->dims[d] == out->dims[d];
+    if (!ok)
+      return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                            "%s: %s %s must match out %s except on axis %d", k, name.c_str(),
+                            describe(*in).c_str(), describe(*out).c_str(), ax);
+    if (in->dims[ax] > out->dims[ax] - total) {
+      total = -1; // more than out holds (tested this way to avoid overflow)
+      break;
+    }
+    total += in->dims[ax];
+  }
+  if (total != out->dims[ax])
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "%s: the inputs' axis-%d dims sum to %s but out %s has %lld", k, ax,
+                          total < 0 ? "more" : std::to_string(total).c_str(),
+                          describe(*out).c_str(), static_cast<long long>(out->dims[ax]));
+  // Input i, viewed as (outer, dims[ax] * inner), lands at column offset *
+  // inner of out viewed as (outer, out.dims[ax] * inner).
+  const int64_t outer = product(out->dims, 0, ax), inner = product(out->dims, ax + 1, out->rank);
+  int64_t offset = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    const zeroc_rt_tensor_t &in = *inputs[i];
+    Map m;
+    m.rank = 2;
+    m.dims[0] = outer;
+    m.dims[1] = in.dims[ax] * inner;
+    m.stride[0] = out->dims[ax] * inner;
+    m.stride[1] = 1;
+    m.base = offset * inner;
+    offset += in.dims[ax];
+    const int64_t count = m.dims[0] * m.dims[1];
+    if (count)
+      ZEROC_RT_RETURN_IF_ERROR(launchMap(k, in, *out, m, true, count));
+  }
+  return nullptr;
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_trilu(zrt_ct in, int upper, int64_t k_diag, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "trilu";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "in", in));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  if (in->rank < 2)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: in %s must have rank >= 2", k,
+                          describe(*in).c_str());
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "in", *in));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "out", *out, "in", *in));
+  const int64_t rows = in->dims[in->rank - 2], cols = in->dims[in->rank - 1];
+  const int64_t n = numElements(*out);
+  if (!n)
+    return nullptr;
+  // Clamping k to [-rows-1, cols+1] keeps col - row vs k exact and in range.
+  const int64_t kc = k_diag < -rows - 1 ? -rows - 1 : (k_diag > cols + 1 ? cols + 1 : k_diag);
+  return bySize(zeroc_rt_dtype_size(out->dtype), [&](auto u) {
+    using U = decltype(u);
+    return ZRT_LAUNCH(k, triluKernel<U>, blocksFor(n), kBlock, static_cast<const U *>(in->data),
+                      static_cast<U *>(out->data), rows, cols, upper ? 1 : 0, kc, n);
   });
 }
 
