@@ -41,7 +41,9 @@ public:
         "transpose", "slice", "slice_grad", "zero", "cast",
         "sum_squares", "has_inf_or_nan", "clip_grad_norm",
         "gather_grad_padded", "concat", "trilu", "pad", "pad_grad",
-        "scatter_nd", "predicate", "clip", "clip_grad", "cumsum"};
+        "scatter_nd", "predicate", "clip", "clip_grad", "cumsum", "conv",
+        "conv_grad_input", "conv_grad_weight", "pool", "pool_grad",
+        "batch_norm", "batch_norm_grad"};
     return kernels.contains(kernel);
   }
   std::string loadArenaScalar(StringRef cxxType, StringRef ptr,

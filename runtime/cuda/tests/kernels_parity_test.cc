@@ -1837,6 +1837,241 @@ TEST(KernelParityFixed, ScatterNdRepeatedSlices) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Conv, pool, batch norm
+//===----------------------------------------------------------------------===//
+
+/// A conv or pool window: 1-D or 2-D kernel, strides, dilations, pads.
+struct WindowCase {
+  Dims x;        // (N, C, spatial...)
+  Dims kernel;   // spatial kernel dims
+  Dims strides, dilations, padsBegin, padsEnd;
+  int ceilMode;
+};
+
+zeroc_rt_window_t windowOf(const WindowCase &c) {
+  zeroc_rt_window_t w{};
+  w.spatial_rank = static_cast<int32_t>(c.kernel.size());
+  w.ceil_mode = c.ceilMode;
+  for (size_t i = 0; i < c.kernel.size(); ++i) {
+    w.kernel[i] = c.kernel[i];
+    w.strides[i] = c.strides[i];
+    w.dilations[i] = c.dilations[i];
+    w.pads_begin[i] = c.padsBegin[i];
+    w.pads_end[i] = c.padsEnd[i];
+  }
+  return w;
+}
+
+/// The output spatial dims (ONNX's rule, kernels.h).
+Dims windowOutDims(const WindowCase &c) {
+  Dims out;
+  for (size_t i = 0; i < c.kernel.size(); ++i) {
+    const int64_t span = c.x[2 + i] + c.padsBegin[i] + c.padsEnd[i] -
+                         ((c.kernel[i] - 1) * c.dilations[i] + 1);
+    out.push_back((c.ceilMode ? (span + c.strides[i] - 1) / c.strides[i] : span / c.strides[i]) +
+                  1);
+  }
+  return out;
+}
+
+std::string windowText(const WindowCase &c) {
+  return "x " + dimsText(c.x) + " k " + dimsText(c.kernel) + " s " + dimsText(c.strides) +
+         " d " + dimsText(c.dilations) + " pads " + dimsText(c.padsBegin) + "/" +
+         dimsText(c.padsEnd) + (c.ceilMode ? " ceil" : "");
+}
+
+/// Conv cases: the window (kernel = w's spatial dims) and group; M output channels.
+struct ConvCase {
+  WindowCase win;
+  int64_t group, m;
+};
+const ConvCase kConvCases[] = {
+    {{{2, 3, 9}, {3}, {1}, {1}, {0}, {0}, 0}, 1, 4},               // 1-D plain
+    {{{2, 4, 11}, {3}, {2}, {2}, {2}, {1}, 0}, 2, 6},              // 1-D stride, dilation, pads, groups
+    {{{2, 3, 7, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 0}, 1, 5}, // 2-D same padding
+    {{{1, 4, 9, 8}, {3, 2}, {2, 3}, {1, 2}, {1, 0}, {2, 1}, 0}, 2, 4}, // 2-D asymmetric
+    {{{2, 6, 5, 5}, {3, 3}, {1, 2}, {2, 1}, {2, 1}, {0, 1}, 0}, 6, 6}, // depthwise
+    {{{2, 3, 8, 8}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 0}, 1, 4}, // 1x1 stride 2
+};
+
+Dims convOutDims(const ConvCase &c) {
+  Dims out{c.win.x[0], c.m};
+  for (int64_t d : windowOutDims(c.win))
+    out.push_back(d);
+  return out;
+}
+Dims convWeightDims(const ConvCase &c) {
+  Dims w{c.m, c.win.x[1] / c.group};
+  for (int64_t k : c.win.kernel)
+    w.push_back(k);
+  return w;
+}
+
+TEST_P(KernelParity, Conv) {
+  for (const ConvCase &c : kConvCases)
+    for (bool withBias : {true, false}) {
+      SCOPED_TRACE(windowText(c.win) + " group " + std::to_string(c.group) +
+                   (withBias ? " bias" : " no bias"));
+      const zeroc_rt_window_t window = windowOf(c.win);
+      Tensor x = random(c.win.x), w = random(convWeightDims(c)), bias = random({c.m});
+      Tensor y = output(convOutDims(c));
+      ASSERT_OK(zeroc_rt_k_conv(x.cpu(), w.cpu(), withBias ? bias.cpu() : nullptr, &window,
+                                c.group, y.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_conv(x.gpu(), w.gpu(), withBias ? bias.gpu() : nullptr,
+                                         &window, c.group, y.gpu()));
+      expectClose(y, tol(true), "conv");
+    }
+}
+
+TEST_P(KernelParity, ConvGradInput) {
+  for (const ConvCase &c : kConvCases) {
+    SCOPED_TRACE(windowText(c.win) + " group " + std::to_string(c.group));
+    const zeroc_rt_window_t window = windowOf(c.win);
+    Tensor w = random(convWeightDims(c)), gy = random(convOutDims(c));
+    Tensor gx = output(c.win.x);
+    ASSERT_OK(zeroc_rt_k_conv_grad_input(w.cpu(), gy.cpu(), &window, c.group, gx.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_conv_grad_input(w.gpu(), gy.gpu(), &window, c.group, gx.gpu()));
+    expectClose(gx, tol(true), "conv_grad_input");
+  }
+}
+
+TEST_P(KernelParity, ConvGradWeight) {
+  for (const ConvCase &c : kConvCases) {
+    SCOPED_TRACE(windowText(c.win) + " group " + std::to_string(c.group));
+    const zeroc_rt_window_t window = windowOf(c.win);
+    Tensor x = random(c.win.x), gy = random(convOutDims(c));
+    Tensor gw = output(convWeightDims(c));
+    ASSERT_OK(zeroc_rt_k_conv_grad_weight(x.cpu(), gy.cpu(), &window, c.group, gw.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_conv_grad_weight(x.gpu(), gy.gpu(), &window, c.group, gw.gpu()));
+    expectClose(gw, tol(true), "conv_grad_weight");
+  }
+}
+
+TEST_P(KernelParity, ConvRejectsCeilMode) {
+  ConvCase c = kConvCases[0];
+  c.win.ceilMode = 1;
+  const zeroc_rt_window_t window = windowOf(c.win);
+  Tensor x = random(c.win.x), w = random(convWeightDims(c));
+  Tensor y = output(convOutDims(c));
+  zeroc_rt_status_t s = zeroc_rt_cuda_k_conv(x.gpu(), w.gpu(), nullptr, &window, 1, y.gpu());
+  ASSERT_TRUE(s != nullptr);
+  EXPECT_EQ(zeroc_rt_status_code(s), ZEROC_RT_INVALID_ARGUMENT);
+  zeroc_rt_status_free(s);
+}
+
+/// Pool windows (pads smaller than the dilated kernel).
+const WindowCase kPoolCases[] = {
+    {{2, 3, 10}, {3}, {2}, {1}, {1}, {1}, 0},                 // 1-D
+    {{2, 3, 10}, {2}, {3}, {2}, {1}, {0}, 1},                 // 1-D dilated, ceil_mode
+    {{2, 3, 7, 8}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 0}, // 2-D plain
+    {{2, 2, 9, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 0}, // resnet's max pool
+    {{1, 3, 8, 9}, {3, 2}, {2, 3}, {2, 1}, {2, 1}, {1, 0}, 1}, // ceil, dilation, asymmetric
+    {{2, 2, 5, 5}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, 1}, // ceil: a window of padding edges
+};
+
+Dims poolOutDims(const WindowCase &c) {
+  Dims out{c.x[0], c.x[1]};
+  for (int64_t d : windowOutDims(c))
+    out.push_back(d);
+  return out;
+}
+
+const std::pair<zeroc_rt_pool_kind_t, const char *> kPoolKinds[] = {
+    {ZEROC_RT_POOL_MAX, "max"}, {ZEROC_RT_POOL_AVG, "avg"}};
+
+/// x with ties (values on a coarse grid) so that the first maximum matters.
+Tensor poolInput(zeroc_rt_dtype_t dtype, const Dims &dims, Rng &rng) {
+  Tensor x(dtype, dims);
+  std::uniform_int_distribution<int> dist(-4, 4);
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.set(i, 0.25 * dist(rng));
+  x.upload();
+  return x;
+}
+
+TEST_P(KernelParity, Pool) {
+  for (const auto &[kind, name] : kPoolKinds)
+    for (const WindowCase &c : kPoolCases)
+      for (int includePad : {0, 1}) {
+        SCOPED_TRACE(std::string(name) + " " + windowText(c) +
+                     (includePad ? " count_include_pad" : ""));
+        const zeroc_rt_window_t window = windowOf(c);
+        Tensor x = kind == ZEROC_RT_POOL_MAX ? poolInput(dt(), c.x, rng) : random(c.x);
+        Tensor y = output(poolOutDims(c));
+        ASSERT_OK(zeroc_rt_k_pool(kind, x.cpu(), &window, includePad, y.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_pool(kind, x.gpu(), &window, includePad, y.gpu()));
+        expectClose(y, tol(kind == ZEROC_RT_POOL_AVG), std::string("pool ") + name);
+      }
+}
+
+TEST_P(KernelParity, PoolMaxPropagatesNaN) {
+  const WindowCase c = kPoolCases[3];
+  const zeroc_rt_window_t window = windowOf(c);
+  Tensor x = random(c.x);
+  x.set(5, kNaN);
+  x.set(40, kNaN);
+  x.upload();
+  Tensor y = output(poolOutDims(c));
+  ASSERT_OK(zeroc_rt_k_pool(ZEROC_RT_POOL_MAX, x.cpu(), &window, 0, y.cpu()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_pool(ZEROC_RT_POOL_MAX, x.gpu(), &window, 0, y.gpu()));
+  expectSameBits(y, "pool max with NaN");
+}
+
+TEST_P(KernelParity, PoolGrad) {
+  for (const auto &[kind, name] : kPoolKinds)
+    for (const WindowCase &c : kPoolCases)
+      for (int includePad : {0, 1}) {
+        SCOPED_TRACE(std::string(name) + " " + windowText(c) +
+                     (includePad ? " count_include_pad" : ""));
+        const zeroc_rt_window_t window = windowOf(c);
+        const bool isMax = kind == ZEROC_RT_POOL_MAX;
+        Tensor x = poolInput(dt(), c.x, rng); // ties: the first maximum wins
+        Tensor gy = random(poolOutDims(c));
+        Tensor gx = output(c.x);
+        ASSERT_OK(zeroc_rt_k_pool_grad(kind, isMax ? x.cpu() : nullptr, gy.cpu(), &window,
+                                       includePad, gx.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_pool_grad(kind, isMax ? x.gpu() : nullptr, gy.gpu(),
+                                                &window, includePad, gx.gpu()));
+        expectClose(gx, tol(true), std::string("pool_grad ") + name);
+      }
+}
+
+const Dims kBatchNormShapes[] = {{4, 3}, {2, 3, 7}, {3, 4, 5, 6}};
+
+TEST_P(KernelParity, BatchNorm) {
+  for (const Dims &dims : kBatchNormShapes) {
+    SCOPED_TRACE(dimsText(dims));
+    const Dims params{dims[1]};
+    Tensor x = random(dims, 1.0, 3.0); // a mean far from 0
+    Tensor scale = random(params, 0.5, 1.5), bias = random(params);
+    Tensor y = output(dims);
+    const double eps = 1e-5;
+    ASSERT_OK(zeroc_rt_k_batch_norm(x.cpu(), scale.cpu(), bias.cpu(), eps, y.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_batch_norm(x.gpu(), scale.gpu(), bias.gpu(), eps, y.gpu()));
+    expectClose(y, tol(true), "batch_norm");
+  }
+}
+
+TEST_P(KernelParity, BatchNormGrad) {
+  for (const Dims &dims : kBatchNormShapes) {
+    SCOPED_TRACE(dimsText(dims));
+    const Dims params{dims[1]};
+    Tensor x = random(dims, 1.0, 3.0);
+    Tensor scale = random(params, 0.5, 1.5), gy = random(dims);
+    Tensor gx = output(dims), gscale = output(params), gbias = output(params);
+    const double eps = 1e-5;
+    ASSERT_OK(zeroc_rt_k_batch_norm_grad(x.cpu(), scale.cpu(), eps, gy.cpu(), gx.cpu(),
+                                         gscale.cpu(), gbias.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_batch_norm_grad(x.gpu(), scale.gpu(), eps, gy.gpu(), gx.gpu(),
+                                                  gscale.gpu(), gbias.gpu()));
+    expectClose(gx, tol(true), "batch_norm_grad grad_x");
+    expectClose(gscale, tol(true), "batch_norm_grad grad_scale");
+    expectClose(gbias, tol(true), "batch_norm_grad grad_bias");
+  }
+}
+
+
 } // namespace
 
 /// With no GPU, exit 77 (ctest's SKIP_RETURN_CODE) after one line; else

@@ -64,6 +64,13 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_pad(zrt_ct in, const int64_t
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_pad_grad(zrt_ct grad_out, const int64_t *pads, zeroc_rt_pad_mode_t mode, zrt_ct grad_in);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_scatter_nd(zrt_ct data, zrt_ct indices, zrt_ct updates, zeroc_rt_scatter_reduction_t reduction, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_cumsum(zrt_ct in, int64_t axis, int exclusive, int reverse, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_conv(zrt_ct x, zrt_ct w, zrt_ct bias, const zeroc_rt_window_t *window, int64_t group, zrt_ct y);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_conv_grad_input(zrt_ct w, zrt_ct grad_y, const zeroc_rt_window_t *window, int64_t group, zrt_ct grad_x);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_conv_grad_weight(zrt_ct x, zrt_ct grad_y, const zeroc_rt_window_t *window, int64_t group, zrt_ct grad_w);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_pool(zeroc_rt_pool_kind_t kind, zrt_ct x, const zeroc_rt_window_t *window, int count_include_pad, zrt_ct y);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_pool_grad(zeroc_rt_pool_kind_t kind, zrt_ct x, zrt_ct grad_y, const zeroc_rt_window_t *window, int count_include_pad, zrt_ct grad_x);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_batch_norm(zrt_ct x, zrt_ct scale, zrt_ct bias, double epsilon, zrt_ct y);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_batch_norm_grad(zrt_ct x, zrt_ct scale, double epsilon, zrt_ct grad_y, zrt_ct grad_x, zrt_ct grad_scale, zrt_ct grad_bias);
 
 /* The engine's element kernels and the optimizer step's (flat arrays). */
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_accumulate(zeroc_rt_dtype_t dtype, const void *x, void *acc, int64_t n);
