@@ -277,6 +277,45 @@ zeroc_rt_status_t dispatchLabels(const char *k, zeroc_rt_dtype_t dtype, Fn &&fn)
   return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: labels must be i64 or i32", k);
 }
 
+/// Layer norm's rows (the elements before `axis`) and columns (from it),
+/// with scale (and bias, when given) of x's dims from the axis.
+zeroc_rt_status_t layerNormShape(const char *k, const zeroc_rt_tensor_t *x,
+                                 const zeroc_rt_tensor_t *scale, const zeroc_rt_tensor_t *bias,
+                                 int64_t axis, int64_t *rows, int64_t *cols) {
+  using namespace zeroc_rt::kernels;
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "x", x));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scale", scale));
+  int a = 0;
+  ZEROC_RT_RETURN_IF_ERROR(axisOf(k, axis, x->rank, &a));
+  *cols = product(x->dims, a, x->rank);
+  *rows = product(x->dims, 0, a);
+  if (numElements(*scale) != *cols || (bias && numElements(*bias) != *cols))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "%s: scale %s (or bias) is not x's dims from axis %d of %s", k,
+                          describe(*scale).c_str(), a, describe(*x).c_str());
+  return nullptr;
+}
+
+/// Softmax cross-entropy's scores (N, C, d...) and labels (N, d...): the
+/// classes C, the trailing elements d and the samples N * d.
+zeroc_rt_status_t crossEntropyShape(const char *k, const zeroc_rt_tensor_t *scores,
+                                    const zeroc_rt_tensor_t *labels, int64_t *classes,
+                                    int64_t *inner, int64_t *samples) {
+  using namespace zeroc_rt::kernels;
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scores", scores));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "labels", labels));
+  if (scores->rank < 2)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: scores %s has no class dim", k,
+                          describe(*scores).c_str());
+  *classes = scores->dims[1];
+  *inner = product(scores->dims, 2, scores->rank);
+  *samples = numElements(*labels);
+  if (*samples * *classes != numElements(*scores))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: labels %s do not match scores %s", k,
+                          describe(*labels).c_str(), describe(*scores).c_str());
+  return nullptr;
+}
+
 } // namespace
 } // namespace zeroc_rt::cuda
 
@@ -324,17 +363,10 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm(zrt_ct x, zrt_ct scale, zrt_ct bias
                                              int64_t axis, double epsilon, zrt_ct y) {
   using namespace zeroc_rt::kernels;
   const char *k = "layer_norm";
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "x", x));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scale", scale));
+  int64_t rows = 0, cols = 0;
+  ZEROC_RT_RETURN_IF_ERROR(layerNormShape(k, x, scale, bias, axis, &rows, &cols));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "y", y));
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "y", *y, "x", *x));
-  int a = 0;
-  ZEROC_RT_RETURN_IF_ERROR(axisOf(k, axis, x->rank, &a));
-  const int64_t cols = product(x->dims, a, x->rank), rows = product(x->dims, 0, a);
-  if (numElements(*scale) != cols || (bias && numElements(*bias) != cols))
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
-                          "layer_norm: scale %s (or bias) is not x's dims from axis %d of %s",
-                          describe(*scale).c_str(), a, describe(*x).c_str());
   return dispatchFloat(k, x->dtype, [&](auto s) {
     using S = decltype(s);
     return ZRT_LAUNCH(k, layerNormKernel<S>, rowBlocks(rows), kBlock,
@@ -351,13 +383,10 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_
                                                   zrt_ct grad_bias) {
   using namespace zeroc_rt::kernels;
   const char *k = "layer_norm_grad";
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "x", x));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scale", scale));
+  int64_t rows = 0, cols = 0;
+  ZEROC_RT_RETURN_IF_ERROR(layerNormShape(k, x, scale, nullptr, axis, &rows, &cols));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_y", grad_y));
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_y", *grad_y, "x", *x));
-  int a = 0;
-  ZEROC_RT_RETURN_IF_ERROR(axisOf(k, axis, x->rank, &a));
-  const int64_t cols = product(x->dims, a, x->rank), rows = product(x->dims, 0, a);
   void *scratch = nullptr; // each row's mean and 1/std in the compute type
   ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(rows) * 2 * sizeof(double), &scratch));
   return dispatchFloat(k, x->dtype, [&](auto s) -> zeroc_rt_status_t {
@@ -388,18 +417,9 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct la
                                                         zrt_ct out) {
   using namespace zeroc_rt::kernels;
   const char *k = "softmax_cross_entropy";
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scores", scores));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "labels", labels));
+  int64_t classes = 0, inner = 0, samples = 0;
+  ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
-  if (scores->rank < 2)
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: scores %s has no class dim", k,
-                          describe(*scores).c_str());
-  const int64_t classes = scores->dims[1];
-  const int64_t inner = product(scores->dims, 2, scores->rank);
-  const int64_t samples = numElements(*labels);
-  if (samples * classes != numElements(*scores))
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: labels %s do not match scores %s", k,
-                          describe(*labels).c_str(), describe(*scores).c_str());
   double *acc = deviceScalars();
   ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 2 * sizeof(double)));
   void *scratch = nullptr; // the per-sample losses, in the compute type
@@ -435,17 +455,11 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(
     int64_t ignore_index, zrt_ct grad_out, zrt_ct grad_scores) {
   using namespace zeroc_rt::kernels;
   const char *k = "softmax_cross_entropy_grad";
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "scores", scores));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "labels", labels));
+  int64_t classes = 0, inner = 0, samples = 0;
+  ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_scores", grad_scores));
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_scores", *grad_scores, "scores", *scores));
-  if (scores->rank < 2)
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: scores %s has no class dim", k,
-                          describe(*scores).c_str());
-  const int64_t classes = scores->dims[1];
-  const int64_t inner = product(scores->dims, 2, scores->rank);
-  const int64_t samples = numElements(*labels);
   double *acc = deviceScalars();
   ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 2 * sizeof(double)));
   return dispatchFloat(k, scores->dtype, [&](auto s) {
