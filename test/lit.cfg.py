@@ -19,6 +19,10 @@ config.substitutions.append(("%models", config.zeroc_models_dir))
 # Debian's interpreter, which has torch and onnx (lit's own %python is the
 # one running lit).
 config.substitutions.append(("%system-python", config.zeroc_python))
+# mpirun with a private session directory, so that tests running at once do
+# not race on Open MPI's shared one (see test/mpirun-isolated).
+config.substitutions.append(
+    ("%mpirun", "sh " + os.path.join(config.test_source_root, "mpirun-isolated")))
 config.substitutions.append(
     ("%expect-exit", config.zeroc_python + " " +
      os.path.join(config.test_source_root, "expect_exit.py")))

@@ -41,6 +41,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from mpirun_isolated import MPIRUN
+
 MB, GAS, WORLD, SAMPLES, CLASSES = 4, 2, 2, 24, 5
 LR, WD = 1e-2, 0.01
 
@@ -151,16 +153,14 @@ def main():
                    "optimizer": {"type": "AdamW",
                                  "params": {"lr": LR, "weight_decay": WD}}}, f)
     ref_losses, ref_params, ref_buffers = torch_train(module, data, args.steps)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
-               OMP_NUM_THREADS="1")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     passed = failed = 0
     for stage in [int(s) for s in args.stages.split(",")]:
         out = os.path.join(args.work, "s%d" % stage)
         try:
             run([args.zeroc, "compile", onnx_path, "-o", out, "--stage",
                  str(stage), "--world-size", str(WORLD), "--config", cfg])
-            run(["mpirun", "-np", str(WORLD), "--oversubscribe", "--bind-to",
+            run(MPIRUN + ["-np", str(WORLD), "--oversubscribe", "--bind-to",
                  "none", os.path.join(out, "train"), "--data", ddir, "--steps",
                  str(args.steps), "--log-jsonl", out + "/log.jsonl",
                  "--save-params", out + "/params", "--quiet"], env=env)

@@ -24,6 +24,8 @@ import sys
 
 import numpy as np
 
+from mpirun_isolated import MPIRUN
+
 # (model, stage, world size, ds_config): every stage on 2 ranks for the
 # example models, 1 rank, the 16-bit and accumulation paths, and three of
 # the Hugging Face suite's models.
@@ -61,7 +63,7 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--rtol", type=float, default=1e-5)
     args = ap.parse_args()
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = dict(os.environ)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     ref = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "reference",
@@ -95,7 +97,7 @@ def main():
                 why = "%s compile failed: %s" % (target, r.stdout.strip().splitlines()[-1:])
                 break
             log = os.path.join(out, "log.jsonl")
-            r = run(["mpirun", "-np", str(world), "--oversubscribe", "--bind-to", "none",
+            r = run(MPIRUN + ["-np", str(world), "--oversubscribe", "--bind-to", "none",
                      os.path.join(out, "train"), "--data", data, "--steps", str(args.steps),
                      "--log-jsonl", log, "--save-params", os.path.join(out, "params"),
                      "--quiet"], env)

@@ -34,14 +34,15 @@ import shutil
 import subprocess
 import sys
 
+from mpirun_isolated import MPIRUN
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUITE = os.path.join(HERE, "..", "models", "hf")
 
 
 def mpi_env():
     env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     return env
 
 
@@ -90,7 +91,7 @@ def run_one(args, arch, variant, expect, stage, w):
     log = work + ".log.jsonl"
     buffers = ref.get("buffers_by_world", {}).get(str(w))
     save = ["--save-params", work + ".params"] if buffers else []
-    t = subprocess.run(["mpirun", "-np", str(w), "--oversubscribe",
+    t = subprocess.run(MPIRUN + ["-np", str(w), "--oversubscribe",
                         "--bind-to", "none", os.path.join(work, "train"),
                         "--data", os.path.join(adir, "data-" + tag),
                         "--steps", str(ref["steps"]), "--log-jsonl", log,

@@ -28,6 +28,8 @@ import time
 
 import numpy as np
 
+from mpirun_isolated import MPIRUN
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "..", "..", "tools", "reference",
                          "onnx_torch_train.py")
@@ -49,8 +51,7 @@ def read_jsonl(path):
 
 def mpi_env():
     env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     return env
 
 
@@ -208,7 +209,7 @@ def main():
                         cmd += ["--config", args.config]
                     run(cmd)
                     t1 = time.time()
-                    run(["mpirun", "-np", str(w), "--oversubscribe", "--bind-to", "none",
+                    run(MPIRUN + ["-np", str(w), "--oversubscribe", "--bind-to", "none",
                          os.path.join(out, "train"), "--data", data, "--steps",
                          str(args.steps), "--log-jsonl", out + "/log.jsonl",
                          "--save-params", out + "/params", "--quiet"], env=env)
