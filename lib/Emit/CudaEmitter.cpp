@@ -39,11 +39,13 @@ public:
         "layer_norm", "layer_norm_grad", "softmax_cross_entropy",
         "softmax_cross_entropy_grad", "copy", "gather", "gather_grad",
         "transpose", "slice", "slice_grad", "zero", "cast",
-        "sum_squares", "has_inf_or_nan", "clip_grad_norm",
+        "sum_squares", "has_inf_or_nan", "sum_squares_multi",
+        "has_inf_or_nan_multi", "clip_grad_norm",
         "gather_grad_padded", "concat", "trilu", "pad", "pad_grad",
         "scatter_nd", "predicate", "clip", "clip_grad", "cumsum", "conv",
         "conv_grad_input", "conv_grad_weight", "pool", "pool_grad",
-        "batch_norm", "batch_norm_grad"};
+        "batch_norm", "batch_norm_grad", "gather_elements",
+        "gather_elements_grad", "gather_nd", "scatter_elements"};
     return kernels.contains(kernel);
   }
   std::string loadArenaScalar(StringRef cxxType, StringRef ptr,

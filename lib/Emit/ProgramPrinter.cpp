@@ -24,7 +24,7 @@ namespace zeroc {
 
 TargetPrinter::~TargetPrinter() = default;
 
-void ProgramPrinter::call(const llvm::Twine &expr) {
+void ProgramPrinter::call(const llvm::Twine &expr, llvm::StringRef indent) {
   std::string text = expr.str();
   constexpr llvm::StringLiteral kKernel = "zeroc_rt_k_";
   if (llvm::StringRef(text).starts_with(kKernel)) {
@@ -34,7 +34,7 @@ void ProgramPrinter::call(const llvm::Twine &expr) {
       missingKernel = name.take_until([](char c) { return c == '('; }).str();
     text = kernel(name);
   }
-  line("ZRT_TRY(" + text + ");");
+  line(indent + "ZRT_TRY(" + text + ");");
 }
 
 std::string ProgramPrinter::storeScalar(Value v, StringRef cxxType,

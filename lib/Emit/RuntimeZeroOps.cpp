@@ -17,6 +17,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <tuple>
+
 using namespace mlir;
 
 namespace zeroc {
@@ -54,6 +56,25 @@ void copyShards(ProgramPrinter &p, const std::string &tensor,
   p.line("}");
 }
 
+/// The arrays a *_multi kernel takes for `tensors` (zrt_count, zrt_dtypes,
+/// zrt_xs, zrt_ns): the step's checks over every gradient are one call, so
+/// that a device runtime reads its result back once.
+void printTensorList(ProgramPrinter &p, ValueRange tensors) {
+  std::string dtypes, xs, ns;
+  for (Value t : tensors) {
+    const char *sep = dtypes.empty() ? "" : ", ";
+    dtypes += sep + std::string(dtypeName(shapeOf(t.getType())->elem));
+    xs += sep + p.var(t);
+    ns += sep + std::to_string(shapeOf(t.getType())->numel());
+  }
+  if (tensors.empty()) // C++ has no empty arrays; count 0 reads none
+    std::tie(dtypes, xs, ns) = std::make_tuple("ZEROC_RT_DTYPE_F32", "nullptr", "0");
+  p.line("  const int64_t zrt_count = " + std::to_string(tensors.size()) + ";");
+  p.line("  static const zeroc_rt_dtype_t zrt_dtypes[] = {" + dtypes + "};");
+  p.line("  const void *const zrt_xs[] = {" + xs + "};");
+  p.line("  static const int64_t zrt_ns[] = {" + ns + "};");
+}
+
 } // namespace
 
 LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
@@ -62,7 +83,6 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
   };
   auto f64 = [&](Value v) { return "*(double *)" + p.var(v); };
   auto count = [&](Value v) { return std::to_string(shapeOf(v.getType())->numel()); };
-  auto dtype = [&](Value v) { return std::string(dtypeName(shapeOf(v.getType())->elem)); };
   std::string r = op->getNumResults() ? p.var(op->getResult(0)) : "";
   if (auto rep = llvm::dyn_cast<zero::ParamReplicaOp>(op)) {
     p.line(r + " = (char *)zeroc_rt_engine_param_replica(e, " +
@@ -161,25 +181,21 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
   }
   if (auto of = llvm::dyn_cast<zero::HasOverflowOp>(op)) {
     p.line("{");
-    p.line("  int zrt_found = 0, zrt_any = 0;");
-    for (Value g : of.getGrads()) {
-      p.line(llvm::formatv("  ZRT_TRY({3}({0}, {1}, {2}, &zrt_found));",
-                           dtype(g), p.var(g), count(g), p.kernel("has_inf_or_nan")));
-      p.line("  zrt_any |= zrt_found;");
-    }
-    p.line("  *(unsigned char *)" + r + " = zrt_any ? 1 : 0;");
+    printTensorList(p, of.getGrads());
+    p.line("  int zrt_found = 0;");
+    p.call("zeroc_rt_k_has_inf_or_nan_multi(zrt_count, zrt_dtypes, zrt_xs, "
+           "zrt_ns, &zrt_found)",
+           "  ");
+    p.line("  *(unsigned char *)" + r + " = zrt_found ? 1 : 0;");
     p.line("}");
     return success();
   }
   if (auto ss = llvm::dyn_cast<zero::SumSquaresOp>(op)) {
     p.line("{");
-    p.line("  double zrt_total = 0.0, zrt_part = 0.0;");
-    for (Value g : ss.getGrads()) {
-      p.line(llvm::formatv("  ZRT_TRY({3}({0}, {1}, {2}, &zrt_part));",
-                           dtype(g), p.var(g), count(g), p.kernel("sum_squares")));
-      p.line("  zrt_total += zrt_part;");
-    }
-    p.line("  *(double *)" + r + " = zrt_total;");
+    printTensorList(p, ss.getGrads());
+    p.call("zeroc_rt_k_sum_squares_multi(zrt_count, zrt_dtypes, zrt_xs, zrt_ns, "
+           "(double *)" + r + ")",
+           "  ");
     p.line("}");
     return success();
   }

@@ -270,4 +270,53 @@ TEST(KernelsFlat, RejectsBadArguments) {
       ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sum_squares", "too large");
 }
 
+// The step's checks over every gradient in one call: the sum of the
+// tensors' sums in tensor order (the value the per-tensor calls give), and
+// an overflow found in any tensor, whatever their dtypes.
+TEST(KernelsFlat, MultiTensorSumSquaresAndOverflowMatchPerTensorCalls) {
+  std::mt19937_64 rng(11);
+  std::vector<HostTensor> xs;
+  std::vector<zeroc_rt_dtype_t> dtypes = {ZEROC_RT_DTYPE_F16, ZEROC_RT_DTYPE_F32,
+                                          ZEROC_RT_DTYPE_BF16, ZEROC_RT_DTYPE_F64};
+  std::vector<int64_t> ns = {37, 0, 5, 130};
+  std::vector<const void *> ptrs;
+  double want = 0.0;
+  for (size_t t = 0; t < dtypes.size(); ++t) {
+    xs.push_back(randomTensor(dtypes[t], {ns[t]}, rng));
+    ptrs.push_back(xs.back().data());
+    double part = -1.0;
+    ZEROC_RT_ASSERT_OK(zeroc_rt_k_sum_squares(dtypes[t], ptrs[t], ns[t], &part));
+    want += part;
+  }
+  const int64_t count = static_cast<int64_t>(dtypes.size());
+  double got = -1.0;
+  ZEROC_RT_ASSERT_OK(zeroc_rt_k_sum_squares_multi(count, dtypes.data(), ptrs.data(),
+                                                  ns.data(), &got));
+  EXPECT_EQ(got, want);
+  int found = -1;
+  ZEROC_RT_ASSERT_OK(zeroc_rt_k_has_inf_or_nan_multi(count, dtypes.data(), ptrs.data(),
+                                                     ns.data(), &found));
+  EXPECT_EQ(found, 0);
+  xs[3].set(129, std::numeric_limits<double>::infinity());
+  ZEROC_RT_ASSERT_OK(zeroc_rt_k_has_inf_or_nan_multi(count, dtypes.data(), ptrs.data(),
+                                                     ns.data(), &found));
+  EXPECT_EQ(found, 1);
+  // No tensors: 0 and no overflow, NULL arrays allowed.
+  ZEROC_RT_ASSERT_OK(zeroc_rt_k_sum_squares_multi(0, nullptr, nullptr, nullptr, &got));
+  EXPECT_EQ(got, 0.0);
+  ZEROC_RT_ASSERT_OK(zeroc_rt_k_has_inf_or_nan_multi(0, nullptr, nullptr, nullptr, &found));
+  EXPECT_EQ(found, 0);
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_sum_squares_multi(-1, nullptr, nullptr, nullptr, &got),
+                      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sum_squares_multi",
+                      "count -1 is negative");
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_has_inf_or_nan_multi(2, dtypes.data(), nullptr,
+                                                      ns.data(), &found),
+                      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_has_inf_or_nan_multi",
+                      "dtypes, xs or ns is NULL");
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_sum_squares_multi(count, dtypes.data(), ptrs.data(),
+                                                   ns.data(), nullptr),
+                      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_sum_squares_multi",
+                      "out is NULL");
+}
+
 } // namespace

@@ -21,10 +21,14 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1: [[G:V.[0-9]+.]] = (char *)zeroc_rt_engine_grad_accumulator(e, 0);
 // S1: ZRT_TRY(zeroc_rt_comm_reduce_scatter(comm, [[G]], [[R:V.[0-9]+.]], 6, ZEROC_RT_DTYPE_F16, ZEROC_RT_REDUCE_SUM));
 // S1-NEXT: zeroc_rt_engine_mark_reduced(e);
-// S1: ZRT_TRY(zeroc_rt_k_has_inf_or_nan(ZEROC_RT_DTYPE_F16, [[R]], 6, &zrt_found));
+// S1: static const zeroc_rt_dtype_t zrt_dtypes[] = {ZEROC_RT_DTYPE_F16};
+// S1-NEXT: const void *const zrt_xs[] = {[[R]]};
+// S1-NEXT: static const int64_t zrt_ns[] = {6};
+// S1: ZRT_TRY(zeroc_rt_k_has_inf_or_nan_multi(zrt_count, zrt_dtypes, zrt_xs, zrt_ns, &zrt_found));
 // S1: ZRT_TRY(zeroc_rt_comm_all_reduce(comm, [[OF:V.[0-9]+.]], [[OF]], 1, ZEROC_RT_DTYPE_U8, ZEROC_RT_REDUCE_MAX));
 // S1: ZRT_TRY(zeroc_rt_engine_update_loss_scale(e, *(unsigned char *)[[OF]]));
-// S1: ZRT_TRY(zeroc_rt_k_sum_squares(ZEROC_RT_DTYPE_F16, [[R]], 6, &zrt_part));
+// S1: const void *const zrt_xs[] = {[[R]]};
+// S1: ZRT_TRY(zeroc_rt_k_sum_squares_multi(zrt_count, zrt_dtypes, zrt_xs, zrt_ns, (double *)V{{.[0-9]+.}}));
 // S1: ZRT_TRY(zeroc_rt_comm_all_reduce(comm, V{{.[0-9]+.}}, V{{.[0-9]+.}}, 1, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM));
 // S1: ZRT_TRY(zeroc_rt_k_clip_grad_norm({{.*}}, 2, 0.5,
 // S1: if (!*(unsigned char *)[[OF]]) {

@@ -40,9 +40,11 @@ CASES = [
     ("gpt2", 2, 2, {"bf16": {"enabled": True}, "gradient_accumulation_steps": 2}),
     ("gpt2", 1, 2, {"optimizer": {"type": "SGD", "params": {"lr": 0.01, "momentum": 0.9}},
                     "gradient_clipping": 0.5}),
-    # Hugging Face suite models (test/models/hf): concat, scatter_nd,
-    # padded embeddings, comparisons.
+    # Hugging Face suite models (test/models/hf, the helper_ts17 export unless
+    # @export says): concat, scatter_nd, padded embeddings, comparisons;
+    # dynamo's t5 export has scatter_elements.
     ("hf/t5", 3, 2, None),
+    ("hf/t5@helper_dynamo", 0, 1, None),
     ("hf/bert_mlm", 2, 2, None),
     ("hf/qwen2", 0, 1, None),
 ]
@@ -71,17 +73,18 @@ def main():
     passed = failed = 0
     for model, stage, world, config in CASES:
         if model.startswith("hf/"):
-            onnx = os.path.join(HF, model[3:], "helper_ts17", "model.onnx")
+            name, _, export = model[3:].partition("@")
+            onnx = os.path.join(HF, name, export or "helper_ts17", "model.onnx")
         else:
             onnx = os.path.join(args.models, model + ".onnx")
-        data = os.path.join(args.work, "data-" + model.replace("/", "-"))
+        data = os.path.join(args.work, "data-" + model.replace("/", "-").replace("@", "-"))
         if not os.path.isdir(data):
             r = run([sys.executable, ref, onnx, "--make-data", data, "--samples", "32",
                      "--seed", "0", "-q"])
             if r.returncode:
                 print("data for %s failed:\n%s" % (model, r.stdout))
                 return 1
-        tag = "%s-s%d-w%d%s" % (model.replace("/", "-"), stage, world, "-cfg" + str(passed + failed) if config else "")
+        tag = "%s-s%d-w%d%s" % (model.replace("/", "-").replace("@", "-"), stage, world, "-cfg" + str(passed + failed) if config else "")
         losses, params, why = {}, {}, ""
         for target in ("cpu", "cuda-emu"):
             out = os.path.join(args.work, tag + "-" + target)

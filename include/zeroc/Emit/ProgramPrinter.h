@@ -125,8 +125,9 @@ public:
   void line(const llvm::Twine &text) { body += "  " + text.str() + "\n"; }
   /// Appends a runtime call whose failure status the function returns. A
   /// kernel call, zeroc_rt_k_<name>(...), calls the target's kernel of that
-  /// name (TargetPrinter::kernelPrefix).
-  void call(const llvm::Twine &expr);
+  /// name (TargetPrinter::kernelPrefix). `indent` goes before it inside a
+  /// printed block.
+  void call(const llvm::Twine &expr, llvm::StringRef indent = "");
   /// The target's kernel `name` ("copy": zeroc_rt_k_copy on the CPU).
   std::string kernel(llvm::StringRef name) const {
     return (target.kernelPrefix() + name).str();

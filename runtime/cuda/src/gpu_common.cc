@@ -31,7 +31,7 @@ std::string kernelErrorText(unsigned code, unsigned op) {
   case 1: what = "an index is out of range"; break;
   case 2: what = "an integer division by zero"; break;
   case 3: what = "an integer power with a negative exponent"; break;
-  case 4: what = "two index tuples of a scatter without reduction address one slice"; break;
+  case 4: what = "two indices of a scatter without reduction address one element or slice (reduction none needs distinct indices)"; break;
   default: what = "a kernel found bad data (code " + std::to_string(code) + ")";
   }
   if (opNames && op < static_cast<unsigned>(numOps) && opNames[op])

@@ -17,18 +17,21 @@
 // must be equal. Per dtype:
 //   F32       rel 1e-5 + abs 1e-6; rel 1e-4 + abs 1e-5 for kernels that sum
 //             (reductions, sum_to, softmax(_grad), layer_norm(_grad), the
-//             loss, matmul, gemm, gather_grad): the CUDA kernels sum in float
-//             in a parallel order, the CPU kernels in double in a fixed one;
+//             loss, matmul, gemm, gather_grad, gather_elements_grad): the
+//             CUDA kernels sum in float in a parallel order, the CPU kernels
+//             in double in a fixed one;
 //   F64       rel 1e-10 + abs 1e-12;
 //   F16/BF16  rel 1e-2 + abs 1e-3 (an ULP or two of the 16-bit type);
 //   exact     data movement (broadcast, where, copy, zero, gather, transpose,
-//             slice(_grad), concat, trilu, pad, scatter_nd none), casts that
-//             round once, integer arithmetic, comparisons, logic and
-//             predicates, clip(_grad), pow by a scalar 2 or 3, cumsum and
-//             scatter_nd add/mul on F32/F64 (both sum in double in index
-//             order), and dropout on F32/F64 (bit for bit: the same mask and
-//             scaling). pad_grad and gather_grad_padded sum as the kernels
-//             that sum.
+//             slice(_grad), concat, trilu, pad, gather_elements, gather_nd,
+//             scatter_nd and scatter_elements none), casts that round once,
+//             integer arithmetic, comparisons, logic and predicates,
+//             clip(_grad), pow by a scalar 2 or 3, cumsum and scatter_nd and
+//             scatter_elements add/mul on F32/F64 (both combine in double in
+//             index order), and dropout on F32/F64 (bit for bit: the same
+//             mask and scaling). pad_grad and gather_grad_padded sum as the
+//             kernels that sum. Host-side errors of the element and ND
+//             kernels have the CPU kernels' codes and messages.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +42,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -1159,6 +1163,47 @@ TEST(KernelParityFixed, HasInfOrNanF64BeyondFloat) {
   EXPECT_EQ(gpu, cpu);
 }
 
+// The step's checks over every gradient in one call (one read back): the
+// CPU's value for mixed dtypes and an empty tensor, and an overflow in the
+// last tensor only.
+TEST(KernelParityFixed, MultiTensorSumSquaresAndInfOrNan) {
+  Rng rng(23);
+  const std::vector<zeroc_rt_dtype_t> dtypes = {F16, F32, BF16, F64};
+  const std::vector<int64_t> ns = {kFlat, 0, 77, 3};
+  std::vector<Tensor> xs;
+  std::vector<const void *> host, device;
+  xs.reserve(dtypes.size());
+  for (size_t t = 0; t < dtypes.size(); ++t) {
+    xs.push_back(randomTensor(dtypes[t], {ns[t]}, rng, -3.0, 3.0));
+    host.push_back(xs.back().hostData());
+    device.push_back(xs.back().deviceData());
+  }
+  const int64_t count = static_cast<int64_t>(dtypes.size());
+  double cpu = -1.0, gpu = -2.0;
+  ASSERT_OK(zeroc_rt_k_sum_squares_multi(count, dtypes.data(), host.data(), ns.data(), &cpu));
+  ASSERT_GPU_OK(
+      zeroc_rt_cuda_k_sum_squares_multi(count, dtypes.data(), device.data(), ns.data(), &gpu));
+  EXPECT_TRUE(close(gpu, cpu, {1e-10, 1e-12})) << "cuda " << number(gpu) << ", cpu "
+                                               << number(cpu);
+  int cpuFound = -1, gpuFound = -2;
+  ASSERT_OK(
+      zeroc_rt_k_has_inf_or_nan_multi(count, dtypes.data(), host.data(), ns.data(), &cpuFound));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_has_inf_or_nan_multi(count, dtypes.data(), device.data(),
+                                                     ns.data(), &gpuFound));
+  EXPECT_EQ(cpuFound, 0);
+  EXPECT_EQ(gpuFound, 0);
+  xs[3].set(2, kNaN);
+  xs[3].upload();
+  ASSERT_OK(
+      zeroc_rt_k_has_inf_or_nan_multi(count, dtypes.data(), host.data(), ns.data(), &cpuFound));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_has_inf_or_nan_multi(count, dtypes.data(), device.data(),
+                                                     ns.data(), &gpuFound));
+  EXPECT_EQ(cpuFound, 1);
+  EXPECT_EQ(gpuFound, 1);
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_sum_squares_multi(0, nullptr, nullptr, nullptr, &gpu));
+  EXPECT_EQ(gpu, 0.0);
+}
+
 TEST_P(OptimizerParity, AdamStep) {
   const double lr = 1e-2, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0.01;
   for (int adamW : {1, 0})
@@ -1740,6 +1785,292 @@ TEST(KernelParityFixed, CumSumIntegers) {
 }
 
 //===----------------------------------------------------------------------===//
+// Element and ND gathers, scatter_elements
+//===----------------------------------------------------------------------===//
+
+/// data's and indices' shapes and the axis; random indices in [-n, n) for
+/// the axis' size n.
+struct ElementsCase {
+  Dims data;
+  zeroc_rt_dtype_t indexType;
+  Dims indices;
+  int64_t axis;
+};
+const ElementsCase kElementsCases[] = {
+    {{5, 4}, I64, {3, 4}, 0},
+    {{5, 4}, I32, {5, 2}, 1},
+    {{3, 4, 6}, I64, {2, 7, 3}, 1},     // longer than data on the axis: repeats
+    {{3, 4, 6}, I32, {3, 4, 5}, -1},
+    {{2, 3, 4, 5}, I64, {2, 2, 4, 3}, -3},
+    {{3}, I64, {12}, 0},                // rank 1, every element several times
+    {{4, 3}, I64, {0, 3}, 0},           // no positions
+};
+
+std::string elementsText(const ElementsCase &c) {
+  return dimsText(c.data) + " indices " + std::string(zeroc_rt_dtype_name(c.indexType)) +
+         dimsText(c.indices) + " axis " + std::to_string(c.axis);
+}
+
+int64_t axisOf(const ElementsCase &c) {
+  const int64_t rank = static_cast<int64_t>(c.data.size());
+  return c.axis < 0 ? c.axis + rank : c.axis;
+}
+
+Tensor elementIndices(const ElementsCase &c, Rng &rng) {
+  const int64_t n = c.data[static_cast<size_t>(axisOf(c))];
+  return randomInts(c.indexType, c.indices, rng, -n, n - 1);
+}
+
+/// Indices that address distinct elements (scatter_elements none): each
+/// line along the axis a random choice of distinct positions, about half
+/// of them written negatively.
+Tensor distinctElementIndices(const ElementsCase &c, Rng &rng) {
+  const size_t ax = static_cast<size_t>(axisOf(c));
+  const int64_t n = c.data[ax], length = c.indices[ax];
+  int64_t inner = 1;
+  for (size_t d = ax + 1; d < c.indices.size(); ++d)
+    inner *= c.indices[d];
+  std::vector<int64_t> values(static_cast<size_t>(numel(c.indices)));
+  std::vector<int64_t> positions(static_cast<size_t>(n));
+  std::bernoulli_distribution negative(0.5);
+  for (int64_t l = 0; length && l < numel(c.indices) / length; ++l) {
+    for (int64_t v = 0; v < n; ++v)
+      positions[static_cast<size_t>(v)] = v;
+    std::shuffle(positions.begin(), positions.end(), rng);
+    const int64_t first = (l / inner) * length * inner + l % inner;
+    for (int64_t j = 0; j < length; ++j) {
+      const int64_t v = positions[static_cast<size_t>(j)];
+      values[static_cast<size_t>(first + j * inner)] = negative(rng) ? v - n : v;
+    }
+  }
+  return intTensor(c.indexType, c.indices, values);
+}
+
+bool distinctPossible(const ElementsCase &c) {
+  const size_t ax = static_cast<size_t>(axisOf(c));
+  return c.indices[ax] <= c.data[ax];
+}
+
+const zeroc_rt_scatter_reduction_t kScatterReductions[] = {
+    ZEROC_RT_SCATTER_NONE, ZEROC_RT_SCATTER_ADD, ZEROC_RT_SCATTER_MUL};
+
+TEST_P(KernelParity, GatherElements) {
+  for (const ElementsCase &c : kElementsCases) {
+    SCOPED_TRACE(elementsText(c));
+    Tensor data = random(c.data);
+    Tensor idx = elementIndices(c, rng);
+    Tensor out = output(c.indices);
+    ASSERT_OK(zeroc_rt_k_gather_elements(data.cpu(), idx.cpu(), c.axis, out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_gather_elements(data.gpu(), idx.gpu(), c.axis, out.gpu()));
+    expectSameBits(out, "gather_elements");
+  }
+}
+
+TEST_P(KernelParity, GatherElementsGrad) {
+  for (const ElementsCase &c : kElementsCases) {
+    SCOPED_TRACE(elementsText(c));
+    Tensor gout = random(c.indices);
+    Tensor idx = elementIndices(c, rng);
+    Tensor gdata = output(c.data);
+    ASSERT_OK(zeroc_rt_k_gather_elements_grad(gout.cpu(), idx.cpu(), c.axis, gdata.cpu()));
+    ASSERT_GPU_OK(
+        zeroc_rt_cuda_k_gather_elements_grad(gout.gpu(), idx.gpu(), c.axis, gdata.gpu()));
+    // Repeated positions sum: in float in a parallel order on the GPU.
+    expectClose(gdata, tol(true), "gather_elements_grad");
+  }
+}
+
+/// Runs scatter_elements on both and compares; `exact`: bit for bit.
+void runScatterElements(const Tensor &data, const Tensor &idx, const Tensor &upd,
+                        const ElementsCase &c, zeroc_rt_scatter_reduction_t r, bool exact,
+                        Tol tol) {
+  Tensor out = outputTensor(data.dtype(), c.data);
+  ASSERT_OK(zeroc_rt_k_scatter_elements(data.cpu(), idx.cpu(), upd.cpu(), c.axis, r, out.cpu()));
+  ASSERT_GPU_OK(
+      zeroc_rt_cuda_k_scatter_elements(data.gpu(), idx.gpu(), upd.gpu(), c.axis, r, out.gpu()));
+  if (exact)
+    expectSameBits(out, "scatter_elements");
+  else
+    expectClose(out, tol, "scatter_elements");
+}
+
+TEST_P(KernelParity, ScatterElements) {
+  for (const ElementsCase &c : kElementsCases)
+    for (zeroc_rt_scatter_reduction_t r : kScatterReductions) {
+      const bool none = r == ZEROC_RT_SCATTER_NONE;
+      if (none && !distinctPossible(c))
+        continue; // ScatterElementsRepeatedElements
+      SCOPED_TRACE(elementsText(c) + " reduction " + std::to_string(r));
+      Tensor data = random(c.data, -2.0, 2.0);
+      Tensor idx = none ? distinctElementIndices(c, rng) : elementIndices(c, rng);
+      Tensor upd = random(c.indices, -2.0, 2.0);
+      // Repeated targets combine in index order on both, in double, rounded
+      // per update: F16/BF16 round through float on the GPU.
+      runScatterElements(data, idx, upd, c, r, none || dt() == F32 || dt() == F64, tol());
+    }
+}
+
+/// data shape and indices (dims, values); out is indices.shape[:-1] +
+/// data.shape[k:].
+struct NdCase {
+  Dims data;
+  zeroc_rt_dtype_t indexType;
+  Dims indexDims;
+  std::vector<int64_t> indices;
+};
+const NdCase kNdCases[] = {
+    {{5, 3}, I64, {3, 1}, {4, 0, -2}},                          // rows
+    {{4, 3, 2}, I32, {2, 2, 2}, {0, 1, 3, 2, -1, 0, 2, -3}},   // (i, j) slices
+    {{2, 3}, I64, {4, 2}, {0, 0, 1, 2, -2, 1, 1, -3}},         // single elements
+    {{2, 3, 4}, I64, {2, 3}, {1, 2, 3, 0, -1, -4}},            // k = rank, out 1-D
+    {{6, 2}, I64, {5, 1}, {1, 3, 1, -5, 1}},                   // row 1 four times
+    {{3, 4}, I32, {2, 3, 2}, {0, 0, 2, 3, 0, 0, 1, 1, 2, 3, 0, 0}},
+    {{3, 0}, I64, {2, 1}, {0, -1}},                            // empty slices
+};
+
+Dims ndOutDims(const NdCase &c) {
+  Dims out(c.indexDims.begin(), c.indexDims.end() - 1);
+  out.insert(out.end(), c.data.begin() + c.indexDims.back(), c.data.end());
+  return out;
+}
+
+void runGatherNd(zeroc_rt_dtype_t dtype, Rng &rng) {
+  for (const NdCase &c : kNdCases) {
+    SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " " + dimsText(c.data) +
+                 " indices " + dimsText(c.indexDims));
+    Tensor data = isFloat(dtype) ? randomTensor(dtype, c.data, rng)
+                                 : randomInts(dtype, c.data, rng, 0, dtype == BOOL ? 1 : 200);
+    Tensor idx = intTensor(c.indexType, c.indexDims, c.indices);
+    Tensor out = outputTensor(dtype, ndOutDims(c));
+    ASSERT_OK(zeroc_rt_k_gather_nd(data.cpu(), idx.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_gather_nd(data.gpu(), idx.gpu(), out.gpu()));
+    expectSameBits(out, "gather_nd");
+  }
+}
+
+TEST_P(KernelParity, GatherNd) { runGatherNd(dt(), rng); }
+
+TEST(KernelParityFixed, ElementAndNdGathersOtherDtypes) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32, U8, BOOL}) {
+    runGatherNd(dtype, rng);
+    for (const ElementsCase &c : kElementsCases) {
+      SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " " + elementsText(c));
+      Tensor data = randomInts(dtype, c.data, rng, 0, dtype == BOOL ? 1 : 200);
+      Tensor idx = elementIndices(c, rng);
+      Tensor out = intTensor(dtype, c.indices, std::vector<int64_t>(numel(c.indices), 1));
+      ASSERT_OK(zeroc_rt_k_gather_elements(data.cpu(), idx.cpu(), c.axis, out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_gather_elements(data.gpu(), idx.gpu(), c.axis, out.gpu()));
+      expectSameBits(out, "gather_elements");
+    }
+  }
+}
+
+TEST(KernelParityFixed, ScatterElementsIntegersAndBool) {
+  Rng rng(kSeed);
+  for (zeroc_rt_dtype_t dtype : {I64, I32, U8, BOOL})
+    for (const ElementsCase &c : kElementsCases)
+      for (zeroc_rt_scatter_reduction_t r : kScatterReductions) {
+        const bool none = r == ZEROC_RT_SCATTER_NONE;
+        if ((none && !distinctPossible(c)) || (dtype == BOOL && !none))
+          continue;
+        SCOPED_TRACE(std::string(zeroc_rt_dtype_name(dtype)) + " " + elementsText(c) +
+                     " reduction " + std::to_string(r));
+        const int64_t hi = dtype == BOOL ? 1 : 200;
+        Tensor data = randomInts(dtype, c.data, rng, 0, hi);
+        Tensor idx = none ? distinctElementIndices(c, rng) : elementIndices(c, rng);
+        Tensor upd = randomInts(dtype, c.indices, rng, 0, hi); // products wrap
+        runScatterElements(data, idx, upd, c, r, true, kExact);
+      }
+}
+
+/// A status message without its "file:line: " prefix.
+std::string withoutSource(const std::string &message) {
+  const size_t colon = message.find(": ");
+  return colon == std::string::npos ? message : message.substr(colon + 2);
+}
+
+/// Expects both kernels to fail on the host alike: the same code and the
+/// same message after the kernel's name (the CPU's is zeroc_rt_k_<name>).
+void expectSameError(zeroc_rt_status_t cpu, zeroc_rt_status_t gpu, const std::string &what) {
+  ASSERT_TRUE(cpu != nullptr) << what << ": the CPU kernel accepted it";
+  ASSERT_TRUE(gpu != nullptr) << what << ": the CUDA kernel accepted it";
+  EXPECT_EQ(zeroc_rt_status_code(gpu), zeroc_rt_status_code(cpu)) << what;
+  const std::string c = withoutSource(takeMessage(cpu)), g = withoutSource(takeMessage(gpu));
+  const std::string prefix = "zeroc_rt_k_";
+  ASSERT_EQ(c.rfind(prefix, 0), 0u) << c;
+  EXPECT_EQ(c.substr(prefix.size()), g) << what;
+}
+
+TEST(KernelParityFixed, ElementAndNdHostErrors) {
+  Rng rng(kSeed);
+  Tensor data = randomTensor(F32, {3, 4}, rng), other = randomTensor(F64, {3, 4}, rng);
+  Tensor idx = intTensor(I64, {3, 2}, {0, 1, 2, 3, -1, -4});
+  Tensor flat = intTensor(I64, {3}, {0, 1, 2});
+  Tensor wide = intTensor(I64, {4, 2}, {0, 1, 2, 3, 0, 1, 2, 3});
+  Tensor floatIdx = randomTensor(F32, {3, 2}, rng);
+  Tensor upd = randomTensor(F32, {3, 2}, rng), out32 = outputTensor(F32, {3, 2});
+  Tensor full = outputTensor(F32, {3, 4}), small = outputTensor(F32, {2, 2});
+  auto elements = [&](const char *what, const Tensor &d, const Tensor &i, int64_t axis,
+                      const Tensor &o) {
+    SCOPED_TRACE(what);
+    expectSameError(zeroc_rt_k_gather_elements(d.cpu(), i.cpu(), axis, o.cpu()),
+                    zeroc_rt_cuda_k_gather_elements(d.gpu(), i.gpu(), axis, o.gpu()),
+                    std::string("gather_elements ") + what);
+    if (isFloat(o.dtype()))
+      expectSameError(zeroc_rt_k_gather_elements_grad(o.cpu(), i.cpu(), axis, d.cpu()),
+                      zeroc_rt_cuda_k_gather_elements_grad(o.gpu(), i.gpu(), axis, d.gpu()),
+                      std::string("gather_elements_grad ") + what);
+    for (zeroc_rt_scatter_reduction_t r : kScatterReductions)
+      expectSameError(
+          zeroc_rt_k_scatter_elements(d.cpu(), i.cpu(), o.cpu(), axis, r, full.cpu()),
+          zeroc_rt_cuda_k_scatter_elements(d.gpu(), i.gpu(), o.gpu(), axis, r, full.gpu()),
+          std::string("scatter_elements ") + what);
+  };
+  elements("rank", data, flat, 1, out32);
+  elements("axis", data, idx, 2, out32);
+  elements("dims off the axis", data, wide, 1, outputTensor(F32, {4, 2}));
+  elements("shape of the picked", data, idx, 1, small);
+  elements("index dtype", data, floatIdx, 1, out32);
+  elements("dtype", other, idx, 1, out32);
+  // gather_nd: k beyond the rank, out's shape, the index dtype, out's dtype.
+  Tensor ndIdx = intTensor(I64, {2, 1}, {0, 2});
+  Tensor rows = outputTensor(F32, {2, 4}), rows64 = outputTensor(F64, {2, 4});
+  Tensor deep = intTensor(I64, {1, 3}, {0, 0, 0});
+  const std::pair<const char *, std::pair<const Tensor *, const Tensor *>> nd[] = {
+      {"k beyond the rank", {&deep, &rows}},
+      {"out's shape", {&ndIdx, &small}},
+      {"index dtype", {&floatIdx, &rows}},
+      {"out's dtype", {&ndIdx, &rows64}}};
+  for (const auto &[what, operands] : nd)
+    expectSameError(zeroc_rt_k_gather_nd(data.cpu(), operands.first->cpu(), operands.second->cpu()),
+                    zeroc_rt_cuda_k_gather_nd(data.gpu(), operands.first->gpu(),
+                                              operands.second->gpu()),
+                    std::string("gather_nd ") + what);
+  // scatter_elements: a bad reduction, add on bool, out aliasing data.
+  expectSameError(
+      zeroc_rt_k_scatter_elements(data.cpu(), idx.cpu(), upd.cpu(), 1,
+                                  static_cast<zeroc_rt_scatter_reduction_t>(7), full.cpu()),
+      zeroc_rt_cuda_k_scatter_elements(data.gpu(), idx.gpu(), upd.gpu(), 1,
+                                       static_cast<zeroc_rt_scatter_reduction_t>(7), full.gpu()),
+      "scatter_elements reduction 7");
+  Tensor flags = intTensor(BOOL, {3, 4}, std::vector<int64_t>(12, 1));
+  Tensor flagUpd = intTensor(BOOL, {3, 2}, std::vector<int64_t>(6, 0));
+  Tensor flagOut = intTensor(BOOL, {3, 4}, std::vector<int64_t>(12, 0));
+  expectSameError(zeroc_rt_k_scatter_elements(flags.cpu(), idx.cpu(), flagUpd.cpu(), 1,
+                                              ZEROC_RT_SCATTER_ADD, flagOut.cpu()),
+                  zeroc_rt_cuda_k_scatter_elements(flags.gpu(), idx.gpu(), flagUpd.gpu(), 1,
+                                                   ZEROC_RT_SCATTER_ADD, flagOut.gpu()),
+                  "scatter_elements add on bool");
+  expectSameError(zeroc_rt_k_scatter_elements(data.cpu(), idx.cpu(), upd.cpu(), 1,
+                                              ZEROC_RT_SCATTER_ADD, data.cpu()),
+                  zeroc_rt_cuda_k_scatter_elements(data.gpu(), idx.gpu(), upd.gpu(), 1,
+                                                   ZEROC_RT_SCATTER_ADD, data.gpu()),
+                  "scatter_elements in place");
+  ASSERT_OK(zc::gpuSynchronize()); // nothing was launched
+}
+
+//===----------------------------------------------------------------------===//
 // Errors found on the device
 //===----------------------------------------------------------------------===//
 
@@ -1833,8 +2164,88 @@ TEST(KernelParityFixed, ScatterNdRepeatedSlices) {
     zeroc_rt_status_free(cpu);
     ASSERT_OK(zeroc_rt_cuda_k_scatter_nd(data.gpu(), idx.gpu(), upd.gpu(), ZEROC_RT_SCATTER_NONE,
                                          out.gpu()));
-    expectFlaggedOnce("scatter_nd", "address one slice");
+    expectFlaggedOnce("scatter_nd", "address one element or slice");
   }
+}
+
+TEST(KernelParityFixed, ElementAndNdIndexOutOfRange) {
+  Rng rng(kSeed);
+  for (int64_t bad : {int64_t{4}, int64_t{-5}}) {
+    SCOPED_TRACE("index " + std::to_string(bad));
+    // Along axis 1 of a {3, 4} data: one bad index among good ones.
+    Tensor data = randomTensor(F32, {3, 4}, rng);
+    Tensor idx = intTensor(I64, {3, 2}, {0, 1, bad, 3, -1, -4});
+    Tensor upd = randomTensor(F32, {3, 2}, rng);
+    Tensor picked = outputTensor(F32, {3, 2}), full = outputTensor(F32, {3, 4});
+    zeroc_rt_status_t cpu = zeroc_rt_k_gather_elements(data.cpu(), idx.cpu(), 1, picked.cpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    ASSERT_OK(zeroc_rt_cuda_k_gather_elements(data.gpu(), idx.gpu(), 1, picked.gpu()));
+    expectFlaggedOnce("gather_elements");
+    cpu = zeroc_rt_k_gather_elements_grad(upd.cpu(), idx.cpu(), 1, full.cpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    ASSERT_OK(zeroc_rt_cuda_k_gather_elements_grad(upd.gpu(), idx.gpu(), 1, full.gpu()));
+    expectFlaggedOnce("gather_elements_grad");
+    for (zeroc_rt_scatter_reduction_t r : kScatterReductions) {
+      SCOPED_TRACE("reduction " + std::to_string(r));
+      cpu = zeroc_rt_k_scatter_elements(data.cpu(), idx.cpu(), upd.cpu(), 1, r, full.cpu());
+      EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+      zeroc_rt_status_free(cpu);
+      ASSERT_OK(
+          zeroc_rt_cuda_k_scatter_elements(data.gpu(), idx.gpu(), upd.gpu(), 1, r, full.gpu()));
+      expectFlaggedOnce("scatter_elements");
+    }
+    // gather_nd on (i, j) pairs, the bad one in dim 1; and with empty
+    // slices, which copy nothing but whose indices are checked all the same.
+    Tensor pairs = intTensor(I32, {2, 2}, {2, bad, -3, 0});
+    Tensor elements = outputTensor(F32, {2});
+    cpu = zeroc_rt_k_gather_nd(data.cpu(), pairs.cpu(), elements.cpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    ASSERT_OK(zeroc_rt_cuda_k_gather_nd(data.gpu(), pairs.gpu(), elements.gpu()));
+    expectFlaggedOnce("gather_nd");
+    Tensor empty(F32, {4, 0});
+    Tensor rows = intTensor(I64, {2, 1}, {1, bad}), none = outputTensor(F32, {2, 0});
+    cpu = zeroc_rt_k_gather_nd(empty.cpu(), rows.cpu(), none.cpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    ASSERT_OK(zeroc_rt_cuda_k_gather_nd(empty.gpu(), rows.gpu(), none.gpu()));
+    expectFlaggedOnce("gather_nd with empty slices");
+  }
+}
+
+TEST(KernelParityFixed, ScatterElementsRepeatedElements) {
+  // Reduction none with two positions on one element: the CPU kernel
+  // rejects it (ONNX leaves the result undefined); the CUDA kernel flags it.
+  Rng rng(kSeed);
+  for (const ElementsCase &c : kElementsCases) {
+    if (distinctPossible(c) || !numel(c.indices))
+      continue;
+    SCOPED_TRACE(elementsText(c));
+    Tensor data = randomTensor(F32, c.data, rng);
+    Tensor idx = elementIndices(c, rng); // longer than the axis: a repeat
+    Tensor upd = randomTensor(F32, c.indices, rng);
+    Tensor out = outputTensor(F32, c.data);
+    zeroc_rt_status_t cpu = zeroc_rt_k_scatter_elements(data.cpu(), idx.cpu(), upd.cpu(), c.axis,
+                                                        ZEROC_RT_SCATTER_NONE, out.cpu());
+    EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+    zeroc_rt_status_free(cpu);
+    ASSERT_OK(zeroc_rt_cuda_k_scatter_elements(data.gpu(), idx.gpu(), upd.gpu(), c.axis,
+                                               ZEROC_RT_SCATTER_NONE, out.gpu()));
+    expectFlaggedOnce("scatter_elements", "without reduction");
+  }
+  // Two of four distinct-looking indices name one element (1 and -3 of 4).
+  Tensor data = randomTensor(F32, {2, 4}, rng);
+  Tensor idx = intTensor(I32, {2, 2}, {0, 2, 1, -3});
+  Tensor upd = randomTensor(F32, {2, 2}, rng), out = outputTensor(F32, {2, 4});
+  zeroc_rt_status_t cpu = zeroc_rt_k_scatter_elements(data.cpu(), idx.cpu(), upd.cpu(), 1,
+                                                      ZEROC_RT_SCATTER_NONE, out.cpu());
+  EXPECT_EQ(zeroc_rt_status_code(cpu), ZEROC_RT_INVALID_ARGUMENT);
+  zeroc_rt_status_free(cpu);
+  ASSERT_OK(zeroc_rt_cuda_k_scatter_elements(data.gpu(), idx.gpu(), upd.gpu(), 1,
+                                             ZEROC_RT_SCATTER_NONE, out.gpu()));
+  expectFlaggedOnce("scatter_elements", "without reduction");
 }
 
 //===----------------------------------------------------------------------===//

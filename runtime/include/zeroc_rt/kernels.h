@@ -580,6 +580,19 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sum_squares(
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_has_inf_or_nan(
     zeroc_rt_dtype_t dtype, const void *x, int64_t n, int *out);
 
+/// The two above over `count` tensors at once (tensor t: dtypes[t], xs[t],
+/// ns[t] elements): *out = the sum over the tensors of their sum_squares,
+/// added in tensor order; has_inf_or_nan_multi: 1 when some tensor has an
+/// inf or NaN. The step's gradient-norm and overflow checks use these, so a
+/// device runtime reads its result back once per check, not once per
+/// gradient.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_sum_squares_multi(
+    int64_t count, const zeroc_rt_dtype_t *dtypes, const void *const *xs,
+    const int64_t *ns, double *out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_has_inf_or_nan_multi(
+    int64_t count, const zeroc_rt_dtype_t *dtypes, const void *const *xs,
+    const int64_t *ns, int *out);
+
 /// AdamW (adam_w_mode != 0: decoupled weight decay, p -= lr*wd*p before the
 /// Adam update; == 0: L2, g += wd*p) with torch's bias correction
 /// (bias_correction != 0; 0: FusedAdam's bias_correction=False, bc1 = bc2 =

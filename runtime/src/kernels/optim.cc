@@ -412,6 +412,48 @@ zeroc_rt_status_t kSgd(zeroc_rt_dtype_t dtype, void *param, const void *grad,
   return nullptr;
 }
 
+/// The arrays of a *_multi kernel: every one present when count > 0.
+zeroc_rt_status_t checkMulti(const char *k, int64_t count,
+                             const zeroc_rt_dtype_t *dtypes,
+                             const void *const *xs, const int64_t *ns,
+                             const void *out) {
+  if (count < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld is negative",
+                          k, static_cast<long long>(count));
+  if (count > 0 && (!dtypes || !xs || !ns))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: dtypes, xs or ns is NULL", k);
+  if (!out)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: out is NULL", k);
+  return nullptr;
+}
+
+zeroc_rt_status_t kSumSquaresMulti(int64_t count, const zeroc_rt_dtype_t *dtypes,
+                                   const void *const *xs, const int64_t *ns,
+                                   double *out) {
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkMulti("zeroc_rt_k_sum_squares_multi", count, dtypes, xs, ns, out));
+  double total = 0.0;
+  for (int64_t t = 0; t < count; ++t) {
+    double part = 0.0;
+    ZEROC_RT_RETURN_IF_ERROR(kSumSquares(dtypes[t], xs[t], ns[t], &part));
+    total += part;
+  }
+  *out = total;
+  return nullptr;
+}
+
+zeroc_rt_status_t kHasInfOrNaNMulti(int64_t count, const zeroc_rt_dtype_t *dtypes,
+                                    const void *const *xs, const int64_t *ns,
+                                    int *out) {
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkMulti("zeroc_rt_k_has_inf_or_nan_multi", count, dtypes, xs, ns, out));
+  *out = 0;
+  for (int64_t t = 0; t < count && !*out; ++t)
+    ZEROC_RT_RETURN_IF_ERROR(kHasInfOrNaN(dtypes[t], xs[t], ns[t], out));
+  return nullptr;
+}
+
 } // namespace
 } // namespace zeroc_rt::kernels
 
@@ -451,6 +493,20 @@ zeroc_rt_status_t zeroc_rt_k_has_inf_or_nan(zeroc_rt_dtype_t dtype,
                                             const void *x, int64_t n,
                                             int *out) {
   return ZEROC_RT_GUARD_EXCEPTIONS(kHasInfOrNaN(dtype, x, n, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_sum_squares_multi(int64_t count,
+                                               const zeroc_rt_dtype_t *dtypes,
+                                               const void *const *xs,
+                                               const int64_t *ns, double *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kSumSquaresMulti(count, dtypes, xs, ns, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_has_inf_or_nan_multi(int64_t count,
+                                                  const zeroc_rt_dtype_t *dtypes,
+                                                  const void *const *xs,
+                                                  const int64_t *ns, int *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kHasInfOrNaNMulti(count, dtypes, xs, ns, out));
 }
 
 zeroc_rt_status_t zeroc_rt_k_adam_step(zeroc_rt_dtype_t dtype, void *param,

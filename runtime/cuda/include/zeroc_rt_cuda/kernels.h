@@ -7,14 +7,16 @@
  * the compute stream; it returns before the kernel ran. Data-dependent
  * errors (an index out of range) cannot be returned by the call: the kernel
  * flags them and the engine's next synchronization reports them with the
- * op that ran. sum_squares and has_inf_or_nan write their result to host
+ * op that ran. sum_squares and has_inf_or_nan (and their _multi forms,
+ * which read back once for all their tensors) write their result to host
  * memory and so wait for the kernel. Differences from the CPU kernels, all
  * within the documented CUDA tolerances: float sums accumulate in float
  * (double for F64) in a parallel order, not in double in a fixed order;
  * F16/BF16 results of F64 arithmetic round through float. Integer binary
- * division by zero, negative integer exponents and scatter_nd's repeated
- * slices (reduction none) are data-dependent errors as well: flagged by the
- * kernel, reported at the next synchronization.
+ * division by zero, negative integer exponents, scatter_nd's repeated
+ * slices and scatter_elements' repeated elements (reduction none) are
+ * data-dependent errors as well: flagged by the kernel, reported at the
+ * next synchronization.
  *
  * Only the kernels the CUDA emitter calls are here (lib/Emit/CudaEmitter.cpp
  * lists the same names); an op whose kernel is missing is a compile error.
@@ -63,6 +65,10 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_trilu(zrt_ct in, int upper, 
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_pad(zrt_ct in, const int64_t *pads, zeroc_rt_pad_mode_t mode, double value, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_pad_grad(zrt_ct grad_out, const int64_t *pads, zeroc_rt_pad_mode_t mode, zrt_ct grad_in);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_scatter_nd(zrt_ct data, zrt_ct indices, zrt_ct updates, zeroc_rt_scatter_reduction_t reduction, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather_nd(zrt_ct data, zrt_ct indices, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather_elements(zrt_ct data, zrt_ct indices, int64_t axis, zrt_ct out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather_elements_grad(zrt_ct grad_out, zrt_ct indices, int64_t axis, zrt_ct grad_data);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_scatter_elements(zrt_ct data, zrt_ct indices, zrt_ct updates, int64_t axis, zeroc_rt_scatter_reduction_t reduction, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_cumsum(zrt_ct in, int64_t axis, int exclusive, int reverse, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_conv(zrt_ct x, zrt_ct w, zrt_ct bias, const zeroc_rt_window_t *window, int64_t group, zrt_ct y);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_conv_grad_input(zrt_ct w, zrt_ct grad_y, const zeroc_rt_window_t *window, int64_t group, zrt_ct grad_x);
@@ -79,6 +85,8 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_scale(zeroc_rt_dtype_t dtype
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_convert(zeroc_rt_dtype_t from, const void *src, zeroc_rt_dtype_t to, void *dst, int64_t n, double factor);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sum_squares(zeroc_rt_dtype_t dtype, const void *x, int64_t n, double *out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan(zeroc_rt_dtype_t dtype, const void *x, int64_t n, int *out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sum_squares_multi(int64_t count, const zeroc_rt_dtype_t *dtypes, const void *const *xs, const int64_t *ns, double *out);
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan_multi(int64_t count, const zeroc_rt_dtype_t *dtypes, const void *const *xs, const int64_t *ns, int *out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_adam_step(zeroc_rt_dtype_t dtype, void *param, const void *grad, void *exp_avg, void *exp_avg_sq, int64_t n, double lr, double beta1, double beta2, double eps, double weight_decay, int adam_w_mode, int bias_correction, int64_t step);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param, const void *grad, void *momentum_buf, int64_t n, double lr, double momentum, double weight_decay, double dampening, int nesterov, int64_t step);
 /* Host scalars only: the CPU kernel's arithmetic. */

@@ -18,6 +18,8 @@
 #include "zeroc_rt/kernels.h"
 #include "zeroc_rt_cuda/kernels.h"
 
+#include <type_traits>
+
 namespace zeroc_rt::cuda {
 
 using kernels::numElements;
@@ -125,7 +127,7 @@ ZRT_DEV unsigned atomicIncrement(unsigned *word) {
 constexpr unsigned kIndexOutOfRange = 1;
 constexpr unsigned kDivisionByZero = 2;   ///< integer binary div by 0
 constexpr unsigned kNegativeExponent = 3; ///< integer binary pow, b < 0
-constexpr unsigned kRepeatedIndex = 4;    ///< scatter_nd none: two tuples, one slice
+constexpr unsigned kRepeatedIndex = 4;    ///< scatter_nd/_elements none: one target twice
 
 /// Calls fn(U{}) for the unsigned integer type U of `size` bytes (8, 4, 2,
 /// else 1): kernels that only move elements.
@@ -135,6 +137,32 @@ template <typename Fn> zeroc_rt_status_t bySize(size_t size, Fn &&fn) {
   case 4: return fn(uint32_t{});
   case 2: return fn(uint16_t{});
   default: return fn(uint8_t{});
+  }
+}
+
+/// Calls fn(S{}) for the storage type S of a dtype that scatters add and
+/// multiply (every dtype but BOOL, which the callers reject first).
+template <typename Fn>
+zeroc_rt_status_t dispatchNumeric(const char *kernel, zeroc_rt_dtype_t dtype,
+                                  Fn &&fn) {
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_I64: return fn(int64_t{});
+  case ZEROC_RT_DTYPE_I32: return fn(int32_t{});
+  case ZEROC_RT_DTYPE_U8: return fn(uint8_t{});
+  default: return dispatchFloat(kernel, dtype, fn);
+  }
+}
+
+/// a + b (mul == 0) or a * b, as the CPU's scatters combine: floats in
+/// double, rounded once (through float for F16/BF16); integers wrap.
+template <typename S> ZRT_HD S combineOf(S a, S b, int mul) {
+  if constexpr (std::is_integral_v<S>) {
+    using W = unsigned long long;
+    const W x = static_cast<W>(a), y = static_cast<W>(b);
+    return static_cast<S>(mul ? x * y : x + y);
+  } else {
+    const double x = static_cast<double>(load(a)), y = static_cast<double>(load(b));
+    return storeD<S>(mul ? x * y : x + y);
   }
 }
 

@@ -164,41 +164,97 @@ zeroc_rt_status_t zeroc_rt_cuda_k_convert(zeroc_rt_dtype_t from, const void *src
   });
 }
 
-zeroc_rt_status_t zeroc_rt_cuda_k_sum_squares(zeroc_rt_dtype_t dtype, const void *x,
-                                              int64_t n, double *out) {
-  const char *k = "sum_squares";
-  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {x, out}));
-  *out = 0.0;
+namespace {
+
+// Launches that add x's sum of squares into *acc, or set *flag when x has an
+// inf or NaN, on the compute stream, without reading anything back.
+zeroc_rt_status_t addSumSquares(const char *k, zeroc_rt_dtype_t dtype, const void *x,
+                                int64_t n, double *acc) {
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {x}));
   if (n == 0)
     return nullptr;
-  double *acc = deviceScalars();
-  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, sizeof(double)));
-  ZEROC_RT_RETURN_IF_ERROR(dispatchFloat(k, dtype, [&](auto s) {
+  return dispatchFloat(k, dtype, [&](auto s) {
     using S = decltype(s);
     int64_t blocks = blocksFor(n);
     blocks = blocks > 1024 ? 1024 : blocks;
     return ZRT_LAUNCH(k, sumSquaresKernel<S>, blocks, kBlock, static_cast<const S *>(x), n, acc);
-  }));
+  });
+}
+
+zeroc_rt_status_t markInfOrNan(const char *k, zeroc_rt_dtype_t dtype, const void *x,
+                               int64_t n, unsigned *flag) {
+  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {x}));
+  if (n == 0)
+    return nullptr;
+  return dispatchFloat(k, dtype, [&](auto s) {
+    using S = decltype(s);
+    return ZRT_LAUNCH(k, infOrNanKernel<S>, blocksFor(n), kBlock, static_cast<const S *>(x), n, flag);
+  });
+}
+
+zeroc_rt_status_t checkMultiArgs(const char *k, int64_t count, const zeroc_rt_dtype_t *dtypes,
+                                 const void *const *xs, const int64_t *ns, const void *out) {
+  if (count < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld is negative", k,
+                          static_cast<long long>(count));
+  if (count > 0 && (!dtypes || !xs || !ns))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: dtypes, xs or ns is NULL", k);
+  if (!out)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: out is NULL", k);
+  return nullptr;
+}
+
+// The sum of squares of `count` tensors (count 1: one), one device
+// accumulator, one read back.
+zeroc_rt_status_t sumSquaresOf(const char *k, int64_t count, const zeroc_rt_dtype_t *dtypes,
+                               const void *const *xs, const int64_t *ns, double *out) {
+  ZEROC_RT_RETURN_IF_ERROR(checkMultiArgs(k, count, dtypes, xs, ns, out));
+  *out = 0.0;
+  double *acc = deviceScalars();
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, sizeof(double)));
+  for (int64_t t = 0; t < count; ++t)
+    ZEROC_RT_RETURN_IF_ERROR(addSumSquares(k, dtypes[t], xs[t], ns[t], acc));
   return gpuDownload(out, acc, sizeof(double));
 }
 
-zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan(zeroc_rt_dtype_t dtype, const void *x,
-                                                 int64_t n, int *out) {
-  const char *k = "has_inf_or_nan";
-  ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {x, out}));
+zeroc_rt_status_t infOrNanOf(const char *k, int64_t count, const zeroc_rt_dtype_t *dtypes,
+                             const void *const *xs, const int64_t *ns, int *out) {
+  ZEROC_RT_RETURN_IF_ERROR(checkMultiArgs(k, count, dtypes, xs, ns, out));
   *out = 0;
-  if (n == 0)
-    return nullptr;
   unsigned *flag = reinterpret_cast<unsigned *>(deviceScalars());
   ZEROC_RT_RETURN_IF_ERROR(gpuZero(flag, sizeof(unsigned)));
-  ZEROC_RT_RETURN_IF_ERROR(dispatchFloat(k, dtype, [&](auto s) {
-    using S = decltype(s);
-    return ZRT_LAUNCH(k, infOrNanKernel<S>, blocksFor(n), kBlock, static_cast<const S *>(x), n, flag);
-  }));
+  for (int64_t t = 0; t < count; ++t)
+    ZEROC_RT_RETURN_IF_ERROR(markInfOrNan(k, dtypes[t], xs[t], ns[t], flag));
   unsigned found = 0;
   ZEROC_RT_RETURN_IF_ERROR(gpuDownload(&found, flag, sizeof found));
   *out = found ? 1 : 0;
   return nullptr;
+}
+
+} // namespace
+
+zeroc_rt_status_t zeroc_rt_cuda_k_sum_squares(zeroc_rt_dtype_t dtype, const void *x,
+                                              int64_t n, double *out) {
+  return sumSquaresOf("sum_squares", 1, &dtype, &x, &n, out);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan(zeroc_rt_dtype_t dtype, const void *x,
+                                                 int64_t n, int *out) {
+  return infOrNanOf("has_inf_or_nan", 1, &dtype, &x, &n, out);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_sum_squares_multi(int64_t count,
+                                                    const zeroc_rt_dtype_t *dtypes,
+                                                    const void *const *xs, const int64_t *ns,
+                                                    double *out) {
+  return sumSquaresOf("sum_squares_multi", count, dtypes, xs, ns, out);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan_multi(int64_t count,
+                                                       const zeroc_rt_dtype_t *dtypes,
+                                                       const void *const *xs,
+                                                       const int64_t *ns, int *out) {
+  return infOrNanOf("has_inf_or_nan_multi", count, dtypes, xs, ns, out);
 }
 
 zeroc_rt_status_t zeroc_rt_cuda_k_adam_step(zeroc_rt_dtype_t dtype, void *param,

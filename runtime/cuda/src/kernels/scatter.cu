@@ -1,7 +1,10 @@
-//===- kernels/scatter.cu - ScatterND (none, add, mul) --------------------===//
+//===- kernels/scatter.cu - ScatterND (none, add, mul) and GatherND -------===//
 //
-// out = data (a device copy), then the slices that the k-tuples of indices
-// address get the matching slices of updates:
+// gather_nd: one thread per output element copies it from the slice its
+// tuple addresses (an index out of range is flagged and writes 0).
+//
+// scatter_nd: out = data (a device copy), then the slices that the k-tuples
+// of indices address get the matching slices of updates:
 //  - a check kernel, one thread per tuple, flags an index out of range and,
 //    with reduction NONE, a slice that two tuples address (counted in a
 //    scratch word per slice): the CPU kernel rejects both;
@@ -13,8 +16,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/common.h"
-
-#include <type_traits>
 
 namespace zeroc_rt::cuda {
 namespace {
@@ -67,14 +68,18 @@ ZRT_GLOBAL void scatterNoneKernel(const I *indices, const U *updates, U *out, Nd
   }
 }
 
-template <typename S> ZRT_HD S combineOf(S a, S b, int mul) {
-  if constexpr (std::is_integral_v<S>) {
-    using W = unsigned long long;
-    const W x = static_cast<W>(a), y = static_cast<W>(b);
-    return static_cast<S>(mul ? x * y : x + y);
-  } else {
-    const double x = static_cast<double>(load(a)), y = static_cast<double>(load(b));
-    return storeD<S>(mul ? x * y : x + y);
+template <typename U, typename I>
+ZRT_GLOBAL void gatherNdKernel(const U *data, const I *indices, U *out, NdPlan p,
+                               unsigned *error, int32_t op) {
+  const int64_t n = p.tuples * p.sliceSize;
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    const int64_t s = sliceOf(p, indices, i / p.sliceSize);
+    if (s < 0) {
+      flagError(error, kIndexOutOfRange, op);
+      out[i] = U{};
+      continue;
+    }
+    out[i] = data[s * p.sliceSize + i % p.sliceSize];
   }
 }
 
@@ -130,6 +135,36 @@ using namespace zeroc_rt::cuda;
 
 extern "C" {
 
+zeroc_rt_status_t zeroc_rt_cuda_k_gather_nd(zrt_ct data, zrt_ct indices, zrt_ct out) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "gather_nd";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "data", data));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices, kIndexDtypes));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "data", *data));
+  NdPlan p;
+  ZEROC_RT_RETURN_IF_ERROR(planNd(k, *data, *indices, "out", *out, p));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "data", *data));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "indices", *indices));
+  if (!p.tuples)
+    return nullptr;
+  auto run = [&](auto i) -> zeroc_rt_status_t {
+    using I = decltype(i);
+    const I *idx = static_cast<const I *>(indices->data);
+    // Empty slices copy nothing, but the CPU kernel still checks the indices.
+    if (!p.sliceSize)
+      return ZRT_LAUNCH(k, checkTuplesKernel<I>, blocksFor(p.tuples), kBlock, idx, p,
+                        static_cast<unsigned *>(nullptr), kernelErrorWord(), currentOp());
+    return bySize(zeroc_rt_dtype_size(data->dtype), [&](auto u) {
+      using U = decltype(u);
+      return ZRT_LAUNCH(k, gatherNdKernel<U, I>, blocksFor(p.tuples * p.sliceSize), kBlock,
+                        static_cast<const U *>(data->data), idx, static_cast<U *>(out->data), p,
+                        kernelErrorWord(), currentOp());
+    });
+  };
+  return indices->dtype == ZEROC_RT_DTYPE_I64 ? run(int64_t{}) : run(int32_t{});
+}
+
 zeroc_rt_status_t zeroc_rt_cuda_k_scatter_nd(zrt_ct data, zrt_ct indices, zrt_ct updates,
                                              zeroc_rt_scatter_reduction_t reduction, zrt_ct out) {
   using namespace zeroc_rt::kernels;
@@ -180,12 +215,7 @@ zeroc_rt_status_t zeroc_rt_cuda_k_scatter_nd(zrt_ct data, zrt_ct indices, zrt_ct
                         static_cast<const S *>(updates->data), static_cast<S *>(out->data), p,
                         reduction == ZEROC_RT_SCATTER_MUL ? 1 : 0);
     };
-    switch (data->dtype) {
-    case ZEROC_RT_DTYPE_I64: return combine(int64_t{});
-    case ZEROC_RT_DTYPE_I32: return combine(int32_t{});
-    case ZEROC_RT_DTYPE_U8: return combine(uint8_t{});
-    default: return dispatchFloat(k, data->dtype, combine);
-    }
+    return dispatchNumeric(k, data->dtype, combine);
   };
   return indices->dtype == ZEROC_RT_DTYPE_I64 ? run(int64_t{}) : run(int32_t{});
 }
