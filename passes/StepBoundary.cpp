@@ -109,6 +109,8 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
         loc, "train_step", b.getFunctionType({}, {f64, i1, f64}));
     fn->setAttr(zero::kMicroStepsAttr, b.getI64IntegerAttr(gradAccumSteps));
     fn->setAttr(zero::kMonitorAttr, monitorAttr);
+    if (tf32)
+      fn->setAttr(zero::kTf32Attr, b.getUnitAttr());
     b.setInsertionPointToStart(fn.addEntryBlock());
 
     // The scale this step's backward used (read before its update); 1

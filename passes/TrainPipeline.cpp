@@ -68,6 +68,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   step.fp32GradAccum = o.fp32GradAccum;
   step.gradAccumSteps = o.gradAccumSteps;
   step.monitor = o.monitor;
+  step.tf32 = o.tf32;
   step.reduceInBackward = o.overlapComm;
   phases.push_back({"step-boundary", [step](OpPassManager &pm) {
                       pm.addPass(createStepBoundary(step));

@@ -55,6 +55,7 @@ void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
   o.lrSchedule = lrScheduleAttrText(ctx, config);
   o.lossScaler = config.lossScaling ? lossScalerAttrText(ctx, config) : "";
   o.monitor = monitorAttrText(ctx, config);
+  o.tf32 = config.tf32;
   o.reduceBucketSize = config.reduceBucketSize;
   o.prefetchBucketSize = config.prefetchBucketSize;
   o.allgatherBucketSize = config.allgatherBucketSize;
@@ -241,6 +242,10 @@ int runCompile(const CompileArgs &args) {
         std::to_string(config.gradAccum) +
         " (zeroc reduces stage 0-1 gradients during the backward pass only "
         "with one micro-step per optimizer step)");
+  if (config.tf32 && args.target == "cpu")
+    warnings.push_back("zeroc.tf32 has no effect on the CPU target (a CPU has "
+                       "no TF32; its f32 matmuls stay IEEE f32); it applies "
+                       "to --target cuda");
 
   TrainPipelineOptions options;
   setPipelineOptions(context, config, options);

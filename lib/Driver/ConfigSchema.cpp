@@ -414,6 +414,12 @@ std::vector<Field> makeTopLevel() {
       F::block("wandb", wandb),
       F::block("comet", comet),
       F::block("checkpoint", checkpoint),
+      F::block("zeroc",
+               {F::boolean("tf32", false)
+                    .withNote("zeroc's own (DeepSpeed ignores the block): "
+                              "CUDA f32 matmuls on TF32 tensor cores, as "
+                              "torch.backends.cuda.matmul.allow_tf32; the "
+                              "CPU target warns")}),
   };
   return top;
 }

@@ -699,6 +699,7 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   const ojson &o = p.out;
   c.stage = p.stage;
   c.gradientClipping = o["gradient_clipping"].get<double>();
+  c.tf32 = o["zeroc"]["tf32"].get<bool>();
   // 0: no per-step progress line (None).
   const ojson &spp = o["steps_per_print"];
   c.stepsPerPrint = spp.is_null() ? 0 : spp.get<int64_t>();

@@ -52,6 +52,7 @@ LogicalResult ProgramPrinter::readStepConfig() {
   if (!steps || steps.getInt() < 1 || !step.monitor)
     return fn.emitOpError("needs zero.micro_steps >= 1 and zero.monitor (run zero-step-boundary)");
   step.microSteps = steps.getInt();
+  step.tf32 = fn->hasAttr(zero::kTf32Attr);
   if (step.adam && step.sgd)
     return fn.emitOpError("mixes Adam and SGD updates");
   if (!step.adam && !step.sgd)
@@ -155,7 +156,8 @@ void ProgramPrinter::printMain(raw_ostream &os, func::FuncOp fn) {
      << "  program.micro_batch = " << microBatch << ";\n"
      << "  program.grad_accum = " << step.microSteps << ";\n"
      << "  program.gradient_clipping = " << cxxDouble(step.maxNorm) << ";\n"
-     << "  program.steps_per_print = " << step.monitor.getStepsPerPrint() << ";\n";
+     << "  program.steps_per_print = " << step.monitor.getStepsPerPrint() << ";\n"
+     << "  program.tf32 = " << int(step.tf32) << ";\n";
   if (adam)
     os << "  program.optimizer.type = ZEROC_RT_OPTIMIZER_ADAM;\n"
        << "  program.optimizer.lr = " << d(adam.getLr()) << ";\n"

@@ -1141,10 +1141,16 @@ TEST_F(TrainErrors, InvalidProgram) {
   Workspace ws(cfg);
   {
     TestProgram program(cfg, ws.blob);
+    program.program.tf32 = 2;
+    expectError(runTrain(program.get(), basicArgs(ws)), "tf32 2 must be 0 or 1");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
     program.program.abi_version = 99;
     expectError(runTrain(program.get(), basicArgs(ws)),
                 "invalid program (recompile it with this runtime): program "
-                "ABI version 99, this runtime implements 10");
+                "ABI version 99, this runtime implements " +
+                    std::to_string(ZEROC_RT_PROGRAM_ABI_VERSION));
   }
   {
     TestProgram program(cfg, ws.blob);

@@ -4,6 +4,7 @@
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-step-boundary='lr-schedule=#zero.lr_schedule<kind=one_cycle,cycle_max_lr=0.1>' | FileCheck %s --check-prefix=S3
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=1 world-size=2' --zero-step-boundary='loss-scaler=#zero.loss_scaler<scale_window=100> gradient-clipping=0.5' --zero-verify-step | FileCheck %s --check-prefix=S1
 // RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=3 world-size=2 persistence-threshold=0' --zero-step-boundary='lr-schedule=#zero.lr_schedule<kind=one_cycle,cycle_max_lr=0.1>' --zero-verify-step | FileCheck %s --check-prefix=S3
+// RUN: zeroc-opt %s --zero-autodiff --zero-partition='stage=0 world-size=2' --zero-step-boundary='tf32=true' | FileCheck %s --check-prefix=TF32
 
 // Tests the optimizer step zero-step-boundary builds for each stage: the
 // reduction, the overflow check, the norm, the update and the all-gathers.
@@ -24,6 +25,9 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 
 // Stage 0: each full gradient is all-reduced in place; no loss scaler, so
 // the overflow flag is the constant false; the norm needs no collective.
+// tf32 is recorded on @train_step (the program table's tf32), and only then.
+// TF32: func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) attributes {zero.micro_steps = 1 : i64, zero.monitor = #zero.monitor<>, zero.tf32}
+// S0-NOT: zero.tf32
 // S0-LABEL: func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>)
 // S0-NOT: zero.loss_scale
 // S0: %[[T:.*]] = zero.step_count : tensor<i64>

@@ -157,6 +157,7 @@ private:
     zero::LrScheduleAttr schedule;
     zero::LossScalerAttr scaler;
     double maxNorm = 0.0;
+    bool tf32 = false; ///< zero.tf32 on @train_step
     int64_t microSteps = 1;
     zero::MonitorAttr monitor;
     llvm::StringMap<mlir::Type> gradElementType;

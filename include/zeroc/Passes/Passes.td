@@ -314,7 +314,8 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
     the attributes they become (`#zero.adam<...>`, `#zero.sgd<...>`,
     `#zero.lr_schedule<...>`, `#zero.loss_scaler<...>`; no scaler: "").
     `@train_step` also records the run around it: `zero.micro_steps` (the
-    gradient accumulation steps) and `zero.monitor` (what the loop logs).
+    gradient accumulation steps), `zero.monitor` (what the loop logs) and,
+    with `tf32`, `zero.tf32` (f32 matmuls may use TF32 tensor cores).
 
     ```mlir
     func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) {
@@ -344,6 +345,9 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
            "Micro-steps per optimizer step (recorded as zero.micro_steps)">,
     Option<"monitor", "monitor", "std::string", /*default=*/"\"#zero.monitor<>\"",
            "What the loop logs: a #zero.monitor attribute (recorded as zero.monitor)">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "f32 matmuls may run on TF32 tensor cores (recorded as zero.tf32; "
+           "the CUDA runtime honours it, the CPU has no TF32)">,
     Option<"reduceInBackward", "reduce-in-backward", "bool", /*default=*/"false",
            "Stages 0-1 with one micro-step: reduce each gradient accumulator "
            "in place in @train_micro_step right after its accumulation, as "

@@ -74,6 +74,10 @@ struct TrainPipelineOptions
       *this, "monitor",
       llvm::cl::desc("what the loop logs: a #zero.monitor attribute"),
       llvm::cl::init("#zero.monitor<>")};
+  Option<bool> tf32{
+      *this, "tf32",
+      llvm::cl::desc("f32 matmuls may use TF32 tensor cores (zero.tf32; CUDA)"),
+      llvm::cl::init(false)};
   Option<std::string> target{
       *this, "target",
       llvm::cl::desc("the target the plan is for: cpu, or cuda (device "

@@ -22,6 +22,9 @@ struct TrainConfig {
   /// steps_per_print; 0 (DeepSpeed's None, its default since 0.15.2): no
   /// per-step progress line.
   int64_t stepsPerPrint = 0;
+  /// zeroc.tf32: f32 matmuls may use TF32 tensor cores (CUDA). Off, as
+  /// torch.backends.cuda.matmul.allow_tf32 is by default.
+  bool tf32 = false;
   enum class Optimizer { Adam, SGD } optimizer = Optimizer::Adam;
   bool adamWMode = true;
   bool biasCorrection = true; ///< Adam (FusedAdam's bias_correction)

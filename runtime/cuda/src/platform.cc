@@ -10,6 +10,7 @@
 
 #include "comm_cuda.h"
 #include "gpu.h"
+#include "kernels/gemm_plan.h"
 
 #include "status_internal.h"
 #include "train/device.h"
@@ -119,10 +120,14 @@ public:
     int count = 0;
     ZEROC_RT_RETURN_IF_ERROR(gpuOpen(localRank % gpus, &count, &gpu.description));
     setOpNames(program.op_names, program.num_ops);
+    setGemmTf32(program.tf32 != 0);
     if (rank == 0 && !args.quiet) {
-      std::printf("zeroc: CUDA runtime on %s, collectives over %s%s\n",
+      std::printf("zeroc: CUDA runtime on %s, collectives over %s%s%s\n",
                   gpu.description.c_str(), comm.c_str(),
-                  args.comm.empty() && shared ? " (ranks share a GPU)" : "");
+                  args.comm.empty() && shared ? " (ranks share a GPU)" : "",
+                  !program.tf32   ? ""
+                  : gemmHasTf32() ? ", f32 matmuls on TF32 tensor cores (zeroc.tf32)"
+                                  : ", zeroc.tf32 not emulated (f32 matmuls in IEEE f32)");
       std::fflush(stdout);
     }
     return nullptr;

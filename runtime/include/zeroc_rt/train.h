@@ -53,7 +53,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 10
+#define ZEROC_RT_PROGRAM_ABI_VERSION 11
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -314,6 +314,11 @@ typedef struct zeroc_rt_program {
   /// step boundary). The trainer calls it once after the last step, on
   /// every rank, before --save-params and MPI_Finalize.
   zeroc_rt_status_t (*finish)(zeroc_rt_engine_t *engine);
+  // ABI version 11:
+  /// 1: f32 matmuls may run on TF32 tensor cores (the config's zeroc.tf32,
+  /// recorded as zero.tf32). The CUDA runtime honours it; the CPU has no
+  /// TF32 and ignores it.
+  int32_t tf32;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses

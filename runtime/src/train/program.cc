@@ -256,6 +256,8 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
     return INVALID_PROGRAM("blob_bytes %lld and arena_bytes %lld must be >= 0",
                            static_cast<long long>(p.blob_bytes),
                            static_cast<long long>(p.arena_bytes));
+  if (p.tf32 != 0 && p.tf32 != 1)
+    return INVALID_PROGRAM("tf32 %d must be 0 or 1", p.tf32);
   if ((!p.blob_file || !*p.blob_file) && p.blob_bytes != 0)
     return INVALID_PROGRAM("a %lld-byte blob without a blob_file",
                            static_cast<long long>(p.blob_bytes));

@@ -49,6 +49,9 @@ inline constexpr llvm::StringLiteral kReductionEndAttr = "zero.reduction_end";
 /// optimizer step (an i64) and what the loop logs (#zero.monitor).
 inline constexpr llvm::StringLiteral kMicroStepsAttr = "zero.micro_steps";
 inline constexpr llvm::StringLiteral kMonitorAttr = "zero.monitor";
+/// Unit attribute zero-step-boundary puts on @train_step when f32 matmuls
+/// may use TF32 tensor cores (the config's zeroc.tf32; CUDA only).
+inline constexpr llvm::StringLiteral kTf32Attr = "zero.tf32";
 
 /// Attribute zero-plan-buffers puts on every graph.param: its
 /// #zero.state_layout.

@@ -76,6 +76,13 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
   return nullptr;
 }
 
+namespace {
+bool tf32Allowed = false;
+} // namespace
+
+void setGemmTf32(bool allowed) { tf32Allowed = allowed; }
+bool gemmTf32() { return tf32Allowed; }
+
 } // namespace zeroc_rt::cuda
 
 using namespace zeroc_rt::cuda;

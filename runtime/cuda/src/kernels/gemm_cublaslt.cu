@@ -4,7 +4,8 @@
 // call passes B as cuBLASLt's A and A as its B. Uniform batch strides become
 // one strided-batched matmul, others one matmul per batch element. f16 and
 // bf16 run on tensor cores with f32 accumulation; f32 stays IEEE f32
-// (CUBLAS_COMPUTE_32F: no TF32) and f64 is f64.
+// (CUBLAS_COMPUTE_32F) unless the program allows TF32 (zeroc.tf32:
+// CUBLAS_COMPUTE_32F_FAST_TF32), and f64 is f64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,7 +84,11 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
   cublasComputeType_t compute;
   cudaDataType scaleType;
   switch (dtype) {
-  case ZEROC_RT_DTYPE_F32: type = CUDA_R_32F; compute = CUBLAS_COMPUTE_32F; scaleType = CUDA_R_32F; break;
+  case ZEROC_RT_DTYPE_F32:
+    type = CUDA_R_32F;
+    compute = gemmTf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    scaleType = CUDA_R_32F;
+    break;
   case ZEROC_RT_DTYPE_F64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; scaleType = CUDA_R_64F; break;
   case ZEROC_RT_DTYPE_F16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; scaleType = CUDA_R_32F; break;
   case ZEROC_RT_DTYPE_BF16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; scaleType = CUDA_R_32F; break;
@@ -144,5 +149,7 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
   }
   return nullptr;
 }
+
+bool gemmHasTf32() { return true; }
 
 } // namespace zeroc_rt::cuda

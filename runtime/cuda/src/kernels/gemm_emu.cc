@@ -43,4 +43,6 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
   return nullptr;
 }
 
+bool gemmHasTf32() { return false; }
+
 } // namespace zeroc_rt::cuda

@@ -37,6 +37,14 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype
                                             const void *a, const void *b, void *out,
                                             double alpha, double beta);
 
+/// Whether f32 GEMMs may run on TF32 tensor cores (the program's tf32, set
+/// once before training; off by default). The host emulation computes f32 in
+/// IEEE f32 either way.
+void setGemmTf32(bool allowed);
+bool gemmTf32();
+/// Whether this executor has TF32 at all (cuBLASLt: yes; the emulation: no).
+bool gemmHasTf32();
+
 } // namespace zeroc_rt::cuda
 
 #endif // ZEROC_RT_CUDA_SRC_KERNELS_GEMM_PLAN_H
