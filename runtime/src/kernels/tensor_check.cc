@@ -253,4 +253,32 @@ void copyElements(void *dst, const void *src, int64_t count, size_t size) {
     std::memcpy(dst, src, static_cast<size_t>(count) * size);
 }
 
+/// What scatter_nd and scatter_elements check alike: the descriptors, the
+/// reduction, dtypes, out's shape and that out overlaps no input.
+zeroc_rt_status_t checkScatterOperands(const char *k,
+                                       const zeroc_rt_tensor_t *data,
+                                       const zeroc_rt_tensor_t *indices,
+                                       const zeroc_rt_tensor_t *updates,
+                                       zeroc_rt_scatter_reduction_t reduction,
+                                       const zeroc_rt_tensor_t *out) {
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "data", data));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices, kIndexDtypes));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "updates", updates));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  if (reduction != ZEROC_RT_SCATTER_NONE && reduction != ZEROC_RT_SCATTER_ADD &&
+      reduction != ZEROC_RT_SCATTER_MUL)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: invalid reduction %d", k,
+                          static_cast<int>(reduction));
+  if (reduction != ZEROC_RT_SCATTER_NONE && data->dtype == ZEROC_RT_DTYPE_BOOL)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: add and mul need a numeric dtype, not bool", k);
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "updates", *updates, "data", *data));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "data", *data));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "out", *out, "data", *data));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "data", *data));
+  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "indices", *indices));
+  return checkNoOverlap(k, "out", *out, "updates", *updates);
+}
+
 } // namespace zeroc_rt::kernels

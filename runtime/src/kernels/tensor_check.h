@@ -100,6 +100,16 @@ inline zeroc_rt_status_t checkNoOverlap(const char *kernel, const char *nameA,
                         numBytes(b));
 }
 
+/// What scatter_nd and scatter_elements check alike (both runtimes): the
+/// descriptors, the reduction, dtypes, out's shape and that out overlaps no
+/// input.
+zeroc_rt_status_t checkScatterOperands(const char *kernel,
+                                       const zeroc_rt_tensor_t *data,
+                                       const zeroc_rt_tensor_t *indices,
+                                       const zeroc_rt_tensor_t *updates,
+                                       zeroc_rt_scatter_reduction_t reduction,
+                                       const zeroc_rt_tensor_t *out);
+
 /// Maps axis in [-rank, rank) to [0, rank).
 zeroc_rt_status_t normalizeAxis(const char *kernel, int64_t axis, int rank,
                                 int *out);

@@ -170,32 +170,6 @@ template <typename Fn> zeroc_rt_status_t byIndexType(const zeroc_rt_tensor_t &in
   return indices.dtype == ZEROC_RT_DTYPE_I64 ? fn(int64_t{}) : fn(int32_t{});
 }
 
-/// What the CPU's scatter_elements checks before its index walk: the
-/// descriptors, the reduction, dtypes, out's shape and that out overlaps
-/// no input.
-zeroc_rt_status_t checkScatterOperands(const char *k, zrt_ct data, zrt_ct indices,
-                                       zrt_ct updates, zeroc_rt_scatter_reduction_t reduction,
-                                       zrt_ct out) {
-  using namespace zeroc_rt::kernels;
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "data", data));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices, kIndexDtypes));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "updates", updates));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
-  if (reduction != ZEROC_RT_SCATTER_NONE && reduction != ZEROC_RT_SCATTER_ADD &&
-      reduction != ZEROC_RT_SCATTER_MUL)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: invalid reduction %d", k,
-                          static_cast<int>(reduction));
-  if (reduction != ZEROC_RT_SCATTER_NONE && data->dtype == ZEROC_RT_DTYPE_BOOL)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: add and mul need a numeric dtype, not bool", k);
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "updates", *updates, "data", *data));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "data", *data));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "out", *out, "data", *data));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "data", *data));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, "indices", *indices));
-  return checkNoOverlap(k, "out", *out, "updates", *updates);
-}
-
 } // namespace
 } // namespace zeroc_rt::cuda
 

@@ -169,20 +169,7 @@ zeroc_rt_status_t zeroc_rt_cuda_k_scatter_nd(zrt_ct data, zrt_ct indices, zrt_ct
                                              zeroc_rt_scatter_reduction_t reduction, zrt_ct out) {
   using namespace zeroc_rt::kernels;
   const char *k = "scatter_nd";
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "data", data));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices, kIndexDtypes));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "updates", updates));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
-  if (reduction != ZEROC_RT_SCATTER_NONE && reduction != ZEROC_RT_SCATTER_ADD &&
-      reduction != ZEROC_RT_SCATTER_MUL)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: invalid reduction %d", k,
-                          static_cast<int>(reduction));
-  if (reduction != ZEROC_RT_SCATTER_NONE && data->dtype == ZEROC_RT_DTYPE_BOOL)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: add and mul need a numeric dtype, not bool", k);
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "updates", *updates, "data", *data));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "data", *data));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "out", *out, "data", *data));
+  ZEROC_RT_RETURN_IF_ERROR(checkScatterOperands(k, data, indices, updates, reduction, out));
   NdPlan p;
   ZEROC_RT_RETURN_IF_ERROR(planNd(k, *data, *indices, "updates", *updates, p));
   ZEROC_RT_RETURN_IF_ERROR(gpuCopy(out->data, data->data, numBytes(*out)));
