@@ -7,6 +7,8 @@
 //   zeroc config-check ds_config.json [MODEL.onnx] [--world-size W]
 //                      [--micro-batch N] [--stage N] [--max-config-bytes N]
 //   zeroc config-check --schema
+//   zeroc launch [--num_gpus N] [--hostfile F] [--include S | --exclude S]
+//                [--dry-run] OUT [train args...]
 //
 // Errors are one line on stderr, "zeroc: error: FILE: ...", exit code 1;
 // usage errors exit with 2 (an empty config file name is an error of its
@@ -16,6 +18,7 @@
 
 #include "zeroc/Driver/Compile.h"
 #include "zeroc/Driver/DsConfig.h"
+#include "zeroc/Driver/Launch.h"
 #include "zeroc/Driver/Pipeline.h"
 #include "zeroc/Import/OnnxImporter.h"
 #include "zeroc/InitAll.h"
@@ -55,6 +58,9 @@ const char *kUsage =
     "                      resolves it: every key with its default, batch sizes\n"
     "                      inferred, \"auto\" resolved (warnings on stderr),\n"
     "                      with DeepSpeed 0.19.8's semantics\n"
+    "  launch [options] OUT [train args...]\n"
+    "                      run OUT/train under mpirun on the ranks DeepSpeed's\n"
+    "                      launcher would choose (docs/Launch.md)\n"
     "\n"
     "import options:\n"
     "  --input-shape NAME=D0,D1,...  bind the dims of a graph input (repeatable)\n"
@@ -102,7 +108,19 @@ const char *kUsage =
     "  --stage N                     ZeRO stage 0-3 (replaces the config's)\n"
     "  --input-shape                 as for import (with MODEL.onnx)\n"
     "  --max-config-bytes N          as for compile\n"
-    "  --schema                      print the table of known keys (Markdown)\n";
+    "  --schema                      print the table of known keys (Markdown)\n"
+    "\n"
+    "launch options (before OUT; the arguments after OUT go to OUT/train):\n"
+    "  --num_gpus N, --num_ranks N   ranks per node (default: the compiled\n"
+    "                                world size, in plan.json)\n"
+    "  --num_nodes K                 the hostfile's first K hosts\n"
+    "  --hostfile FILE               DeepSpeed hostfile: 'HOST slots=N' lines\n"
+    "  --include SPEC, --exclude SPEC  slots to use or skip: HOST[:SLOT,...]\n"
+    "                                [@HOST...] (one of them, not with --num_*)\n"
+    "  --master_addr A, --master_port P  exported as MASTER_ADDR/MASTER_PORT\n"
+    "  --threads_per_rank T          OpenMP/OpenBLAS threads and cores per\n"
+    "                                rank (default: cores / ranks per node)\n"
+    "  --dry-run                     print the mpirun command line, run nothing\n";
 
 int usageError(const std::string &msg) {
   llvm::errs() << "zeroc: error: " << msg << "\n" << kUsage;
@@ -514,6 +532,10 @@ int dispatch(int argc, char **argv) {
   }
   if (cmd == "config-check")
     return runConfigCheck(argc - 2, argv + 2);
+  // Launch's errors are all one line with exit 1 (a launcher's callers
+  // check for failure, not for usage), so it parses its own flags.
+  if (cmd == "launch")
+    return zeroc::launch::runLaunch(argc - 2, argv + 2, kUsage);
   return usageError("unknown command '" + cmd + "'");
 }
 

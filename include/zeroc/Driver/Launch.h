@@ -1,0 +1,128 @@
+//===- Launch.h - `zeroc launch`: DeepSpeed's launcher over mpirun -*- C++ -*-===//
+//
+// `zeroc launch [options] OUT [train args...]` starts OUT/train on the ranks
+// DeepSpeed's `deepspeed` launcher would choose: a hostfile of `HOST slots=N`
+// lines, narrowed by --include/--exclude (`HOST[:SLOT,...][@HOST...]`) or by
+// --num_nodes/--num_gpus, and runs it under Open MPI's mpirun (docs/Launch.md).
+//
+// The parsing and the mpirun command line are pure functions (text in,
+// placement or argv out) so that unit tests cover every rule and error
+// message; runLaunch() adds the file reading, the checks against OUT, and
+// the process handling.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ZEROC_DRIVER_LAUNCH_H
+#define ZEROC_DRIVER_LAUNCH_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zeroc::launch {
+
+/// Bounds on untrusted hostfile contents. With at most kMaxHosts names of at
+/// most kMaxHostName bytes, mpirun's --host list stays far below Linux's
+/// 128 KiB limit on one argument.
+inline constexpr size_t kMaxHostfileBytes = size_t(1) << 20;
+inline constexpr size_t kMaxLineBytes = 4096;
+inline constexpr size_t kMaxHostName = 253;
+inline constexpr int kMaxHosts = 256;
+inline constexpr int kMaxSlots = 4096; ///< per host
+inline constexpr int kMaxThreads = 1024;
+
+/// One host and the slot ids (0-based, ascending) used on it.
+struct HostSlots {
+  std::string host;
+  std::vector<int> slots;
+  bool operator==(const HostSlots &o) const {
+    return host == o.host && slots == o.slots;
+  }
+};
+/// Hosts in hostfile order: the order ranks are numbered in.
+using Placement = std::vector<HostSlots>;
+
+/// Parses a DeepSpeed hostfile: `HOST slots=N` per line, blank lines and
+/// `#` comments (whole lines or after the slots) ignored. `name` starts
+/// each error ("NAME:LINE: ..."). Fails on a bad line, a duplicate host, an
+/// unusable host name, slots outside 1..kMaxSlots, a line longer than
+/// kMaxLineBytes, more than kMaxHosts hosts, or no host at all.
+bool parseHostfile(llvm::StringRef text, llvm::StringRef name,
+                   Placement &pool, std::string &error);
+
+/// What decides the ranks, as the launcher's flags give it.
+struct PlacementRequest {
+  bool haveHostfile = false;
+  std::string hostfileText, hostfileName;
+  std::string include, exclude; ///< empty: not given
+  int numNodes = -1;            ///< -1: not given
+  int numGpus = -1;             ///< --num_gpus / --num_ranks; -1: not given
+  /// Without a hostfile, localhost's slots (the compiled world size).
+  int localSlots = 1;
+};
+
+/// DeepSpeed's rules (launcher/runner.py): the hostfile's pool (or
+/// localhost with localSlots slots), then --include/--exclude, or
+/// --num_nodes (the first K hosts) and --num_gpus (slots 0..N-1 of each).
+/// Where DeepSpeed is silent or lenient zeroc fails with one clear line:
+/// --num_nodes beyond the hosts, --num_gpus beyond a host's slots, and
+/// nothing left after --exclude are errors.
+bool placeRanks(const PlacementRequest &request, Placement &placement,
+                std::string &error);
+
+/// Applies an --include (`include`) or --exclude value to `pool`;
+/// `poolName` (the hostfile's name) appears in errors. placeRanks() calls
+/// it after its checks of which flags go together.
+bool filterResources(const Placement &pool, llvm::StringRef spec,
+                     bool include, llvm::StringRef poolName,
+                     Placement &out, std::string &error);
+
+int totalRanks(const Placement &placement);
+/// "h1:2,h2:1": mpirun's --host syntax.
+std::string hostList(const Placement &placement);
+
+struct CommandOptions {
+  std::string trainPath; ///< absolute OUT/train
+  std::vector<std::string> trainArgs;
+  int threadsPerRank = 0; ///< 0: this machine's cores / ranks per node
+  int localCores = 1;
+  bool asRoot = false;
+  std::string masterAddr; ///< empty: not given
+  int masterPort = 0;     ///< 0: not given
+};
+
+struct Command {
+  std::vector<std::string> argv; ///< argv[0] is "mpirun"
+  /// Set in mpirun's environment (Open MPI's root guards).
+  std::vector<std::pair<std::string, std::string>> env;
+  int threads = 1;
+  /// Non-empty when the ranks run unbound: one line saying why.
+  std::string note;
+};
+
+/// The mpirun command for `placement`: -np, --host, --tag-output (each
+/// line prefixed "[JOB,RANK]<stdout>:"), core binding of T cores per rank
+/// when ranks per node x T fit in localCores (else --bind-to none
+/// --oversubscribe and a note), OMP/OpenBLAS thread counts, then train.
+Command buildCommand(const Placement &placement, const CommandOptions &opts);
+
+/// The command as one shell line, every word quoted as needed (--dry-run).
+std::string renderCommand(const Command &command);
+
+/// The compiled world size from plan.json's text.
+bool parsePlanWorldSize(llvm::StringRef planText, int &worldSize,
+                        std::string &error);
+
+/// The recompile hint (`zeroc compile ... ` without --world-size) from the
+/// generated program's text, "" when it has none.
+std::string parseRecompileHint(llvm::StringRef programText);
+
+/// `zeroc launch ARGS...` (ARGS after "launch"): the process exit code.
+/// `usage` is printed for -h/--help.
+int runLaunch(int argc, char **argv, llvm::StringRef usage);
+
+} // namespace zeroc::launch
+
+#endif // ZEROC_DRIVER_LAUNCH_H

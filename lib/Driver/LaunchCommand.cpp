@@ -1,0 +1,120 @@
+//===- LaunchCommand.cpp - the mpirun command line of `zeroc launch` ------===//
+
+#include "zeroc/Driver/Compile.h"
+#include "zeroc/Driver/Launch.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+
+namespace zeroc::launch {
+
+Command buildCommand(const Placement &placement, const CommandOptions &opts) {
+  Command cmd;
+  int ranks = totalRanks(placement);
+  // Remote nodes' cores are not known here; like DeepSpeed's
+  // --bind_cores_to_rank, zeroc assumes every node has this one's.
+  int perNode = 1;
+  for (const HostSlots &h : placement)
+    perNode = std::max(perNode, static_cast<int>(h.slots.size()));
+  int cores = std::max(1, opts.localCores);
+  cmd.threads = opts.threadsPerRank > 0 ? opts.threadsPerRank
+                                        : std::max(1, cores / perNode);
+  std::string t = std::to_string(cmd.threads);
+
+  std::vector<std::string> &a = cmd.argv;
+  a = {"mpirun", "-np", std::to_string(ranks), "--host", hostList(placement),
+       // "[JOB,RANK]<stdout>:" on every line: Open MPI's own tagging keeps
+       // lines whole and needs no relay process between ranks and terminal.
+       "--tag-output"};
+  if (static_cast<long>(perNode) * cmd.threads <= cores) {
+    a.insert(a.end(), {"--bind-to", "core", "--map-by", "slot:PE=" + t});
+  } else {
+    a.insert(a.end(), {"--bind-to", "none", "--oversubscribe"});
+    cmd.note = std::to_string(perNode) + " ranks per node x " + t +
+               " thread" + (cmd.threads == 1 ? "" : "s") +
+               " exceed this machine's " + std::to_string(cores) + " core" +
+               (cores == 1 ? "" : "s") +
+               ": the ranks run unbound (--bind-to none --oversubscribe)";
+  }
+  a.insert(a.end(), {"-x", "OMP_NUM_THREADS=" + t, "-x",
+                     "OPENBLAS_NUM_THREADS=" + t});
+  // The trainer talks MPI and reads neither; they are set as DeepSpeed sets
+  // them, for scripts that wrap train.
+  if (!opts.masterAddr.empty())
+    a.insert(a.end(), {"-x", "MASTER_ADDR=" + opts.masterAddr});
+  if (opts.masterPort > 0)
+    a.insert(a.end(), {"-x", "MASTER_PORT=" + std::to_string(opts.masterPort)});
+  a.push_back(opts.trainPath);
+  a.insert(a.end(), opts.trainArgs.begin(), opts.trainArgs.end());
+  if (opts.asRoot)
+    cmd.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+               {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};
+  return cmd;
+}
+
+std::string renderCommand(const Command &command) {
+  std::string out;
+  for (const auto &[name, value] : command.env)
+    out += name + "=" + shellQuote(value) + " ";
+  for (size_t i = 0; i < command.argv.size(); ++i)
+    out += (i ? " " : "") + shellQuote(command.argv[i]);
+  return out;
+}
+
+bool parsePlanWorldSize(llvm::StringRef planText, int &worldSize,
+                        std::string &error) {
+  llvm::Expected<llvm::json::Value> plan = llvm::json::parse(planText);
+  if (!plan) {
+    error = "is not valid JSON (" + llvm::toString(plan.takeError()) +
+            "); recompile the model";
+    return false;
+  }
+  const llvm::json::Object *obj = plan->getAsObject();
+  std::optional<int64_t> ws = obj ? obj->getInteger("world_size") : std::nullopt;
+  if (!ws || *ws < 1 || *ws > (1 << 20)) {
+    error = "has no valid \"world_size\"; recompile the model";
+    return false;
+  }
+  worldSize = static_cast<int>(*ws);
+  return true;
+}
+
+std::string parseRecompileHint(llvm::StringRef programText) {
+  // ProgramTable.cpp writes: program.recompile_hint = "<C++ literal>";
+  constexpr llvm::StringLiteral kKey = "program.recompile_hint = \"";
+  size_t at = programText.find(kKey);
+  if (at == llvm::StringRef::npos)
+    return "";
+  llvm::StringRef s = programText.drop_front(at + kKey.size());
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '"')
+      return out;
+    if (c == '\n')
+      return "";
+    if (c != '\\' || i + 1 >= s.size()) {
+      out += c;
+      continue;
+    }
+    char e = s[++i];
+    if (e == 'n')
+      out += '\n';
+    else if (e == 't')
+      out += '\t';
+    else if (e == 'r')
+      out += '\r';
+    else if (e >= '0' && e <= '7') {
+      int v = 0, n = 0;
+      for (; n < 3 && i < s.size() && s[i] >= '0' && s[i] <= '7'; ++n, ++i)
+        v = v * 8 + (s[i] - '0');
+      --i;
+      out += static_cast<char>(v);
+    } else
+      out += e; // \" \\ \?
+  }
+  return "";
+}
+
+} // namespace zeroc::launch

@@ -1,0 +1,249 @@
+//===- LaunchTest.cpp - zeroc launch: hostfile, filters, mpirun argv ------===//
+#include "zeroc/Driver/Launch.h"
+
+#include <gtest/gtest.h>
+
+using namespace zeroc::launch;
+
+namespace {
+
+Placement parse(const std::string &text) {
+  Placement pool;
+  std::string error;
+  EXPECT_TRUE(parseHostfile(text, "hf", pool, error)) << error;
+  return pool;
+}
+
+std::string parseError(const std::string &text) {
+  Placement pool;
+  std::string error;
+  EXPECT_FALSE(parseHostfile(text, "hf", pool, error)) << text;
+  EXPECT_TRUE(pool.empty());
+  return error;
+}
+
+PlacementRequest withHostfile(const std::string &text) {
+  PlacementRequest req;
+  req.haveHostfile = true;
+  req.hostfileText = text;
+  req.hostfileName = "hf";
+  return req;
+}
+
+Placement place(const PlacementRequest &req) {
+  Placement p;
+  std::string error;
+  EXPECT_TRUE(placeRanks(req, p, error)) << error;
+  return p;
+}
+
+std::string placeError(const PlacementRequest &req) {
+  Placement p;
+  std::string error;
+  EXPECT_FALSE(placeRanks(req, p, error));
+  return error;
+}
+
+const char *kTwoHosts = "# cluster\n"
+                        "node1 slots=2\n"
+                        "\n"
+                        "  node2\tslots=4   # the big one\n";
+
+} // namespace
+
+TEST(LaunchHostfile, ParsesHostsCommentsAndBlankLines) {
+  Placement pool = parse(kTwoHosts);
+  ASSERT_EQ(pool.size(), 2u);
+  EXPECT_EQ(pool[0], (HostSlots{"node1", {0, 1}}));
+  EXPECT_EQ(pool[1], (HostSlots{"node2", {0, 1, 2, 3}}));
+  EXPECT_EQ(hostList(pool), "node1:2,node2:4");
+  EXPECT_EQ(totalRanks(pool), 6);
+  EXPECT_EQ(parse("a slots=1\r\nb slots=1\r\n").size(), 2u);
+}
+
+TEST(LaunchHostfile, RejectsBadInput) {
+  EXPECT_EQ(parseError("node1 slots=2\nnode2 slot=2\n"),
+            "hf:2: bad line 'node2 slot=2' (expected 'HOST slots=N'; '#' "
+            "starts a comment)");
+  EXPECT_EQ(parseError("node1\n"),
+            "hf:1: bad line 'node1' (expected 'HOST slots=N'; '#' starts a "
+            "comment)");
+  EXPECT_EQ(parseError("node1 slots=2 extra\n"),
+            "hf:1: bad line 'node1 slots=2 extra' (expected 'HOST slots=N'; "
+            "'#' starts a comment)");
+  EXPECT_EQ(parseError("node1 slots=x\n"),
+            "hf:1: bad line 'node1 slots=x' (expected 'HOST slots=N'; '#' "
+            "starts a comment)");
+  EXPECT_EQ(parseError("a slots=1\na slots=2\n"),
+            "hf:2: host 'a' is listed twice (give each host one line)");
+  EXPECT_EQ(parseError("a slots=0\n"),
+            "hf:1: host 'a' has slots=0; slots must be from 1 to 4096");
+  EXPECT_EQ(parseError("a slots=99999999999\n"),
+            "hf:1: host 'a' has slots=99999999999; slots must be from 1 to "
+            "4096");
+  EXPECT_EQ(parseError("a,b slots=1\n"),
+            "hf:1: host name 'a,b' is not usable (letters, digits, '.', '-' "
+            "and '_', at most 253 bytes, not starting with '-' or '.')");
+  EXPECT_EQ(parseError("-np slots=1\n").substr(0, 31),
+            "hf:1: host name '-np' is not us");
+  EXPECT_EQ(parseError("# nothing\n\n"),
+            "hf: no hosts (a hostfile has one 'HOST slots=N' line per host)");
+  EXPECT_EQ(parseError(""),
+            "hf: no hosts (a hostfile has one 'HOST slots=N' line per host)");
+}
+
+TEST(LaunchHostfile, BoundsUntrustedInput) {
+  std::string longLine(kMaxLineBytes + 1, 'a');
+  EXPECT_EQ(parseError("x slots=1\n" + longLine + " slots=1\n"),
+            "hf:2: the line is longer than 4096 bytes (a hostfile line is "
+            "'HOST slots=N')");
+  std::string many;
+  for (int i = 0; i <= kMaxHosts; ++i)
+    many += "h" + std::to_string(i) + " slots=1\n";
+  EXPECT_EQ(parseError(many),
+            "hf:257: more than 256 hosts (zeroc launch takes at most 256)");
+  // Control characters never reach a message.
+  EXPECT_EQ(parseError("a\x1b[31m\n"),
+            "hf:1: bad line 'a?[31m' (expected 'HOST slots=N'; '#' starts a "
+            "comment)");
+}
+
+TEST(LaunchPlacement, NoHostfileIsLocalhost) {
+  PlacementRequest req;
+  req.localSlots = 2;
+  EXPECT_EQ(place(req), (Placement{{"localhost", {0, 1}}}));
+  req.numGpus = 3;
+  EXPECT_EQ(place(req), (Placement{{"localhost", {0, 1, 2}}}));
+  req.numGpus = -1;
+  req.exclude = "localhost:0";
+  EXPECT_EQ(place(req), (Placement{{"localhost", {1}}}));
+  req.exclude = "node1";
+  EXPECT_EQ(placeError(req),
+            "--exclude 'node1': host 'node1' is not in the local pool "
+            "(without --hostfile only 'localhost') (hosts: localhost)");
+  req.exclude.clear();
+  req.numNodes = 2;
+  EXPECT_EQ(placeError(req), "--num_nodes 2 needs a --hostfile that lists the "
+                             "nodes (without one, ranks run on localhost)");
+}
+
+TEST(LaunchPlacement, IncludeAndExclude) {
+  PlacementRequest req = withHostfile(kTwoHosts);
+  EXPECT_EQ(place(req),
+            (Placement{{"node1", {0, 1}}, {"node2", {0, 1, 2, 3}}}));
+  req.include = "node2:3,1@node1";
+  EXPECT_EQ(place(req), (Placement{{"node1", {0, 1}}, {"node2", {1, 3}}}));
+  req.include = "node2:1,1";
+  EXPECT_EQ(place(req), (Placement{{"node2", {1}}}));
+  req.include.clear();
+  req.exclude = "node1@node2:0,2";
+  EXPECT_EQ(place(req), (Placement{{"node2", {1, 3}}}));
+}
+
+TEST(LaunchPlacement, FilterErrors) {
+  PlacementRequest req = withHostfile(kTwoHosts);
+  req.include = "node1";
+  req.exclude = "node2";
+  EXPECT_EQ(placeError(req),
+            "--include and --exclude are mutually exclusive (give one)");
+  req.exclude.clear();
+  req.include = "node3:0";
+  EXPECT_EQ(placeError(req), "--include 'node3:0': host 'node3' is not in hf "
+                             "(hosts: node1, node2)");
+  req.include = "node1:2";
+  EXPECT_EQ(placeError(req),
+            "--include 'node1:2': host 'node1' has slots 0-1 in hf, not 2");
+  req.include = "node1:a";
+  EXPECT_EQ(placeError(req),
+            "--include 'node1:a': slot 'a' of host 'node1' is not a number "
+            "(the format is HOST[:SLOT,...][@HOST...])");
+  req.include = "node1:0:1";
+  EXPECT_EQ(placeError(req),
+            "--include 'node1:0:1': slot '0:1' of host 'node1' is not a "
+            "number (the format is HOST[:SLOT,...][@HOST...])");
+  req.include = "node1@";
+  EXPECT_EQ(placeError(req), "--include 'node1@': empty host name (the format "
+                             "is HOST[:SLOT,...][@HOST...])");
+  req.include.clear();
+  req.exclude = "node1@node2";
+  EXPECT_EQ(placeError(req),
+            "--exclude 'node1@node2': no slots are left to run on");
+  req.numGpus = 1;
+  EXPECT_EQ(placeError(req),
+            "--include/--exclude cannot be combined with --num_nodes or "
+            "--num_gpus/--num_ranks (as in DeepSpeed): choose the slots with "
+            "one or the other");
+}
+
+TEST(LaunchPlacement, NumNodesAndNumGpus) {
+  PlacementRequest req = withHostfile(kTwoHosts);
+  req.numNodes = 1;
+  EXPECT_EQ(place(req), (Placement{{"node1", {0, 1}}}));
+  req.numNodes = 2;
+  req.numGpus = 1;
+  EXPECT_EQ(place(req), (Placement{{"node1", {0}}, {"node2", {0}}}));
+  req.numGpus = 3;
+  EXPECT_EQ(placeError(req), "--num_gpus 3: host 'node1' has slots=2 in hf");
+  req.numGpus = -1;
+  req.numNodes = 3;
+  EXPECT_EQ(placeError(req), "--num_nodes 3: hf lists 2 hosts");
+  // A bad hostfile is reported before any flag is applied.
+  req = withHostfile("node1 slots=two\n");
+  EXPECT_EQ(placeError(req).substr(0, 15), "hf:1: bad line ");
+}
+
+TEST(LaunchCommand, BindsCoresWhenTheyFit) {
+  CommandOptions opts;
+  opts.trainPath = "/o/train";
+  opts.trainArgs = {"--data", "d d", "--steps", "2"};
+  opts.localCores = 8;
+  Command cmd = buildCommand({{"localhost", {0, 1}}}, opts);
+  EXPECT_EQ(cmd.threads, 4);
+  EXPECT_TRUE(cmd.note.empty());
+  EXPECT_TRUE(cmd.env.empty());
+  EXPECT_EQ(renderCommand(cmd),
+            "mpirun -np 2 --host localhost:2 --tag-output --bind-to core "
+            "--map-by slot:PE=4 -x OMP_NUM_THREADS=4 -x OPENBLAS_NUM_THREADS=4 "
+            "/o/train --data 'd d' --steps 2");
+}
+
+TEST(LaunchCommand, FallsBackToUnboundWhenOversubscribed) {
+  CommandOptions opts;
+  opts.trainPath = "/o/train";
+  opts.localCores = 2;
+  opts.threadsPerRank = 2;
+  opts.asRoot = true;
+  opts.masterAddr = "10.0.0.1";
+  opts.masterPort = 29500;
+  Command cmd = buildCommand({{"a", {0, 1}}, {"b", {0}}}, opts);
+  EXPECT_EQ(cmd.note, "2 ranks per node x 2 threads exceed this machine's 2 "
+                      "cores: the ranks run unbound (--bind-to none "
+                      "--oversubscribe)");
+  EXPECT_EQ(renderCommand(cmd),
+            "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun "
+            "-np 3 --host a:2,b:1 --tag-output --bind-to none --oversubscribe "
+            "-x OMP_NUM_THREADS=2 -x OPENBLAS_NUM_THREADS=2 -x "
+            "MASTER_ADDR=10.0.0.1 -x MASTER_PORT=29500 /o/train");
+  // More ranks than cores: one thread each, still unbound.
+  opts.threadsPerRank = 0;
+  opts.localCores = 1;
+  cmd = buildCommand({{"localhost", {0, 1}}}, opts);
+  EXPECT_EQ(cmd.threads, 1);
+  EXPECT_FALSE(cmd.note.empty());
+}
+
+TEST(LaunchPlan, WorldSizeAndRecompileHint) {
+  int ws = 0;
+  std::string error;
+  EXPECT_TRUE(parsePlanWorldSize("{\"world_size\": 2, \"stage\": 2}", ws,
+                                 error));
+  EXPECT_EQ(ws, 2);
+  EXPECT_FALSE(parsePlanWorldSize("{\"stage\": 2}", ws, error));
+  EXPECT_EQ(error, "has no valid \"world_size\"; recompile the model");
+  EXPECT_FALSE(parsePlanWorldSize("{", ws, error));
+  EXPECT_EQ(error.substr(0, 18), "is not valid JSON ");
+  EXPECT_EQ(parseRecompileHint("x;\n  program.recompile_hint = \"zeroc "
+                               "compile 'a\\\"b' \\303\\251 -o o\";\n"),
+            "zeroc compile 'a\"b' \xc3\xa9 -o o");
+  EXPECT_EQ(parseRecompileHint("no hint"), "");
+}
