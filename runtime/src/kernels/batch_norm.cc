@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kernels/batch_norm_check.h"
 #include "kernels/tensor_check.h"
 
 #include <cmath>
@@ -39,47 +40,12 @@ ChannelStats channelStats(const S *x, int64_t n, int64_t c, int64_t ch,
   return {mean, 1.0 / std::sqrt(sq / count + epsilon)};
 }
 
-zeroc_rt_status_t checkCommon(const char *k, const zeroc_rt_tensor_t *x,
-                              double epsilon) {
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "x", x, kFloatDtypes));
-  if (x->rank < 2)
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
-                          "%s: x %s must have rank >= 2 (N, C, ...)", k,
-                          describe(*x).c_str());
-  if (!(epsilon > 0.0) || std::isinf(epsilon))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: epsilon %g must be finite and > 0", k, epsilon);
-  return nullptr;
-}
-
-zeroc_rt_status_t checkChannelParam(const char *k, const char *name,
-                                    const zeroc_rt_tensor_t *p,
-                                    const zeroc_rt_tensor_t &x) {
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, name, p));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, name, *p, "x", x));
-  return checkShape(k, name, *p, 1, x.dims + 1, "(C), the channels of x");
-}
-
-zeroc_rt_status_t checkLike(const char *k, const char *name,
-                            const zeroc_rt_tensor_t *t,
-                            const zeroc_rt_tensor_t &x) {
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, name, t));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, name, *t, "x", x));
-  return checkSameShape(k, name, *t, "x", x);
-}
-
 zeroc_rt_status_t kBatchNorm(const zeroc_rt_tensor_t *x,
                              const zeroc_rt_tensor_t *scale,
                              const zeroc_rt_tensor_t *bias, double epsilon,
                              const zeroc_rt_tensor_t *y) {
   const char *k = "zeroc_rt_k_batch_norm";
-  ZEROC_RT_RETURN_IF_ERROR(checkCommon(k, x, epsilon));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "scale", scale, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "bias", bias, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkLike(k, "y", y, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "y", *y, "x", *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "y", *y, "scale", *scale));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "y", *y, "bias", *bias));
+  ZEROC_RT_RETURN_IF_ERROR(checkBatchNormOperands(k, x, scale, bias, epsilon, y));
   const int64_t n = x->dims[0], c = x->dims[1], s = product(x->dims, 2, x->rank);
   if (n * s == 0)
     return nullptr;
@@ -109,24 +75,8 @@ zeroc_rt_status_t kBatchNormGrad(const zeroc_rt_tensor_t *x,
                                  const zeroc_rt_tensor_t *gradScale,
                                  const zeroc_rt_tensor_t *gradBias) {
   const char *k = "zeroc_rt_k_batch_norm_grad";
-  ZEROC_RT_RETURN_IF_ERROR(checkCommon(k, x, epsilon));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "scale", scale, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkLike(k, "grad_y", gradY, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkLike(k, "grad_x", gradX, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "grad_scale", gradScale, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "grad_bias", gradBias, *x));
-  const zeroc_rt_tensor_t *inputs[3] = {x, scale, gradY};
-  const char *inputNames[3] = {"x", "scale", "grad_y"};
-  const zeroc_rt_tensor_t *outputs[3] = {gradX, gradScale, gradBias};
-  const char *outputNames[3] = {"grad_x", "grad_scale", "grad_bias"};
-  for (int o = 0; o < 3; ++o) {
-    for (int i = 0; i < 3; ++i)
-      ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, outputNames[o], *outputs[o],
-                                              inputNames[i], *inputs[i]));
-    for (int p = 0; p < o; ++p)
-      ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, outputNames[o], *outputs[o],
-                                              outputNames[p], *outputs[p]));
-  }
+  ZEROC_RT_RETURN_IF_ERROR(checkBatchNormGradOperands(k, x, scale, epsilon, gradY,
+                                                      gradX, gradScale, gradBias));
   const int64_t n = x->dims[0], c = x->dims[1], s = product(x->dims, 2, x->rank);
   dispatchFloat(x->dtype, [&](auto tag) {
     using S = decltype(tag);

@@ -281,4 +281,53 @@ zeroc_rt_status_t checkScatterOperands(const char *k,
   return checkNoOverlap(k, "out", *out, "updates", *updates);
 }
 
+zeroc_rt_status_t checkConcatOperands(const char *k,
+                                      const zeroc_rt_tensor_t *const *inputs,
+                                      int32_t n, int64_t axis,
+                                      const zeroc_rt_tensor_t *out, int *axOut) {
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  if (n < 1)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: needs at least one input, got %d", k,
+                          static_cast<int>(n));
+  if (!inputs)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: inputs is NULL", k);
+  if (out->rank == 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: out must have rank >= 1", k);
+  int ax = 0;
+  ZEROC_RT_RETURN_IF_ERROR(normalizeAxis(k, axis, out->rank, &ax));
+  *axOut = ax;
+  int64_t total = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    std::string name = "inputs[" + std::to_string(i) + "]";
+    const zeroc_rt_tensor_t *in = inputs[i];
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, name.c_str(), in));
+    ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, name.c_str(), *in, "out", *out));
+    bool ok = in->rank == out->rank;
+    for (int d = 0; ok && d < out->rank; ++d)
+      ok = d == ax || in->dims[d] == out->dims[d];
+    if (!ok)
+      return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                            "%s: %s %s must match out %s except on axis %d", k,
+                            name.c_str(), describe(*in).c_str(),
+                            describe(*out).c_str(), ax);
+    ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "out", *out, name.c_str(), *in));
+    if (in->dims[ax] > out->dims[ax] - total) {
+      total = -1; // more than out holds (tested this way to avoid overflow)
+      break;
+    }
+    total += in->dims[ax];
+  }
+  if (total != out->dims[ax])
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "%s: the inputs' axis-%d dims sum to %s but out %s "
+                          "has %lld",
+                          k, ax,
+                          total < 0 ? "more" : std::to_string(total).c_str(),
+                          describe(*out).c_str(),
+                          static_cast<long long>(out->dims[ax]));
+  return nullptr;
+}
+
 } // namespace zeroc_rt::kernels

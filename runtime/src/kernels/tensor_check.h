@@ -100,6 +100,15 @@ inline zeroc_rt_status_t checkNoOverlap(const char *kernel, const char *nameA,
                         numBytes(b));
 }
 
+/// concat's operands (both runtimes): the descriptors, at least one input,
+/// out's rank, each input's dtype and dims (out's except on the axis), that
+/// out overlaps no input, and that the axis dims add up to out's. *axOut:
+/// the normalized axis.
+zeroc_rt_status_t checkConcatOperands(const char *kernel,
+                                      const zeroc_rt_tensor_t *const *inputs,
+                                      int32_t n, int64_t axis,
+                                      const zeroc_rt_tensor_t *out, int *axOut);
+
 /// What scatter_nd and scatter_elements check alike (both runtimes): the
 /// descriptors, the reduction, dtypes, out's shape and that out overlaps no
 /// input.

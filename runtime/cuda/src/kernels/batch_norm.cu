@@ -9,6 +9,8 @@
 
 #include "kernels/common.h"
 
+#include "kernels/batch_norm_check.h"
+
 namespace zeroc_rt::cuda {
 namespace {
 
@@ -89,34 +91,6 @@ ZRT_GLOBAL void batchNormGradKernel(const S *x, const S *scale, const S *gy, S *
 
 int64_t channelBlocks(int64_t c) { return c < 1 ? 1 : (c > 65535 * 16 ? 65535 * 16 : c); }
 
-zeroc_rt_status_t checkCommon(const char *k, zrt_ct x, double epsilon) {
-  using namespace zeroc_rt::kernels;
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "x", x, kFloatDtypes));
-  if (x->rank < 2)
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: x %s must have rank >= 2 (N, C, ...)",
-                          k, describe(*x).c_str());
-  if (!(epsilon > 0.0) || std::isinf(epsilon))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: epsilon %g must be finite and > 0",
-                          k, epsilon);
-  return nullptr;
-}
-
-zeroc_rt_status_t checkChannelParam(const char *k, const char *name, zrt_ct p,
-                                    const zeroc_rt_tensor_t &x) {
-  using namespace zeroc_rt::kernels;
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, name, p));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, name, *p, "x", x));
-  return checkShape(k, name, *p, 1, x.dims + 1, "(C), the channels of x");
-}
-
-zeroc_rt_status_t checkLike(const char *k, const char *name, zrt_ct t,
-                            const zeroc_rt_tensor_t &x) {
-  using namespace zeroc_rt::kernels;
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, name, t));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, name, *t, "x", x));
-  return checkSameShape(k, name, *t, "x", x);
-}
-
 } // namespace
 } // namespace zeroc_rt::cuda
 
@@ -128,13 +102,7 @@ zeroc_rt_status_t zeroc_rt_cuda_k_batch_norm(zrt_ct x, zrt_ct scale, zrt_ct bias
                                              double epsilon, zrt_ct y) {
   using namespace zeroc_rt::kernels;
   const char *k = "batch_norm";
-  ZEROC_RT_RETURN_IF_ERROR(checkCommon(k, x, epsilon));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "scale", scale, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "bias", bias, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkLike(k, "y", y, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "y", *y, "x", *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "y", *y, "scale", *scale));
-  ZEROC_RT_RETURN_IF_ERROR(checkNoOverlap(k, "y", *y, "bias", *bias));
+  ZEROC_RT_RETURN_IF_ERROR(checkBatchNormOperands(k, x, scale, bias, epsilon, y));
   const int64_t n = x->dims[0], c = x->dims[1], s = product(x->dims, 2, x->rank);
   if (n * s == 0 || c == 0)
     return nullptr;
@@ -152,24 +120,8 @@ zeroc_rt_status_t zeroc_rt_cuda_k_batch_norm_grad(zrt_ct x, zrt_ct scale, double
                                                   zrt_ct grad_scale, zrt_ct grad_bias) {
   using namespace zeroc_rt::kernels;
   const char *k = "batch_norm_grad";
-  ZEROC_RT_RETURN_IF_ERROR(checkCommon(k, x, epsilon));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "scale", scale, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkLike(k, "grad_y", grad_y, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkLike(k, "grad_x", grad_x, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "grad_scale", grad_scale, *x));
-  ZEROC_RT_RETURN_IF_ERROR(checkChannelParam(k, "grad_bias", grad_bias, *x));
-  const zeroc_rt_tensor_t *inputs[3] = {x, scale, grad_y};
-  const char *inputNames[3] = {"x", "scale", "grad_y"};
-  const zeroc_rt_tensor_t *outputs[3] = {grad_x, grad_scale, grad_bias};
-  const char *outputNames[3] = {"grad_x", "grad_scale", "grad_bias"};
-  for (int o = 0; o < 3; ++o) {
-    for (int i = 0; i < 3; ++i)
-      ZEROC_RT_RETURN_IF_ERROR(
-          checkNoOverlap(k, outputNames[o], *outputs[o], inputNames[i], *inputs[i]));
-    for (int p = 0; p < o; ++p)
-      ZEROC_RT_RETURN_IF_ERROR(
-          checkNoOverlap(k, outputNames[o], *outputs[o], outputNames[p], *outputs[p]));
-  }
+  ZEROC_RT_RETURN_IF_ERROR(checkBatchNormGradOperands(k, x, scale, epsilon, grad_y, grad_x,
+                                                      grad_scale, grad_bias));
   const int64_t n = x->dims[0], c = x->dims[1], s = product(x->dims, 2, x->rank);
   if (c == 0)
     return nullptr;
