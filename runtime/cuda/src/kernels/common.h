@@ -166,6 +166,19 @@ template <typename S> ZRT_HD S combineOf(S a, S b, int mul) {
   }
 }
 
+/// *to += v, atomically: the float (f32 and 16-bit gradients) or double
+/// (f64) accumulators of the scattering gradients.
+ZRT_DEV void atomicAccumulate(float *to, float v) { atomicAddFloat(to, v); }
+ZRT_DEV void atomicAccumulate(double *to, double v) { atomicAddDouble(to, v); }
+
+/// to[i] = from[i] rounded once to S: a 16-bit gradient out of its float
+/// accumulator.
+template <typename S>
+ZRT_GLOBAL void roundKernel(const float *from, S *to, int64_t n) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    to[i] = store<S>(from[i]);
+}
+
 } // namespace zeroc_rt::cuda
 
 #endif // ZEROC_RT_CUDA_SRC_KERNELS_COMMON_H

@@ -80,18 +80,8 @@ ZRT_GLOBAL void gatherElementsGradKernel(const S *gout, const I *indices, A *acc
       continue;
     }
     A *to = acc + offAxisOffset(p, i) + a;
-    const A v = static_cast<A>(load(gout[i]));
-    if constexpr (sizeof(A) == 8)
-      atomicAddDouble(reinterpret_cast<double *>(to), static_cast<double>(v));
-    else
-      atomicAddFloat(reinterpret_cast<float *>(to), static_cast<float>(v));
+    atomicAccumulate(to, static_cast<A>(load(gout[i])));
   }
-}
-
-template <typename S>
-ZRT_GLOBAL void roundKernel(const float *from, S *to, int64_t n) {
-  for (int64_t i = gridFirst(); i < n; i += gridStride())
-    to[i] = store<S>(from[i]);
 }
 
 /// `seen`: a zeroed word per element of data.

@@ -124,18 +124,8 @@ ZRT_GLOBAL void gatherGradKernel(const S *gout, const I *indices, A *gdata, int6
     if (idx < 0 || idx >= axisDim)
       continue; // the forward gather flagged it
     A *to = gdata + (o * axisDim + idx) * inner + in;
-    const A v = static_cast<A>(load(gout[i]));
-    if constexpr (sizeof(A) == 8)
-      atomicAddDouble(reinterpret_cast<double *>(to), static_cast<double>(v));
-    else
-      atomicAddFloat(reinterpret_cast<float *>(to), static_cast<float>(v));
+    atomicAccumulate(to, static_cast<A>(load(gout[i])));
   }
-}
-
-template <typename S>
-ZRT_GLOBAL void roundKernel(const float *from, S *to, int64_t n) {
-  for (int64_t i = gridFirst(); i < n; i += gridStride())
-    to[i] = store<S>(from[i]);
 }
 
 /// A gather's (or its gradient's) shape along `axis` of `table`: the
