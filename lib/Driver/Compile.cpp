@@ -254,6 +254,19 @@ int runCompile(const CompileArgs &args) {
     return fail(model + ": " + error);
   if (!checkTrainedParams(*module, error))
     return fail(model + ": " + error);
+  // What the trainer's checkpoints save and honour (docs/Checkpoints.md),
+  // for the emitter to print.
+  {
+    Builder mb(&context);
+    (*module)->setAttr(
+        "zero.checkpoint",
+        mb.getDictionaryAttr(
+            {mb.getNamedAttr("tag_validation",
+                             mb.getI32IntegerAttr(config.tagValidation)),
+             mb.getNamedAttr("load_from_fp32_weights",
+                             mb.getBoolAttr(config.loadFromFp32Weights)),
+             mb.getNamedAttr("ds_config", mb.getStringAttr(config.resolvedJson))}));
+  }
 
   EmittedProgram program;
   std::string diag;

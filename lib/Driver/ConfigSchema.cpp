@@ -138,7 +138,7 @@ const char *kOffload =
 const char *kZeroPP = "zeroc has no ZeRO++";
 const char *kTorchModule = "a PyTorch-module detail of DeepSpeed's stage 3; "
                            "zeroc compiles the whole graph";
-const char *kCheckpoint = "zeroc does not read or write DeepSpeed checkpoints";
+const char *kCheckpoint = "zeroc's checkpoints are its own (docs/Checkpoints.md)";
 const char *kMonitor = "zeroc writes only the csv_monitor";
 const char *kGradDivide = "zeroc divides the summed gradients once by world "
                           "size x gradient_accumulation_steps";
@@ -199,7 +199,9 @@ std::vector<Field> zeroFields() {
                     "stage 3's parameter gathers and the gradient reductions "
                     "(stages 0-1: with one micro-step) during backward "
                     "(zero-overlap)"),
-      F::boolean("load_from_fp32_weights", true).ignored(kCheckpoint),
+      F::boolean("load_from_fp32_weights", true)
+          .withNote("false: a resumed run's fp32 masters restart from the "
+                    "saved 16-bit parameters"),
       F::boolean("elastic_checkpoint", false).ignored(kCheckpoint),
       F::block("offload_param", offloadParamFields())
           .withNote("DeepSpeed uses it with stage 3 only"),
@@ -348,9 +350,13 @@ std::vector<Field> makeTopLevel() {
   };
   std::vector<Field> checkpoint = {
       F::choice("tag_validation", "Warn", {"Ignore", "Warn", "Fail"})
-          .ignored(kCheckpoint),
-      F::boolean("load_universal", false).ignored(kCheckpoint),
-      F::boolean("use_node_local_storage", false).ignored(kCheckpoint),
+          .withNote("whether every rank resumes from the same tag (--load-dir)"),
+      F::boolean("load_universal", false)
+          .ignored("zeroc reshards every checkpoint on load (any world size "
+                   "and stage); no universal conversion is needed"),
+      F::boolean("use_node_local_storage", false)
+          .ignored("every rank reads the files it needs from --load-dir, "
+                   "which must be visible to all ranks"),
       F::block("parallel_write",
                {F::boolean("pipeline_stage", false).ignored(kCheckpoint)}),
   };

@@ -700,6 +700,12 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   c.stage = p.stage;
   c.gradientClipping = o["gradient_clipping"].get<double>();
   c.tf32 = o["zeroc"]["tf32"].get<bool>();
+  const std::string tagValidation =
+      lower(o["checkpoint"]["tag_validation"].get<std::string>());
+  c.tagValidation = tagValidation == "ignore" ? 0 : tagValidation == "fail" ? 2 : 1;
+  c.loadFromFp32Weights =
+      o["zero_optimization"]["load_from_fp32_weights"].get<bool>();
+  c.resolvedJson = o.dump();
   // 0: no per-step progress line (None).
   const ojson &spp = o["steps_per_print"];
   c.stepsPerPrint = spp.is_null() ? 0 : spp.get<int64_t>();

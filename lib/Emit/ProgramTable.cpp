@@ -13,6 +13,8 @@
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 
@@ -247,7 +249,32 @@ void ProgramPrinter::printMain(raw_ostream &os, func::FuncOp fn) {
      << "  program.monitor.wall_clock_breakdown = " << int(monitor.getWallClockBreakdown()) << ";\n"
      << "  program.monitor.csv_enabled = " << int(monitor.getCsv()) << ";\n"
      << "  program.monitor.csv_output_path = " << cxxStringLiteral(monitor.getCsvOutputPath().str()) << ";\n"
-     << "  program.monitor.csv_job_name = " << cxxStringLiteral(monitor.getCsvJobName().str()) << ";\n"
+     << "  program.monitor.csv_job_name = " << cxxStringLiteral(monitor.getCsvJobName().str()) << ";\n";
+  // ABI 12: the checkpoint settings (zero.checkpoint, set by the driver)
+  // and the tied weights' other names (graph.aliases, from the importer).
+  int64_t tagValidation = 1;
+  bool fromFp32 = true;
+  std::string dsConfig;
+  if (auto ck = module->getAttrOfType<DictionaryAttr>("zero.checkpoint")) {
+    if (auto v = ck.getAs<IntegerAttr>("tag_validation"))
+      tagValidation = v.getInt();
+    if (auto v = ck.getAs<BoolAttr>("load_from_fp32_weights"))
+      fromFp32 = v.getValue();
+    if (auto v = ck.getAs<StringAttr>("ds_config"))
+      dsConfig = v.str();
+  }
+  std::string aliases;
+  if (auto al = module->getAttrOfType<DictionaryAttr>("graph.aliases")) {
+    llvm::json::Object o;
+    for (NamedAttribute a : al)
+      if (auto name = llvm::dyn_cast<StringAttr>(a.getValue()))
+        o[a.getName().str()] = name.str();
+    aliases = llvm::formatv("{0}", llvm::json::Value(std::move(o))).str();
+  }
+  os << "  program.checkpoint.tag_validation = " << tagValidation << ";\n"
+     << "  program.checkpoint.masters_from_params = " << int(!fromFp32) << ";\n"
+     << "  program.checkpoint.ds_config = " << cxxStringLiteral(dsConfig) << ";\n"
+     << "  program.checkpoint.aliases = " << cxxStringLiteral(aliases) << ";\n"
      << "  return " << target.processMain() << "(argc, argv, &program);\n}\n";
 }
 

@@ -286,6 +286,12 @@ void GraphBuilder::declareParams(OpBuilder &mb) {
   }
   messages.insert(messages.end(), unmergeNotes.begin(), unmergeNotes.end());
   paddingIdx = std::move(plan.paddingIdx);
+  if (!plan.aliases.empty()) {
+    llvm::SmallVector<NamedAttribute> aliases;
+    for (const auto &[alias, name] : plan.aliases)
+      aliases.push_back(b.getNamedAttr(alias, b.getStringAttr(name)));
+    module->setAttr("graph.aliases", b.getDictionaryAttr(aliases));
+  }
   std::unordered_set<std::string> runningStats =
       updatedRunningStats(model.graph(), opset);
   for (auto &[name, value] : floats) {

@@ -34,6 +34,8 @@ struct Marker {
   std::string source; ///< for messages: "metadata 'zeroc.parameters'", ...
   std::vector<std::string> trainable, frozen, buffers;
   std::map<std::string, int64_t> paddingIdx;
+  /// Tied weights' other state_dict names -> the initializer's name.
+  std::map<std::string, std::string> aliases;
   /// What to do when a listed parameter is not an initializer.
   std::string reexport;
 };
@@ -107,6 +109,9 @@ std::optional<Marker> readZerocMarker(const onnx::ModelProto &model) {
                           "' whose value is not a name");
   }
   Marker m;
+  if (const llvm::json::Object *al = o->getObject("aliases"))
+    for (const auto &kv : *al)
+      m.aliases[kv.first.str()] = kv.second.getAsString()->str();
   m.source = std::string("metadata '") + kMarkerKey + "'";
   m.reexport = std::string("the exporter folded or merged it (constant "
                            "folding turns a Linear weight into its "
@@ -392,6 +397,13 @@ ParameterPlan planParameters(
                           "-D initializer (an nn.Embedding weight is 2-D and "
                           "its padding_idx in [0, rows))");
       plan.paddingIdx[name] = idx;
+    }
+    for (const auto &[alias, name] : marker->aliases) {
+      auto role = plan.roles.find(name);
+      if (role == plan.roles.end() || role->second == InitRole::Constant)
+        throw markerError("ties '" + alias + "' to '" + name +
+                          "', which it does not list as a parameter");
+      plan.aliases[alias] = name;
     }
   } else {
     // Every float initializer trains; only exporter-made names are

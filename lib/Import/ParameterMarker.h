@@ -18,6 +18,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -40,6 +41,9 @@ struct ParameterPlan {
   std::unordered_map<std::string, TiedInit> ties;
   /// nn.Embedding(padding_idx=...) of a parameter, from the marker.
   std::unordered_map<std::string, int64_t> paddingIdx;
+  /// Tied weights' other state_dict names -> the parameter's name, from the
+  /// marker (recorded as graph.aliases, for the saved weights).
+  std::map<std::string, std::string> aliases;
   std::vector<ImportMessage> messages;
 };
 

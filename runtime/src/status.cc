@@ -59,6 +59,17 @@ const char *zeroc_rt_status_message(zeroc_rt_status_t status) {
   return status ? status->message.c_str() : "OK";
 }
 
+const char *zeroc_rt_status_text(zeroc_rt_status_t status) {
+  const char *message = zeroc_rt_status_message(status);
+  if (!status || status->code == ZEROC_RT_INTERNAL)
+    return message;
+  const std::string prefix =
+      status->file + ":" + std::to_string(status->line) + ": ";
+  if (status->message.compare(0, prefix.size(), prefix) == 0)
+    return message + prefix.size();
+  return message;
+}
+
 const char *zeroc_rt_status_file(zeroc_rt_status_t status) {
   return status ? status->file.c_str() : "";
 }

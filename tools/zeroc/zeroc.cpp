@@ -9,6 +9,8 @@
 //   zeroc config-check --schema
 //   zeroc launch [--num_gpus N] [--hostfile F] [--include S | --exclude S]
 //                [--dry-run] OUT [train args...]
+//   zeroc to-fp32 CKPT_DIR OUT.safetensors [--tag TAG]
+//   zeroc export-onnx CKPT_DIR MODEL.onnx -o OUT.onnx [--tag TAG]
 //
 // Errors are one line on stderr, "zeroc: error: FILE: ...", exit code 1;
 // usage errors exit with 2 (an empty config file name is an error of its
@@ -20,6 +22,7 @@
 #include "zeroc/Driver/DsConfig.h"
 #include "zeroc/Driver/Launch.h"
 #include "zeroc/Driver/Pipeline.h"
+#include "zeroc/Driver/ToFp32.h"
 #include "zeroc/Import/OnnxImporter.h"
 #include "zeroc/InitAll.h"
 
@@ -61,6 +64,12 @@ const char *kUsage =
     "  launch [options] OUT [train args...]\n"
     "                      run OUT/train under mpirun on the ranks DeepSpeed's\n"
     "                      launcher would choose (docs/Launch.md)\n"
+    "  to-fp32 CKPT_DIR OUT.safetensors [--tag TAG]\n"
+    "                      DeepSpeed's zero_to_fp32: a checkpoint's weights,\n"
+    "                      whole and in fp32, under the model's names (the\n"
+    "                      tag DIR/latest names by default; docs/Checkpoints.md)\n"
+    "  export-onnx CKPT_DIR MODEL.onnx -o OUT.onnx [--tag TAG]\n"
+    "                      MODEL.onnx with the checkpoint's trained weights\n"
     "\n"
     "import options:\n"
     "  --input-shape NAME=D0,D1,...  bind the dims of a graph input (repeatable)\n"
@@ -536,6 +545,10 @@ int dispatch(int argc, char **argv) {
   // check for failure, not for usage), so it parses its own flags.
   if (cmd == "launch")
     return zeroc::launch::runLaunch(argc - 2, argv + 2, kUsage);
+  if (cmd == "to-fp32")
+    return zeroc::runToFp32(argc - 2, argv + 2);
+  if (cmd == "export-onnx")
+    return zeroc::runExportOnnx(argc - 2, argv + 2);
   return usageError("unknown command '" + cmd + "'");
 }
 

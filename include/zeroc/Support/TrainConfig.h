@@ -25,6 +25,12 @@ struct TrainConfig {
   /// zeroc.tf32: f32 matmuls may use TF32 tensor cores (CUDA). Off, as
   /// torch.backends.cuda.matmul.allow_tf32 is by default.
   bool tf32 = false;
+  /// checkpoint.tag_validation: 0 Ignore, 1 Warn, 2 Fail.
+  int tagValidation = 1;
+  /// zero_optimization.load_from_fp32_weights.
+  bool loadFromFp32Weights = true;
+  /// The resolved config as compact JSON, saved with each checkpoint.
+  std::string resolvedJson;
   enum class Optimizer { Adam, SGD } optimizer = Optimizer::Adam;
   bool adamWMode = true;
   bool biasCorrection = true; ///< Adam (FusedAdam's bias_correction)

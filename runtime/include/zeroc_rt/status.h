@@ -33,6 +33,11 @@ zeroc_rt_status_code_t zeroc_rt_status_code(zeroc_rt_status_t status);
 /// created the status); "OK" for NULL. Valid until the status is freed.
 const char *zeroc_rt_status_message(zeroc_rt_status_t status);
 
+/// The message for users: without its "file:line: " prefix, which only an
+/// INTERNAL error (a runtime bug worth locating) keeps. Valid until the
+/// status is freed.
+const char *zeroc_rt_status_text(zeroc_rt_status_t status);
+
 /// Basename of the source file that created the status; "" for NULL.
 const char *zeroc_rt_status_file(zeroc_rt_status_t status);
 

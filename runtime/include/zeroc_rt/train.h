@@ -53,7 +53,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 11
+#define ZEROC_RT_PROGRAM_ABI_VERSION 12
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -236,6 +236,23 @@ typedef struct zeroc_rt_monitor_config {
   const char *csv_job_name;    ///< "DeepSpeedJobName" by default
 } zeroc_rt_monitor_config_t;
 
+/// The ds_config's checkpoint settings (docs/Checkpoints.md); all zero is
+/// DeepSpeed's defaults but tag_validation's.
+typedef struct zeroc_rt_checkpoint_config {
+  /// checkpoint.tag_validation: 0 Ignore, 1 Warn (DeepSpeed's default), 2
+  /// Fail: whether every rank loads the same checkpoint tag.
+  int32_t tag_validation;
+  /// 1: zero_optimization.load_from_fp32_weights is false: a resumed run's
+  /// fp32 masters restart from the saved 16-bit parameters.
+  int32_t masters_from_params;
+  /// The resolved ds_config as JSON, saved with every checkpoint (NULL or
+  /// "": none).
+  const char *ds_config;
+  /// The model's tied weights as JSON {"<other state_dict name>":
+  /// "<parameter>", ...} (NULL or "": none), saved for zeroc to-fp32.
+  const char *aliases;
+} zeroc_rt_checkpoint_config_t;
+
 typedef struct zeroc_rt_engine zeroc_rt_engine_t;
 
 /// Runs forward and backward of one micro-batch. `inputs[i]` points at the
@@ -319,6 +336,8 @@ typedef struct zeroc_rt_program {
   /// recorded as zero.tf32). The CUDA runtime honours it; the CPU has no
   /// TF32 and ignores it.
   int32_t tf32;
+  // ABI version 12:
+  zeroc_rt_checkpoint_config_t checkpoint;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses

@@ -2,7 +2,15 @@
 //
 //   train --data DIR --steps N [--log-jsonl FILE] [--save-params DIR]
 //         [--max-skipped-steps N] [--denormals flush|keep] [--trace DIR]
-//         [--comm nccl|mpi] [--quiet]
+//         [--comm nccl|mpi] [--save-dir DIR [--save-interval N]]
+//         [--load-dir DIR [--load-tag TAG]] [--quiet]
+//
+// --save-dir DIR writes a checkpoint (docs/Checkpoints.md) every
+// --save-interval steps (0, the default: none in between) and after the last
+// step, as DIR/global_step<N>/, and points DIR/latest at it. --load-dir DIR
+// resumes from DIR/<--load-tag> (default: the tag DIR/latest names);
+// --steps stays the total count, so a run resumed at step k runs steps
+// k+1..N.
 //
 // --max-skipped-steps N (default 50, 0: no limit) ends the run with an error
 // once N consecutive steps were skipped for an fp16 gradient overflow (no
@@ -57,7 +65,9 @@ std::string usageText(const char *argv0) {
   return format("usage: %s --data DIR --steps N [--log-jsonl FILE] "
                 "[--save-params DIR] [--max-skipped-steps N (default %lld, 0: "
                 "no limit)] [--denormals flush|keep (default flush)] "
-                "[--trace DIR] [--comm nccl|mpi] [--quiet]",
+                "[--trace DIR] [--comm nccl|mpi] [--save-dir DIR "
+                "[--save-interval N]] [--load-dir DIR [--load-tag TAG]] "
+                "[--quiet]",
                 baseName(argv0), static_cast<long long>(kDefaultMaxSkippedSteps));
 }
 
@@ -89,7 +99,9 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
     }
     if (flag != "--data" && flag != "--steps" && flag != "--log-jsonl" &&
         flag != "--save-params" && flag != "--max-skipped-steps" &&
-        flag != "--denormals" && flag != "--trace" && flag != "--comm") {
+        flag != "--denormals" && flag != "--trace" && flag != "--comm" &&
+        flag != "--save-dir" && flag != "--save-interval" &&
+        flag != "--load-dir" && flag != "--load-tag") {
       if (flag == "--quiet")
         return fail("--quiet takes no value");
       return fail(format("unknown argument '%s'", arg.c_str()));
@@ -127,6 +139,18 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
         return fail(format("--comm must be 'nccl' or 'mpi', got '%s'",
                            value.c_str()));
       args.comm = value;
+    } else if (flag == "--save-dir") {
+      args.saveDir = value;
+    } else if (flag == "--save-interval") {
+      if (!parseSteps(value, args.saveInterval))
+        return fail(format("--save-interval must be a non-negative integer of "
+                           "at most %lld (0: save after the last step only), "
+                           "got '%s'",
+                           static_cast<long long>(kMaxSteps), value.c_str()));
+    } else if (flag == "--load-dir") {
+      args.loadDir = value;
+    } else if (flag == "--load-tag") {
+      args.loadTag = value;
     } else if (flag == "--log-jsonl") {
       args.logJsonl = value;
     } else {
@@ -138,6 +162,10 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
                 "model input)");
   if (!haveSteps)
     return fail("missing --steps N (the number of optimizer steps)");
+  if (args.saveInterval > 0 && args.saveDir.empty())
+    return fail("--save-interval needs --save-dir DIR");
+  if (!args.loadTag.empty() && args.loadDir.empty())
+    return fail("--load-tag needs --load-dir DIR");
   return nullptr;
 }
 

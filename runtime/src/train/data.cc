@@ -102,13 +102,18 @@ zeroc_rt_status_t Dataset::load(const zeroc_rt_program_t &prog,
   return nullptr;
 }
 
+void Dataset::setOrigin(int64_t samplesConsumed) {
+  origin = numSamples > 0 ? samplesConsumed % numSamples : 0;
+}
+
 int64_t Dataset::firstSample(int64_t step, int64_t microBatch) const {
   if (numSamples <= 0)
     return 0;
   using u128 = unsigned __int128;
   u128 s = static_cast<u128>(numSamples);
   u128 base = (static_cast<u128>(step) % s) *
-              (static_cast<u128>(globalBatch) % s) % s;
+                  (static_cast<u128>(globalBatch) % s) % s +
+              static_cast<u128>(origin);
   u128 offset = static_cast<u128>(microBatch) *
                 static_cast<u128>(program->micro_batch) % s;
   return static_cast<int64_t>((base + offset) % s);

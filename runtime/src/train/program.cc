@@ -258,6 +258,13 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
                            static_cast<long long>(p.arena_bytes));
   if (p.tf32 != 0 && p.tf32 != 1)
     return INVALID_PROGRAM("tf32 %d must be 0 or 1", p.tf32);
+  if (p.checkpoint.tag_validation < 0 || p.checkpoint.tag_validation > 2 ||
+      (p.checkpoint.masters_from_params != 0 &&
+       p.checkpoint.masters_from_params != 1))
+    return INVALID_PROGRAM("checkpoint tag_validation %d must be 0-2 and "
+                           "masters_from_params %d 0 or 1",
+                           p.checkpoint.tag_validation,
+                           p.checkpoint.masters_from_params);
   if ((!p.blob_file || !*p.blob_file) && p.blob_bytes != 0)
     return INVALID_PROGRAM("a %lld-byte blob without a blob_file",
                            static_cast<long long>(p.blob_bytes));

@@ -132,6 +132,11 @@ struct Args {
   /// --comm: the collectives' backend ("nccl" or "mpi"; empty: the
   /// platform's default).
   std::string comm;
+  /// --save-dir / --save-interval (0: after the last step only).
+  std::string saveDir;
+  int64_t saveInterval = 0;
+  /// --load-dir / --load-tag (empty: the tag DIR/latest names).
+  std::string loadDir, loadTag;
   bool quiet = false;
   bool help = false;
 };
@@ -180,9 +185,12 @@ public:
   /// Copies samples (first + j) mod S, j in [0, MB), of every input into the
   /// micro-batch buffers (and uploads them to the device's).
   ZEROC_RT_MUST_USE zeroc_rt_status_t fillMicroBatch(int64_t first);
-  /// First sample of global micro-batch m of optimizer step s:
-  /// (s*G + m*MB) mod S, without overflow.
+  /// First sample of global micro-batch m of this run's optimizer step s:
+  /// (origin + s*G + m*MB) mod S, without overflow.
   int64_t firstSample(int64_t step, int64_t microBatch) const;
+  /// A resumed run continues after the `samplesConsumed` samples its
+  /// checkpoint's steps read (origin = samplesConsumed mod S).
+  void setOrigin(int64_t samplesConsumed);
 
   int64_t samples() const { return numSamples; }
   const void *const *inputs() const { return pointers.data(); }
@@ -191,6 +199,7 @@ private:
   const zeroc_rt_program_t *program = nullptr;
   int64_t numSamples = 0;
   int64_t globalBatch = 0; ///< G = MB * GAS * W
+  int64_t origin = 0;      ///< in [0, S)
   std::vector<std::unique_ptr<zeroc_rt_npy_t, NpyFree>> arrays;
   std::vector<size_t> sampleBytes;
   std::vector<AlignedBuffer> batches;

@@ -50,11 +50,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "train/checkpoint.h"
 #include "train/train_internal.h"
 
 #include "comm_internal.h"
 #include "status_internal.h"
 #include "train/monitor.h"
+#include "zeroc_rt/checksum.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -150,7 +152,8 @@ std::string worldSizeMessage(const zeroc_rt_program_t &program, int world) {
 
 /// Per-process setup; errors may be local to this rank.
 zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
-                        CsvMonitor &csv, const Args &args, SaveSpace &space) {
+                        CsvMonitor &csv, const Args &args, SaveSpace &space,
+                        TrainPosition &resumed) {
   const zeroc_rt_program_t &program = *engine.program;
   ZEROC_RT_RETURN_IF_ERROR(checkSchedule(program, args.steps));
   Device &device = *engine.device;
@@ -165,13 +168,20 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
   ZEROC_RT_RETURN_IF_ERROR(buildZeroState(program, engine.blob.bytes(),
                                           engine.rank, engine.world, device,
                                           engine.state));
+  zeroc_rt_loss_scaler_init(&engine.scaler, &program.loss_scaler);
+  if (!args.loadDir.empty()) {
+    ZEROC_RT_RETURN_IF_ERROR(
+        loadCheckpoint(engine, args.loadDir, args.loadTag, resumed));
+    data.setOrigin(resumed.globalSamples);
+  }
   if (!args.saveParams.empty())
     ZEROC_RT_RETURN_IF_ERROR(
         checkSaveTarget(engine.state, args.saveParams, engine.rank, space));
+  if (!args.saveDir.empty())
+    ZEROC_RT_RETURN_IF_ERROR(checkCheckpointDir(args.saveDir));
   ZEROC_RT_RETURN_IF_ERROR(engine.arena.allocate(
       device, static_cast<size_t>(program.arena_bytes), "the micro-step arena"));
   ZEROC_RT_RETURN_IF_ERROR(device.synchronize());
-  zeroc_rt_loss_scaler_init(&engine.scaler, &program.loss_scaler);
   if (engine.rank == 0 && !args.logJsonl.empty())
     ZEROC_RT_RETURN_IF_ERROR(log.open(args.logJsonl));
   if (engine.rank == 0)
@@ -287,6 +297,46 @@ private:
   Session &session;
 };
 
+/// Whether every rank resumed from the same checkpoint (each reads
+/// DIR/latest itself; on storage that is not shared, or while another job
+/// saves there, they may differ). Ranks at different steps would run
+/// different numbers of collectives and hang: that always fails. The same
+/// step under different tags follows checkpoint.tag_validation: Ignore,
+/// Warn (a warning on each rank) or Fail. Returns the exit code, 0 to go on.
+int checkSameCheckpoint(Session &session, const TrainPosition &pos,
+                        int32_t tagValidation) {
+  const int64_t tag =
+      static_cast<int64_t>(zeroc_rt_checksum64(pos.tag.data(), pos.tag.size()));
+  int64_t mine[4] = {pos.globalSteps, -pos.globalSteps, tag, -tag};
+  int64_t out[4] = {};
+  zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
+      session.comm, mine, out, 4, ZEROC_RT_DTYPE_I64, ZEROC_RT_REDUCE_MAX);
+  if (status) {
+    session.desynced = true;
+    return session.fail(ZEROC_RT_TRAIN_WRAP(status, "comparing checkpoints: "));
+  }
+  const std::string where = format(
+      "(this rank loaded '%s', step %lld); is --load-dir on storage every "
+      "rank sees, and is no other job saving there? pass --load-tag TAG",
+      pos.tag.c_str(), static_cast<long long>(pos.globalSteps));
+  if (out[0] != -out[1]) {
+    session.report("the ranks resumed from checkpoints of different steps " +
+                   where);
+    return 1;
+  }
+  if (out[2] == -out[3] || tagValidation == 0)
+    return 0;
+  const std::string message = "the ranks resumed from different checkpoint tags " + where;
+  if (tagValidation == 2) {
+    session.report(message + " (checkpoint.tag_validation is Fail)");
+    return 1;
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "rank %d: train: warning: %s\n", session.rank,
+               message.c_str());
+  return 0;
+}
+
 int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
           Platform &platform) {
   if (session.agree(platform.open(args, program, session.comm), "while opening its device"))
@@ -305,9 +355,16 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
   JsonlLog log;
   CsvMonitor csv;
   SaveSpace space;
-  if (session.agree(setUp(engine, data, log, csv, args, space),
-                    "while loading the data and parameters"))
+  TrainPosition position;
+  if (session.agree(setUp(engine, data, log, csv, args, space, position),
+                    args.loadDir.empty()
+                        ? "while loading the data and parameters"
+                        : "while loading the data and the checkpoint"))
     return 1;
+  if (!args.loadDir.empty() && session.world > 1)
+    if (int rc = checkSameCheckpoint(session, position,
+                                     program.checkpoint.tag_validation))
+      return rc;
   if (!args.saveParams.empty() && session.world > 1) {
     bool commFailed = false;
     zeroc_rt_status_t status =
@@ -352,9 +409,20 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       static_cast<int64_t>(program.micro_batch) * gas * world;
   const bool wallClock = program.monitor.wall_clock_breakdown != 0;
   zeroc_rt_status_t pending = nullptr; // rank-0 log failure, agreed next step
-  int64_t consecutiveSkipped = 0;
+  const int64_t startStep = position.globalSteps;
+  int64_t consecutiveSkipped = position.consecutiveSkipped;
   double lastScale = engine.scaler.cur_scale;
-  for (int64_t step = 0; step < args.steps; ++step) {
+  if (console && !args.loadDir.empty()) {
+    std::printf("resumed from %s/%s at step %lld%s\n", args.loadDir.c_str(),
+                position.tag.c_str(), static_cast<long long>(startStep),
+                startStep >= args.steps
+                    ? format(": --steps %lld is reached, nothing to train",
+                             static_cast<long long>(args.steps))
+                          .c_str()
+                    : "");
+    flushConsole();
+  }
+  for (int64_t step = startStep; step < args.steps; ++step) {
     const Clock::time_point start = Clock::now();
     engine.times = StepTimes();
     StepTimes lastMicro; // the boundary micro-step's timers
@@ -362,7 +430,8 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
     zeroc_rt_status_t microError = engine.state.zeroGradientTails();
     for (int a = 0; a < gas && !microError; ++a) {
       const int64_t m = static_cast<int64_t>(a) * world + session.rank;
-      if ((microError = data.fillMicroBatch(data.firstSample(step, m))))
+      if ((microError =
+               data.fillMicroBatch(data.firstSample(step - startStep, m))))
         break;
       engine.dropoutCounter = static_cast<uint64_t>(step) *
                                   static_cast<uint64_t>(gas) *
@@ -478,7 +547,8 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
     if (session.rank == 0 && !pending)
       pending = log.write(record);
     if (session.rank == 0 && !pending)
-      pending = csv.write(record, record.step * globalBatch);
+      pending = csv.write(record, position.globalSamples +
+                                      (record.step - startStep) * globalBatch);
     if (console && program.steps_per_print > 0 &&
         (record.step % program.steps_per_print == 0 ||
          record.step == args.steps)) {
@@ -511,6 +581,28 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
           skippedAdvice(program, lastScale).c_str(),
           static_cast<long long>(args.maxSkippedSteps)));
       return 1;
+    }
+    if (!args.saveDir.empty() &&
+        ((args.saveInterval > 0 && record.step % args.saveInterval == 0) ||
+         record.step == args.steps)) {
+      TrainPosition at;
+      at.globalSteps = record.step;
+      at.globalSamples =
+          position.globalSamples + (record.step - startStep) * globalBatch;
+      at.consecutiveSkipped = consecutiveSkipped;
+      bool commFailed = false;
+      status = saveCheckpoint(engine, session.comm, args.saveDir, at, &commFailed);
+      if (status) {
+        session.desynced = commFailed;
+        zeroc_rt_status_free(pending);
+        return session.fail(ZEROC_RT_TRAIN_WRAP(
+            status, format("step %lld: ", static_cast<long long>(record.step))));
+      }
+      if (console) {
+        std::printf("saved checkpoint %s/global_step%lld\n",
+                    args.saveDir.c_str(), static_cast<long long>(record.step));
+        flushConsole();
+      }
     }
   }
   if (args.maxSkippedSteps > 0 && args.steps > 0 &&

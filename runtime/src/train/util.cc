@@ -70,14 +70,7 @@ zeroc_rt_status_t AlignedBuffer::allocate(size_t bytes, const char *what) {
 }
 
 std::string statusText(zeroc_rt_status_t status) {
-  std::string message = zeroc_rt_status_message(status);
-  if (!status || zeroc_rt_status_code(status) == ZEROC_RT_INTERNAL)
-    return message;
-  std::string prefix = std::string(zeroc_rt_status_file(status)) + ":" +
-                       std::to_string(zeroc_rt_status_line(status)) + ": ";
-  if (message.compare(0, prefix.size(), prefix) == 0)
-    message.erase(0, prefix.size());
-  return message;
+  return zeroc_rt_status_text(status);
 }
 
 zeroc_rt_status_t wrapStatus(const char *file, int line,
