@@ -241,14 +241,18 @@ class Cases:
                 raise Failure("'%s' differs from the uninterrupted run by %.2e"
                               % (p["name"], rel))
 
+    def setup(self, name, stage, w):
+        """(model, base dir, out dir, data dir) of the first model compiled
+        for `stage` on `w` ranks into WORK/name/out."""
+        model = self.a.models.split(",")[0]
+        base = os.path.join(self.a.work, name)
+        os.makedirs(base, exist_ok=True)
+        self.compile(model, stage, w, base + "/out")
+        return model, base, base + "/out", self.dataset(model)
+
     # -- errors ------------------------------------------------------------
     def errors(self):
-        model = self.a.models.split(",")[0]
-        base = os.path.join(self.a.work, "errors")
-        os.makedirs(base, exist_ok=True)
-        out = base + "/out"
-        self.compile(model, 2, 2, out)
-        data = self.dataset(model)
+        model, base, out, data = self.setup("errors", 2, 2)
         good = base + "/good"
         train(out, 2, "--data", data, "--steps", "2", "--save-dir", good)
         tagdir = good + "/global_step2"
@@ -316,12 +320,7 @@ class Cases:
 
     # -- kill --------------------------------------------------------------
     def kill(self):
-        model = self.a.models.split(",")[0]
-        base = os.path.join(self.a.work, "kill")
-        os.makedirs(base, exist_ok=True)
-        out = base + "/out"
-        self.compile(model, 3, 2, out)
-        data = self.dataset(model)
+        _, base, out, data = self.setup("kill", 3, 2)
         ref = base + "/ref"
         train(out, 2, "--data", data, "--steps", str(self.a.steps), "--log-jsonl",
               ref + ".jsonl", "--save-params", ref + "_params")
