@@ -45,3 +45,9 @@ except OSError:
     flags = []
 if "avx2" in flags and "fma" in flags:
     config.available_features.add("cpu-avx2")
+
+# Root with iproute2: network namespaces for the multi-node tests
+# (test/e2e/launch-netns.test, over bench/netns.sh). CI runs as root.
+import shutil as _shutil
+if os.geteuid() == 0 and _shutil.which("ip"):
+    config.available_features.add("netns")

@@ -21,7 +21,11 @@ template <typename Fn>
 zeroc_rt_status_t timed(zeroc_rt_comm_t *comm, const char *name, size_t bytes,
                         Fn &&fn) {
   const auto start = std::chrono::steady_clock::now();
-  zeroc_rt_status_t status = fn();
+  zeroc_rt_status_t status = nullptr;
+  {
+    zeroc_rt_comm::BlockedScope blocked(*comm, name);
+    status = fn();
+  }
   const auto end = std::chrono::steady_clock::now();
   comm->collectiveMs += std::chrono::duration<double, std::milli>(end - start).count();
   if (comm->onCollective)
@@ -199,7 +203,16 @@ zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
 zeroc_rt_status_t wait(zeroc_rt_comm_t *comm, int64_t id) {
   ZEROC_RT_RETURN_IF_ERROR(checkComm(comm, "wait"));
   const auto waitStart = std::chrono::steady_clock::now();
-  zeroc_rt_status_t status = comm->wait(id);
+  zeroc_rt_status_t status = nullptr;
+  {
+    // Named after the started collective it completes.
+    const char *name = "wait";
+    for (const zeroc_rt_comm::Pending &p : comm->pending)
+      if (p.id == id)
+        name = p.name;
+    zeroc_rt_comm::BlockedScope blocked(*comm, name);
+    status = comm->wait(id);
+  }
   const auto end = std::chrono::steady_clock::now();
   comm->collectiveMs +=
       std::chrono::duration<double, std::milli>(end - waitStart).count();

@@ -10,7 +10,9 @@
 #ifndef ZEROC_RT_SRC_COMM_INTERNAL_H
 #define ZEROC_RT_SRC_COMM_INTERNAL_H
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <vector>
 #include "zeroc_rt/comm.h"
@@ -91,6 +93,34 @@ struct zeroc_rt_comm {
     std::chrono::steady_clock::time_point start;
   };
   std::vector<Pending> pending;
+
+  /// What this rank's thread is blocked in right now, for a watchdog on
+  /// another thread (train/watchdog.h): the collective's name (NULL when in
+  /// none), since when (steady_clock nanoseconds) and how many collectives
+  /// and waits it has entered so far.
+  std::atomic<const char *> blockedIn{nullptr};
+  std::atomic<int64_t> blockedSinceNs{0};
+  std::atomic<uint64_t> entered{0};
+
+  /// Marks the scope of one blocking backend call.
+  class BlockedScope {
+  public:
+    BlockedScope(zeroc_rt_comm &comm, const char *name) : comm(comm) {
+      comm.blockedSinceNs.store(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              std::chrono::steady_clock::now().time_since_epoch())
+              .count(),
+          std::memory_order_relaxed);
+      comm.entered.fetch_add(1, std::memory_order_relaxed);
+      comm.blockedIn.store(name, std::memory_order_release);
+    }
+    ~BlockedScope() { comm.blockedIn.store(nullptr, std::memory_order_release); }
+    BlockedScope(const BlockedScope &) = delete;
+    BlockedScope &operator=(const BlockedScope &) = delete;
+
+  private:
+    zeroc_rt_comm &comm;
+  };
 };
 
 #endif // ZEROC_RT_SRC_COMM_INTERNAL_H

@@ -1094,7 +1094,8 @@ TEST_F(TrainErrors, BadArguments) {
       "usage: train --data DIR --steps N [--log-jsonl FILE] [--save-params "
       "DIR] [--max-skipped-steps N (default 50, 0: no limit)] [--denormals "
       "flush|keep (default flush)] [--trace DIR] [--comm nccl|mpi] [--save-dir "
-      "DIR [--save-interval N]] [--load-dir DIR [--load-tag TAG]] [--quiet]";
+      "DIR [--save-interval N]] [--load-dir DIR [--load-tag TAG]] "
+      "[--collective-timeout S (default 1800, 0: none)] [--quiet]";
   struct Case {
     std::vector<std::string> args;
     std::string needle;

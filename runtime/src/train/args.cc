@@ -3,7 +3,13 @@
 //   train --data DIR --steps N [--log-jsonl FILE] [--save-params DIR]
 //         [--max-skipped-steps N] [--denormals flush|keep] [--trace DIR]
 //         [--comm nccl|mpi] [--save-dir DIR [--save-interval N]]
-//         [--load-dir DIR [--load-tag TAG]] [--quiet]
+//         [--load-dir DIR [--load-tag TAG]] [--collective-timeout S]
+//         [--quiet]
+//
+// --collective-timeout S (default 1800, DeepSpeed's; 0: none) ends a rank
+// whose collective has blocked for S seconds (a peer stopped responding),
+// naming the collective and the ranks on its node that stopped
+// (train/watchdog.h).
 //
 // --save-dir DIR writes a checkpoint (docs/Checkpoints.md) every
 // --save-interval steps (0, the default: none in between) and after the last
@@ -31,6 +37,7 @@
 #include "status_internal.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace zeroc_rt::train {
@@ -67,8 +74,9 @@ std::string usageText(const char *argv0) {
                 "no limit)] [--denormals flush|keep (default flush)] "
                 "[--trace DIR] [--comm nccl|mpi] [--save-dir DIR "
                 "[--save-interval N]] [--load-dir DIR [--load-tag TAG]] "
-                "[--quiet]",
-                baseName(argv0), static_cast<long long>(kDefaultMaxSkippedSteps));
+                "[--collective-timeout S (default %g, 0: none)] [--quiet]",
+                baseName(argv0), static_cast<long long>(kDefaultMaxSkippedSteps),
+                kDefaultCollectiveTimeoutS);
 }
 
 zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
@@ -101,7 +109,8 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
         flag != "--save-params" && flag != "--max-skipped-steps" &&
         flag != "--denormals" && flag != "--trace" && flag != "--comm" &&
         flag != "--save-dir" && flag != "--save-interval" &&
-        flag != "--load-dir" && flag != "--load-tag") {
+        flag != "--load-dir" && flag != "--load-tag" &&
+        flag != "--collective-timeout") {
       if (flag == "--quiet")
         return fail("--quiet takes no value");
       return fail(format("unknown argument '%s'", arg.c_str()));
@@ -147,6 +156,15 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
                            "at most %lld (0: save after the last step only), "
                            "got '%s'",
                            static_cast<long long>(kMaxSteps), value.c_str()));
+    } else if (flag == "--collective-timeout") {
+      char *end = nullptr;
+      errno = 0;
+      const double v = std::strtod(value.c_str(), &end);
+      if (errno || *end || !(v >= 0) || v > 1e9)
+        return fail(format("--collective-timeout must be a number of seconds "
+                           "from 0 (none) to 1e9, got '%s'",
+                           value.c_str()));
+      args.collectiveTimeout = v;
     } else if (flag == "--load-dir") {
       args.loadDir = value;
     } else if (flag == "--load-tag") {

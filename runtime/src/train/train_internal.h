@@ -117,6 +117,9 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t executableDirectory(std::string &out);
 //===----------------------------------------------------------------------===//
 
 constexpr int64_t kDefaultMaxSkippedSteps = 50;
+/// --collective-timeout's default, DeepSpeed's (torch.distributed's
+/// default_pg_timeout): 30 minutes.
+constexpr double kDefaultCollectiveTimeoutS = 1800;
 
 struct Args {
   std::string data;
@@ -137,6 +140,9 @@ struct Args {
   int64_t saveInterval = 0;
   /// --load-dir / --load-tag (empty: the tag DIR/latest names).
   std::string loadDir, loadTag;
+  /// --collective-timeout: seconds a collective may block before the rank
+  /// gives up (0: never; watchdog.h).
+  double collectiveTimeout = kDefaultCollectiveTimeoutS;
   bool quiet = false;
   bool help = false;
 };

@@ -56,6 +56,7 @@
 #include "comm_internal.h"
 #include "status_internal.h"
 #include "train/monitor.h"
+#include "train/watchdog.h"
 #include "zeroc_rt/checksum.h"
 
 #include <algorithm>
@@ -378,6 +379,10 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
   }
 
   CollectiveTrace collectiveTrace(session.comm, engine.tracer);
+  // Ends this rank when a collective blocks past --collective-timeout (a
+  // peer stopped); stopped when train returns, before MPI_Finalize.
+  Watchdog watchdog;
+  watchdog.start(session.comm, args.collectiveTimeout);
   // The collectives the last optimizer step started for a next micro-step
   // (program.finish) complete on every way out that leaves the ranks in
   // step: after the last step, and on an error they all agree on.
@@ -423,6 +428,7 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
     flushConsole();
   }
   for (int64_t step = startStep; step < args.steps; ++step) {
+    watchdog.setStep(step + 1);
     const Clock::time_point start = Clock::now();
     engine.times = StepTimes();
     StepTimes lastMicro; // the boundary micro-step's timers
