@@ -114,19 +114,25 @@ def main():
     # where it is installed and always by zeroc's reference interpreter.
     trained = os.path.join(a.work, "trained.onnx")
     print(run([a.zeroc, "export-onnx", ck, onnx_path, "-o", trained]).stdout.strip())
-    feeds = {k: v.numpy() for k, v in batch.items()}
+    # The model's batch is the micro-batch: the step's loss is the mean of
+    # its W micro-batches' losses (equal token counts).
+    feeds = [{k: v[i * MB:(i + 1) * MB].numpy() for k, v in batch.items()}
+             for i in range(W)]
     try:
         import onnxruntime as ort
         sess = ort.InferenceSession(trained, providers=["CPUExecutionProvider"])
-        got = float(sess.run(None, feeds)[0])
+        run_one = lambda f: float(sess.run(None, f)[0])
         runner = "onnxruntime %s" % ort.__version__
     except ImportError:
         sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "reference"))
         from onnx_torch import OnnxTorchModel
         m = OnnxTorchModel(trained, dtype=torch.float32)
-        with torch.no_grad():
-            got = float(m.loss({k: torch.from_numpy(v) for k, v in feeds.items()}))
+
+        def run_one(f):
+            with torch.no_grad():
+                return float(m.loss({k: torch.from_numpy(v) for k, v in f.items()}))
         runner = "zeroc's reference interpreter (no onnxruntime here)"
+    got = sum(run_one(f) for f in feeds) / W
     rel = abs(got - logged["loss"]) / abs(logged["loss"])
     assert rel < 1e-5, (got, logged["loss"])
     print("export-onnx: %s gives the step-4 loss %.6f, the trainer's %.6f "
