@@ -86,9 +86,6 @@ void Watchdog::openHeartbeats() {
   slots = static_cast<Slot *>(p);
   slots[rank].heartbeatNs.store(nowNs(), std::memory_order_relaxed);
   slots[rank].pid.store(::getpid(), std::memory_order_relaxed);
-  // Rank 0 removes the name when it finishes (every rank mapped the table
-  // before the job's first collective); a killed job leaves 64 bytes per
-  // rank in /dev/shm.
   shmName = name;
 }
 
@@ -101,6 +98,14 @@ void Watchdog::start(zeroc_rt_comm_t *c, double timeoutS) {
     return;
   openHeartbeats();
   thread = std::thread([this] { run(); });
+}
+
+void Watchdog::setStep(int64_t step) {
+  currentStep.store(step, std::memory_order_relaxed);
+  if (++stepsSeen == 2 && rank == 0 && !shmName.empty()) {
+    ::shm_unlink(shmName.c_str());
+    shmName.clear();
+  }
 }
 
 void Watchdog::stop() {
@@ -116,7 +121,7 @@ void Watchdog::stop() {
     slots[rank].pid.store(0, std::memory_order_relaxed);
     ::munmap(slots, slotBytes);
     slots = nullptr;
-    if (rank == 0)
+    if (rank == 0 && !shmName.empty())
       ::shm_unlink(shmName.c_str());
   }
 }

@@ -34,8 +34,11 @@ public:
   ~Watchdog();
   /// Starts watching `comm` (no thread for one rank or timeoutS <= 0).
   void start(zeroc_rt_comm_t *comm, double timeoutS);
-  /// The optimizer step (1-based) the rank works on, for the message.
-  void setStep(int64_t step) { currentStep.store(step, std::memory_order_relaxed); }
+  /// The optimizer step (1-based) the rank works on, for the message. At
+  /// the second step every rank has mapped the heartbeat table (each one
+  /// did before its first step's collectives), and rank 0 removes its name
+  /// so that a job killed later leaves nothing in /dev/shm.
+  void setStep(int64_t step);
   void stop();
 
 private:
@@ -51,6 +54,7 @@ private:
   Slot *slots = nullptr; ///< world entries in shared memory, or NULL
   size_t slotBytes = 0;
   std::string shmName;
+  int stepsSeen = 0;
   std::thread thread;
   std::mutex mutex;
   std::condition_variable wake;
