@@ -46,8 +46,13 @@ except OSError:
 if "avx2" in flags and "fma" in flags:
     config.available_features.add("cpu-avx2")
 
-# Root with iproute2: network namespaces for the multi-node tests
-# (test/e2e/launch-netns.test, over bench/netns.sh). CI runs as root.
+# Network namespaces for the multi-node tests (test/e2e/launch-netns.test,
+# over bench/netns.sh): root with iproute2, and a namespace can really be
+# made here (a container without CAP_SYS_ADMIN / CAP_NET_ADMIN cannot).
 import shutil as _shutil
+import subprocess as _subprocess
 if os.geteuid() == 0 and _shutil.which("ip"):
-    config.available_features.add("netns")
+    _probe = "zeroc-lit-probe-%d" % os.getpid()
+    if _subprocess.run(["ip", "netns", "add", _probe], capture_output=True).returncode == 0:
+        _subprocess.run(["ip", "netns", "del", _probe], capture_output=True)
+        config.available_features.add("netns")
