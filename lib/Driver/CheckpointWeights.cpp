@@ -2,34 +2,9 @@
 
 #include "CheckpointWeights.h"
 
-#include <cmath>
-#include <cstring>
-
 namespace zeroc {
-namespace {
 
 using namespace zeroc_rt::checkpoint;
-
-float halfToFloat(uint16_t h) {
-  const int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31)
-    v = mant ? NAN : INFINITY;
-  else
-    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
-  return (h & 0x8000) ? -v : v;
-}
-
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float v;
-  std::memcpy(&v, &bits, 4);
-  return v;
-}
-
-} // namespace
 
 std::string takeStatusText(zeroc_rt_status_t status) {
   std::string text = zeroc_rt_status_text(status);
@@ -74,8 +49,7 @@ CheckpointWeights::CheckpointWeights(const Metadata &meta)
 
 zeroc_rt_status_t CheckpointWeights::read(const WeightTensor &t, void *dst,
                                           size_t offset, size_t bytes) {
-  const size_t oes = zeroc_rt_dtype_size(t.dtype),
-               ies = zeroc_rt_dtype_size(t.savedDtype);
+  const size_t oes = zeroc_rt_dtype_size(t.dtype);
   const int64_t first = static_cast<int64_t>(offset / oes);
   const int64_t count = static_cast<int64_t>(bytes / oes);
   std::vector<Piece> pieces;
@@ -91,20 +65,12 @@ zeroc_rt_status_t CheckpointWeights::read(const WeightTensor &t, void *dst,
       return s;
     const int64_t k = p.hi - p.lo;
     char *to = static_cast<char *>(dst) + static_cast<size_t>(p.lo - first) * oes;
-    if (ies == oes) {
-      if (zeroc_rt_status_t s = file->read(*info, p.lo - p.pieceFirst, k, to))
-        return s;
-      continue;
-    }
-    scratch.resize(static_cast<size_t>(k));
     if (zeroc_rt_status_t s =
-            file->read(*info, p.lo - p.pieceFirst, k, scratch.data()))
+            t.dtype == ZEROC_RT_DTYPE_F64
+                ? file->read(*info, p.lo - p.pieceFirst, k, to)
+                : file->readAsFloat(*info, p.lo - p.pieceFirst, k,
+                                    reinterpret_cast<float *>(to)))
       return s;
-    float *f = reinterpret_cast<float *>(to);
-    for (int64_t i = 0; i < k; ++i) {
-      const uint16_t h = scratch[static_cast<size_t>(i)];
-      f[i] = t.savedDtype == ZEROC_RT_DTYPE_F16 ? halfToFloat(h) : bf16ToFloat(h);
-    }
   }
   return nullptr;
 }

@@ -47,7 +47,6 @@ private:
   const zeroc_rt::checkpoint::Metadata &meta;
   zeroc_rt::checkpoint::RankFiles files;
   std::vector<WeightTensor> all;
-  std::vector<uint16_t> scratch;
 };
 
 /// The user's text of a status (without its source location); frees it.

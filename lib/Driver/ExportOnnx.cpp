@@ -18,10 +18,8 @@
 
 #include "onnx/onnx_pb.h"
 
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sys/stat.h>
 
 namespace zeroc {
 namespace {
@@ -46,20 +44,13 @@ int failWith(zeroc_rt_status_t status) {
 
 bool readModel(const std::string &path, onnx::ModelProto &model,
                std::string &error) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = "'" + path + "': not a regular file (does it exist?)";
+  std::string bytes;
+  if (zeroc_rt_status_t s = readWholeFile(path, kMaxModelBytes - 1, bytes)) {
+    error = takeStatusText(s) +
+            " (a model over 2 GiB needs external data, not supported yet)";
     return false;
   }
-  if (st.st_size >= kMaxModelBytes) {
-    error = "'" + path + "': larger than 2 GiB (external data is not supported yet)";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(static_cast<size_t>(st.st_size), '\0');
-  in.read(bytes.data(), st.st_size);
-  if (in.gcount() != st.st_size || bytes.empty() || !model.ParseFromString(bytes) ||
-      !model.has_graph()) {
+  if (bytes.empty() || !model.ParseFromString(bytes) || !model.has_graph()) {
     error = "'" + path + "': not an ONNX model (the protobuf does not parse)";
     return false;
   }

@@ -9,6 +9,7 @@
 
 #include "zeroc_rt/checkpoint_format.h"
 
+#include "kernels/scalar_types.h"
 #include "status_internal.h"
 #include "zeroc_rt/checksum.h"
 
@@ -311,6 +312,27 @@ zeroc_rt_status_t writeSafetensors(const std::string &path,
   }());
 }
 
+zeroc_rt_status_t readWholeFile(const std::string &path, size_t limit,
+                                std::string &out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS([&]() -> zeroc_rt_status_t {
+    int fd = -1;
+    uint64_t size = 0;
+    ZEROC_RT_RETURN_IF_ERROR(openRegular(path, fd, size));
+    zeroc_rt_status_t status = nullptr;
+    if (size > limit)
+      status = ZEROC_RT_ERROR(ZEROC_RT_FORMAT_ERROR,
+                              "'%s': %llu bytes, more than the %zu expected",
+                              path.c_str(), static_cast<unsigned long long>(size),
+                              limit);
+    else {
+      out.assign(static_cast<size_t>(size), '\0');
+      status = readAt(fd, out.data(), out.size(), 0, path);
+    }
+    ::close(fd);
+    return status;
+  }());
+}
+
 zeroc_rt_status_t checksumFile(const std::string &path, WrittenFile &out) {
   return ZEROC_RT_GUARD_EXCEPTIONS([&]() -> zeroc_rt_status_t {
     int fd = -1;
@@ -476,6 +498,29 @@ zeroc_rt_status_t SafetensorsReader::read(const TensorInfo &t, int64_t first,
   size_t elem = zeroc_rt_dtype_size(t.dtype);
   return readAt(fd, dst, static_cast<size_t>(count) * elem,
                 t.offset + static_cast<uint64_t>(first) * elem, filePath);
+}
+
+zeroc_rt_status_t SafetensorsReader::readAsFloat(const TensorInfo &t,
+                                                 int64_t first, int64_t count,
+                                                 float *dst) const {
+  if (t.dtype == ZEROC_RT_DTYPE_F32)
+    return read(t, first, count, dst);
+  if (t.dtype != ZEROC_RT_DTYPE_F16 && t.dtype != ZEROC_RT_DTYPE_BF16)
+    return ZEROC_RT_ERROR(ZEROC_RT_FORMAT_ERROR,
+                          "'%s': a %s tensor does not widen to f32",
+                          filePath.c_str(), zeroc_rt_dtype_name(t.dtype));
+  // Widened in place, from the end: the 16-bit elements fill the first
+  // half of dst, and float i overwrites only 16-bit elements 2i and 2i + 1,
+  // already read.
+  ZEROC_RT_RETURN_IF_ERROR(read(t, first, count, dst));
+  const char *half = reinterpret_cast<const char *>(dst);
+  const bool f16 = t.dtype == ZEROC_RT_DTYPE_F16;
+  for (int64_t i = count - 1; i >= 0; --i) {
+    uint16_t h;
+    std::memcpy(&h, half + 2 * i, sizeof h);
+    dst[i] = f16 ? kernels::f16BitsToFloat(h) : kernels::bf16BitsToFloat(h);
+  }
+  return nullptr;
 }
 
 } // namespace zeroc_rt::checkpoint

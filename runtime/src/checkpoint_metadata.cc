@@ -20,9 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace zeroc_rt::checkpoint {
 namespace {
@@ -40,36 +38,6 @@ std::string fmt(const char *format, ...) {
   std::vsnprintf(buf, sizeof buf, format, ap);
   va_end(ap);
   return buf;
-}
-
-zeroc_rt_status_t readSmallFile(const std::string &path, size_t limit,
-                                std::string &out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "'%s': cannot open: %s",
-                          path.c_str(), std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<uint64_t>(st.st_size) > limit) {
-    ::close(fd);
-    return ZEROC_RT_ERROR(ZEROC_RT_FORMAT_ERROR,
-                          "'%s': not a regular file of at most %zu bytes",
-                          path.c_str(), limit);
-  }
-  out.assign(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  if (done != out.size())
-    return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "'%s': read failed", path.c_str());
-  return nullptr;
 }
 
 bool isDirectory(const std::string &path) {
@@ -225,7 +193,7 @@ zeroc_rt_status_t readMetadata(const std::string &dir, const std::string &given,
     if (tag.empty()) {
       std::string text;
       const std::string latest = dir + "/latest";
-      if (zeroc_rt_status_t s = readSmallFile(latest, kMaxTagBytes + 2, text)) {
+      if (zeroc_rt_status_t s = readWholeFile(latest, kMaxTagBytes + 2, text)) {
         zeroc_rt_status_free(s);
         return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
                               "%s: '%s' is missing or unreadable (no checkpoint "
@@ -249,7 +217,7 @@ zeroc_rt_status_t readMetadata(const std::string &dir, const std::string &given,
                             path.c_str());
     const std::string metaPath = path + "/checkpoint.json";
     std::string text;
-    ZEROC_RT_RETURN_IF_ERROR(readSmallFile(metaPath, kMaxMetadataBytes, text));
+    ZEROC_RT_RETURN_IF_ERROR(readWholeFile(metaPath, kMaxMetadataBytes, text));
     std::string problem;
     try {
       problem = parse(Json::parse(text), out);

@@ -94,6 +94,11 @@ public:
   /// Elements [first, first + count) of tensor `t` into `dst` (host).
   ZEROC_RT_MUST_USE zeroc_rt_status_t read(const TensorInfo &t, int64_t first,
                                            int64_t count, void *dst) const;
+  /// The same elements of an F32, F16 or BF16 tensor as floats (16-bit
+  /// ones widened exactly).
+  ZEROC_RT_MUST_USE zeroc_rt_status_t readAsFloat(const TensorInfo &t,
+                                                  int64_t first, int64_t count,
+                                                  float *dst) const;
   const std::string &path() const { return filePath; }
 
 private:
@@ -107,6 +112,11 @@ private:
 /// size, read in chunks.
 ZEROC_RT_MUST_USE zeroc_rt_status_t checksumFile(const std::string &path,
                                                  WrittenFile &out);
+
+/// Reads the regular file `path` (not a FIFO or a device, which could block
+/// or never end) whole into `out`; more than `limit` bytes is an error.
+ZEROC_RT_MUST_USE zeroc_rt_status_t readWholeFile(const std::string &path,
+                                                  size_t limit, std::string &out);
 
 /// Writes `text` to `path` atomically and durably: `path`.tmp.<pid>, fsync,
 /// rename, fsync of the directory.

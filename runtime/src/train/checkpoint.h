@@ -37,6 +37,9 @@ struct TrainPosition {
   std::string tag; ///< of the checkpoint loaded (load only)
 };
 
+/// The tag of the checkpoint saved after optimizer step `step`.
+std::string checkpointTag(int64_t step);
+
 /// Setup check of --save-dir before any step: DIR exists or can be created
 /// and this process may write there.
 ZEROC_RT_MUST_USE zeroc_rt_status_t checkCheckpointDir(const std::string &dir);

@@ -23,10 +23,7 @@ using namespace checkpoint;
 constexpr size_t kChunkBytes = 4u << 20;
 
 std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "(";
-  for (size_t k = 0; k < shape.size(); ++k)
-    s += format("%s%lld", k ? ", " : "", static_cast<long long>(shape[k]));
-  return s + (shape.size() == 1 ? ",)" : ")");
+  return shapeString(static_cast<int32_t>(shape.size()), shape.data());
 }
 
 class Loader {

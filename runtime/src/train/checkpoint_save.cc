@@ -69,24 +69,14 @@ zeroc_rt_status_t removeCheckpointDirectory(const std::string &dir) {
   return status;
 }
 
-/// Collective: `local` (freed) or, when another rank failed, an error that
-/// names it. *commFailed is set when the all-reduce failed.
+/// agreeOnFailures, with "saving a checkpoint: " before what this rank did
+/// not cause itself.
 zeroc_rt_status_t agreeOn(zeroc_rt_comm_t *comm, zeroc_rt_status_t local,
                           const char *phase, bool *commFailed) {
-  const int world = zeroc_rt_comm_size(comm), rank = zeroc_rt_comm_rank(comm);
-  int32_t mine = local ? world - rank : 0, worst = 0;
-  zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
-      comm, &mine, &worst, 1, ZEROC_RT_DTYPE_I32, ZEROC_RT_REDUCE_MAX);
-  if (status) {
-    *commFailed = true;
-    zeroc_rt_status_free(local);
-    return ZEROC_RT_TRAIN_WRAP(status, "saving a checkpoint: ");
-  }
-  if (local || worst == 0)
-    return local;
-  return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR,
-                        "saving a checkpoint: rank %d failed %s (see its error)",
-                        world - worst, phase);
+  const bool mine = local != nullptr;
+  zeroc_rt_status_t status = agreeOnFailures(comm, local, phase, commFailed);
+  return status && !mine ? ZEROC_RT_TRAIN_WRAP(status, "saving a checkpoint: ")
+                         : status;
 }
 
 /// A source reading `count` elements of `dtype` at `data` (device memory).
@@ -252,6 +242,10 @@ zeroc_rt_status_t prepare(const std::string &dir, const std::string &partial) {
 
 } // namespace
 
+std::string checkpointTag(int64_t step) {
+  return format("global_step%lld", static_cast<long long>(step));
+}
+
 zeroc_rt_status_t checkCheckpointDir(const std::string &dir) {
   ZEROC_RT_RETURN_IF_ERROR(ZEROC_RT_TRAIN_WRAP(makeDirectories(dir), "--save-dir: "));
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
@@ -264,8 +258,7 @@ zeroc_rt_status_t saveCheckpoint(zeroc_rt_engine &engine, zeroc_rt_comm_t *comm,
                                  const std::string &dir,
                                  const TrainPosition &pos, bool *commFailed) {
   const int rank = engine.rank, world = engine.world;
-  const std::string tag =
-      format("global_step%lld", static_cast<long long>(pos.globalSteps));
+  const std::string tag = checkpointTag(pos.globalSteps);
   const std::string partial = dir + "/" + tag + ".partial";
   zeroc_rt_status_t status = rank == 0 ? prepare(dir, partial) : nullptr;
   ZEROC_RT_RETURN_IF_ERROR(

@@ -68,6 +68,16 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t wrapStatus(const char *file, int line,
 #define ZEROC_RT_TRAIN_WRAP(inner, ...)                                        \
   ::zeroc_rt::train::wrapStatus(__FILE__, __LINE__, (inner), __VA_ARGS__)
 
+/// Collective over `comm`: every rank learns whether any rank failed. Returns
+/// `local` (taking it) when this rank failed; otherwise, when another did,
+/// an error "rank F failed <phase> (see its error)" naming the lowest failing
+/// rank; NULL when none did. *commFailed is set when the all-reduce itself
+/// failed (the ranks may be out of step).
+ZEROC_RT_MUST_USE zeroc_rt_status_t agreeOnFailures(zeroc_rt_comm_t *comm,
+                                                    zeroc_rt_status_t local,
+                                                    const char *phase,
+                                                    bool *commFailed);
+
 /// printf into a std::string.
 std::string format(const char *fmt, ...) ZEROC_RT_PRINTF(1, 2);
 

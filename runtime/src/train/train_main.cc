@@ -105,21 +105,10 @@ public:
   /// nobody did; otherwise reports this rank's own error, or that rank F
   /// (the lowest failing one) failed `phase`, and returns 1. Frees `local`.
   int agree(zeroc_rt_status_t local, const char *phase) {
-    int32_t mine = local ? world - rank : 0, worst = 0;
-    zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
-        comm, &mine, &worst, 1, ZEROC_RT_DTYPE_I32, ZEROC_RT_REDUCE_MAX);
-    if (status) {
-      desynced = true;
-      zeroc_rt_status_free(local);
-      return fail(ZEROC_RT_TRAIN_WRAP(status, "agreeing on errors: "));
-    }
-    if (local)
-      return fail(local);
-    if (worst > 0) {
-      report(format("rank %d failed %s (see its error)", world - worst, phase));
-      return 1;
-    }
-    return 0;
+    bool commFailed = false;
+    zeroc_rt_status_t status = agreeOnFailures(comm, local, phase, &commFailed);
+    desynced = desynced || commFailed;
+    return status ? fail(status) : 0;
   }
 
   /// Finalizes the communicator unless that could block, and returns the
@@ -550,11 +539,13 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
         std::chrono::duration<double>(Clock::now() - start).count();
     record.samples = globalBatch;
     record.times = engine.times;
+    // Samples read since the start of training (a resumed run's included).
+    const int64_t samplesDone =
+        position.globalSamples + (record.step - startStep) * globalBatch;
     if (session.rank == 0 && !pending)
       pending = log.write(record);
     if (session.rank == 0 && !pending)
-      pending = csv.write(record, position.globalSamples +
-                                      (record.step - startStep) * globalBatch);
+      pending = csv.write(record, samplesDone);
     if (console && program.steps_per_print > 0 &&
         (record.step % program.steps_per_print == 0 ||
          record.step == args.steps)) {
@@ -593,8 +584,7 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
          record.step == args.steps)) {
       TrainPosition at;
       at.globalSteps = record.step;
-      at.globalSamples =
-          position.globalSamples + (record.step - startStep) * globalBatch;
+      at.globalSamples = samplesDone;
       at.consecutiveSkipped = consecutiveSkipped;
       bool commFailed = false;
       status = saveCheckpoint(engine, session.comm, args.saveDir, at, &commFailed);
@@ -605,8 +595,8 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
             status, format("step %lld: ", static_cast<long long>(record.step))));
       }
       if (console) {
-        std::printf("saved checkpoint %s/global_step%lld\n",
-                    args.saveDir.c_str(), static_cast<long long>(record.step));
+        std::printf("saved checkpoint %s/%s\n", args.saveDir.c_str(),
+                    checkpointTag(record.step).c_str());
         flushConsole();
       }
     }

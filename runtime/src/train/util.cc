@@ -84,6 +84,23 @@ zeroc_rt_status_t wrapStatus(const char *file, int line,
   return zeroc_rt_status_make(code, file, line, "%s", text.c_str());
 }
 
+zeroc_rt_status_t agreeOnFailures(zeroc_rt_comm_t *comm, zeroc_rt_status_t local,
+                                  const char *phase, bool *commFailed) {
+  const int world = zeroc_rt_comm_size(comm), rank = zeroc_rt_comm_rank(comm);
+  int32_t mine = local ? world - rank : 0, worst = 0;
+  zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
+      comm, &mine, &worst, 1, ZEROC_RT_DTYPE_I32, ZEROC_RT_REDUCE_MAX);
+  if (status) {
+    *commFailed = true;
+    zeroc_rt_status_free(local);
+    return ZEROC_RT_TRAIN_WRAP(status, "agreeing on errors: ");
+  }
+  if (local || worst == 0)
+    return local;
+  return ZEROC_RT_ERROR(ZEROC_RT_COMM_ERROR, "rank %d failed %s (see its error)",
+                        world - worst, phase);
+}
+
 std::string format(const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
