@@ -11,6 +11,8 @@
            --rtol of the uninterrupted 2-rank run, and the final parameters
            too; `zeroc to-fp32` of the last checkpoint equals that run's
            --save-params bit for bit.
+  frozen16 to-fp32 of frozen fp16/bf16 parameters (widened from the saved
+           16-bit values) equals --save-params bit for bit.
   errors   corrupt, truncated, mismatched and hostile checkpoints: one error
            line naming the file, exit 1, and nothing trained.
   kill     kill -9 at random points of runs that save every step, then a
@@ -275,6 +277,34 @@ class Cases:
         self.compile(model, stage, w, base + "/out")
         return model, base, base + "/out", self.dataset(model)
 
+    # -- frozen16 ----------------------------------------------------------
+    def frozen16(self):
+        """to-fp32 of frozen 16-bit parameters (no master: their saved
+        fp16/bf16 values, widened) equals --save-params, bit for bit."""
+        model = "mlp_frozen"
+        data = self.dataset(model)
+        for precision in ("fp16", "bf16"):
+            def case():
+                base = os.path.join(self.a.work, "frozen_" + precision)
+                os.makedirs(base, exist_ok=True)
+                cfg = base + "/ds_config.json"
+                with open(cfg, "w") as f:
+                    json.dump({precision: {"enabled": True}}, f)
+                self.compile(model, 3, 2, base + "/out", cfg)
+                train(base + "/out", 2, "--data", data, "--steps", "3",
+                      "--save-dir", base + "/ck", "--save-params", base + "/params")
+                run([self.a.zeroc, "to-fp32", base + "/ck", base + "/w.safetensors"])
+                weights, _ = read_safetensors(base + "/w.safetensors")
+                meta = json.load(open(base + "/params/params.json"))
+                for p in meta["params"]:
+                    want = np.load(os.path.join(base, "params", "rank0", p["file"]))
+                    if weights[p["name"]].tobytes() != want.astype(np.float32).tobytes():
+                        raise Failure("to-fp32's '%s' is not the saved value" % p["name"])
+                ck = json.load(open(base + "/ck/global_step3/checkpoint.json"))
+                if not any(q["frozen"] and q["dtype"] != "F32" for q in ck["params"]):
+                    raise Failure("no frozen 16-bit parameter was saved")
+            self.check("to-fp32 of frozen %s parameters" % precision, case)
+
     # -- errors ------------------------------------------------------------
     def errors(self):
         model, base, out, data = self.setup("errors", 2, 2)
@@ -407,7 +437,8 @@ class Cases:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=["resume", "reshard", "errors", "kill"])
+    ap.add_argument("mode", choices=["resume", "reshard", "frozen16", "errors",
+                                     "kill"])
     ap.add_argument("--zeroc", required=True)
     ap.add_argument("--models-dir", required=True)
     ap.add_argument("--work", required=True)
