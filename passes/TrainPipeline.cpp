@@ -72,6 +72,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   step.reduceInBackward = o.overlapComm;
   phases.push_back({"step-boundary", [step](OpPassManager &pm) {
                       pm.addPass(createStepBoundary(step));
+                      pm.addPass(createOverflowFromNorm());
                     }});
   phases.push_back({"cleanup", [](OpPassManager &pm) {
                       pm.addPass(createFoldTransposes());
@@ -107,6 +108,12 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                       pm.addPass(createVerifyPartition());
                       pm.addPass(createVerifyStep());
                     }});
+  // A GPU pays a launch per kernel; the CPU's runtime would loop over the
+  // parameters anyway (docs/CudaTarget.md, "The optimizer step").
+  if (o.target == "cuda")
+    phases.push_back({"fuse-optimizer-step", [](OpPassManager &pm) {
+                        pm.addPass(createFuseOptimizerStep());
+                      }});
   PlanBuffersOptions plan;
   plan.hostStepScalars = o.target == "cuda";
   phases.push_back({"plan-buffers", [plan](OpPassManager &pm) {

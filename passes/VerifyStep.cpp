@@ -23,6 +23,8 @@ namespace {
 struct ParamUses {
   zero::GradAccumulatorOp accumulator;
   Operation *update = nullptr;
+  /// The gradient the update reads.
+  Value grad;
   /// The replica refresh: a zero.gather_replica or, in a bucket, a
   /// zero.unpack_replica.
   Operation *gather = nullptr;
@@ -155,12 +157,13 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
         u.accumulator = acc;
       } else if (llvm::isa<zero::AdamUpdateOp, zero::SgdUpdateOp>(op)) {
         auto ref = op->getAttrOfType<FlatSymbolRefAttr>("param");
-        ParamUses &u = uses[ref.getValue()];
-        if (u.update)
-          return op->emitOpError("second update of '") << ref.getValue() << "'";
-        if (op->getParentOp() != guard)
-          return op->emitOpError("must be inside the step's zero.if_finite");
-        u.update = op;
+        if (failed(addUpdate(uses, op, ref.getValue(), op->getOperand(0), guard)))
+          return WalkResult::interrupt();
+      } else if (auto multi = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op)) {
+        for (auto [ref, grad] : llvm::zip(multi.getParams(), multi.getGrads()))
+          if (failed(addUpdate(uses, op, llvm::cast<FlatSymbolRefAttr>(ref).getValue(),
+                               grad, guard)))
+            return WalkResult::interrupt();
       } else if (llvm::isa<zero::GatherReplicaOp, zero::UnpackReplicaOp>(op)) {
         auto ref = op->getAttrOfType<FlatSymbolRefAttr>("param");
         auto p = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(op, ref);
@@ -267,13 +270,26 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
     return success();
   }
 
+  /// Records `op` as the one update of `param`, from `grad`.
+  static LogicalResult addUpdate(llvm::StringMap<ParamUses> &uses, Operation *op,
+                                 StringRef param, Value grad, zero::IfFiniteOp guard) {
+    ParamUses &u = uses[param];
+    if (u.update)
+      return op->emitOpError("second update of '") << param << "'";
+    if (op->getParentOp() != guard)
+      return op->emitOpError("must be inside the step's zero.if_finite");
+    u.update = op;
+    u.grad = grad;
+    return success();
+  }
+
   /// The update reads the stage's reduced gradient.
   /// `reducedInMicroStep`: @train_micro_step reduces the accumulator in
   /// place (reduce-in-backward).
   LogicalResult verifyReduction(graph::ParamOp p, ParamUses &u, int64_t stage,
                                 int64_t world, bool reducedInMicroStep) {
     Value acc = u.accumulator.getResult();
-    Value grad = u.update->getOperand(0);
+    Value grad = u.grad;
     int64_t shard = zero::shardElements(p.getType().getNumElements(), world);
     const char *expected = nullptr;
     if (stage == 0) {

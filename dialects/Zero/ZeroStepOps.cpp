@@ -2,6 +2,7 @@
 #include "ParamLookup.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
 
@@ -99,6 +100,27 @@ static LogicalResult verifyUpdate(Operation *op, FlatSymbolRefAttr ref,
 
 LogicalResult AdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyUpdate(*this, getParamAttr(), getGrad().getType(), symbols);
+}
+
+LogicalResult AdamUpdateMultiOp::verify() {
+  if (getParams().empty())
+    return emitOpError("must update at least one parameter");
+  if (getParams().size() != getGrads().size())
+    return emitOpError("has ") << getParams().size() << " parameters but "
+                               << getGrads().size() << " gradients";
+  llvm::SmallDenseSet<Attribute> seen;
+  for (Attribute p : getParams())
+    if (!seen.insert(p).second)
+      return emitOpError("updates ") << p << " twice";
+  return success();
+}
+
+LogicalResult AdamUpdateMultiOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  for (auto [ref, grad] : llvm::zip(getParams(), getGrads()))
+    if (failed(verifyUpdate(*this, llvm::cast<FlatSymbolRefAttr>(ref),
+                            grad.getType(), symbols)))
+      return failure();
+  return success();
 }
 
 LogicalResult SgdUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {

@@ -445,7 +445,7 @@ void ProgramPrinter::printHeader(raw_ostream &os) {
      << "// ZeRO stage " << stage << ", world size " << world
      << ". Do not edit; recompile the model instead.\n";
   target.printPrologue(os);
-  os << "#include <initializer_list>\n\n"
+  os << "#include <cmath>\n#include <initializer_list>\n\n"
      << "#define ZRT_TRY(expr)                                      \\\n"
      << "  do {                                                     \\\n"
      << "    zeroc_rt_status_t zrt_status_ = (expr);                \\\n"

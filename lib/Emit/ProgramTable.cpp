@@ -36,6 +36,8 @@ LogicalResult ProgramPrinter::readStepConfig() {
   fn.walk([&](Operation *op) {
     if (auto up = llvm::dyn_cast<zero::AdamUpdateOp>(op))
       step.adam = up.getOptimizer();
+    else if (auto up = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op))
+      step.adam = up.getOptimizer();
     else if (auto up = llvm::dyn_cast<zero::SgdUpdateOp>(op))
       step.sgd = up.getOptimizer();
     else if (auto lr = llvm::dyn_cast<zero::LrScheduleOp>(op))

@@ -199,6 +199,11 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     p.line("}");
     return success();
   }
+  if (auto nf = llvm::dyn_cast<zero::NonFiniteOp>(op)) {
+    p.line("*(unsigned char *)" + r + " = std::isfinite(" + f64(nf.getSumSquares()) +
+           ") ? 0 : 1;");
+    return success();
+  }
   if (auto clip = llvm::dyn_cast<zero::ClipGradNormOp>(op)) {
     p.call(llvm::formatv("zeroc_rt_k_clip_grad_norm({0}, {1}, {2}, {3}, (double *){4}, "
                          "(double *){5})",
@@ -238,6 +243,31 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
         cxxDouble(a.getEps().convertToDouble()),
         cxxDouble(a.getWeightDecay().convertToDouble()), int(a.getAdamWMode()),
         int(a.getBiasCorrection()), p.var(up.getStep())));
+    return success();
+  }
+  if (auto up = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op)) {
+    zero::AdamAttr a = up.getOptimizer();
+    std::string params, grads, counts;
+    for (auto [i, ref, grad] : llvm::enumerate(up.getParams(), up.getGrads())) {
+      const char *sep = i ? ", " : "";
+      params += sep + paramOf(llvm::cast<FlatSymbolRefAttr>(ref).getValue());
+      grads += sep + p.var(grad);
+      counts += sep + count(grad);
+    }
+    p.line("{");
+    p.line("  static const int32_t zrt_params[] = {" + params + "};");
+    p.line("  void *const zrt_grads[] = {" + grads + "};");
+    p.line("  static const int64_t zrt_counts[] = {" + counts + "};");
+    p.call(llvm::formatv(
+               "zeroc_rt_engine_adam_update_multi(e, {0}, zrt_params, zrt_grads, "
+               "zrt_counts, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, *(int64_t *){9} + 1)",
+               up.getGrads().size(), f64(up.getFactor()), f64(up.getLr()),
+               f64(up.getBeta1()), f64(up.getBeta2()),
+               cxxDouble(a.getEps().convertToDouble()),
+               cxxDouble(a.getWeightDecay().convertToDouble()), int(a.getAdamWMode()),
+               int(a.getBiasCorrection()), p.var(up.getStep())),
+           "  ");
+    p.line("}");
     return success();
   }
   if (auto up = llvm::dyn_cast<zero::SgdUpdateOp>(op)) {

@@ -29,12 +29,16 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // CHECK-NEXT: zeroc_rt_engine_trace_op
 // CHECK-NEXT: *(double *)[[SC]] = zeroc_rt_engine_loss_scale(e);
 // CHECK: ZRT_TRY(zeroc_rt_comm_reduce_scatter(comm, {{.*}}, ZEROC_RT_DTYPE_F16, ZEROC_RT_REDUCE_SUM));
-// CHECK: [[OF:V.[0-9]+.]] = H + {{[0-9]+}};
-// One call (one read back) for every gradient.
-// CHECK: ZRT_TRY(zeroc_rt_cuda_k_has_inf_or_nan_multi(zrt_count, zrt_dtypes, zrt_xs, zrt_ns, &zrt_found));
-// CHECK: [[RED:V.[0-9]+.]] = [[OF]];
-// CHECK: ZRT_TRY(zeroc_rt_comm_all_reduce(comm, [[RED]], [[RED]], 1, ZEROC_RT_DTYPE_U8, ZEROC_RT_REDUCE_MAX));
-// CHECK: ZRT_TRY(zeroc_rt_cuda_k_sum_squares_multi(zrt_count, zrt_dtypes, zrt_xs, zrt_ns, (double *)
+// One call (one read back) for every gradient; the overflow flag is read
+// off the sum (zero-overflow-from-norm), in host memory.
+// CHECK-NOT: has_inf_or_nan
+// CHECK-NOT: ZEROC_RT_REDUCE_MAX
+// CHECK: ZRT_TRY(zeroc_rt_cuda_k_sum_squares_multi(zrt_count, zrt_dtypes, zrt_xs, zrt_ns, (double *)[[LSS:V.[0-9]+.]]));
+// CHECK: [[SS:V.[0-9]+.]] = [[LSS]];
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_comm_all_reduce(comm, [[SS]], [[SS]], 1, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM));
+// CHECK: [[RED:V.[0-9]+.]] = H + {{[0-9]+}};
+// CHECK-NEXT: zeroc_rt_engine_trace_op
+// CHECK-NEXT: *(unsigned char *)[[RED]] = std::isfinite(*(double *)[[SS]]) ? 0 : 1;
 // CHECK: ZRT_TRY(zeroc_rt_cuda_k_clip_grad_norm(
 // CHECK: if (!*(unsigned char *)[[RED]]) {
 // CHECK: ZRT_TRY(zeroc_rt_engine_adam_update(e, 0,

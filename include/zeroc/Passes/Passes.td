@@ -355,6 +355,62 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
   ];
 }
 
+def OverflowFromNorm : Pass<"zero-overflow-from-norm", "::mlir::ModuleOp"> {
+  let summary = "reads the loss scaler's overflow flag off the global norm";
+  let description = [{
+    DeepSpeed's fp16 optimizer checks for overflow by the norm
+    (`check_using_norm`): the global sum of squares of the gradients is inf
+    or NaN exactly when one of their elements is. In `@train_step`, a
+    `zero.has_overflow` whose flag is all-reduced with `max`, over the same
+    gradients as the `zero.sum_squares` that `zero.clip_grad_norm` reads
+    (all-reduced with `sum`, or stage 0's, equal on every rank), becomes a
+    `zero.non_finite` of that sum; the loss-scaler update moves after it.
+    The step then passes over the gradients once and reduces one scalar
+    instead of two: one collective and, on a device, one read back fewer.
+
+    Only for gradients of 16-bit floats and f32, whose squares cannot
+    overflow f64 (a square of a finite f32 is below 2^256); f64 gradients
+    keep `zero.has_overflow`, as does a flag used in another way.
+
+    ```mlir
+    %of = zero.has_overflow %g : tensor<4xf16> -> tensor<i1>
+    %m = zero.all_reduce %of {reduction = #zero<reduction max>} : tensor<i1>
+    zero.update_loss_scale %m {scaler = #zero.loss_scaler<>} : tensor<i1>
+    %ss = zero.sum_squares %g : tensor<4xf16> -> tensor<f64>
+    %t = zero.all_reduce %ss {reduction = #zero<reduction sum>} : tensor<f64>
+    // becomes
+    %ss = zero.sum_squares %g : tensor<4xf16> -> tensor<f64>
+    %t = zero.all_reduce %ss {reduction = #zero<reduction sum>} : tensor<f64>
+    %m = zero.non_finite %t : tensor<f64> -> tensor<i1>
+    zero.update_loss_scale %m {scaler = #zero.loss_scaler<>} : tensor<i1>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+}
+
+def FuseOptimizerStep : Pass<"zero-fuse-optimizer-step", "::mlir::ModuleOp"> {
+  let summary = "makes consecutive Adam updates one multi-tensor update";
+  let description = [{
+    In `@train_step`'s `zero.if_finite`, each run of two or more
+    consecutive `zero.adam_update`s with the same factor, learning rate,
+    betas, step and `#zero.adam` becomes one `zero.adam_update_multi`, at
+    the place of the run's last update. Only consecutive updates: what
+    zero-overlap put between them (a gather started as soon as its
+    parameters are updated) stays where it is, and no gradient lives longer
+    than before. The CUDA pipeline runs it (one launch for the step instead
+    of up to three per parameter, as DeepSpeed's FusedAdam); on the CPU the
+    runtime would run the same per-parameter loop, so it is not run there.
+
+    ```mlir
+    zero.adam_update @w, %gw, %f, %lr, %b1, %b2, %t {optimizer = #zero.adam<>} : ...
+    zero.adam_update @b, %gb, %f, %lr, %b1, %b2, %t {optimizer = #zero.adam<>} : ...
+    // becomes
+    zero.adam_update_multi [@w, @b] (%gw, %gb), %f, %lr, %b1, %b2, %t {optimizer = #zero.adam<>} : ...
+    ```
+  }];
+  let dependentDialects = ["::zeroc::zero::ZeroDialect"];
+}
+
 def VerifyStep : Pass<"zero-verify-step", "::mlir::ModuleOp"> {
   let summary = "checks @train_step against the ZeRO stage";
   let description = [{

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace zeroc_rt::cuda {
 namespace {
@@ -74,6 +75,40 @@ public:
                             int64_t step) override {
     return zeroc_rt_cuda_k_sgd_step(dtype, param, grad, momentumBuf, count, lr, momentum,
                                     weightDecay, dampening, nesterov, step);
+  }
+  /// One launch per master dtype (in practice one): the scaling, the
+  /// update and the rounding of every tensor in one pass.
+  zeroc_rt_status_t adamStepMulti(const train::AdamTensor *tensors, int64_t count,
+                                  const train::AdamHyper &h, void *) override {
+    for (int64_t i = 0; i < count; ++i)
+      if (tensors[i].dtype != ZEROC_RT_DTYPE_F32 && tensors[i].dtype != ZEROC_RT_DTYPE_F64)
+        return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                              "optimizer update of parameter '%s': dtype %s is not f32 or f64",
+                              tensors[i].name, zeroc_rt_dtype_name(tensors[i].dtype));
+    for (zeroc_rt_dtype_t dtype : {ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F64}) {
+      std::vector<zeroc_rt_cuda_adam_tensor_t> table;
+      std::vector<const train::AdamTensor *> of;
+      for (int64_t i = 0; i < count; ++i) {
+        const train::AdamTensor &t = tensors[i];
+        if (t.dtype != dtype)
+          continue;
+        table.push_back({t.gradDtype, t.grad, t.param, t.expAvg, t.expAvgSq, t.roundedDtype,
+                         t.rounded, t.count});
+        of.push_back(&t);
+      }
+      if (table.empty())
+        continue;
+      int64_t failed = -1;
+      if (zeroc_rt_status_t status = zeroc_rt_cuda_k_adam_step_multi(
+              dtype, static_cast<int64_t>(table.size()), table.data(), h.factor, h.lr,
+              h.beta1, h.beta2, h.eps, h.weightDecay, h.adamW, h.biasCorrection, h.step,
+              &failed))
+        return ZEROC_RT_TRAIN_WRAP(
+            status, failed >= 0 ? train::format("optimizer update of parameter '%s': ",
+                                                of[static_cast<size_t>(failed)]->name)
+                                : std::string("optimizer update: "));
+    }
+    return nullptr;
   }
   void beginOp(int32_t op) override { setCurrentOp(op); }
   zeroc_rt_status_t synchronize() override { return gpuSynchronize(); }

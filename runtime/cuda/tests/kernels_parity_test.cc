@@ -51,6 +51,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -1231,6 +1232,120 @@ TEST_P(OptimizerParity, AdamStep) {
         expectClose(v, tol(), "adam_step exp_avg_sq");
       }
     }
+}
+
+/// zeroc_rt_cuda_k_adam_step_multi against the engine's per-tensor path
+/// (scale or convert, adam_step, convert), on the CPU and with the CUDA
+/// kernels one by one: the same bits as the latter. Tensors of 16-bit and
+/// wide gradients, with and without a rounded copy, one spanning chunks
+/// (70000 elements), and an empty one.
+TEST_P(OptimizerParity, AdamStepMulti) {
+  struct Spec {
+    zeroc_rt_dtype_t grad, rounded; // rounded: the dtype, or BOOL for none
+    int64_t n;
+  };
+  const Spec specs[] = {{F16, F16, 257}, {BF16, BF16, 70000}, {dt(), BOOL, 3},
+                        {F32, BOOL, 0}, {F64, BF16, 33}};
+  const double factor = 0.25, lr = 1e-2, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0.01;
+  struct Set {
+    std::vector<Tensor> grad, param, m, v, rounded;
+  };
+  auto makeSet = [&](uint64_t seed) {
+    Rng r{seed};
+    Set set;
+    for (const Spec &s : specs) {
+      set.grad.push_back(randomTensor(s.grad, {s.n}, r));
+      set.param.push_back(randomTensor(dt(), {s.n}, r));
+      set.m.push_back(randomTensor(dt(), {s.n}, r, 0.0, 0.1));
+      set.v.push_back(randomTensor(dt(), {s.n}, r, 0.0, 0.01));
+      set.rounded.push_back(outputTensor(s.rounded == BOOL ? F16 : s.rounded, {s.n}));
+    }
+    return set;
+  };
+  const int64_t count = static_cast<int64_t>(std::size(specs));
+  for (int adamW : {1, 0}) {
+    SCOPED_TRACE(adamW ? "adamw" : "adam with L2");
+    Set fused = makeSet(kSeed + 7), single = makeSet(kSeed + 7);
+    for (int64_t step = 1; step <= 2; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      // Fresh gradients every step (the per-tensor path scales in place).
+      Rng gradRng{kSeed + 100 + static_cast<uint64_t>(step)};
+      std::uniform_real_distribution<double> dist(-1.0, 1.0);
+      for (int64_t i = 0; i < count; ++i)
+        for (int64_t j = 0; j < specs[i].n; ++j) {
+          const double x = dist(gradRng);
+          fused.grad[i].set(j, x);
+          single.grad[i].set(j, x);
+        }
+      for (int64_t i = 0; i < count; ++i) {
+        fused.grad[i].upload();
+        single.grad[i].upload();
+      }
+      std::vector<zeroc_rt_cuda_adam_tensor_t> table;
+      for (int64_t i = 0; i < count; ++i) {
+        const Spec &s = specs[i];
+        const bool round = s.rounded != BOOL;
+        table.push_back({s.grad, fused.grad[i].deviceData(), fused.param[i].deviceData(),
+                         fused.m[i].deviceData(), fused.v[i].deviceData(), s.rounded,
+                         round ? fused.rounded[i].deviceData() : nullptr, s.n});
+        // The engine's path: on the CPU (fused's host copies), and with
+        // the CUDA kernels one by one (single's device copies).
+        Tensor scratch = outputTensor(dt(), {s.n});
+        for (bool cpu : {true, false}) {
+          Set &set = cpu ? fused : single;
+          auto data = [&](Tensor &t) { return cpu ? t.hostData() : t.deviceData(); };
+          void *g = s.grad == dt() ? data(set.grad[i]) : data(scratch);
+          if (s.grad == dt())
+            ASSERT_OK(cpu ? zeroc_rt_k_scale(dt(), g, s.n, factor)
+                          : zeroc_rt_cuda_k_scale(dt(), g, s.n, factor));
+          else
+            ASSERT_OK(cpu ? zeroc_rt_k_convert(s.grad, data(set.grad[i]), dt(), g, s.n, factor)
+                          : zeroc_rt_cuda_k_convert(s.grad, data(set.grad[i]), dt(), g, s.n,
+                                                    factor));
+          ASSERT_OK((cpu ? zeroc_rt_k_adam_step : zeroc_rt_cuda_k_adam_step)(
+              dt(), data(set.param[i]), g, data(set.m[i]), data(set.v[i]), s.n, lr, beta1,
+              beta2, eps, wd, adamW, 1, step));
+          if (round)
+            ASSERT_OK((cpu ? zeroc_rt_k_convert : zeroc_rt_cuda_k_convert)(
+                dt(), data(set.param[i]), s.rounded, data(set.rounded[i]), s.n, 1.0));
+        }
+      }
+      int64_t failed = 7;
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_adam_step_multi(dt(), count, table.data(), factor, lr,
+                                                    beta1, beta2, eps, wd, adamW, 1, step,
+                                                    &failed));
+      EXPECT_EQ(failed, -1);
+      for (int64_t i = 0; i < count; ++i) {
+        SCOPED_TRACE("tensor " + std::to_string(i));
+        expectClose(fused.param[i], tol(), "param");
+        expectClose(fused.m[i], tol(), "exp_avg");
+        expectClose(fused.v[i], tol(), "exp_avg_sq");
+        for (auto [a, b, what] : {std::tuple{&fused.param[i], &single.param[i], "param"},
+                                  std::tuple{&fused.m[i], &single.m[i], "exp_avg"},
+                                  std::tuple{&fused.v[i], &single.v[i], "exp_avg_sq"},
+                                  std::tuple{&fused.rounded[i], &single.rounded[i], "rounded"}})
+          EXPECT_TRUE(a->deviceCopy() == b->deviceCopy())
+              << what << ": the fused step's bits differ from the kernels' one by one";
+        if (specs[i].rounded != BOOL)
+          expectClose(fused.rounded[i], tolOf(specs[i].rounded), "rounded");
+      }
+    }
+  }
+  // Argument errors name the tensor and change nothing.
+  zeroc_rt_cuda_adam_tensor_t bad[] = {{F32, nullptr, nullptr, nullptr, nullptr, F16, nullptr, 0},
+                                       {I64, nullptr, nullptr, nullptr, nullptr, F16, nullptr, 0}};
+  int64_t failed = -1;
+  zeroc_rt_status_t status = zeroc_rt_cuda_k_adam_step_multi(
+      dt(), 2, bad, 1.0, lr, beta1, beta2, eps, wd, 1, 1, 1, &failed);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(failed, 1);
+  EXPECT_NE(takeMessage(status).find("adam_step_multi: tensor 1: gradient dtype i64"),
+            std::string::npos);
+  status = zeroc_rt_cuda_k_adam_step_multi(dt(), 1, bad, 1.0, lr, beta1, beta2, eps, wd, 1, 1,
+                                           0, &failed);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(failed, -1);
+  EXPECT_NE(takeMessage(status).find("bad hyperparameters"), std::string::npos);
 }
 
 TEST_P(OptimizerParity, SgdStep) {

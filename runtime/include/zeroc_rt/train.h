@@ -461,6 +461,17 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_adam_update(
     zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
     double factor, double lr, double beta1, double beta2, double eps,
     double weight_decay, int adam_w_mode, int bias_correction, int64_t step);
+/// zeroc_rt_engine_adam_update of `count` parameters with one factor,
+/// learning rate, betas, options and step (`zero.adam_update_multi`):
+/// params[i]'s update from grads[i] (counts[i] elements). A parameter may
+/// appear once. The device may run them in one pass (on a GPU, one
+/// launch; the gradients are then read, not scaled in place); the results
+/// are those of the calls one by one.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_adam_update_multi(
+    zeroc_rt_engine_t *engine, int32_t count, const int32_t *params,
+    void *const *grads, const int64_t *counts, double factor, double lr,
+    double beta1, double beta2, double eps, double weight_decay,
+    int adam_w_mode, int bias_correction, int64_t step);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_sgd_update(
     zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
     double factor, double lr, double momentum, double dampening,

@@ -25,6 +25,31 @@
 
 namespace zeroc_rt::train {
 
+/// One parameter of a multi-tensor Adam step (Device::adamStepMulti).
+struct AdamTensor {
+  const char *name; ///< the parameter, for messages
+  /// `count` gradient elements, multiplied by the factor into `dtype`.
+  zeroc_rt_dtype_t gradDtype;
+  void *grad;
+  /// What Adam updates (the f32 master of a 16-bit parameter, or the
+  /// parameter) and its m and v, all `dtype` (f32 or f64).
+  zeroc_rt_dtype_t dtype;
+  void *param;
+  void *expAvg;
+  void *expAvgSq;
+  /// The 16-bit parameter the master is rounded into, or NULL.
+  zeroc_rt_dtype_t roundedDtype;
+  void *rounded;
+  int64_t count;
+};
+
+/// The scalars every tensor of a multi-tensor Adam step shares.
+struct AdamHyper {
+  double factor, lr, beta1, beta2, eps, weightDecay;
+  int adamW, biasCorrection;
+  int64_t step;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
@@ -72,6 +97,16 @@ public:
           void *momentumBuf, int64_t count, double lr, double momentum,
           double weightDecay, double dampening, int nesterov,
           int64_t step) = 0;
+
+  /// Adam on `count` tensors, each as one zeroc_rt_engine_adam_update:
+  /// its gradient times the factor (converted into `scratch`, which holds
+  /// the largest tensor's `dtype` elements, when the dtypes differ, else
+  /// scaled in place), adamStep, the rounding. A GPU overrides it with one
+  /// pass that reads the gradients and writes no copy. Errors name the
+  /// parameter.
+  ZEROC_RT_MUST_USE virtual zeroc_rt_status_t
+  adamStepMulti(const AdamTensor *tensors, int64_t count, const AdamHyper &h,
+                void *scratch);
 
   /// The generated code starts op `op` of program.op_names (its trace
   /// mark): a device names it in the errors its kernels flag.

@@ -111,6 +111,40 @@ public:
 
 } // namespace
 
+namespace {
+
+zeroc_rt_status_t tensorError(zeroc_rt_status_t status, const char *what,
+                              const AdamTensor &t) {
+  return ZEROC_RT_TRAIN_WRAP(status, format("%s of parameter '%s': ", what, t.name));
+}
+
+} // namespace
+
+zeroc_rt_status_t Device::adamStepMulti(const AdamTensor *tensors, int64_t count,
+                                        const AdamHyper &h, void *scratch) {
+  for (int64_t i = 0; i < count; ++i) {
+    const AdamTensor &t = tensors[i];
+    void *g = t.grad;
+    zeroc_rt_status_t status;
+    if (t.gradDtype != t.dtype) {
+      g = scratch;
+      status = convert(t.gradDtype, t.grad, t.dtype, g, t.count, h.factor);
+    } else {
+      status = scale(t.gradDtype, g, t.count, h.factor);
+    }
+    if (status)
+      return tensorError(status, "gradient scaling", t);
+    if ((status = adamStep(t.dtype, t.param, g, t.expAvg, t.expAvgSq, t.count, h.lr,
+                           h.beta1, h.beta2, h.eps, h.weightDecay, h.adamW,
+                           h.biasCorrection, h.step)))
+      return tensorError(status, "optimizer update", t);
+    if (t.rounded &&
+        (status = convert(t.dtype, t.param, t.roundedDtype, t.rounded, t.count, 1.0)))
+      return tensorError(status, "rounding the master copy", t);
+  }
+  return nullptr;
+}
+
 Device &hostDevice() {
   static HostDevice device;
   return device;

@@ -12,6 +12,7 @@
 #include "train/lr_schedule.h"
 
 #include <cmath>
+#include <vector>
 
 namespace {
 
@@ -76,22 +77,52 @@ zeroc_rt_status_t scaledUpdate(zeroc_rt_engine_t *engine, ParamState &p,
   return nullptr;
 }
 
-zeroc_rt_status_t adamUpdate(zeroc_rt_engine_t *engine, int32_t param,
-                             void *grad, int64_t count, double factor,
-                             double lr, double beta1, double beta2, double eps,
-                             double weightDecay, int adamW, int biasCorrection,
-                             int64_t step) {
-  zeroc_rt_status_t status;
-  ParamState *p = trainableParam(engine, param, count,
-                                 "zeroc_rt_engine_adam_update", &status);
-  if (!p)
-    return status;
-  return scaledUpdate(engine, *p, grad, factor, [&](void *w, void *g) {
-    return engine->device->adamStep(p->masterDtype, w, g, p->expAvg,
-                                    p->expAvgSq, p->updateCount, lr, beta1,
-                                    beta2, eps, weightDecay, adamW,
-                                    biasCorrection, step);
-  });
+/// The multi-tensor step's view of parameter `p`'s update from `grad`.
+zeroc_rt::train::AdamTensor adamTensor(ParamState &p, void *grad) {
+  zeroc_rt::train::AdamTensor t{};
+  t.name = p.desc->name;
+  t.gradDtype = p.gradDtype;
+  t.grad = grad;
+  t.dtype = p.masterDtype;
+  t.param = p.hasMaster() ? p.master : p.updateParam;
+  t.expAvg = p.expAvg;
+  t.expAvgSq = p.expAvgSq;
+  t.roundedDtype = p.dtype;
+  t.rounded = p.hasMaster() ? p.updateParam : nullptr;
+  t.count = p.updateCount;
+  return t;
+}
+
+zeroc_rt_status_t adamUpdateMulti(zeroc_rt_engine_t *engine, int32_t count,
+                                  const int32_t *params, void *const *grads,
+                                  const int64_t *counts,
+                                  const zeroc_rt::train::AdamHyper &hyper,
+                                  const char *what) {
+  if (!engine || count < 0 || (count > 0 && (!params || !grads || !counts)))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: NULL engine or table, or count %d", what, count);
+  std::vector<zeroc_rt::train::AdamTensor> tensors;
+  tensors.reserve(static_cast<size_t>(count));
+  std::vector<bool> seen(engine->state.params.size());
+  for (int32_t i = 0; i < count; ++i) {
+    zeroc_rt_status_t status;
+    ParamState *p = trainableParam(engine, params[i], counts[i], what, &status);
+    if (!p)
+      return status;
+    if (seen[static_cast<size_t>(params[i])])
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "%s: parameter '%s' is given twice", what, p->desc->name);
+    seen[static_cast<size_t>(params[i])] = true;
+    tensors.push_back(adamTensor(*p, grads[i]));
+  }
+  return engine->device->adamStepMulti(tensors.data(), count, hyper,
+                                       engine->state.masterGrad.data());
+}
+
+zeroc_rt::train::AdamHyper adamHyper(double factor, double lr, double beta1,
+                                     double beta2, double eps, double weightDecay,
+                                     int adamW, int biasCorrection, int64_t step) {
+  return {factor, lr, beta1, beta2, eps, weightDecay, adamW, biasCorrection, step};
 }
 
 zeroc_rt_status_t sgdUpdate(zeroc_rt_engine_t *engine, int32_t param,
@@ -177,9 +208,23 @@ zeroc_rt_status_t zeroc_rt_engine_adam_update(
     zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
     double factor, double lr, double beta1, double beta2, double eps,
     double weight_decay, int adam_w_mode, int bias_correction, int64_t step) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(
-      adamUpdate(engine, param, grad, count, factor, lr, beta1, beta2, eps,
-                 weight_decay, adam_w_mode, bias_correction, step));
+  return ZEROC_RT_GUARD_EXCEPTIONS(adamUpdateMulti(
+      engine, 1, &param, &grad, &count,
+      adamHyper(factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode,
+                bias_correction, step),
+      "zeroc_rt_engine_adam_update"));
+}
+
+zeroc_rt_status_t zeroc_rt_engine_adam_update_multi(
+    zeroc_rt_engine_t *engine, int32_t count, const int32_t *params,
+    void *const *grads, const int64_t *counts, double factor, double lr,
+    double beta1, double beta2, double eps, double weight_decay,
+    int adam_w_mode, int bias_correction, int64_t step) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(adamUpdateMulti(
+      engine, count, params, grads, counts,
+      adamHyper(factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode,
+                bias_correction, step),
+      "zeroc_rt_engine_adam_update_multi"));
 }
 
 zeroc_rt_status_t zeroc_rt_engine_sgd_update(

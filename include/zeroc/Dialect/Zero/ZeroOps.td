@@ -640,6 +640,27 @@ def Zero_SumSquaresOp : Zero_Op<"sum_squares", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Zero_NonFiniteOp : Zero_Op<"non_finite", [Pure]> {
+  let summary = "whether a sum of squares is inf or NaN";
+  let description = [{
+    True when `sum_squares` is inf or NaN. zero-overflow-from-norm reads the
+    loss scaler's overflow flag this way off the global sum of squares of
+    16-bit or f32 gradients: a square of a finite f32 is below 2^256, so in
+    f64 the sum is non-finite exactly when an element of some rank's
+    gradients is inf or NaN (the flag `zero.has_overflow` and an all-reduce
+    `max` would give).
+
+    ```mlir
+    %of = zero.non_finite %ss : tensor<f64> -> tensor<i1>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[F64]>:$sum_squares);
+  let results = (outs 0DTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    $sum_squares attr-dict `:` type($sum_squares) `->` type($result)
+  }];
+}
+
 def Zero_ClipGradNormOp : Zero_Op<"clip_grad_norm", [Pure]> {
   let summary = "the global gradient norm and the factor the update applies";
   let description = [{
@@ -791,6 +812,35 @@ def Zero_AdamUpdateOp : Zero_Op<"adam_update",
     attr-dict `:` qualified(type($grad)) `,` type($factor) `,` type($lr) `,`
     type($beta1) `,` type($beta2) `,` type($step)
   }];
+}
+
+def Zero_AdamUpdateMultiOp : Zero_Op<"adam_update_multi",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "the Adam updates of several parameters in one pass";
+  let description = [{
+    `zero.adam_update` of each parameter of `params` from the gradient of
+    the same position in `grads`, with one factor, learning rate, betas,
+    step and `optimizer`: the updates in one call (on a GPU, one launch).
+    zero-fuse-optimizer-step makes it from consecutive `zero.adam_update`s
+    that share those operands.
+
+    ```mlir
+    zero.adam_update_multi [@fc.weight, @fc.bias] (%gw, %gb), %factor, %lr, %b1, %b2, %t {optimizer = #zero.adam<>}
+        : (!zero.shard<grads, f32, 35, device>, !zero.shard<grads, f32, 4, device>), tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params,
+                   Variadic<AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>>:$grads,
+                   0DTensorOf<[F64]>:$factor, 0DTensorOf<[F64]>:$lr,
+                   0DTensorOf<[F64]>:$beta1, 0DTensorOf<[F64]>:$beta2,
+                   0DTensorOf<[I64]>:$step, Zero_AdamAttr:$optimizer);
+  let assemblyFormat = [{
+    $params `(` $grads `)` `,` $factor `,` $lr `,` $beta1 `,` $beta2 `,` $step
+    attr-dict `:` `(` qualified(type($grads)) `)` `,` type($factor) `,`
+    type($lr) `,` type($beta1) `,` type($beta2) `,` type($step)
+  }];
+  let hasVerifier = 1;
 }
 
 def Zero_SgdUpdateOp : Zero_Op<"sgd_update",

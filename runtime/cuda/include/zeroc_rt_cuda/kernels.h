@@ -88,6 +88,24 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan(zeroc_rt_dtyp
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sum_squares_multi(int64_t count, const zeroc_rt_dtype_t *dtypes, const void *const *xs, const int64_t *ns, double *out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_has_inf_or_nan_multi(int64_t count, const zeroc_rt_dtype_t *dtypes, const void *const *xs, const int64_t *ns, int *out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_adam_step(zeroc_rt_dtype_t dtype, void *param, const void *grad, void *exp_avg, void *exp_avg_sq, int64_t n, double lr, double beta1, double beta2, double eps, double weight_decay, int adam_w_mode, int bias_correction, int64_t step);
+/* One tensor of zeroc_rt_cuda_k_adam_step_multi: Adam on `param` (the
+   call's dtype, f32 or f64, with exp_avg and exp_avg_sq) from `grad` (any
+   float dtype) times the call's factor; then, when `rounded` is not NULL,
+   `param` rounded into it (f16 or bf16), as the engine's master copy is. */
+typedef struct zeroc_rt_cuda_adam_tensor {
+  zeroc_rt_dtype_t grad_dtype;
+  const void *grad;
+  void *param;
+  void *exp_avg;
+  void *exp_avg_sq;
+  zeroc_rt_dtype_t rounded_dtype;
+  void *rounded;
+  int64_t n;
+} zeroc_rt_cuda_adam_tensor_t;
+/* Every tensor in one launch, with _scale/_convert's, _adam_step's and
+   _convert's arithmetic; the gradients are only read. *failed (may be NULL):
+   the tensor an argument error is about, else -1. */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_adam_step_multi(zeroc_rt_dtype_t dtype, int64_t count, const zeroc_rt_cuda_adam_tensor_t *tensors, double factor, double lr, double beta1, double beta2, double eps, double weight_decay, int adam_w_mode, int bias_correction, int64_t step, int64_t *failed);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param, const void *grad, void *momentum_buf, int64_t n, double lr, double momentum, double weight_decay, double dampening, int nesterov, int64_t step);
 /* Host scalars only: the CPU kernel's arithmetic. */
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_clip_grad_norm(double sum_squares, double scale, int64_t world, double max_norm, double *norm, double *factor);

@@ -9,6 +9,8 @@
 
 #include "kernels/common.h"
 
+#include <vector>
+
 namespace zeroc_rt::cuda {
 namespace {
 
@@ -53,23 +55,99 @@ ZRT_GLOBAL void infOrNanKernel(const S *x, int64_t n, unsigned *out) {
   }
 }
 
+/// Adam's per-element coefficients, in the parameter's precision.
+template <typename T> struct AdamCoeffs {
+  T b1, b2, rest1, rest2, decay, weightDecay, bc2Sqrt, eps, stepSize;
+  int decoupled;
+};
+
+/// One element of Adam: zeroc_rt_k_adam_step's arithmetic.
 template <typename T>
-ZRT_GLOBAL void adamKernel(T *p, const T *g, T *m, T *v, int64_t n, T b1, T b2,
-                           T rest1, T rest2, T decay, T weightDecay, T bc2Sqrt,
-                           T eps, T stepSize, int decoupled) {
+ZRT_DEV void adamElement(T &pi, T gi, T &mi, T &vi, const AdamCoeffs<T> &c) {
+  if (c.decoupled)
+    pi *= c.decay;
+  else
+    gi += c.weightDecay * pi;
+  mi = c.b1 * mi + c.rest1 * gi;
+  vi = c.b2 * vi + c.rest2 * gi * gi;
+  const T denom = sqrt(vi) / c.bc2Sqrt + c.eps;
+  pi -= c.stepSize * (mi / denom);
+}
+
+template <typename T>
+ZRT_GLOBAL void adamKernel(T *p, const T *g, T *m, T *v, int64_t n, AdamCoeffs<T> c) {
   for (int64_t i = gridFirst(); i < n; i += gridStride()) {
-    T pi = p[i], gi = g[i];
-    if (decoupled)
-      pi *= decay;
-    else
-      gi += weightDecay * pi;
-    const T mi = b1 * m[i] + rest1 * gi;
-    const T vi = b2 * v[i] + rest2 * gi * gi;
-    const T denom = sqrt(vi) / bc2Sqrt + eps;
-    pi -= stepSize * (mi / denom);
+    T pi = p[i], mi = m[i], vi = v[i];
+    adamElement(pi, g[i], mi, vi, c);
     m[i] = mi;
     v[i] = vi;
     p[i] = pi;
+  }
+}
+
+/// Elements of each tensor of a multi-tensor Adam step a block takes.
+constexpr int64_t kAdamChunk = 65536;
+
+/// A row of the multi-tensor step's table in device memory: a tensor of
+/// zeroc_rt_cuda_k_adam_step_multi and its first chunk.
+struct AdamRow {
+  const void *grad;
+  void *param, *expAvg, *expAvgSq, *rounded;
+  int64_t n, firstChunk;
+  int32_t gradDtype, roundedDtype;
+};
+
+/// Element i of a float array of `dtype`, as double.
+ZRT_DEV double loadAt(int32_t dtype, const void *x, int64_t i) {
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F16:
+    return static_cast<double>(load(static_cast<const F16 *>(x)[i]));
+  case ZEROC_RT_DTYPE_BF16:
+    return static_cast<double>(load(static_cast<const BF16 *>(x)[i]));
+  case ZEROC_RT_DTYPE_F64:
+    return static_cast<const double *>(x)[i];
+  default:
+    return static_cast<double>(static_cast<const float *>(x)[i]);
+  }
+}
+
+/// Stores `v` into element i of a 16-bit float array of `dtype`.
+ZRT_DEV void storeHalfAt(int32_t dtype, void *x, int64_t i, double v) {
+  if (dtype == ZEROC_RT_DTYPE_F16)
+    static_cast<F16 *>(x)[i] = storeD<F16>(v);
+  else
+    static_cast<BF16 *>(x)[i] = storeD<BF16>(v);
+}
+
+/// Every tensor of `rows` in one launch, a chunk per block: the gradient
+/// times `factor` (zeroc_rt_cuda_k_scale's or _convert's rounding), Adam,
+/// the master rounded into the 16-bit parameter (_convert's).
+template <typename T>
+ZRT_GLOBAL void adamMultiKernel(const AdamRow *rows, int64_t count, int64_t chunks,
+                                double factor, AdamCoeffs<T> c) {
+  for (int64_t chunk = blockIndex(); chunk < chunks; chunk += gridBlocks()) {
+    int64_t lo = 0, hi = count - 1; // the last row starting at or before chunk
+    while (lo < hi) {
+      const int64_t mid = (lo + hi + 1) / 2;
+      if (rows[mid].firstChunk <= chunk)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const AdamRow &r = rows[lo];
+    const int64_t begin = (chunk - r.firstChunk) * kAdamChunk;
+    const int64_t end = begin + kAdamChunk < r.n ? begin + kAdamChunk : r.n;
+    T *p = static_cast<T *>(r.param), *m = static_cast<T *>(r.expAvg),
+      *v = static_cast<T *>(r.expAvgSq);
+    for (int64_t i = begin + threadIndex(); i < end; i += blockThreads()) {
+      T pi = p[i], mi = m[i], vi = v[i];
+      adamElement(pi, storeD<T>(loadAt(r.gradDtype, r.grad, i) * factor), mi, vi, c);
+      m[i] = mi;
+      v[i] = vi;
+      p[i] = pi;
+      if (r.rounded)
+        storeHalfAt(r.roundedDtype, r.rounded, i, static_cast<double>(pi));
+    }
   }
 }
 
@@ -108,6 +186,54 @@ zeroc_rt_status_t dispatchWide(const char *k, zeroc_rt_dtype_t dtype, Fn &&fn) {
     return fn(double{});
   return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                         "%s: dtype %s is not f32 or f64", k, zeroc_rt_dtype_name(dtype));
+}
+
+zeroc_rt_status_t checkAdam(const char *k, double lr, double beta1, double beta2,
+                            double eps, double weightDecay, int64_t step) {
+  if (step < 1 || !(lr >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) ||
+      !(eps >= 0) || !(weightDecay >= 0))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: bad hyperparameters (lr %g, betas %g %g, eps %g, "
+                          "weight_decay %g, step %lld)",
+                          k, lr, beta1, beta2, eps, weightDecay,
+                          static_cast<long long>(step));
+  return nullptr;
+}
+
+/// zeroc_rt_cuda_k_adam_step's coefficients at `step`.
+template <typename T>
+AdamCoeffs<T> adamCoeffs(double lr, double beta1, double beta2, double eps,
+                         double weightDecay, int adamW, int biasCorrection,
+                         int64_t step) {
+  const double stepD = static_cast<double>(step);
+  const double bc1 = biasCorrection ? 1.0 - std::pow(beta1, stepD) : 1.0;
+  const double bc2Sqrt = biasCorrection ? std::sqrt(1.0 - std::pow(beta2, stepD)) : 1.0;
+  return {T(beta1),       T(beta2),   T(1.0 - beta1), T(1.0 - beta2),
+          T(1.0 - lr * weightDecay), T(weightDecay), T(bc2Sqrt), T(eps),
+          T(lr / bc1),    adamW ? 1 : 0};
+}
+
+/// Tensor `i` of a multi-tensor Adam step; errors name its index.
+zeroc_rt_status_t checkAdamTensor(const char *k, int64_t i,
+                                  const zeroc_rt_cuda_adam_tensor_t &t) {
+  const long long at = static_cast<long long>(i);
+  if (t.n < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: n %lld is negative",
+                          k, at, static_cast<long long>(t.n));
+  if (t.n > 0 && (!t.grad || !t.param || !t.exp_avg || !t.exp_avg_sq))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: a buffer is NULL",
+                          k, at);
+  const zeroc_rt_dtype_t g = t.grad_dtype, r = t.rounded_dtype;
+  if (g != ZEROC_RT_DTYPE_F32 && g != ZEROC_RT_DTYPE_F64 && g != ZEROC_RT_DTYPE_F16 &&
+      g != ZEROC_RT_DTYPE_BF16)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: tensor %lld: gradient dtype %s is not a float dtype", k, at,
+                          zeroc_rt_dtype_name(g));
+  if (t.rounded && r != ZEROC_RT_DTYPE_F16 && r != ZEROC_RT_DTYPE_BF16)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: tensor %lld: rounded dtype %s is not f16 or bf16", k, at,
+                          zeroc_rt_dtype_name(r));
+  return nullptr;
 }
 
 } // namespace
@@ -265,25 +391,59 @@ zeroc_rt_status_t zeroc_rt_cuda_k_adam_step(zeroc_rt_dtype_t dtype, void *param,
                                             int bias_correction, int64_t step) {
   const char *k = "adam_step";
   ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {param, grad, exp_avg, exp_avg_sq}));
-  if (step < 1 || !(lr >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) ||
-      !(eps >= 0) || !(weight_decay >= 0))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: bad hyperparameters (lr %g, betas %g %g, eps %g, "
-                          "weight_decay %g, step %lld)",
-                          k, lr, beta1, beta2, eps, weight_decay,
-                          static_cast<long long>(step));
+  ZEROC_RT_RETURN_IF_ERROR(checkAdam(k, lr, beta1, beta2, eps, weight_decay, step));
   if (n == 0)
     return nullptr;
-  const double stepD = static_cast<double>(step);
-  const double bc1 = bias_correction ? 1.0 - std::pow(beta1, stepD) : 1.0;
-  const double bc2Sqrt = bias_correction ? std::sqrt(1.0 - std::pow(beta2, stepD)) : 1.0;
   return dispatchWide(k, dtype, [&](auto t) {
     using T = decltype(t);
     return ZRT_LAUNCH(k, adamKernel<T>, blocksFor(n), kBlock, static_cast<T *>(param),
                       static_cast<const T *>(grad), static_cast<T *>(exp_avg),
-                      static_cast<T *>(exp_avg_sq), n, T(beta1), T(beta2), T(1.0 - beta1),
-                      T(1.0 - beta2), T(1.0 - lr * weight_decay), T(weight_decay),
-                      T(bc2Sqrt), T(eps), T(lr / bc1), adam_w_mode ? 1 : 0);
+                      static_cast<T *>(exp_avg_sq), n,
+                      adamCoeffs<T>(lr, beta1, beta2, eps, weight_decay, adam_w_mode,
+                                    bias_correction, step));
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_adam_step_multi(
+    zeroc_rt_dtype_t dtype, int64_t count, const zeroc_rt_cuda_adam_tensor_t *tensors,
+    double factor, double lr, double beta1, double beta2, double eps,
+    double weight_decay, int adam_w_mode, int bias_correction, int64_t step,
+    int64_t *failed) {
+  const char *k = "adam_step_multi";
+  if (failed)
+    *failed = -1;
+  if (count < 0 || (count > 0 && !tensors))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, tensors %s", k,
+                          static_cast<long long>(count), tensors ? "given" : "NULL");
+  ZEROC_RT_RETURN_IF_ERROR(checkAdam(k, lr, beta1, beta2, eps, weight_decay, step));
+  std::vector<AdamRow> rows;
+  int64_t chunks = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const zeroc_rt_cuda_adam_tensor_t &t = tensors[i];
+    if (zeroc_rt_status_t status = checkAdamTensor(k, i, t)) {
+      if (failed)
+        *failed = i;
+      return status;
+    }
+    if (t.n == 0)
+      continue;
+    rows.push_back({t.grad, t.param, t.exp_avg, t.exp_avg_sq, t.rounded, t.n, chunks,
+                    t.grad_dtype, t.rounded_dtype});
+    chunks += (t.n + kAdamChunk - 1) / kAdamChunk;
+  }
+  if (rows.empty())
+    return dispatchWide(k, dtype, [](auto) -> zeroc_rt_status_t { return nullptr; });
+  return dispatchWide(k, dtype, [&](auto t) -> zeroc_rt_status_t {
+    using T = decltype(t);
+    const size_t bytes = rows.size() * sizeof(AdamRow);
+    void *table = nullptr;
+    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(bytes, &table));
+    ZEROC_RT_RETURN_IF_ERROR(gpuUpload(table, rows.data(), bytes));
+    return ZRT_LAUNCH(k, adamMultiKernel<T>, chunks < 65535 ? chunks : 65535, kBlock,
+                      static_cast<const AdamRow *>(table),
+                      static_cast<int64_t>(rows.size()), chunks, factor,
+                      adamCoeffs<T>(lr, beta1, beta2, eps, weight_decay, adam_w_mode,
+                                    bias_correction, step));
   });
 }
 
