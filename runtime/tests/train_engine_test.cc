@@ -1086,6 +1086,15 @@ TEST_F(TrainErrors, GradAccumulateCountIsChecked) {
   }
 }
 
+TEST_F(TrainErrors, AdamMultiRepeatedParameter) {
+  g_faults.repeatedParam = true;
+  ModelConfig cfg = adamwConfig();
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  expectError(runTrain(program.get(), basicArgs(ws)),
+              "zeroc_rt_engine_adam_update_multi: parameter 'fc.weight' is given twice");
+}
+
 TEST_F(TrainErrors, BadArguments) {
   ModelConfig cfg = adamwConfig();
   Workspace ws(cfg);
