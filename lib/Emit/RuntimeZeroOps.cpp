@@ -24,37 +24,58 @@ using namespace mlir;
 namespace zeroc {
 namespace {
 
-/// Copies a tensor of `numel` elements at `tensor` into (`toBucket`) or
-/// out of its shards at element `offset` of every rank slice of `bucket`.
-void copyShards(ProgramPrinter &p, const std::string &tensor,
-                const std::string &bucket, int64_t offset, int64_t numel,
-                zero::FlatType flat, bool toBucket) {
-  int64_t world = flat.getWorld();
-  int64_t shard = zero::shardElements(numel, world);
-  int64_t elemBytes = zero::elementBytes(flat.getElementType());
-  const char *dtype = dtypeName(flat.getElementType());
-  // Rank r's shard: elements [r * shard, (r + 1) * shard) of the tensor, at
-  // element r * slice + offset of the bucket; the last shards may be short
-  // or empty (padding).
-  std::string inTensor =
-      llvm::formatv("{0} + zrt_r * {1}", tensor, shard * elemBytes);
-  std::string inBucket = llvm::formatv("{0} + zrt_r * {1}", bucket,
-                                       flat.getShardSize() * elemBytes);
-  if (offset)
-    inBucket += " + " + std::to_string(offset * elemBytes);
-  const std::string &src = toBucket ? inTensor : inBucket;
-  const std::string &dst = toBucket ? inBucket : inTensor;
-  p.line(
-      llvm::formatv("for (int64_t zrt_r = 0; zrt_r < {0}; ++zrt_r) {{", world));
-  p.line(llvm::formatv("  const int64_t zrt_n = {0} - zrt_r * {1} < {1} ? {0} - "
-                       "zrt_r * {1} : {1};",
-                       numel, shard));
-  p.line(llvm::formatv(
-      "  if (zrt_n > 0) ZRT_TRY({3}(P(T({0}, {1}, 1, {{zrt_n})), "
-      "P(T({2}, {1}, 1, {{zrt_n}))));",
-      src, dtype, dst, p.kernel("copy")));
-  p.line("}");
-}
+/// The copies of one bucket op (a member into or out of the bucket, or one
+/// shard per rank of it), printed as a table the code fills and one
+/// zeroc_rt_k_copy_multi call, which a device runtime runs in one launch.
+class CopyTable {
+public:
+  /// A table of at most `capacity` copies.
+  CopyTable(ProgramPrinter &p, int64_t capacity) : p(p) {
+    p.line("{");
+    p.line("  static zeroc_rt_copy_t zrt_copies[" + std::to_string(capacity) + "];");
+    p.line("  int64_t zrt_c = 0;");
+  }
+  ~CopyTable() {
+    p.call("zeroc_rt_k_copy_multi(zrt_c, zrt_copies)", "  ");
+    p.line("}");
+  }
+
+  /// `bytes` bytes from the char * expression `src` to `dst`.
+  void add(const std::string &src, const std::string &dst, int64_t bytes) {
+    p.line(llvm::formatv("  zrt_copies[zrt_c++] = {{{0}, {1}, {2}};", src, dst, bytes));
+  }
+
+  /// A tensor of `numel` elements at `tensor`, into (`toBucket`) or out of
+  /// its shards at element `offset` of every rank slice of `bucket`: one
+  /// copy per rank whose shard is not empty.
+  void addShards(const std::string &tensor, const std::string &bucket, int64_t offset,
+                 int64_t numel, zero::FlatType flat, bool toBucket) {
+    int64_t world = flat.getWorld();
+    int64_t shard = zero::shardElements(numel, world);
+    int64_t elemBytes = zero::elementBytes(flat.getElementType());
+    // Rank r's shard: elements [r * shard, (r + 1) * shard) of the tensor, at
+    // element r * slice + offset of the bucket; the last shards may be short
+    // or empty (padding).
+    std::string inTensor =
+        llvm::formatv("{0} + zrt_r * {1}", tensor, shard * elemBytes);
+    std::string inBucket = llvm::formatv("{0} + zrt_r * {1}", bucket,
+                                         flat.getShardSize() * elemBytes);
+    if (offset)
+      inBucket += " + " + std::to_string(offset * elemBytes);
+    const std::string &src = toBucket ? inTensor : inBucket;
+    const std::string &dst = toBucket ? inBucket : inTensor;
+    p.line(llvm::formatv("  for (int64_t zrt_r = 0; zrt_r < {0}; ++zrt_r) {{", world));
+    p.line(llvm::formatv("    const int64_t zrt_n = {0} - zrt_r * {1} < {1} ? {0} - "
+                         "zrt_r * {1} : {1};",
+                         numel, shard));
+    p.line(llvm::formatv("    if (zrt_n > 0) zrt_copies[zrt_c++] = {{{0}, {1}, zrt_n * {2}};",
+                         src, dst, elemBytes));
+    p.line("  }");
+  }
+
+private:
+  ProgramPrinter &p;
+};
 
 /// The arrays a *_multi kernel takes for `tensors` (zrt_count, zrt_dtypes,
 /// zrt_xs, zrt_ns): the step's checks over every gradient are one call, so
@@ -112,36 +133,39 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
       return success();
     }
     p.call("zeroc_rt_k_zero(P(" + p.desc(pack.getResult()) + "))");
-    Type elem = pack.getType().getElementType();
-    for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets())) {
-      int64_t bytes = llvm::cast<IntegerAttr>(off).getInt() * zero::elementBytes(elem);
-      std::string dst = p.descOf(r + " + " + std::to_string(bytes), in.getType());
-      p.call("zeroc_rt_k_copy(P(" + p.desc(in) + "), P(" + dst + "))");
-    }
+    int64_t elemBytes = zero::elementBytes(pack.getType().getElementType());
+    CopyTable copies(p, pack.getInputs().size());
+    for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets()))
+      copies.add(p.var(in),
+                 r + " + " + std::to_string(llvm::cast<IntegerAttr>(off).getInt() * elemBytes),
+                 shapeOf(in.getType())->numel() * elemBytes);
     return success();
   }
   if (auto pack = llvm::dyn_cast<zero::PackShardsOp>(op)) {
     zero::FlatType flat = pack.getType();
     p.call("zeroc_rt_k_zero(P(" + p.desc(pack.getResult()) + "))");
+    CopyTable copies(p, pack.getInputs().size() * flat.getWorld());
     for (auto [in, off] : llvm::zip(pack.getInputs(), pack.getOffsets()))
-      copyShards(p, p.var(in), r, llvm::cast<IntegerAttr>(off).getInt(),
-                 shapeOf(in.getType())->numel(), flat, /*toBucket=*/true);
+      copies.addShards(p.var(in), r, llvm::cast<IntegerAttr>(off).getInt(),
+                       shapeOf(in.getType())->numel(), flat, /*toBucket=*/true);
     return success();
   }
   if (auto unpack = llvm::dyn_cast<zero::UnpackShardsOp>(op)) {
-    copyShards(p, r, p.var(unpack.getBuffer()), unpack.getOffset(),
-               unpack.getType().getNumElements(), unpack.getBuffer().getType(),
-               /*toBucket=*/false);
+    zero::FlatType flat = unpack.getBuffer().getType();
+    CopyTable copies(p, flat.getWorld());
+    copies.addShards(r, p.var(unpack.getBuffer()), unpack.getOffset(),
+                     unpack.getType().getNumElements(), flat, /*toBucket=*/false);
     return success();
   }
   if (auto concat = llvm::dyn_cast<zero::ConcatShardsOp>(op)) {
     int64_t offset = 0;
     int64_t elemBytes = zero::elementBytes(concat.getType().getElementType());
+    CopyTable copies(p, concat.getInputs().size());
     for (Value in : concat.getInputs()) {
-      std::string dst =
-          p.descOf(r + " + " + std::to_string(offset * elemBytes), in.getType());
-      p.call("zeroc_rt_k_copy(P(" + p.desc(in) + "), P(" + dst + "))");
-      offset += llvm::cast<zero::ShardType>(in.getType()).getSize();
+      int64_t size = llvm::cast<zero::ShardType>(in.getType()).getSize();
+      copies.add(p.var(in), r + " + " + std::to_string(offset * elemBytes),
+                 size * elemBytes);
+      offset += size;
     }
     return success();
   }
@@ -293,11 +317,12 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
   }
   if (auto unpack = llvm::dyn_cast<zero::UnpackReplicaOp>(op)) {
     graph::ParamOp param = p.param(unpack.getParam());
-    copyShards(p, "((char *)zeroc_rt_engine_param_replica(e, " +
-                   paramOf(unpack.getParam()) + "))",
-               p.var(unpack.getBuffer()), unpack.getOffset(),
-               param.getType().getNumElements(), unpack.getBuffer().getType(),
-               /*toBucket=*/false);
+    zero::FlatType flat = unpack.getBuffer().getType();
+    CopyTable copies(p, flat.getWorld());
+    copies.addShards("((char *)zeroc_rt_engine_param_replica(e, " +
+                         paramOf(unpack.getParam()) + "))",
+                     p.var(unpack.getBuffer()), unpack.getOffset(),
+                     param.getType().getNumElements(), flat, /*toBucket=*/false);
     return success();
   }
   return p.unsupported(op);

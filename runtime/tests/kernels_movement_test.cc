@@ -46,6 +46,27 @@ TEST(KernelsCopy, ReshapesAnyDtypeAndAllowsTheSameBuffer) {
   ZEROC_RT_EXPECT_OK(zeroc_rt_k_copy(e.desc(), f.desc()));
 }
 
+TEST(KernelsCopyMulti, CopiesEveryEntryAndChecksThem) {
+  std::vector<unsigned char> src(100), dst(100, 0);
+  std::iota(src.begin(), src.end(), 1);
+  const zeroc_rt_copy_t copies[] = {{src.data(), dst.data() + 50, 7},
+                                    {src.data() + 10, dst.data(), 33},
+                                    {nullptr, nullptr, 0}};
+  ZEROC_RT_ASSERT_OK(zeroc_rt_k_copy_multi(3, copies));
+  for (int i = 0; i < 100; ++i) {
+    const int want = i < 33 ? 11 + i : (i >= 50 && i < 57 ? i - 49 : 0);
+    EXPECT_EQ(dst[i], want) << "byte " << i;
+  }
+  ZEROC_RT_EXPECT_OK(zeroc_rt_k_copy_multi(0, nullptr));
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_copy_multi(1, nullptr), ZEROC_RT_INVALID_ARGUMENT,
+                      "zeroc_rt_k_copy_multi", "copies NULL");
+  const zeroc_rt_copy_t bad[] = {{src.data(), dst.data(), 1}, {src.data(), nullptr, 4}};
+  dst[0] = 0;
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_copy_multi(2, bad), ZEROC_RT_INVALID_ARGUMENT,
+                      "zeroc_rt_k_copy_multi", "copy 1: 4 bytes");
+  EXPECT_EQ(dst[0], 0) << "nothing is copied when an entry is bad";
+}
+
 TEST(KernelsZero, ClearsEveryDtype) {
   std::mt19937_64 rng(2);
   for (zeroc_rt_dtype_t dt : kMoveDtypes)

@@ -6,7 +6,8 @@
 // ops nested in zero.if_finite get their planned arena offsets, a
 // zero.replica_slice is a pointer into this rank's slice of the replica, and
 // a zero.unpack_replica copies each rank's shard out of the gathered bucket
-// into the replica.
+// into the replica. A bucket op's copies are one zeroc_rt_k_copy_multi call
+// over a table (one launch on a GPU).
 graph.param trainable @w = dense<0.5> : tensor<4x3xf32>
 graph.param trainable @b = dense<0.1> : tensor<3xf32>
 func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {graph.loss}) {
@@ -26,16 +27,27 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1-NEXT: [[BS:V\[[0-9]+\]]] = (char *)zeroc_rt_engine_param_replica(e, 1) + (size_t)zeroc_rt_comm_rank(comm) * 8;
 // S1-NEXT: [[C:V\[[0-9]+\]]] = A + {{[0-9]+}};
 // S1-NEXT: zeroc_rt_engine_trace_op
-// S1-NEXT: ZRT_TRY(zeroc_rt_k_copy(P(T([[W]], ZEROC_RT_DTYPE_F32, 1, {6})), P(T([[C]] + 0, ZEROC_RT_DTYPE_F32, 1, {6}))));
-// S1-NEXT: ZRT_TRY(zeroc_rt_k_copy(P(T([[BS]], ZEROC_RT_DTYPE_F32, 1, {2})), P(T([[C]] + 24, ZEROC_RT_DTYPE_F32, 1, {2}))));
+// S1-NEXT: {
+// S1-NEXT:   static zeroc_rt_copy_t zrt_copies[2];
+// S1-NEXT:   int64_t zrt_c = 0;
+// S1-NEXT:   zrt_copies[zrt_c++] = {[[W]], [[C]] + 0, 24};
+// S1-NEXT:   zrt_copies[zrt_c++] = {[[BS]], [[C]] + 24, 8};
+// S1-NEXT:   ZRT_TRY(zeroc_rt_k_copy_multi(zrt_c, zrt_copies));
+// S1-NEXT: }
 // S1-NEXT: [[F:V\[[0-9]+\]]] = A + {{[0-9]+}};
 // S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: ZRT_TRY(zeroc_rt_comm_all_gather(comm, [[C]], [[F]], 8, ZEROC_RT_DTYPE_F32));
 // S1-NEXT: zeroc_rt_engine_trace_op
-// S1-NEXT: for (int64_t zrt_r = 0; zrt_r < 2; ++zrt_r) {
-// S1-NEXT:   const int64_t zrt_n = 12 - zrt_r * 6 < 6 ? 12 - zrt_r * 6 : 6;
-// S1-NEXT:   if (zrt_n > 0) ZRT_TRY(zeroc_rt_k_copy(P(T([[F]] + zrt_r * 32, ZEROC_RT_DTYPE_F32, 1, {zrt_n})), P(T(((char *)zeroc_rt_engine_param_replica(e, 0)) + zrt_r * 24, ZEROC_RT_DTYPE_F32, 1, {zrt_n}))));
-// S1: if (zrt_n > 0) ZRT_TRY(zeroc_rt_k_copy(P(T([[F]] + zrt_r * 32 + 24, ZEROC_RT_DTYPE_F32, 1, {zrt_n})), P(T(((char *)zeroc_rt_engine_param_replica(e, 1)) + zrt_r * 8, ZEROC_RT_DTYPE_F32, 1, {zrt_n}))));
+// S1-NEXT: {
+// S1-NEXT:   static zeroc_rt_copy_t zrt_copies[2];
+// S1-NEXT:   int64_t zrt_c = 0;
+// S1-NEXT:   for (int64_t zrt_r = 0; zrt_r < 2; ++zrt_r) {
+// S1-NEXT:     const int64_t zrt_n = 12 - zrt_r * 6 < 6 ? 12 - zrt_r * 6 : 6;
+// S1-NEXT:     if (zrt_n > 0) zrt_copies[zrt_c++] = {[[F]] + zrt_r * 32, ((char *)zeroc_rt_engine_param_replica(e, 0)) + zrt_r * 24, zrt_n * 4};
+// S1-NEXT:   }
+// S1-NEXT:   ZRT_TRY(zeroc_rt_k_copy_multi(zrt_c, zrt_copies));
+// S1-NEXT: }
+// S1: if (zrt_n > 0) zrt_copies[zrt_c++] = {[[F]] + zrt_r * 32 + 24, ((char *)zeroc_rt_engine_param_replica(e, 1)) + zrt_r * 8, zrt_n * 4};
 // S1-NOT: zeroc_rt_comm_all_gather
 
 // S0-LABEL: zeroc_rt_status_t trainStep(
@@ -44,8 +56,13 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S0-NEXT: [[P:V\[[0-9]+\]]] = A + {{[0-9]+}};
 // S0-NEXT: zeroc_rt_engine_trace_op
 // S0-NEXT: ZRT_TRY(zeroc_rt_k_zero(P(T([[P]], ZEROC_RT_DTYPE_F32, 1, {16}))));
-// S0-NEXT: ZRT_TRY(zeroc_rt_k_copy(P(T([[GW]], ZEROC_RT_DTYPE_F32, 2, {4, 3})), P(T([[P]] + 0, ZEROC_RT_DTYPE_F32, 2, {4, 3}))));
-// S0-NEXT: ZRT_TRY(zeroc_rt_k_copy(P(T([[GB]], ZEROC_RT_DTYPE_F32, 1, {3})), P(T([[P]] + 48, ZEROC_RT_DTYPE_F32, 1, {3}))));
+// S0-NEXT: {
+// S0-NEXT:   static zeroc_rt_copy_t zrt_copies[2];
+// S0-NEXT:   int64_t zrt_c = 0;
+// S0-NEXT:   zrt_copies[zrt_c++] = {[[GW]], [[P]] + 0, 48};
+// S0-NEXT:   zrt_copies[zrt_c++] = {[[GB]], [[P]] + 48, 12};
+// S0-NEXT:   ZRT_TRY(zeroc_rt_k_copy_multi(zrt_c, zrt_copies));
+// S0-NEXT: }
 // S0-NEXT: [[R:V\[[0-9]+\]]] = [[P]];
 // S0-NEXT: ZRT_TRY(zeroc_rt_comm_all_reduce(comm, [[R]], [[R]], 16, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_SUM));
 // S0-NEXT: zeroc_rt_engine_mark_reduced(e);

@@ -1377,6 +1377,35 @@ TEST_P(OptimizerParity, SgdStep) {
   }
 }
 
+/// zeroc_rt_cuda_k_copy_multi against zeroc_rt_k_copy_multi: odd sizes
+/// and offsets (byte copies), aligned ones (words), one over the size that
+/// runs as a copy of its own, one spanning several chunks, an empty one.
+TEST(KernelParityFixed, CopyMulti) {
+  Rng rng{kSeed};
+  const int64_t total = 3 << 20;
+  Tensor src = randomInts(U8, {total}, rng, 0, 255), dst = outputTensor(U8, {total});
+  struct Entry {
+    int64_t from, to, bytes;
+  };
+  const Entry entries[] = {{3, 5, 17},         {64, 1000, 4096},      {7, 9000, 1},
+                           {100000, 200000, 300000}, {0, 1 << 20, (1 << 20) + 12},
+                           {5, 50, 0}};
+  std::vector<zeroc_rt_copy_t> host, device;
+  auto at = [](void *base, int64_t off) { return static_cast<unsigned char *>(base) + off; };
+  for (const Entry &e : entries) {
+    host.push_back({at(src.hostData(), e.from), at(dst.hostData(), e.to), e.bytes});
+    device.push_back({at(src.deviceData(), e.from), at(dst.deviceData(), e.to), e.bytes});
+  }
+  ASSERT_OK(zeroc_rt_k_copy_multi(static_cast<int64_t>(host.size()), host.data()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_copy_multi(static_cast<int64_t>(device.size()), device.data()));
+  expectSameBits(dst, "copy_multi");
+  const zeroc_rt_copy_t bad[] = {{src.deviceData(), nullptr, 4}};
+  zeroc_rt_status_t status = zeroc_rt_cuda_k_copy_multi(1, bad);
+  ASSERT_NE(status, nullptr);
+  EXPECT_NE(takeMessage(status).find("copy_multi: copy 0: 4 bytes"), std::string::npos);
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_copy_multi(0, nullptr));
+}
+
 TEST(KernelParityFixed, ClipGradNorm) {
   struct Case {
     double sumSquares, scale;

@@ -309,6 +309,19 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_softmax_cross_entropy_grad(
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_copy(const zeroc_rt_tensor_t *in,
                                                     const zeroc_rt_tensor_t *out);
 
+/// One copy of zeroc_rt_k_copy_multi: `bytes` bytes from `src` to `dst`.
+typedef struct zeroc_rt_copy {
+  const void *src;
+  void *dst;
+  int64_t bytes;
+} zeroc_rt_copy_t;
+
+/// The `count` copies of `copies` (the members of a bucket into or out of
+/// it): one call, which a device runtime runs in one launch. No copy's
+/// destination may overlap another copy's source or destination.
+ZEROC_RT_MUST_USE zeroc_rt_status_t
+zeroc_rt_k_copy_multi(int64_t count, const zeroc_rt_copy_t *copies);
+
 /// out[..] = data[.., indices[...], ..] along `axis`; negative indices count
 /// from the end; out-of-range indices fail with ZEROC_RT_INVALID_ARGUMENT.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather(

@@ -509,12 +509,35 @@ zeroc_rt_status_t kTrilu(const zeroc_rt_tensor_t *in, int upper, int64_t kDiag,
   return nullptr;
 }
 
+zeroc_rt_status_t kCopyMulti(int64_t count, const zeroc_rt_copy_t *copies) {
+  const char *k = "zeroc_rt_k_copy_multi";
+  if (count < 0 || (count > 0 && !copies))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, copies %s", k,
+                          static_cast<long long>(count), copies ? "given" : "NULL");
+  for (int64_t i = 0; i < count; ++i) {
+    const zeroc_rt_copy_t &c = copies[i];
+    if (c.bytes < 0 || (c.bytes > 0 && (!c.src || !c.dst)))
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "%s: copy %lld: %lld bytes from %p to %p", k,
+                            static_cast<long long>(i), static_cast<long long>(c.bytes),
+                            c.src, c.dst);
+  }
+  for (int64_t i = 0; i < count; ++i)
+    if (copies[i].bytes > 0)
+      std::memmove(copies[i].dst, copies[i].src, static_cast<size_t>(copies[i].bytes));
+  return nullptr;
+}
+
 } // namespace
 } // namespace zeroc_rt::kernels
 
 using namespace zeroc_rt::kernels;
 
 extern "C" {
+
+zeroc_rt_status_t zeroc_rt_k_copy_multi(int64_t count, const zeroc_rt_copy_t *copies) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kCopyMulti(count, copies));
+}
 
 zeroc_rt_status_t zeroc_rt_k_copy(const zeroc_rt_tensor_t *in,
                                   const zeroc_rt_tensor_t *out) {

@@ -53,6 +53,9 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zr
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct grad_out, zrt_ct grad_scores);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_copy(zrt_ct in, zrt_ct out);
+/* zeroc_rt_k_copy_multi: the small copies in one launch (a table in the
+   kernel scratch), large ones as copies of their own. */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_copy_multi(int64_t count, const zeroc_rt_copy_t *copies);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_zero(zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather(zrt_ct data, zrt_ct indices, int64_t axis, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, int64_t axis, zrt_ct grad_data);

@@ -10,6 +10,7 @@
 #include "kernels/common.h"
 
 #include <string>
+#include <vector>
 #include <type_traits>
 
 namespace zeroc_rt::cuda {
@@ -174,12 +175,92 @@ ZRT_GLOBAL void triluKernel(const U *in, U *out, int64_t rows, int64_t cols, int
   }
 }
 
+/// Bytes of a copy a block of copyMultiKernel takes.
+constexpr int64_t kCopyChunk = 65536;
+/// Copies of at least this many bytes run as copies of their own (the copy
+/// engine's bandwidth); the smaller ones share one launch.
+constexpr int64_t kOwnCopyBytes = 1 << 20;
+
+/// A copy of the table and its first chunk.
+struct CopyRow {
+  const unsigned char *src;
+  unsigned char *dst;
+  int64_t bytes, firstChunk;
+};
+
+/// A chunk per block: 4-byte words when both ends and the length allow,
+/// else bytes (chunks start at multiples of kCopyChunk, so alignment holds).
+ZRT_GLOBAL void copyMultiKernel(const CopyRow *rows, int64_t count, int64_t chunks) {
+  for (int64_t chunk = blockIndex(); chunk < chunks; chunk += gridBlocks()) {
+    int64_t lo = 0, hi = count - 1; // the last row starting at or before chunk
+    while (lo < hi) {
+      const int64_t mid = (lo + hi + 1) / 2;
+      if (rows[mid].firstChunk <= chunk)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    const CopyRow &r = rows[lo];
+    const int64_t begin = (chunk - r.firstChunk) * kCopyChunk;
+    const int64_t end = begin + kCopyChunk < r.bytes ? begin + kCopyChunk : r.bytes;
+    const bool words = ((reinterpret_cast<uintptr_t>(r.src) | reinterpret_cast<uintptr_t>(r.dst) |
+                         static_cast<uintptr_t>(end - begin)) & 3u) == 0;
+    if (words) {
+      const uint32_t *src = reinterpret_cast<const uint32_t *>(r.src + begin);
+      uint32_t *dst = reinterpret_cast<uint32_t *>(r.dst + begin);
+      for (int64_t i = threadIndex(); i < (end - begin) / 4; i += blockThreads())
+        dst[i] = src[i];
+    } else {
+      for (int64_t i = begin + threadIndex(); i < end; i += blockThreads())
+        r.dst[i] = r.src[i];
+    }
+  }
+}
+
 } // namespace
 } // namespace zeroc_rt::cuda
 
 using namespace zeroc_rt::cuda;
 
 extern "C" {
+
+zeroc_rt_status_t zeroc_rt_cuda_k_copy_multi(int64_t count, const zeroc_rt_copy_t *copies) {
+  const char *k = "copy_multi";
+  if (count < 0 || (count > 0 && !copies))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, copies %s", k,
+                          static_cast<long long>(count), copies ? "given" : "NULL");
+  std::vector<CopyRow> rows;
+  int64_t chunks = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const zeroc_rt_copy_t &c = copies[i];
+    if (c.bytes < 0 || (c.bytes > 0 && (!c.src || !c.dst)))
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "%s: copy %lld: %lld bytes from %p to %p", k,
+                            static_cast<long long>(i), static_cast<long long>(c.bytes),
+                            c.src, c.dst);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const zeroc_rt_copy_t &c = copies[i];
+    if (c.bytes >= kOwnCopyBytes) {
+      ZEROC_RT_RETURN_IF_ERROR(gpuCopy(c.dst, c.src, static_cast<size_t>(c.bytes)));
+    } else if (c.bytes > 0) {
+      rows.push_back({static_cast<const unsigned char *>(c.src),
+                      static_cast<unsigned char *>(c.dst), c.bytes, chunks});
+      chunks += (c.bytes + kCopyChunk - 1) / kCopyChunk;
+    }
+  }
+  if (rows.empty())
+    return nullptr;
+  if (rows.size() == 1)
+    return gpuCopy(rows[0].dst, rows[0].src, static_cast<size_t>(rows[0].bytes));
+  const size_t bytes = rows.size() * sizeof(CopyRow);
+  void *table = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(bytes, &table));
+  ZEROC_RT_RETURN_IF_ERROR(gpuUpload(table, rows.data(), bytes));
+  return ZRT_LAUNCH(k, copyMultiKernel, chunks < 65535 ? chunks : 65535, kBlock,
+                    static_cast<const CopyRow *>(table), static_cast<int64_t>(rows.size()),
+                    chunks);
+}
 
 zeroc_rt_status_t zeroc_rt_cuda_k_transpose(zrt_ct in, const int64_t *perm, zrt_ct out) {
   using namespace zeroc_rt::kernels;
