@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_OVERFLOWFROMNORM
@@ -77,7 +78,8 @@ struct OverflowFromNormPass
       return;
     Operation *after = total.getDefiningOp();
     // What reads the flag before the sum is known must be able to move
-    // after it: the loss-scaler update, which yields nothing.
+    // after it: the loss-scaler update, which yields nothing, past ops that
+    // neither read nor write the step's state (the scale it changes).
     SmallVector<Operation *> moved;
     for (Operation *user : max->getUsers()) {
       Operation *top = block.findAncestorOpInBlock(*user);
@@ -89,6 +91,12 @@ struct OverflowFromNormPass
         moved.push_back(top);
       }
     }
+    for (Operation *op : moved)
+      for (Operation *between = op->getNextNode(); between != after->getNextNode();
+           between = between->getNextNode())
+        if (!llvm::is_contained(moved, between) && between != max.getOperation() &&
+            !isMemoryEffectFree(between) && !llvm::isa<zero::AllReduceOp>(between))
+          return;
     OpBuilder b(after->getContext());
     b.setInsertionPointAfter(after);
     auto flag = b.create<zero::NonFiniteOp>(max.getLoc(), max.getType(), total);

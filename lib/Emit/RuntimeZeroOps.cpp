@@ -17,6 +17,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <tuple>
 
 using namespace mlir;
@@ -32,7 +33,10 @@ public:
   /// A table of at most `capacity` copies.
   CopyTable(ProgramPrinter &p, int64_t capacity) : p(p) {
     p.line("{");
-    p.line("  static zeroc_rt_copy_t zrt_copies[" + std::to_string(capacity) + "];");
+    // Static (thread_local): a bucket's table may have thousands of
+    // entries; C++ has no empty arrays.
+    p.line("  static thread_local zeroc_rt_copy_t zrt_copies[" +
+           std::to_string(std::max<int64_t>(capacity, 1)) + "];");
     p.line("  int64_t zrt_c = 0;");
   }
   ~CopyTable() {

@@ -28,7 +28,7 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1-NEXT: [[C:V\[[0-9]+\]]] = A + {{[0-9]+}};
 // S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: {
-// S1-NEXT:   static zeroc_rt_copy_t zrt_copies[2];
+// S1-NEXT:   static thread_local zeroc_rt_copy_t zrt_copies[2];
 // S1-NEXT:   int64_t zrt_c = 0;
 // S1-NEXT:   zrt_copies[zrt_c++] = {[[W]], [[C]] + 0, 24};
 // S1-NEXT:   zrt_copies[zrt_c++] = {[[BS]], [[C]] + 24, 8};
@@ -39,7 +39,7 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1-NEXT: ZRT_TRY(zeroc_rt_comm_all_gather(comm, [[C]], [[F]], 8, ZEROC_RT_DTYPE_F32));
 // S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: {
-// S1-NEXT:   static zeroc_rt_copy_t zrt_copies[2];
+// S1-NEXT:   static thread_local zeroc_rt_copy_t zrt_copies[2];
 // S1-NEXT:   int64_t zrt_c = 0;
 // S1-NEXT:   for (int64_t zrt_r = 0; zrt_r < 2; ++zrt_r) {
 // S1-NEXT:     const int64_t zrt_n = 12 - zrt_r * 6 < 6 ? 12 - zrt_r * 6 : 6;
@@ -57,7 +57,7 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S0-NEXT: zeroc_rt_engine_trace_op
 // S0-NEXT: ZRT_TRY(zeroc_rt_k_zero(P(T([[P]], ZEROC_RT_DTYPE_F32, 1, {16}))));
 // S0-NEXT: {
-// S0-NEXT:   static zeroc_rt_copy_t zrt_copies[2];
+// S0-NEXT:   static thread_local zeroc_rt_copy_t zrt_copies[2];
 // S0-NEXT:   int64_t zrt_c = 0;
 // S0-NEXT:   zrt_copies[zrt_c++] = {[[GW]], [[P]] + 0, 48};
 // S0-NEXT:   zrt_copies[zrt_c++] = {[[GB]], [[P]] + 48, 12};

@@ -129,3 +129,31 @@ module attributes {zero.stage = 1 : i64, zero.world_size = 2 : i64} {
     return %norm, %of, %lr : tensor<f64>, tensor<i1>, tensor<f64>
   }
 }
+
+// -----
+
+// A read of the loss scale between the update and the sum would see the
+// old scale if the update moved after the sum: left as it is.
+// CHECK-LABEL: module attributes {zero.stage = 0
+// CHECK: zero.has_overflow
+// CHECK-NOT: zero.non_finite
+module attributes {zero.stage = 0 : i64, zero.world_size = 2 : i64} {
+  graph.param trainable @w = dense<0.5> : tensor<4xf16>
+  func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) {
+    %t = zero.step_count : tensor<i64>
+    %lr = graph.constant dense<1.0e-3> : tensor<f64>
+    %g = zero.grad_accumulator @w : tensor<4xf16>
+    %r = zero.all_reduce %g {reduction = #zero<reduction sum>} : tensor<4xf16>
+    %local = zero.has_overflow %r : tensor<4xf16> -> tensor<i1>
+    %of = zero.all_reduce %local {reduction = #zero<reduction max>} : tensor<i1>
+    zero.update_loss_scale %of {scaler = #zero.loss_scaler<>} : tensor<i1>
+    %scale = zero.loss_scale : tensor<f64>
+    %ss = zero.sum_squares %r : tensor<4xf16> -> tensor<f64>
+    %norm, %factor = zero.clip_grad_norm %ss, %scale {world_size = 2 : i64, max_norm = 0.0 : f64} : tensor<f64>, tensor<f64> -> tensor<f64>, tensor<f64>
+    zero.if_finite %of : tensor<i1> {
+      zero.sgd_update @w, %r, %factor, %lr, %t {optimizer = #zero.sgd<>} : tensor<4xf16>, tensor<f64>, tensor<f64>, tensor<i64>
+      zero.advance_step
+    }
+    return %norm, %of, %lr : tensor<f64>, tensor<i1>, tensor<f64>
+  }
+}

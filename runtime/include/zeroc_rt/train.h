@@ -452,7 +452,9 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t
 zeroc_rt_engine_update_loss_scale(zeroc_rt_engine_t *engine, int overflow);
 /// `count` gradient elements (grad_dtype) of `param` times `factor` (in the
 /// master dtype: converted when they differ, else scaled in place in
-/// `grad`), then Adam (or SGD) on the elements of the parameter this rank
+/// `grad` on the host; a GPU's Adam only reads `grad`, so its contents
+/// after the call are unspecified), then Adam (or SGD) on the elements of
+/// the parameter this rank
 /// owns (all of them in stage 0, its slice of the replica in stages 1-2, its
 /// shard in stage 3) or on their f32 master, which is then rounded back into
 /// the parameter. `step` is the 1-based update count. `count` must be what
