@@ -291,13 +291,22 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
                       shardSize * like.getWorld(), like.getWorld());
     Value shard = b.create<ConcatShardsOp>(loc, shardType, shards);
     auto gather = b.create<AllGatherOp>(loc, flatType, shard);
+    // Every member in one op: one call (on a GPU, one launch).
     int64_t offset = 0;
+    SmallVector<Type> types;
+    SmallVector<int64_t> offsets;
+    SmallVector<Location> memberLocs;
     for (ParamGather m : members) {
-      Value param =
-          b.create<UnpackShardsOp>(m.view.getLoc(), m.view.getType(), gather,
-                                   b.getI64IntegerAttr(offset));
-      m.view.replaceAllUsesWith(param);
+      types.push_back(m.view.getType());
+      offsets.push_back(offset);
+      memberLocs.push_back(m.view.getLoc());
       offset += m.flat().getShardSize();
+    }
+    auto unpack = b.create<UnpackShardsOp>(b.getFusedLoc(memberLocs), types, gather,
+                                           b.getI64ArrayAttr(offsets));
+    for (auto [i, m] : llvm::enumerate(members)) {
+      ViewOp view = m.view;
+      view.replaceAllUsesWith(unpack.getResult(i));
     }
     b.create<ReleaseOp>(loc, gather);
     for (ParamGather m : members) {

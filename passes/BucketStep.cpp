@@ -233,12 +233,17 @@ struct StepBucketer {
                               shardSize * world, world);
     Value sent = b.create<ConcatShardsOp>(loc, shard, slices);
     auto gather = b.create<AllGatherOp>(loc, flat, sent);
+    // Every member in one op: one call (on a GPU, one launch).
     int64_t offset = 0;
+    SmallVector<Attribute> params;
+    SmallVector<int64_t> offsets;
     for (const ReplicaGather &m : members) {
-      b.create<UnpackReplicaOp>(m.op.getLoc(), m.op.getParamAttr(), gather,
-                                b.getI64IntegerAttr(offset));
+      params.push_back(m.op.getParamAttr());
+      offsets.push_back(offset);
       offset += m.shard().getSize();
     }
+    b.create<UnpackReplicaOp>(loc, b.getArrayAttr(params), gather,
+                              b.getI64ArrayAttr(offsets));
     for (const ReplicaGather &m : members)
       m.op.erase();
     return gather;

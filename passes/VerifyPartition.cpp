@@ -99,26 +99,39 @@ struct VerifyPartitionPass
     if (!concat)
       return unpack.emitOpError(
           "unpacked buffer must be a zero.all_gather of zero.concat_shards");
-    int64_t offset = 0, numel = unpack.getType().getNumElements();
+    for (auto [i, result, offsetAttr] :
+         llvm::enumerate(unpack.getResults(), unpack.getOffsets()))
+      if (failed(verifyUnpackedMember(unpack, i, result,
+                                      llvm::cast<IntegerAttr>(offsetAttr).getInt(),
+                                      concat, world)))
+        return failure();
+    return success();
+  }
+
+  /// Result `i` of `unpack`, at `at`: the shard zero.concat_shards put
+  /// there is a zero.param_shard of a parameter of the result's type.
+  static LogicalResult verifyUnpackedMember(zero::UnpackShardsOp unpack, size_t i,
+                                            Value result, int64_t at,
+                                            zero::ConcatShardsOp concat, int64_t world) {
+    auto type = llvm::cast<RankedTensorType>(result.getType());
+    int64_t offset = 0, numel = type.getNumElements();
     for (Value input : concat.getInputs()) {
       auto shard = llvm::cast<zero::ShardType>(input.getType());
-      if (offset == static_cast<int64_t>(unpack.getOffset()) &&
-          shard.getSize() == zero::shardElements(numel, world)) {
+      if (offset == at && shard.getSize() == zero::shardElements(numel, world)) {
         auto read = input.getDefiningOp<zero::ParamShardOp>();
         auto param = read
                          ? SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(
                                read, read.getParamAttr())
                          : graph::ParamOp();
-        if (!param || param.getType() != unpack.getType())
-          return unpack.emitOpError("unpacked shard is not a zero.param_shard "
-                                    "of a parameter of type ")
-                 << unpack.getType();
+        if (!param || param.getType() != type)
+          return unpack.emitOpError("unpacked shard ")
+                 << i << " is not a zero.param_shard of a parameter of type " << type;
         return success();
       }
       offset += shard.getSize();
     }
     return unpack.emitOpError("offset ")
-           << unpack.getOffset() << " is not the start of a "
+           << at << " (result " << i << ") is not the start of a "
            << zero::shardElements(numel, world)
            << "-element shard of the gathered bucket";
   }

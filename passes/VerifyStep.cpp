@@ -68,11 +68,11 @@ bool isBucketedReduceScatter(Value grad, Value acc) {
   return false;
 }
 
-/// A bucketed replica refresh: `unpack` copies out of the all-gather of a
-/// zero.concat_shards whose input at its offset is this rank's
+/// A bucketed replica refresh: `unpack` copies `param` out of the
+/// all-gather of a zero.concat_shards whose input at `at` is this rank's
 /// zero.replica_slice of the same parameter, of `shard` elements.
-LogicalResult verifyUnpackedReplica(zero::UnpackReplicaOp unpack,
-                                    int64_t shard) {
+LogicalResult verifyUnpackedReplica(zero::UnpackReplicaOp unpack, StringRef param,
+                                    int64_t at, int64_t shard) {
   auto gather = unpack.getBuffer().getDefiningOp<zero::AllGatherOp>();
   auto concat = gather ? gather.getShard().getDefiningOp<zero::ConcatShardsOp>()
                        : zero::ConcatShardsOp();
@@ -81,20 +81,18 @@ LogicalResult verifyUnpackedReplica(zero::UnpackReplicaOp unpack,
         "unpacked buffer must be a zero.all_gather of zero.concat_shards");
   int64_t offset = 0;
   for (Value input : concat.getInputs()) {
-    if (offset == static_cast<int64_t>(unpack.getOffset())) {
+    if (offset == at) {
       auto slice = input.getDefiningOp<zero::ReplicaSliceOp>();
-      if (!slice || slice.getParam() != unpack.getParam() ||
-          slice.getType().getSize() != shard)
+      if (!slice || slice.getParam() != param || slice.getType().getSize() != shard)
         return unpack.emitOpError("offset ")
-               << unpack.getOffset() << " of the bucket is not the "
-               << shard << "-element zero.replica_slice of '"
-               << unpack.getParam() << "'";
+               << at << " of the bucket is not the " << shard
+               << "-element zero.replica_slice of '" << param << "'";
       return success();
     }
     offset += llvm::cast<zero::ShardType>(input.getType()).getSize();
   }
   return unpack.emitOpError("offset ")
-         << unpack.getOffset() << " is not the start of a member of the bucket";
+         << at << " (of '" << param << "') is not the start of a member of the bucket";
 }
 
 struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
@@ -164,24 +162,14 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
           if (failed(addUpdate(uses, op, llvm::cast<FlatSymbolRefAttr>(ref).getValue(),
                                grad, guard)))
             return WalkResult::interrupt();
-      } else if (llvm::isa<zero::GatherReplicaOp, zero::UnpackReplicaOp>(op)) {
-        auto ref = op->getAttrOfType<FlatSymbolRefAttr>("param");
-        auto p = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(op, ref);
-        if (stage == 0 || (p && !zero::keepsReplica(p, stage)))
-          return op->emitOpError("only stages 1-2 and zero.persistent stage-3 "
-                                 "parameters gather replicas, this is stage ")
-                 << stage;
-        ParamUses &u = uses[ref.getValue()];
-        if (!u.update || u.gather)
-          return op->emitOpError("must follow the one update of '")
-                 << ref.getValue() << "'";
-        if (auto unpack = llvm::dyn_cast<zero::UnpackReplicaOp>(op);
-            unpack && p &&
-            failed(verifyUnpackedReplica(
-                unpack, zero::shardElements(p.getType().getNumElements(),
-                                            world))))
-          return failure();
-        u.gather = op;
+      } else if (auto gather = llvm::dyn_cast<zero::GatherReplicaOp>(op)) {
+        if (failed(addGather(uses, op, gather.getParamAttr(), -1, stage, world)))
+          return WalkResult::interrupt();
+      } else if (auto unpack = llvm::dyn_cast<zero::UnpackReplicaOp>(op)) {
+        for (auto [ref, at] : llvm::zip(unpack.getParams(), unpack.getOffsets()))
+          if (failed(addGather(uses, op, llvm::cast<FlatSymbolRefAttr>(ref),
+                               llvm::cast<IntegerAttr>(at).getInt(), stage, world)))
+            return WalkResult::interrupt();
       }
       return WalkResult::advance();
     });
@@ -267,6 +255,29 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
       if (!carries.count(k))
         return taken.emitOpError("carried start ")
                << k << " has no carry in @train_step";
+    return success();
+  }
+
+  /// Records `op` as the replica refresh of `ref`: a zero.gather_replica,
+  /// or a zero.unpack_replica reading it at `at` of its bucket.
+  static LogicalResult addGather(llvm::StringMap<ParamUses> &uses, Operation *op,
+                                 FlatSymbolRefAttr ref, int64_t at, int64_t stage,
+                                 int64_t world) {
+    auto p = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(op, ref);
+    if (stage == 0 || (p && !zero::keepsReplica(p, stage)))
+      return op->emitOpError("only stages 1-2 and zero.persistent stage-3 "
+                             "parameters gather replicas, this is stage ")
+             << stage;
+    ParamUses &u = uses[ref.getValue()];
+    if (!u.update || u.gather)
+      return op->emitOpError("must follow the one update of '") << ref.getValue() << "'";
+    if (auto unpack = llvm::dyn_cast<zero::UnpackReplicaOp>(op);
+        unpack && p &&
+        failed(verifyUnpackedReplica(
+            unpack, ref.getValue(), at,
+            zero::shardElements(p.getType().getNumElements(), world))))
+      return failure();
+    u.gather = op;
     return success();
   }
 

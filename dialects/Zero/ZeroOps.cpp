@@ -282,18 +282,26 @@ LogicalResult ConcatShardsOp::verify() {
 
 LogicalResult UnpackShardsOp::verify() {
   FlatType flat = getBuffer().getType();
-  RankedTensorType type = getResult().getType();
-  if (type.getElementType() != flat.getElementType())
-    return emitOpError("result element type ")
-           << type.getElementType() << " does not match buffer element type "
-           << flat.getElementType();
-  int64_t begin = getOffset();
-  int64_t end =
-      rangeEnd(begin, shardElements(type.getNumElements(), flat.getWorld()));
-  if (end > flat.getShardSize())
-    return emitOpError("shard range [")
-           << begin << ", " << end << ") exceeds slice size "
-           << flat.getShardSize();
+  if (getResults().empty())
+    return emitOpError("must unpack at least one tensor");
+  if (getOffsets().size() != getResults().size())
+    return emitOpError("has ") << getOffsets().size() << " offsets for "
+                               << getResults().size() << " results";
+  for (auto [i, result, offsetAttr] : llvm::enumerate(getResults(), getOffsets())) {
+    auto type = llvm::cast<RankedTensorType>(result.getType());
+    if (type.getElementType() != flat.getElementType())
+      return emitOpError("result ") << i << " element type " << type.getElementType()
+                                    << " does not match buffer element type "
+                                    << flat.getElementType();
+    int64_t begin = llvm::cast<IntegerAttr>(offsetAttr).getInt();
+    if (begin < 0)
+      return emitOpError("offset ") << i << " is negative: " << begin;
+    int64_t end =
+        rangeEnd(begin, shardElements(type.getNumElements(), flat.getWorld()));
+    if (end > flat.getShardSize())
+      return emitOpError("result ") << i << " shard range [" << begin << ", " << end
+                                    << ") exceeds slice size " << flat.getShardSize();
+  }
   return success();
 }
 

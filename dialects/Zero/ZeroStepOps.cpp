@@ -148,20 +148,33 @@ LogicalResult ReplicaSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult UnpackReplicaOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  auto param = lookupParam(*this, getParamAttr(), symbols, /*trainable=*/true);
-  if (!param)
-    return failure();
+  if (getParams().empty())
+    return emitOpError("must unpack at least one parameter");
+  if (getOffsets().size() != getParams().size())
+    return emitOpError("has ") << getOffsets().size() << " offsets for "
+                               << getParams().size() << " parameters";
+  llvm::SmallDenseSet<Attribute> seen;
   FlatType flat = getBuffer().getType();
-  if (flat.getKind() != BufferKind::Params ||
-      flat.getElementType() != param.getType().getElementType())
-    return emitOpError("buffer must hold params of element type ")
-           << param.getType().getElementType();
-  int64_t begin = getOffset();
-  int64_t end =
-      begin + shardElements(param.getType().getNumElements(), flat.getWorld());
-  if (end > flat.getShardSize())
-    return emitOpError("shard range [")
-           << begin << ", " << end << ") exceeds slice size "
-           << flat.getShardSize();
+  for (auto [ref, offsetAttr] : llvm::zip(getParams(), getOffsets())) {
+    auto symbol = llvm::cast<FlatSymbolRefAttr>(ref);
+    if (!seen.insert(symbol).second)
+      return emitOpError("unpacks ") << symbol << " twice";
+    auto param = lookupParam(*this, symbol, symbols, /*trainable=*/true);
+    if (!param)
+      return failure();
+    if (flat.getKind() != BufferKind::Params ||
+        flat.getElementType() != param.getType().getElementType())
+      return emitOpError("buffer must hold params of element type ")
+             << param.getType().getElementType();
+    int64_t begin = llvm::cast<IntegerAttr>(offsetAttr).getInt();
+    if (begin < 0)
+      return emitOpError("offset of ") << symbol << " is negative: " << begin;
+    int64_t end =
+        begin + shardElements(param.getType().getNumElements(), flat.getWorld());
+    if (end > flat.getShardSize())
+      return emitOpError("shard range [")
+             << begin << ", " << end << ") of " << symbol << " exceeds slice size "
+             << flat.getShardSize();
+  }
   return success();
 }

@@ -156,9 +156,11 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
   }
   if (auto unpack = llvm::dyn_cast<zero::UnpackShardsOp>(op)) {
     zero::FlatType flat = unpack.getBuffer().getType();
-    CopyTable copies(p, flat.getWorld());
-    copies.addShards(r, p.var(unpack.getBuffer()), unpack.getOffset(),
-                     unpack.getType().getNumElements(), flat, /*toBucket=*/false);
+    CopyTable copies(p, flat.getWorld() * static_cast<int64_t>(unpack.getNumResults()));
+    for (auto [result, offset] : llvm::zip(unpack.getResults(), unpack.getOffsets()))
+      copies.addShards(p.var(result), p.var(unpack.getBuffer()),
+                       llvm::cast<IntegerAttr>(offset).getInt(),
+                       shapeOf(result.getType())->numel(), flat, /*toBucket=*/false);
     return success();
   }
   if (auto concat = llvm::dyn_cast<zero::ConcatShardsOp>(op)) {
@@ -320,13 +322,15 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto unpack = llvm::dyn_cast<zero::UnpackReplicaOp>(op)) {
-    graph::ParamOp param = p.param(unpack.getParam());
     zero::FlatType flat = unpack.getBuffer().getType();
-    CopyTable copies(p, flat.getWorld());
-    copies.addShards("((char *)zeroc_rt_engine_param_replica(e, " +
-                         paramOf(unpack.getParam()) + "))",
-                     p.var(unpack.getBuffer()), unpack.getOffset(),
-                     param.getType().getNumElements(), flat, /*toBucket=*/false);
+    CopyTable copies(p, flat.getWorld() * static_cast<int64_t>(unpack.getParams().size()));
+    for (auto [ref, offset] : llvm::zip(unpack.getParams(), unpack.getOffsets())) {
+      StringRef name = llvm::cast<FlatSymbolRefAttr>(ref).getValue();
+      copies.addShards("((char *)zeroc_rt_engine_param_replica(e, " + paramOf(name) + "))",
+                       p.var(unpack.getBuffer()), llvm::cast<IntegerAttr>(offset).getInt(),
+                       p.param(name).getType().getNumElements(), flat,
+                       /*toBucket=*/false);
+    }
     return success();
   }
   return p.unsupported(op);

@@ -39,15 +39,18 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S1-NEXT: ZRT_TRY(zeroc_rt_comm_all_gather(comm, [[C]], [[F]], 8, ZEROC_RT_DTYPE_F32));
 // S1-NEXT: zeroc_rt_engine_trace_op
 // S1-NEXT: {
-// S1-NEXT:   static thread_local zeroc_rt_copy_t zrt_copies[2];
+// S1-NEXT:   static thread_local zeroc_rt_copy_t zrt_copies[4];
 // S1-NEXT:   int64_t zrt_c = 0;
 // S1-NEXT:   for (int64_t zrt_r = 0; zrt_r < 2; ++zrt_r) {
 // S1-NEXT:     const int64_t zrt_n = 12 - zrt_r * 6 < 6 ? 12 - zrt_r * 6 : 6;
 // S1-NEXT:     if (zrt_n > 0) zrt_copies[zrt_c++] = {[[F]] + zrt_r * 32, ((char *)zeroc_rt_engine_param_replica(e, 0)) + zrt_r * 24, zrt_n * 4};
 // S1-NEXT:   }
+// S1-NEXT:   for (int64_t zrt_r = 0; zrt_r < 2; ++zrt_r) {
+// S1-NEXT:     const int64_t zrt_n = 3 - zrt_r * 2 < 2 ? 3 - zrt_r * 2 : 2;
+// S1-NEXT:     if (zrt_n > 0) zrt_copies[zrt_c++] = {[[F]] + zrt_r * 32 + 24, ((char *)zeroc_rt_engine_param_replica(e, 1)) + zrt_r * 8, zrt_n * 4};
+// S1-NEXT:   }
 // S1-NEXT:   ZRT_TRY(zeroc_rt_k_copy_multi(zrt_c, zrt_copies));
 // S1-NEXT: }
-// S1: if (zrt_n > 0) zrt_copies[zrt_c++] = {[[F]] + zrt_r * 32 + 24, ((char *)zeroc_rt_engine_param_replica(e, 1)) + zrt_r * 8, zrt_n * 4};
 // S1-NOT: zeroc_rt_comm_all_gather
 
 // S0-LABEL: zeroc_rt_status_t trainStep(

@@ -139,9 +139,7 @@ module attributes {zero.stage = 1 : i64, zero.world_size = 2 : i64} {
 // FULL-NEXT: %[[LC:.*]] = zero.replica_slice @c : !zero.shard<params, f32, 3, device>
 // FULL-NEXT: %[[C:.*]] = zero.concat_shards %[[LA]], %[[LB]], %[[LC]] : {{.*}} -> !zero.shard<params, f32, 7, device>
 // FULL-NEXT: %[[F:.*]] = zero.all_gather %[[C]] {zero.bucket = 2 : i64} : !zero.shard<params, f32, 7, device> -> !zero.flat<params, f32, 14, 2>
-// FULL-NEXT: zero.unpack_replica @a, %[[F]] {offset = 0 : i64}
-// FULL-NEXT: zero.unpack_replica @b, %[[F]] {offset = 2 : i64}
-// FULL-NEXT: zero.unpack_replica @c, %[[F]] {offset = 4 : i64}
+// FULL-NEXT: zero.unpack_replica [@a, @b, @c], %[[F]] {offsets = [0, 2, 4]}
 // FULL-NEXT: zero.gather_replica @d : !zero.shard<params, f32, 1, device>
 // A replica the cost model finds large enough keeps its own gather, which
 // writes into it in place: with these constants (2 ranks) a gather of at
@@ -165,6 +163,5 @@ module attributes {zero.stage = 1 : i64, zero.world_size = 2 : i64} {
 // OVER-NEXT: zero.all_gather {{.*}}zero.bucket = 2 : i64} : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
 // OVER: zero.concat_shards {{.*}} -> !zero.shard<params, f32, 4, device>
 // OVER-NEXT: zero.all_gather {{.*}}zero.bucket = 3 : i64} : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
-// OVER-NEXT: zero.unpack_replica @c, %{{.*}} {offset = 0 : i64}
-// OVER-NEXT: zero.unpack_replica @d, %{{.*}} {offset = 3 : i64}
+// OVER-NEXT: zero.unpack_replica [@c, @d], %{{.*}} {offsets = [0, 3]}
 // OVER-NOT: zero.gather_replica

@@ -192,11 +192,10 @@ module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
 // GATHER-NEXT: %[[SB:.*]] = zero.param_shard @b : !zero.shard<params, f32, 2, device>
 // GATHER-NEXT: %[[C0:.*]] = zero.concat_shards %[[SA]], %[[SB]] : (!zero.shard<params, f32, 3, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 5, device>
 // GATHER-NEXT: %[[F0:.*]] = zero.all_gather %[[C0]] {zero.bucket = 0 : i64} : !zero.shard<params, f32, 5, device> -> !zero.flat<params, f32, 10, 2>
-// GATHER-NEXT: %[[A:.*]] = zero.unpack_shards %[[F0]] {offset = 0 : i64} : !zero.flat<params, f32, 10, 2> -> tensor<2x3xf32>
-// GATHER-NEXT: %[[B:.*]] = zero.unpack_shards %[[F0]] {offset = 3 : i64} : !zero.flat<params, f32, 10, 2> -> tensor<3xf32>
+// GATHER-NEXT: %[[AB:.*]]:2 = zero.unpack_shards %[[F0]] {offsets = [0, 3]} : !zero.flat<params, f32, 10, 2> -> tensor<2x3xf32>, tensor<3xf32>
 // GATHER-NEXT: zero.release %[[F0]] : !zero.flat<params, f32, 10, 2>
-// GATHER-NEXT: %[[Y:.*]] = graph.mul %arg0, %[[A]]
-// GATHER-NEXT: graph.add %[[Y]], %[[B]]
+// GATHER-NEXT: %[[Y:.*]] = graph.mul %arg0, %[[AB]]#0
+// GATHER-NEXT: graph.add %[[Y]], %[[AB]]#1
 // GATHER-NEXT: zero.param_shard @c
 // GATHER-NEXT: zero.all_gather %{{.*}} : !zero.shard<params, f32, 2, device> -> !zero.flat<params, f32, 4, 2>
 // GATHER-NEXT: zero.view
@@ -205,11 +204,10 @@ module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
 // GATHER-NEXT: %[[SA2:.*]] = zero.param_shard @a
 // GATHER-NEXT: %[[C1:.*]] = zero.concat_shards %[[SC]], %[[SA2]] : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 3, device>) -> !zero.shard<params, f32, 5, device>
 // GATHER-NEXT: %[[F1:.*]] = zero.all_gather %[[C1]] {zero.bucket = 1 : i64}
-// GATHER-NEXT: %[[C2:.*]] = zero.unpack_shards %[[F1]] {offset = 0 : i64} : !zero.flat<params, f32, 10, 2> -> tensor<4xf32>
-// GATHER-NEXT: %[[A2:.*]] = zero.unpack_shards %[[F1]] {offset = 2 : i64} : !zero.flat<params, f32, 10, 2> -> tensor<2x3xf32>
+// GATHER-NEXT: %[[CA:.*]]:2 = zero.unpack_shards %[[F1]] {offsets = [0, 2]} : !zero.flat<params, f32, 10, 2> -> tensor<4xf32>, tensor<2x3xf32>
 // GATHER-NEXT: zero.release %[[F1]]
-// GATHER-NEXT: graph.neg %[[C2]]
-// GATHER-NEXT: graph.mul %arg0, %[[A2]]
+// GATHER-NEXT: graph.neg %[[CA]]#0
+// GATHER-NEXT: graph.mul %arg0, %[[CA]]#1
 // GATHER-NOT: zero.view
 // GATHER-NOT: zero.bucket
 
@@ -217,6 +215,5 @@ module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
 // GATHER9: zero.all_gather %{{.*}} : !zero.shard<params, f32, 3, device> -> !zero.flat<params, f32, 6, 2>
 // GATHER9: zero.concat_shards {{.*}} -> !zero.shard<params, f32, 4, device>
 // GATHER9-NEXT: zero.all_gather %{{.*}} {zero.bucket = 0 : i64} : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
-// GATHER9-NEXT: zero.unpack_shards %{{.*}} {offset = 0 : i64} : !zero.flat<params, f32, 8, 2> -> tensor<3xf32>
-// GATHER9-NEXT: zero.unpack_shards %{{.*}} {offset = 2 : i64} : !zero.flat<params, f32, 8, 2> -> tensor<4xf32>
+// GATHER9-NEXT: zero.unpack_shards %{{.*}} {offsets = [0, 2]} : !zero.flat<params, f32, 8, 2> -> tensor<3xf32>, tensor<4xf32>
 // GATHER9-NOT: zero.bucket

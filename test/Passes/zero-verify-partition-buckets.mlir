@@ -77,7 +77,7 @@ module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
 module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
   func.func @train_micro_step(%f: !zero.flat<params, f32, 4, 2>) -> tensor<f32> {
     // expected-error @+1 {{unpacked buffer must be a zero.all_gather of zero.concat_shards}}
-    %w = zero.unpack_shards %f {offset = 0} : !zero.flat<params, f32, 4, 2> -> tensor<4xf32>
+    %w = zero.unpack_shards %f {offsets = [0]} : !zero.flat<params, f32, 4, 2> -> tensor<4xf32>
     %l = graph.reduce_sum %w {axes = [0], keepdims = false} : tensor<4xf32> -> tensor<f32>
     return %l : tensor<f32>
   }
@@ -94,8 +94,8 @@ module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
     %sb = zero.param_shard @b : !zero.shard<params, f32, 2, device>
     %c = zero.concat_shards %sa, %sb : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 4, device>
     %f = zero.all_gather %c : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
-    // expected-error @+1 {{offset 1 is not the start of a 2-element shard of the gathered bucket}}
-    %w = zero.unpack_shards %f {offset = 1} : !zero.flat<params, f32, 8, 2> -> tensor<4xf32>
+    // expected-error @+1 {{offset 1 (result 0) is not the start of a 2-element shard of the gathered bucket}}
+    %w = zero.unpack_shards %f {offsets = [1]} : !zero.flat<params, f32, 8, 2> -> tensor<4xf32>
     zero.release %f : !zero.flat<params, f32, 8, 2>
     %l = graph.reduce_sum %w {axes = [0], keepdims = false} : tensor<4xf32> -> tensor<f32>
     return %l : tensor<f32>
@@ -114,8 +114,8 @@ module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
     %sb = zero.param_shard @b : !zero.shard<params, f32, 2, device>
     %c = zero.concat_shards %sa, %sb : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 4, device>
     %f = zero.all_gather %c : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
-    // expected-error @+1 {{unpacked shard is not a zero.param_shard of a parameter of type 'tensor<4xf32>'}}
-    %w = zero.unpack_shards %f {offset = 0} : !zero.flat<params, f32, 8, 2> -> tensor<4xf32>
+    // expected-error @+1 {{unpacked shard 0 is not a zero.param_shard of a parameter of type 'tensor<4xf32>'}}
+    %w = zero.unpack_shards %f {offsets = [0]} : !zero.flat<params, f32, 8, 2> -> tensor<4xf32>
     zero.release %f : !zero.flat<params, f32, 8, 2>
     %l = graph.reduce_sum %w {axes = [0], keepdims = false} : tensor<4xf32> -> tensor<f32>
     return %l : tensor<f32>
@@ -134,8 +134,7 @@ module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
     %c = zero.concat_shards %sa, %sb : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 4, device>
     // expected-error @+1 {{gathered parameter buffer is never released}}
     %f = zero.all_gather %c : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
-    %wa = zero.unpack_shards %f {offset = 0} : !zero.flat<params, f32, 8, 2> -> tensor<4xf32>
-    %wb = zero.unpack_shards %f {offset = 2} : !zero.flat<params, f32, 8, 2> -> tensor<4xf32>
+    %wa, %wb = zero.unpack_shards %f {offsets = [0, 2]} : !zero.flat<params, f32, 8, 2> -> tensor<4xf32>, tensor<4xf32>
     %y = graph.add %wa, %wb : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
     %l = graph.reduce_sum %y {axes = [0], keepdims = false} : tensor<4xf32> -> tensor<f32>
     return %l : tensor<f32>

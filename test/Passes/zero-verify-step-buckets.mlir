@@ -29,8 +29,7 @@ module attributes {zero.stage = 1 : i64, zero.world_size = 2 : i64} {
       %lb = zero.replica_slice @b : !zero.shard<params, f32, 2, device>
       %c = zero.concat_shards %la, %lb : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 4, device>
       %f = zero.all_gather %c : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
-      zero.unpack_replica @a, %f {offset = 0 : i64} : !zero.flat<params, f32, 8, 2>
-      zero.unpack_replica @b, %f {offset = 2 : i64} : !zero.flat<params, f32, 8, 2>
+      zero.unpack_replica [@a, @b], %f {offsets = [0, 2]} : !zero.flat<params, f32, 8, 2>
     }
     return %z, %of, %z : tensor<f64>, tensor<i1>, tensor<f64>
   }
@@ -109,7 +108,7 @@ module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
       %la = zero.replica_slice @a : !zero.shard<params, f32, 2, device>
       %f = zero.all_gather %la : !zero.shard<params, f32, 2, device> -> !zero.flat<params, f32, 4, 2>
       // expected-error@+1 {{unpacked buffer must be a zero.all_gather of zero.concat_shards}}
-      zero.unpack_replica @a, %f {offset = 0 : i64} : !zero.flat<params, f32, 4, 2>
+      zero.unpack_replica [@a], %f {offsets = [0]} : !zero.flat<params, f32, 4, 2>
     }
     return %z, %of, %z : tensor<f64>, tensor<i1>, tensor<f64>
   }
@@ -136,8 +135,7 @@ module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
       %c = zero.concat_shards %la, %lb : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 4, device>
       %f = zero.all_gather %c : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
       // expected-error@+1 {{offset 2 of the bucket is not the 2-element zero.replica_slice of 'a'}}
-      zero.unpack_replica @a, %f {offset = 2 : i64} : !zero.flat<params, f32, 8, 2>
-      zero.unpack_replica @b, %f {offset = 0 : i64} : !zero.flat<params, f32, 8, 2>
+      zero.unpack_replica [@a, @b], %f {offsets = [2, 0]} : !zero.flat<params, f32, 8, 2>
     }
     return %z, %of, %z : tensor<f64>, tensor<i1>, tensor<f64>
   }
@@ -163,9 +161,8 @@ module attributes {zero.stage = 2 : i64, zero.world_size = 2 : i64} {
       %lb = zero.replica_slice @b : !zero.shard<params, f32, 2, device>
       %c = zero.concat_shards %la, %lb : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 4, device>
       %f = zero.all_gather %c : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
-      zero.unpack_replica @a, %f {offset = 0 : i64} : !zero.flat<params, f32, 8, 2>
-      // expected-error@+1 {{offset 1 is not the start of a member of the bucket}}
-      zero.unpack_replica @b, %f {offset = 1 : i64} : !zero.flat<params, f32, 8, 2>
+      // expected-error@+1 {{offset 1 (of 'b') is not the start of a member of the bucket}}
+      zero.unpack_replica [@a, @b], %f {offsets = [0, 1]} : !zero.flat<params, f32, 8, 2>
     }
     return %z, %of, %z : tensor<f64>, tensor<i1>, tensor<f64>
   }
@@ -212,8 +209,7 @@ module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
       %c = zero.concat_shards %la, %lb : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 4, device>
       %f = zero.all_gather %c : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
       // expected-error@+1 {{only stages 1-2 and zero.persistent stage-3 parameters gather replicas, this is stage 3}}
-      zero.unpack_replica @a, %f {offset = 0 : i64} : !zero.flat<params, f32, 8, 2>
-      zero.unpack_replica @b, %f {offset = 2 : i64} : !zero.flat<params, f32, 8, 2>
+      zero.unpack_replica [@a, @b], %f {offsets = [0, 2]} : !zero.flat<params, f32, 8, 2>
     }
     return %z, %of, %z : tensor<f64>, tensor<i1>, tensor<f64>
   }

@@ -98,8 +98,8 @@ func.func @f(%a: !zero.shard<params, f32, 3, device>, %b: !zero.shard<params, f3
 
 // Tests that an unpacked tensor has the bucket's element type.
 func.func @f(%f: !zero.flat<params, f32, 10, 2>) {
-  // expected-error @+1 {{'zero.unpack_shards' op result element type 'f16' does not match buffer element type 'f32'}}
-  %w = zero.unpack_shards %f {offset = 0} : !zero.flat<params, f32, 10, 2> -> tensor<4xf16>
+  // expected-error @+1 {{'zero.unpack_shards' op result 0 element type 'f16' does not match buffer element type 'f32'}}
+  %w = zero.unpack_shards %f {offsets = [0]} : !zero.flat<params, f32, 10, 2> -> tensor<4xf16>
   return
 }
 
@@ -108,7 +108,32 @@ func.func @f(%f: !zero.flat<params, f32, 10, 2>) {
 // Tests that an unpacked tensor's shards lie inside each slice: a
 // 4-element tensor has 2-element shards at world size 2.
 func.func @f(%f: !zero.flat<params, f32, 10, 2>) {
-  // expected-error @+1 {{'zero.unpack_shards' op shard range [4, 6) exceeds slice size 5}}
-  %w = zero.unpack_shards %f {offset = 4} : !zero.flat<params, f32, 10, 2> -> tensor<2x2xf32>
+  // expected-error @+1 {{'zero.unpack_shards' op result 1 shard range [4, 6) exceeds slice size 5}}
+  %v, %w = zero.unpack_shards %f {offsets = [0, 4]} : !zero.flat<params, f32, 10, 2> -> tensor<2xf32>, tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// Tests that every unpacked tensor has its offset.
+func.func @f(%f: !zero.flat<params, f32, 10, 2>) {
+  // expected-error @+1 {{'zero.unpack_shards' op has 1 offsets for 2 results}}
+  %v, %w = zero.unpack_shards %f {offsets = [0]} : !zero.flat<params, f32, 10, 2> -> tensor<2xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%f: !zero.flat<params, f32, 10, 2>) {
+  // expected-error @+1 {{'zero.unpack_shards' op must unpack at least one tensor}}
+  "zero.unpack_shards"(%f) {offsets = []} : (!zero.flat<params, f32, 10, 2>) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%f: !zero.flat<params, f32, 10, 2>) {
+  // expected-error @+1 {{'zero.unpack_shards' op offset 0 is negative: -1}}
+  %w = zero.unpack_shards %f {offsets = [-1]} : !zero.flat<params, f32, 10, 2> -> tensor<2xf32>
   return
 }

@@ -29,10 +29,10 @@ func.func @parameter_bucket(%a: !zero.shard<params, f16, 3, device>,
       : (!zero.shard<params, f16, 3, device>, !zero.shard<params, f16, 2, device>)
       -> !zero.shard<params, f16, 5, device>
   %f = zero.all_gather %c : !zero.shard<params, f16, 5, device> -> !zero.flat<params, f16, 10, 2>
-  // CHECK: zero.unpack_shards %{{.*}} {offset = 0 : i64} : !zero.flat<params, f16, 10, 2> -> tensor<5xf16>
-  %wa = zero.unpack_shards %f {offset = 0} : !zero.flat<params, f16, 10, 2> -> tensor<5xf16>
-  // CHECK: zero.unpack_shards %{{.*}} {offset = 3 : i64} : !zero.flat<params, f16, 10, 2> -> tensor<2x2xf16>
-  %wb = zero.unpack_shards %f {offset = 3} : !zero.flat<params, f16, 10, 2> -> tensor<2x2xf16>
+  // CHECK: zero.unpack_shards %{{.*}} {offsets = [0, 3]} : !zero.flat<params, f16, 10, 2> -> tensor<5xf16>, tensor<2x2xf16>
+  %wa, %wb = zero.unpack_shards %f {offsets = [0, 3]} : !zero.flat<params, f16, 10, 2> -> tensor<5xf16>, tensor<2x2xf16>
+  // CHECK: zero.unpack_shards %{{.*}} {offsets = [3]} : !zero.flat<params, f16, 10, 2> -> tensor<2x2xf16>
+  %wc = zero.unpack_shards %f {offsets = [3]} : !zero.flat<params, f16, 10, 2> -> tensor<2x2xf16>
   zero.release %f : !zero.flat<params, f16, 10, 2>
   return %wb : tensor<2x2xf16>
 }

@@ -142,7 +142,7 @@ func.func @f() {
 graph.param trainable @w = dense<0.5> : tensor<4xf32>
 func.func @f(%b: !zero.flat<grads, f32, 8, 2>) {
   // expected-error@+1 {{buffer must hold params of element type 'f32'}}
-  zero.unpack_replica @w, %b {offset = 0 : i64} : !zero.flat<grads, f32, 8, 2>
+  zero.unpack_replica [@w], %b {offsets = [0]} : !zero.flat<grads, f32, 8, 2>
   return
 }
 
@@ -150,7 +150,25 @@ func.func @f(%b: !zero.flat<grads, f32, 8, 2>) {
 
 graph.param trainable @w = dense<0.5> : tensor<4xf32>
 func.func @f(%b: !zero.flat<params, f32, 8, 2>) {
-  // expected-error@+1 {{shard range [3, 5) exceeds slice size 4}}
-  zero.unpack_replica @w, %b {offset = 3 : i64} : !zero.flat<params, f32, 8, 2>
+  // expected-error@+1 {{shard range [3, 5) of @w exceeds slice size 4}}
+  zero.unpack_replica [@w], %b {offsets = [3]} : !zero.flat<params, f32, 8, 2>
+  return
+}
+
+// -----
+
+graph.param trainable @w = dense<0.5> : tensor<4xf32>
+func.func @f(%b: !zero.flat<params, f32, 8, 2>) {
+  // expected-error@+1 {{has 1 offsets for 2 parameters}}
+  zero.unpack_replica [@w, @w], %b {offsets = [0]} : !zero.flat<params, f32, 8, 2>
+  return
+}
+
+// -----
+
+graph.param trainable @w = dense<0.5> : tensor<4xf32>
+func.func @f(%b: !zero.flat<params, f32, 8, 2>) {
+  // expected-error@+1 {{unpacks @w twice}}
+  zero.unpack_replica [@w, @w], %b {offsets = [0, 2]} : !zero.flat<params, f32, 8, 2>
   return
 }

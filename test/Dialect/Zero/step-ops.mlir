@@ -48,14 +48,12 @@ graph.param trainable @b = dense<0.5> : tensor<3xf32>
 // CHECK: %[[B:.*]] = zero.replica_slice @b : !zero.shard<params, f32, 2, device>
 // CHECK: %[[C:.*]] = zero.concat_shards %[[W]], %[[B]]
 // CHECK: %[[F:.*]] = zero.all_gather %[[C]] {zero.bucket = 0 : i64}
-// CHECK: zero.unpack_replica @w, %[[F]] {offset = 0 : i64} : !zero.flat<params, f32, 8, 2>
-// CHECK: zero.unpack_replica @b, %[[F]] {offset = 2 : i64} : !zero.flat<params, f32, 8, 2>
+// CHECK: zero.unpack_replica [@w, @b], %[[F]] {offsets = [0, 2]} : !zero.flat<params, f32, 8, 2>
 func.func @replica_bucket() {
   %w = zero.replica_slice @w : !zero.shard<params, f32, 2, device>
   %b = zero.replica_slice @b : !zero.shard<params, f32, 2, device>
   %c = zero.concat_shards %w, %b : (!zero.shard<params, f32, 2, device>, !zero.shard<params, f32, 2, device>) -> !zero.shard<params, f32, 4, device>
   %f = zero.all_gather %c {zero.bucket = 0 : i64} : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
-  zero.unpack_replica @w, %f {offset = 0 : i64} : !zero.flat<params, f32, 8, 2>
-  zero.unpack_replica @b, %f {offset = 2 : i64} : !zero.flat<params, f32, 8, 2>
+  zero.unpack_replica [@w, @b], %f {offsets = [0, 2]} : !zero.flat<params, f32, 8, 2>
   return
 }

@@ -181,26 +181,27 @@ def Zero_ConcatShardsOp : Zero_Op<"concat_shards", [Pure]> {
 }
 
 def Zero_UnpackShardsOp : Zero_Op<"unpack_shards", [Pure]> {
-  let summary = "copies one tensor out of a bucket's shards";
+  let summary = "copies tensors out of a bucket's shards";
   let description = [{
-    The inverse of one `zero.pack_shards` input: reads the `k` elements at
-    `offset` of each of the `world` slices of `buffer`, in rank order, and
-    keeps the first `numel(result)` of them, reshaped row-major to the
-    result type (`k = ceil(numel(result) / world)`). Unlike `zero.view` it
-    copies, because a member's elements are spread over every slice. Stage 3
-    reads each parameter of a gathered bucket this way. The range
-    `[offset, offset + k)` lies inside a slice and the element types agree.
+    The inverse of `zero.pack_shards` inputs: result `i` reads the `k`
+    elements at `offsets[i]` of each of the `world` slices of `buffer`, in
+    rank order, and keeps the first `numel(result)` of them, reshaped
+    row-major to the result type (`k = ceil(numel(result) / world)`).
+    Unlike `zero.view` it copies, because a member's elements are spread
+    over every slice. Stage 3 reads the parameters of a gathered bucket
+    this way, all of them in one op (one call, on a GPU one launch). Each
+    range `[offset, offset + k)` lies inside a slice and the element types
+    agree.
 
     ```mlir
     %f = zero.all_gather %s : !zero.shard<params, f32, 5, device> -> !zero.flat<params, f32, 10, 2>
-    %b = zero.unpack_shards %f {offset = 3} : !zero.flat<params, f32, 10, 2> -> tensor<2x2xf32>
+    %a, %b = zero.unpack_shards %f {offsets = [0, 3]} : !zero.flat<params, f32, 10, 2> -> tensor<5xf32>, tensor<2x2xf32>
     ```
   }];
-  let arguments = (ins Zero_FlatType:$buffer,
-                   ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let arguments = (ins Zero_FlatType:$buffer, I64ArrayAttr:$offsets);
+  let results = (outs Variadic<AnyStaticShapeTensor>:$results);
   let assemblyFormat = [{
-    $buffer attr-dict `:` qualified(type($buffer)) `->` qualified(type($result))
+    $buffer attr-dict `:` qualified(type($buffer)) `->` qualified(type($results))
   }];
   let hasVerifier = 1;
 }
@@ -910,25 +911,27 @@ def Zero_ReplicaSliceOp : Zero_Op<"replica_slice",
 def Zero_UnpackReplicaOp : Zero_Op<"unpack_replica",
     [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
      MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
-  let summary = "copies a parameter out of a gathered bucket into its replica";
+  let summary = "copies parameters out of a gathered bucket into their replicas";
   let description = [{
-    The end of a bucketed `zero.gather_replica`: reads the `k` elements at
-    `offset` of each of the `world` slices of the gathered `buffer`, in rank
-    order, and writes the first `numel` of them into the replica of the
-    trainable parameter `param` (`k = ceil(numel / world)`), as
-    `zero.unpack_shards` copies a tensor out, but into the parameter's
-    state. The buffer holds parameters of the parameter's element type and
-    the range `[offset, offset + k)` lies inside a slice.
+    The end of a bucketed `zero.gather_replica`: for parameter `i` of
+    `params`, reads the `k` elements at `offsets[i]` of each of the `world`
+    slices of the gathered `buffer`, in rank order, and writes the first
+    `numel` of them into the replica of that trainable parameter
+    (`k = ceil(numel / world)`), as `zero.unpack_shards` copies tensors
+    out, but into the parameters' state: all of a bucket's members in one
+    op (one call, on a GPU one launch). The buffer holds parameters of each
+    parameter's element type and each range `[offset, offset + k)` lies
+    inside a slice.
 
     ```mlir
     %f = zero.all_gather %c {zero.bucket = 0 : i64} : !zero.shard<params, f32, 20, device> -> !zero.flat<params, f32, 40, 2>
-    zero.unpack_replica @fc.weight, %f {offset = 0 : i64} : !zero.flat<params, f32, 40, 2>
+    zero.unpack_replica [@fc.weight, @fc.bias], %f {offsets = [0, 18]} : !zero.flat<params, f32, 40, 2>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$param, Zero_FlatType:$buffer,
-                   ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
+  let arguments = (ins FlatSymbolRefArrayAttr:$params, Zero_FlatType:$buffer,
+                   I64ArrayAttr:$offsets);
   let assemblyFormat = [{
-    $param `,` $buffer attr-dict `:` qualified(type($buffer))
+    $params `,` $buffer attr-dict `:` qualified(type($buffer))
   }];
 }
 
