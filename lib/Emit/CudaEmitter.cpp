@@ -54,6 +54,9 @@ public:
             ptr + ", sizeof zrt_v)); " + dest + " = (double)zrt_v; }")
         .str();
   }
+  std::string lossOut(StringRef, StringRef dtype, StringRef ptr) const override {
+    return ("ZRT_TRY(zeroc_rt_engine_stash_loss(e, " + ptr + ", " + dtype + "));").str();
+  }
   std::string storeArenaScalar(StringRef cxxType, StringRef ptr,
                                StringRef value) const override {
     return ("{ " + cxxType + " zrt_v = " + value +

@@ -519,8 +519,10 @@ LogicalResult ProgramPrinter::print(EmittedProgram &out) {
      << "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n";
   for (size_t i = 0; i < chunks.size(); ++i)
     os << "  ZRT_TRY(part" << i << "(e, inputs, A, blob, comm));\n";
-  os << "  " << target.loadArenaScalar(lossElem.isF32() ? "float" : "double",
-                                      var(loss), "*loss")
+  os << "  "
+     << target.lossOut(lossElem.isF32() ? "float" : "double",
+                       lossElem.isF32() ? "ZEROC_RT_DTYPE_F32" : "ZEROC_RT_DTYPE_F64",
+                       var(loss))
      << "\n"
      << "  return nullptr;\n}\n\n" << stepSource << "} // namespace\n\n";
   printMain(os, fn);

@@ -27,6 +27,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <utility>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -684,6 +685,27 @@ TEST_F(TrainEngine, StaticLossScaleSkipsOverflowsAndNeverChanges) {
   EXPECT_NE(r.out.find("[Rank 0] step=5, skipped=1,"), std::string::npos);
 }
 
+TEST_F(TrainEngine, StashedLossesAreTheLossesRead) {
+  // A CUDA program's losses stay on the device until the step has run; the
+  // log is the same, bit for bit.
+  for (int stage : {0, 3}) {
+    ModelConfig cfg = adamwConfig();
+    cfg.stage = stage;
+    cfg.gradAccum = 3;
+    Workspace ws(cfg);
+    Outcome read = train(cfg, ws, 4, "read");
+    cfg.stashLoss = true;
+    Outcome stashed = train(cfg, ws, 4, "stashed");
+    ASSERT_EQ(read.run.rc, 0) << read.run.err;
+    ASSERT_EQ(stashed.run.rc, 0) << stashed.run.err;
+    ASSERT_EQ(stashed.log.size(), read.log.size());
+    for (size_t i = 0; i < read.log.size(); ++i) {
+      EXPECT_EQ(stashed.log[i].loss, read.log[i].loss) << "step " << i + 1;
+      EXPECT_EQ(stashed.log[i].gradNorm, read.log[i].gradNorm) << "step " << i + 1;
+    }
+  }
+}
+
 TEST_F(TrainEngine, LossScalingMakesANanLossNonFatal) {
   // As in DeepSpeed only a gradient overflow matters (here the gradients
   // stay finite).
@@ -971,9 +993,13 @@ TEST_F(TrainErrors, BlobWithAFlippedBitIsRefused) {
 }
 
 TEST_F(TrainErrors, NanLossStopsTraining) {
-  for (int stage : {0, 3}) {
+  // Also with the losses stashed (a CUDA program's): then checked after the
+  // step, the same error and log.
+  for (auto [stage, stash] : {std::pair{0, false}, std::pair{3, false}, std::pair{0, true},
+                              std::pair{3, true}}) {
     ModelConfig cfg = adamwConfig();
     cfg.stage = stage;
+    cfg.stashLoss = stash;
     cfg.gradAccum = 2;
     Workspace ws(cfg);
     TestProgram program(cfg, ws.blob);

@@ -220,9 +220,18 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
   RETURN_IF_ERROR(zeroc_rt_k_binary(ZEROC_RT_BINARY_MUL, &diff, &diff, &sq));
   RETURN_IF_ERROR(zeroc_rt_k_reduce(ZEROC_RT_REDUCE_OP_MEAN, &sq, 0x3u, &loss));
   *lossOut = loadScalar(loss.data, dt);
-  if (g_faults.nanAtStep == step &&
-      (g_faults.nanOnRank < 0 || g_faults.nanOnRank == rank))
+  const bool nan = g_faults.nanAtStep == step &&
+                   (g_faults.nanOnRank < 0 || g_faults.nanOnRank == rank);
+  if (nan)
     *lossOut = std::numeric_limits<double>::quiet_NaN();
+  if (cfg.stashLoss) { // as a CUDA program hands its loss over
+    if (nan && dt == ZEROC_RT_DTYPE_F64)
+      *static_cast<double *>(loss.data) = std::numeric_limits<double>::quiet_NaN();
+    else if (nan)
+      *static_cast<float *>(loss.data) = std::numeric_limits<float>::quiet_NaN();
+    *lossOut = 12345.0; // not read
+    RETURN_IF_ERROR(zeroc_rt_engine_stash_loss(engine, loss.data, dt));
+  }
 
   // The buffer: += the micro-batch's mean of x[:, 0] and x[:, 1] (each
   // rank from its own micro-batches, as a running statistic).

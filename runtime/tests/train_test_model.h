@@ -71,6 +71,9 @@ struct ModelConfig {
   // ABI version 6: a model buffer "bn.count" (initialized from b's blob
   // bytes) to which every micro-step adds its micro-batch's mean x.
   bool buffer = false;
+  /// The micro-step hands its loss over with zeroc_rt_engine_stash_loss
+  /// (as CUDA programs do) instead of writing *loss.
+  bool stashLoss = false;
 };
 
 /// A dynamic loss scaler: 2^16, window `window`, hysteresis `hysteresis`.

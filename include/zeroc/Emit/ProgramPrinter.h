@@ -79,6 +79,14 @@ public:
   virtual std::string loadArenaScalar(llvm::StringRef cxxType,
                                       llvm::StringRef ptr,
                                       llvm::StringRef dest) const;
+  /// The statement handing the micro-step's loss (a `cxxType` scalar of
+  /// runtime dtype `dtype` at `ptr` in the arena) to the engine: writing
+  /// *loss (loadArenaScalar), or, for a device arena, leaving it on the
+  /// device (zeroc_rt_engine_stash_loss), read once per step.
+  virtual std::string lossOut(llvm::StringRef cxxType, llvm::StringRef dtype,
+                              llvm::StringRef ptr) const {
+    return loadArenaScalar(cxxType, ptr, "*loss");
+  }
   /// The statement storing the host value `value` there.
   virtual std::string storeArenaScalar(llvm::StringRef cxxType,
                                        llvm::StringRef ptr,

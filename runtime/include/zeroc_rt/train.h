@@ -257,7 +257,8 @@ typedef struct zeroc_rt_engine zeroc_rt_engine_t;
 
 /// Runs forward and backward of one micro-batch. `inputs[i]` points at the
 /// micro-batch of input i (dims as in its descriptor); writes the
-/// micro-batch loss to *loss.
+/// micro-batch loss to *loss, or leaves it in the device's memory with
+/// zeroc_rt_engine_stash_loss (then *loss is not read).
 typedef zeroc_rt_status_t (*zeroc_rt_micro_step_fn)(zeroc_rt_engine_t *engine,
                                                      const void *const *inputs,
                                                      double *loss);
@@ -423,6 +424,14 @@ double zeroc_rt_engine_loss_scale(zeroc_rt_engine_t *engine);
 /// becomes a span on the rank's compute track. Ignored without --trace, for
 /// a NULL engine and for an out-of-range index.
 void zeroc_rt_engine_trace_op(zeroc_rt_engine_t *engine, int32_t op);
+/// A program whose arena is device memory hands the micro-step's loss (a
+/// scalar of `dtype`, f32 or f64, at `loss` in the device's memory) to the
+/// engine instead of reading it: the engine copies it into its slot of the
+/// step, and reads a step's slots at once after the step, when reading
+/// stalls nothing (docs/CudaTarget.md, "Host reads"). At most once per
+/// micro-step; every micro-step of a step, or none.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_stash_loss(
+    zeroc_rt_engine_t *engine, const void *loss, zeroc_rt_dtype_t dtype);
 /// Marks the end of the micro-step's forward pass: the generated code calls
 /// it once per micro-step, right after the op that computes the loss (the
 /// last forward op, `zero.forward_end` in the IR). The engine splits

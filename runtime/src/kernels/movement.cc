@@ -510,18 +510,7 @@ zeroc_rt_status_t kTrilu(const zeroc_rt_tensor_t *in, int upper, int64_t kDiag,
 }
 
 zeroc_rt_status_t kCopyMulti(int64_t count, const zeroc_rt_copy_t *copies) {
-  const char *k = "zeroc_rt_k_copy_multi";
-  if (count < 0 || (count > 0 && !copies))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, copies %s", k,
-                          static_cast<long long>(count), copies ? "given" : "NULL");
-  for (int64_t i = 0; i < count; ++i) {
-    const zeroc_rt_copy_t &c = copies[i];
-    if (c.bytes < 0 || (c.bytes > 0 && (!c.src || !c.dst)))
-      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                            "%s: copy %lld: %lld bytes from %p to %p", k,
-                            static_cast<long long>(i), static_cast<long long>(c.bytes),
-                            c.src, c.dst);
-  }
+  ZEROC_RT_RETURN_IF_ERROR(checkCopies("zeroc_rt_k_copy_multi", count, copies));
   for (int64_t i = 0; i < count; ++i)
     if (copies[i].bytes > 0)
       std::memmove(copies[i].dst, copies[i].src, static_cast<size_t>(copies[i].bytes));

@@ -281,6 +281,22 @@ zeroc_rt_status_t checkScatterOperands(const char *k,
   return checkNoOverlap(k, "out", *out, "updates", *updates);
 }
 
+zeroc_rt_status_t checkCopies(const char *k, int64_t count,
+                              const zeroc_rt_copy_t *copies) {
+  if (count < 0 || (count > 0 && !copies))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, copies %s", k,
+                          static_cast<long long>(count), copies ? "given" : "NULL");
+  for (int64_t i = 0; i < count; ++i) {
+    const zeroc_rt_copy_t &c = copies[i];
+    if (c.bytes < 0 || (c.bytes > 0 && (!c.src || !c.dst)))
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "%s: copy %lld: %lld bytes from %p to %p", k,
+                            static_cast<long long>(i), static_cast<long long>(c.bytes),
+                            c.src, c.dst);
+  }
+  return nullptr;
+}
+
 zeroc_rt_status_t checkConcatOperands(const char *k,
                                       const zeroc_rt_tensor_t *const *inputs,
                                       int32_t n, int64_t axis,

@@ -109,6 +109,11 @@ zeroc_rt_status_t checkConcatOperands(const char *kernel,
                                       int32_t n, int64_t axis,
                                       const zeroc_rt_tensor_t *out, int *axOut);
 
+/// copy_multi's table (both runtimes): count >= 0, the table when count > 0,
+/// no negative size, both pointers of a non-empty copy.
+zeroc_rt_status_t checkCopies(const char *kernel, int64_t count,
+                              const zeroc_rt_copy_t *copies);
+
 /// What scatter_nd and scatter_elements check alike (both runtimes): the
 /// descriptors, the reduction, dtypes, out's shape and that out overlaps no
 /// input.

@@ -12,6 +12,7 @@
 #include "train/lr_schedule.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -170,9 +171,66 @@ zeroc_rt_status_t lrSchedule(zeroc_rt_engine_t *engine, int64_t t,
   return nullptr;
 }
 
+zeroc_rt_status_t stashLoss(zeroc_rt_engine_t *engine, const void *loss,
+                            zeroc_rt_dtype_t dtype) {
+  const char *k = "zeroc_rt_engine_stash_loss";
+  if (!engine || !engine->program || !loss)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: NULL engine or loss", k);
+  if (dtype != ZEROC_RT_DTYPE_F32 && dtype != ZEROC_RT_DTYPE_F64)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: the loss is %s, not f32 or f64",
+                          k, zeroc_rt_dtype_name(dtype));
+  const int slots = engine->program->grad_accum;
+  if (engine->stashedLosses >= slots)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: a %d-th loss in a step of %d micro-steps", k,
+                          engine->stashedLosses + 1, slots);
+  if (engine->stashedLosses > 0 && dtype != engine->stashedDtype)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: the step's losses change dtype (%s, then %s)", k,
+                          zeroc_rt_dtype_name(engine->stashedDtype),
+                          zeroc_rt_dtype_name(dtype));
+  if (!engine->lossSlots.data())
+    ZEROC_RT_RETURN_IF_ERROR(engine->lossSlots.allocate(
+        *engine->device, static_cast<size_t>(slots) * 8, "the micro-steps' losses"));
+  engine->stashedDtype = dtype;
+  return engine->device->copy(engine->lossSlots.bytes() + 8 * engine->stashedLosses++,
+                              loss, zeroc_rt_dtype_size(dtype));
+}
+
 } // namespace
 
+namespace zeroc_rt::train {
+
+zeroc_rt_status_t readStashedLosses(zeroc_rt_engine_t &engine, double *sum) {
+  const int n = engine.stashedLosses;
+  engine.stashedLosses = 0;
+  *sum = 0.0;
+  std::vector<unsigned char> slots(static_cast<size_t>(n) * 8);
+  if (n > 0)
+    ZEROC_RT_RETURN_IF_ERROR(
+        engine.device->download(slots.data(), engine.lossSlots.data(), slots.size()));
+  for (int i = 0; i < n; ++i) {
+    if (engine.stashedDtype == ZEROC_RT_DTYPE_F64) {
+      double v;
+      std::memcpy(&v, slots.data() + 8 * i, sizeof v);
+      *sum += v;
+    } else {
+      float v;
+      std::memcpy(&v, slots.data() + 8 * i, sizeof v);
+      *sum += static_cast<double>(v);
+    }
+  }
+  return nullptr;
+}
+
+} // namespace zeroc_rt::train
+
 extern "C" {
+
+zeroc_rt_status_t zeroc_rt_engine_stash_loss(zeroc_rt_engine_t *engine, const void *loss,
+                                             zeroc_rt_dtype_t dtype) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(stashLoss(engine, loss, dtype));
+}
 
 void *zeroc_rt_engine_grad_accumulator(zeroc_rt_engine_t *engine, int32_t param) {
   if (!engine || param < 0 ||

@@ -543,9 +543,19 @@ struct zeroc_rt_engine {
   zeroc_rt::train::Tracer tracer;
   std::chrono::steady_clock::time_point backwardStart;
   double collectiveMsAtBackward = 0;
+  /// zeroc_rt_engine_stash_loss: the current step's micro-step losses, left
+  /// in the device's memory (8 bytes a slot), until the step reads them.
+  zeroc_rt::train::DeviceBuffer lossSlots;
+  int stashedLosses = 0;
+  zeroc_rt_dtype_t stashedDtype = ZEROC_RT_DTYPE_F32;
 };
 
 namespace zeroc_rt::train {
+
+/// The sum of the losses the step's micro-steps stashed (one read of the
+/// device's memory); forgets them.
+ZEROC_RT_MUST_USE zeroc_rt_status_t readStashedLosses(zeroc_rt_engine_t &engine,
+                                                      double *sum);
 
 struct StepOutcome {
   double gradNorm = 0;  ///< pre-clipping norm (inf when skipped; may be inf or NaN)

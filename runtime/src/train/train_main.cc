@@ -422,6 +422,7 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
     engine.times = StepTimes();
     StepTimes lastMicro; // the boundary micro-step's timers
     double localLoss = 0.0;
+    engine.stashedLosses = 0;
     zeroc_rt_status_t microError = engine.state.zeroGradientTails();
     for (int a = 0; a < gas && !microError; ++a) {
       const int64_t m = static_cast<int64_t>(a) * world + session.rank;
@@ -437,7 +438,12 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       engine.firstAccumulation = a == 0;
       ++engine.microStepSerial;
       const Clock::time_point microStart = Clock::now();
+      const int stashedBefore = engine.stashedLosses;
       microError = program.micro_step(&engine, data.inputs(), &loss);
+      // A device program leaves its loss on the device (stash_loss): read
+      // with the step's others after the step.
+      if (engine.stashedLosses != stashedBefore)
+        loss = 0.0;
       engine.tracer.endOp();
       const Clock::time_point microEnd = Clock::now();
       engine.tracer.span(Tracer::kCompute, "micro_step", "engine", microStart,
@@ -492,8 +498,15 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
                                         : "writing the JSONL or CSV log failed"));
       return 1;
     }
-    const double loss = sums[0] / (static_cast<double>(gas) * world);
-    if (!std::isfinite(loss) && !program.loss_scaler.enabled) {
+    const bool lossStashed = engine.stashedLosses > 0;
+    if (lossStashed && engine.stashedLosses != gas) {
+      session.desynced = true;
+      return session.fail(ZEROC_RT_ERROR(
+          ZEROC_RT_INTERNAL, "step %lld: %d of %d micro-steps left their loss on the device",
+          static_cast<long long>(step + 1), engine.stashedLosses, gas));
+    }
+    double loss = sums[0] / (static_cast<double>(gas) * world);
+    if (!lossStashed && !std::isfinite(loss) && !program.loss_scaler.enabled) {
       session.report(
           format("loss is NaN/inf at step %lld", static_cast<long long>(step + 1)));
       return 1;
@@ -516,6 +529,39 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       zeroc_rt_status_free(pending);
       return session.fail(ZEROC_RT_TRAIN_WRAP(
           status, format("step %lld: ", static_cast<long long>(step + 1))));
+    }
+    if (lossStashed) {
+      // After the step's synchronization the read stalls nothing; every
+      // rank takes part in the all-reduce, a failed read included.
+      double stashed[2] = {0.0, 0.0};
+      zeroc_rt_status_t readError = readStashedLosses(engine, &stashed[0]);
+      stashed[1] = readError ? 1.0 : 0.0;
+      status = zeroc_rt_comm_all_reduce(session.comm, stashed, stashed, 2,
+                                        ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM);
+      if (status || readError) {
+        session.desynced = status != nullptr;
+        zeroc_rt_status_free(pending);
+        if (status) {
+          zeroc_rt_status_free(readError);
+          return session.fail(ZEROC_RT_TRAIN_WRAP(
+              status, format("step %lld: loss all-reduce: ", static_cast<long long>(step + 1))));
+        }
+        return session.fail(ZEROC_RT_TRAIN_WRAP(
+            readError, format("step %lld: reading the losses: ", static_cast<long long>(step + 1))));
+      }
+      if (stashed[1] > 0) {
+        zeroc_rt_status_free(pending);
+        session.report(format("step %lld: reading the losses failed on another rank (see its error)",
+                              static_cast<long long>(step + 1)));
+        return 1;
+      }
+      loss = stashed[0] / (static_cast<double>(gas) * world);
+      if (!std::isfinite(loss) && !program.loss_scaler.enabled) {
+        zeroc_rt_status_free(pending);
+        session.report(
+            format("loss is NaN/inf at step %lld", static_cast<long long>(step + 1)));
+        return 1;
+      }
     }
     if (console && !outcome.scalerLog.empty()) {
       std::printf("%s\n", outcome.scalerLog.c_str());

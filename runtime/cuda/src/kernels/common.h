@@ -64,6 +64,22 @@ inline void setBroadcast(Strides &s, int which, const zeroc_rt_tensor_t &t,
   }
 }
 
+/// The table row (of `count`, ordered by firstChunk, each row's chunks
+/// non-empty) that chunk `chunk` belongs to: the last one starting at or
+/// before it. The multi-tensor kernels give each block chunks of one row.
+template <typename Row>
+ZRT_DEV int64_t rowOfChunk(const Row *rows, int64_t count, int64_t chunk) {
+  int64_t lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (rows[mid].firstChunk <= chunk)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
 /// The launch's status (a CUDA error names the kernel).
 #define ZRT_LAUNCH(name, ...)                                                  \
   ::zeroc_rt::cuda::launchStatus(                                              \

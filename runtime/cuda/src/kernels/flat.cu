@@ -126,15 +126,7 @@ template <typename T>
 ZRT_GLOBAL void adamMultiKernel(const AdamRow *rows, int64_t count, int64_t chunks,
                                 double factor, AdamCoeffs<T> c) {
   for (int64_t chunk = blockIndex(); chunk < chunks; chunk += gridBlocks()) {
-    int64_t lo = 0, hi = count - 1; // the last row starting at or before chunk
-    while (lo < hi) {
-      const int64_t mid = (lo + hi + 1) / 2;
-      if (rows[mid].firstChunk <= chunk)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    const AdamRow &r = rows[lo];
+    const AdamRow &r = rows[rowOfChunk(rows, count, chunk)];
     const int64_t begin = (chunk - r.firstChunk) * kAdamChunk;
     const int64_t end = begin + kAdamChunk < r.n ? begin + kAdamChunk : r.n;
     T *p = static_cast<T *>(r.param), *m = static_cast<T *>(r.expAvg),

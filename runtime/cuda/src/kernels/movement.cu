@@ -192,15 +192,7 @@ struct CopyRow {
 /// else bytes (chunks start at multiples of kCopyChunk, so alignment holds).
 ZRT_GLOBAL void copyMultiKernel(const CopyRow *rows, int64_t count, int64_t chunks) {
   for (int64_t chunk = blockIndex(); chunk < chunks; chunk += gridBlocks()) {
-    int64_t lo = 0, hi = count - 1; // the last row starting at or before chunk
-    while (lo < hi) {
-      const int64_t mid = (lo + hi + 1) / 2;
-      if (rows[mid].firstChunk <= chunk)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    const CopyRow &r = rows[lo];
+    const CopyRow &r = rows[rowOfChunk(rows, count, chunk)];
     const int64_t begin = (chunk - r.firstChunk) * kCopyChunk;
     const int64_t end = begin + kCopyChunk < r.bytes ? begin + kCopyChunk : r.bytes;
     const bool words = ((reinterpret_cast<uintptr_t>(r.src) | reinterpret_cast<uintptr_t>(r.dst) |
@@ -226,19 +218,9 @@ extern "C" {
 
 zeroc_rt_status_t zeroc_rt_cuda_k_copy_multi(int64_t count, const zeroc_rt_copy_t *copies) {
   const char *k = "copy_multi";
-  if (count < 0 || (count > 0 && !copies))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, copies %s", k,
-                          static_cast<long long>(count), copies ? "given" : "NULL");
+  ZEROC_RT_RETURN_IF_ERROR(zeroc_rt::kernels::checkCopies(k, count, copies));
   std::vector<CopyRow> rows;
   int64_t chunks = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const zeroc_rt_copy_t &c = copies[i];
-    if (c.bytes < 0 || (c.bytes > 0 && (!c.src || !c.dst)))
-      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                            "%s: copy %lld: %lld bytes from %p to %p", k,
-                            static_cast<long long>(i), static_cast<long long>(c.bytes),
-                            c.src, c.dst);
-  }
   for (int64_t i = 0; i < count; ++i) {
     const zeroc_rt_copy_t &c = copies[i];
     if (c.bytes >= kOwnCopyBytes) {
