@@ -536,8 +536,13 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       double stashed[2] = {0.0, 0.0};
       zeroc_rt_status_t readError = readStashedLosses(engine, &stashed[0]);
       stashed[1] = readError ? 1.0 : 0.0;
+      const Clock::time_point stashReduceStart = Clock::now();
       status = zeroc_rt_comm_all_reduce(session.comm, stashed, stashed, 2,
                                         ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM);
+      // Timed as the loss all-reduce before the step is (bwd_allreduce).
+      const double stashReduceMs = msSince(stashReduceStart);
+      engine.times.bwdAllreduceMs += stashReduceMs;
+      lastMicro.bwdAllreduceMs += stashReduceMs;
       if (status || readError) {
         session.desynced = status != nullptr;
         zeroc_rt_status_free(pending);
