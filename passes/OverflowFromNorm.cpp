@@ -46,7 +46,8 @@ Value globalSumSquares(Block &block, ValueRange grads) {
       local = ar.getInput();
     }
     auto ss = local.getDefiningOp<zero::SumSquaresOp>();
-    if (ss && ss->getBlock() == &block && ss.getGrads() == grads)
+    if (ss && ss->getBlock() == &block && total.getDefiningOp()->getBlock() == &block &&
+        ss.getGrads() == grads)
       return total;
   }
   return {};
