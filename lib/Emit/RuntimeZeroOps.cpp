@@ -263,20 +263,25 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
            p.var(up.getOverflow()) + ")");
     return success();
   }
-  if (auto up = llvm::dyn_cast<zero::AdamUpdateOp>(op)) {
+  // Adam's scalars after the gradients, the same for one parameter and many:
+  // factor, lr, betas, eps, weight decay, modes, the 1-based step.
+  auto adamScalars = [&](auto up) {
     zero::AdamAttr a = up.getOptimizer();
-    p.call(llvm::formatv(
-        "zeroc_rt_engine_adam_update(e, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
-        "{9}, {10}, *(int64_t *){11} + 1)",
-        paramOf(up.getParam()), p.var(up.getGrad()), count(up.getGrad()),
-        f64(up.getFactor()), f64(up.getLr()), f64(up.getBeta1()), f64(up.getBeta2()),
-        cxxDouble(a.getEps().convertToDouble()),
-        cxxDouble(a.getWeightDecay().convertToDouble()), int(a.getAdamWMode()),
-        int(a.getBiasCorrection()), p.var(up.getStep())));
+    return llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, *(int64_t *){8} + 1",
+                         f64(up.getFactor()), f64(up.getLr()), f64(up.getBeta1()),
+                         f64(up.getBeta2()), cxxDouble(a.getEps().convertToDouble()),
+                         cxxDouble(a.getWeightDecay().convertToDouble()),
+                         int(a.getAdamWMode()), int(a.getBiasCorrection()),
+                         p.var(up.getStep()))
+        .str();
+  };
+  if (auto up = llvm::dyn_cast<zero::AdamUpdateOp>(op)) {
+    p.call(llvm::formatv("zeroc_rt_engine_adam_update(e, {0}, {1}, {2}, {3})",
+                         paramOf(up.getParam()), p.var(up.getGrad()), count(up.getGrad()),
+                         adamScalars(up)));
     return success();
   }
   if (auto up = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op)) {
-    zero::AdamAttr a = up.getOptimizer();
     std::string params, grads, counts;
     for (auto [i, ref, grad] : llvm::enumerate(up.getParams(), up.getGrads())) {
       const char *sep = i ? ", " : "";
@@ -288,14 +293,9 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     p.line("  static const int32_t zrt_params[] = {" + params + "};");
     p.line("  void *const zrt_grads[] = {" + grads + "};");
     p.line("  static const int64_t zrt_counts[] = {" + counts + "};");
-    p.call(llvm::formatv(
-               "zeroc_rt_engine_adam_update_multi(e, {0}, zrt_params, zrt_grads, "
-               "zrt_counts, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, *(int64_t *){9} + 1)",
-               up.getGrads().size(), f64(up.getFactor()), f64(up.getLr()),
-               f64(up.getBeta1()), f64(up.getBeta2()),
-               cxxDouble(a.getEps().convertToDouble()),
-               cxxDouble(a.getWeightDecay().convertToDouble()), int(a.getAdamWMode()),
-               int(a.getBiasCorrection()), p.var(up.getStep())),
+    p.call(llvm::formatv("zeroc_rt_engine_adam_update_multi(e, {0}, zrt_params, zrt_grads, "
+                         "zrt_counts, {1})",
+                         up.getGrads().size(), adamScalars(up)),
            "  ");
     p.line("}");
     return success();

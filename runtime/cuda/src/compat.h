@@ -108,12 +108,18 @@ template <typename T> ZRT_HD T log_(T v) { return log(v); }
 /// Threads per block of the launches below.
 constexpr int kBlock = 256;
 
+/// The most blocks the grid-stride launches below take.
+constexpr int64_t kMaxGridBlocks = 65535;
+
+/// `blocks` blocks, at least one and at most kMaxGridBlocks: each block
+/// loops over its work with the grid's stride.
+inline int64_t cappedBlocks(int64_t blocks) {
+  return blocks < 1 ? 1 : (blocks > kMaxGridBlocks ? kMaxGridBlocks : blocks);
+}
+
 /// Blocks for `n` independent elements at kBlock threads, capped: each
 /// thread loops over the elements with the grid's stride.
-inline int64_t blocksFor(int64_t n) {
-  int64_t b = (n + kBlock - 1) / kBlock;
-  return b < 1 ? 1 : (b > 65535 ? 65535 : b);
-}
+inline int64_t blocksFor(int64_t n) { return cappedBlocks((n + kBlock - 1) / kBlock); }
 
 /// Launches `kernel(args...)` on the compute stream with `grid` blocks of
 /// `block` threads (ZEROC_RT_INTERNAL status when the launch fails).

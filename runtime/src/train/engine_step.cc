@@ -120,12 +120,6 @@ zeroc_rt_status_t adamUpdateMulti(zeroc_rt_engine_t *engine, int32_t count,
                                        engine->state.masterGrad.data());
 }
 
-zeroc_rt::train::AdamHyper adamHyper(double factor, double lr, double beta1,
-                                     double beta2, double eps, double weightDecay,
-                                     int adamW, int biasCorrection, int64_t step) {
-  return {factor, lr, beta1, beta2, eps, weightDecay, adamW, biasCorrection, step};
-}
-
 zeroc_rt_status_t sgdUpdate(zeroc_rt_engine_t *engine, int32_t param,
                             void *grad, int64_t count, double factor, double lr,
                             double momentum, double dampening,
@@ -268,8 +262,7 @@ zeroc_rt_status_t zeroc_rt_engine_adam_update(
     double weight_decay, int adam_w_mode, int bias_correction, int64_t step) {
   return ZEROC_RT_GUARD_EXCEPTIONS(adamUpdateMulti(
       engine, 1, &param, &grad, &count,
-      adamHyper(factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode,
-                bias_correction, step),
+      {factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode, bias_correction, step},
       "zeroc_rt_engine_adam_update"));
 }
 
@@ -280,8 +273,7 @@ zeroc_rt_status_t zeroc_rt_engine_adam_update_multi(
     int adam_w_mode, int bias_correction, int64_t step) {
   return ZEROC_RT_GUARD_EXCEPTIONS(adamUpdateMulti(
       engine, count, params, grads, counts,
-      adamHyper(factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode,
-                bias_correction, step),
+      {factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode, bias_correction, step},
       "zeroc_rt_engine_adam_update_multi"));
 }
 

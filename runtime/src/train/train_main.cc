@@ -416,6 +416,14 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
                     : "");
     flushConsole();
   }
+  // Without a loss scaler a NaN/inf loss ends the run (with one, only a
+  // gradient overflow matters, as in DeepSpeed).
+  const auto lossEndsRun = [&](double loss, int64_t step) {
+    if (std::isfinite(loss) || program.loss_scaler.enabled)
+      return false;
+    session.report(format("loss is NaN/inf at step %lld", static_cast<long long>(step + 1)));
+    return true;
+  };
   for (int64_t step = startStep; step < args.steps; ++step) {
     watchdog.setStep(step + 1);
     const Clock::time_point start = Clock::now();
@@ -506,11 +514,8 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
           static_cast<long long>(step + 1), engine.stashedLosses, gas));
     }
     double loss = sums[0] / (static_cast<double>(gas) * world);
-    if (!lossStashed && !std::isfinite(loss) && !program.loss_scaler.enabled) {
-      session.report(
-          format("loss is NaN/inf at step %lld", static_cast<long long>(step + 1)));
+    if (!lossStashed && lossEndsRun(loss, step))
       return 1;
-    }
 
     StepOutcome outcome;
     bool agreed = false;
@@ -543,30 +548,24 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       const double stashReduceMs = msSince(stashReduceStart);
       engine.times.bwdAllreduceMs += stashReduceMs;
       lastMicro.bwdAllreduceMs += stashReduceMs;
-      if (status || readError) {
-        session.desynced = status != nullptr;
-        zeroc_rt_status_free(pending);
-        if (status) {
-          zeroc_rt_status_free(readError);
-          return session.fail(ZEROC_RT_TRAIN_WRAP(
-              status, format("step %lld: loss all-reduce: ", static_cast<long long>(step + 1))));
-        }
+      // (No log failure is pending here: the one before the step ended it.)
+      if (status) {
+        session.desynced = true;
+        zeroc_rt_status_free(readError);
+        return session.fail(ZEROC_RT_TRAIN_WRAP(
+            status, format("step %lld: loss all-reduce: ", static_cast<long long>(step + 1))));
+      }
+      if (readError)
         return session.fail(ZEROC_RT_TRAIN_WRAP(
             readError, format("step %lld: reading the losses: ", static_cast<long long>(step + 1))));
-      }
       if (stashed[1] > 0) {
-        zeroc_rt_status_free(pending);
         session.report(format("step %lld: reading the losses failed on another rank (see its error)",
                               static_cast<long long>(step + 1)));
         return 1;
       }
       loss = stashed[0] / (static_cast<double>(gas) * world);
-      if (!std::isfinite(loss) && !program.loss_scaler.enabled) {
-        zeroc_rt_status_free(pending);
-        session.report(
-            format("loss is NaN/inf at step %lld", static_cast<long long>(step + 1)));
+      if (lossEndsRun(loss, step))
         return 1;
-      }
     }
     if (console && !outcome.scalerLog.empty()) {
       std::printf("%s\n", outcome.scalerLog.c_str());

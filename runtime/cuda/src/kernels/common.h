@@ -19,6 +19,7 @@
 #include "zeroc_rt_cuda/kernels.h"
 
 #include <type_traits>
+#include <vector>
 
 namespace zeroc_rt::cuda {
 
@@ -78,6 +79,18 @@ ZRT_DEV int64_t rowOfChunk(const Row *rows, int64_t count, int64_t chunk) {
       hi = mid - 1;
   }
   return lo;
+}
+
+/// A multi-tensor kernel's table, uploaded into the kernel scratch on the
+/// compute stream (so before the launch that reads it); *out: the copy.
+template <typename Row>
+zeroc_rt_status_t uploadRows(const std::vector<Row> &rows, const Row **out) {
+  const size_t bytes = rows.size() * sizeof(Row);
+  void *table = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(bytes, &table));
+  ZEROC_RT_RETURN_IF_ERROR(gpuUpload(table, rows.data(), bytes));
+  *out = static_cast<const Row *>(table);
+  return nullptr;
 }
 
 /// The launch's status (a CUDA error names the kernel).

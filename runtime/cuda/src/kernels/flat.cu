@@ -9,8 +9,6 @@
 
 #include "kernels/common.h"
 
-#include <vector>
-
 namespace zeroc_rt::cuda {
 namespace {
 
@@ -423,16 +421,13 @@ zeroc_rt_status_t zeroc_rt_cuda_k_adam_step_multi(
                     t.grad_dtype, t.rounded_dtype});
     chunks += (t.n + kAdamChunk - 1) / kAdamChunk;
   }
-  if (rows.empty())
-    return dispatchWide(k, dtype, [](auto) -> zeroc_rt_status_t { return nullptr; });
   return dispatchWide(k, dtype, [&](auto t) -> zeroc_rt_status_t {
     using T = decltype(t);
-    const size_t bytes = rows.size() * sizeof(AdamRow);
-    void *table = nullptr;
-    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(bytes, &table));
-    ZEROC_RT_RETURN_IF_ERROR(gpuUpload(table, rows.data(), bytes));
-    return ZRT_LAUNCH(k, adamMultiKernel<T>, chunks < 65535 ? chunks : 65535, kBlock,
-                      static_cast<const AdamRow *>(table),
+    if (rows.empty())
+      return nullptr;
+    const AdamRow *table = nullptr;
+    ZEROC_RT_RETURN_IF_ERROR(uploadRows(rows, &table));
+    return ZRT_LAUNCH(k, adamMultiKernel<T>, cappedBlocks(chunks), kBlock, table,
                       static_cast<int64_t>(rows.size()), chunks, factor,
                       adamCoeffs<T>(lr, beta1, beta2, eps, weight_decay, adam_w_mode,
                                     bias_correction, step));

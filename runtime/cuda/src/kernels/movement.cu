@@ -235,13 +235,10 @@ zeroc_rt_status_t zeroc_rt_cuda_k_copy_multi(int64_t count, const zeroc_rt_copy_
     return nullptr;
   if (rows.size() == 1)
     return gpuCopy(rows[0].dst, rows[0].src, static_cast<size_t>(rows[0].bytes));
-  const size_t bytes = rows.size() * sizeof(CopyRow);
-  void *table = nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(bytes, &table));
-  ZEROC_RT_RETURN_IF_ERROR(gpuUpload(table, rows.data(), bytes));
-  return ZRT_LAUNCH(k, copyMultiKernel, chunks < 65535 ? chunks : 65535, kBlock,
-                    static_cast<const CopyRow *>(table), static_cast<int64_t>(rows.size()),
-                    chunks);
+  const CopyRow *table = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(uploadRows(rows, &table));
+  return ZRT_LAUNCH(k, copyMultiKernel, cappedBlocks(chunks), kBlock, table,
+                    static_cast<int64_t>(rows.size()), chunks);
 }
 
 zeroc_rt_status_t zeroc_rt_cuda_k_transpose(zrt_ct in, const int64_t *perm, zrt_ct out) {
