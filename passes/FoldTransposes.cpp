@@ -37,6 +37,22 @@ TransposeOp matrixTranspose(Value v) {
   return t;
 }
 
+/// The transpose defining `v` when it swaps the last two dims and keeps
+/// the batch dims in place (any batch dims), or null.
+TransposeOp lastTwoSwapped(Value v) {
+  auto t = v.getDefiningOp<TransposeOp>();
+  if (!t || t.getType().getRank() < 2)
+    return {};
+  auto perm = t.getPerm().getValue();
+  const int64_t r = t.getType().getRank();
+  for (int64_t i = 0; i < r; ++i) {
+    const int64_t want = i < r - 2 ? i : (i == r - 2 ? r - 1 : r - 2);
+    if (llvm::cast<IntegerAttr>(perm[i]).getInt() != want)
+      return {};
+  }
+  return t;
+}
+
 /// The input of a rank-2 matrix transpose, or null.
 Value transposedMatrix(Value v) {
   TransposeOp t = matrixTranspose(v);
@@ -102,6 +118,41 @@ struct SumToOfUnitDims : OpRewritePattern<SumToOp> {
   }
 };
 
+/// The batch-summed weight gradient of a linear layer applied to a batch,
+/// sum_to(matmul(transpose(x), g)) with x [b..., T, K] and g [b..., T, N]
+/// of the same batch dims, summed down to [K, N]: the sum over the batch of
+/// x_b^T g_b is X^T G with the batch folded into the rows, one GEMM that
+/// never materializes the [b..., K, N] products.
+struct SumToOfBatchedProduct : OpRewritePattern<SumToOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SumToOp op, PatternRewriter &rw) const override {
+    auto mm = op.getInput().getDefiningOp<MatMulOp>();
+    if (!mm || !mm->hasOneUse())
+      return failure();
+    TransposeOp xt = lastTwoSwapped(mm.getLhs());
+    if (!xt)
+      return failure();
+    RankedTensorType x = typeOf(xt.getInput()), g = typeOf(mm.getRhs());
+    RankedTensorType sum = op.getType();
+    const int64_t r = x.getRank();
+    if (g.getRank() != r || x.getShape().drop_back(2) != g.getShape().drop_back(2) ||
+        x.getDimSize(r - 2) != g.getDimSize(r - 2) || sum.getRank() < 2 ||
+        !llvm::all_of(sum.getShape().drop_back(2), [](int64_t d) { return d == 1; }))
+      return failure();
+    const int64_t k = x.getDimSize(r - 1), n = g.getDimSize(r - 1);
+    if (sum.getDimSize(sum.getRank() - 2) != k || sum.getDimSize(sum.getRank() - 1) != n)
+      return failure();
+    Location loc = op.getLoc();
+    auto product = RankedTensorType::get({k, n}, sum.getElementType());
+    Value w = gemm(rw, loc, product, asMatrix(rw, loc, xt.getInput()),
+                   asMatrix(rw, loc, mm.getRhs()), /*transA=*/true, /*transB=*/false);
+    if (product != sum)
+      w = rw.create<ReshapeOp>(loc, sum, w);
+    rw.replaceOp(op, w);
+    return success();
+  }
+};
+
 /// gemm of a transposed operand (no c): flip its flag.
 struct GemmOfTranspose : OpRewritePattern<GemmOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -138,7 +189,8 @@ struct TransposeOfGemm : OpRewritePattern<TransposeOp> {
 struct FoldTransposesPass : zeroc::impl::FoldTransposesBase<FoldTransposesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatMulOfTranspose, GemmOfTranspose, TransposeOfGemm, SumToOfUnitDims>(
+    patterns.add<MatMulOfTranspose, GemmOfTranspose, TransposeOfGemm, SumToOfUnitDims,
+                 SumToOfBatchedProduct>(
         &getContext());
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;

@@ -90,3 +90,50 @@ func.func @not_unit(%p: tensor<2x4x61xf32>, %x: tensor<1x4x8xf32>, %y: tensor<2x
   %r2 = graph.reshape %r1 : tensor<3x4xf32> -> tensor<12xf32>
   return %s, %t, %r2 : tensor<4x61xf32>, tensor<4x8x1xf32>, tensor<12xf32>
 }
+
+// -----
+
+// Tests the weight gradient of a linear layer applied to a batch, as
+// autodiff writes it: transpose(sum_to(matmul(transpose(x), g))) with
+// batch dims [2, 3]. The batch folds into the rows of one GEMM, which the
+// outer transpose turns into g^T x: no [2, 3, K, N] product is left.
+// CHECK-LABEL: func.func @batched_weight_grad
+// CHECK-NOT: graph.transpose
+// CHECK-NOT: graph.sum_to
+// CHECK-NOT: graph.matmul
+// CHECK-DAG: %[[X:.*]] = graph.reshape %arg0 : tensor<2x3x8x4xf32> -> tensor<48x4xf32>
+// CHECK-DAG: %[[G:.*]] = graph.reshape %arg1 : tensor<2x3x8x61xf32> -> tensor<48x61xf32>
+// CHECK: %[[W:.*]] = graph.gemm %[[G]], %[[X]] {transA = true} : (tensor<48x61xf32>, tensor<48x4xf32>) -> tensor<61x4xf32>
+// CHECK: return %[[W]]
+func.func @batched_weight_grad(%x: tensor<2x3x8x4xf32>, %g: tensor<2x3x8x61xf32>) -> tensor<61x4xf32> {
+  %xt = graph.transpose %x {perm = [0, 1, 3, 2]} : tensor<2x3x8x4xf32> -> tensor<2x3x4x8xf32>
+  %p = graph.matmul %xt, %g : tensor<2x3x4x8xf32>, tensor<2x3x8x61xf32> -> tensor<2x3x4x61xf32>
+  %s = graph.sum_to %p : tensor<2x3x4x61xf32> -> tensor<4x61xf32>
+  %dw = graph.transpose %s {perm = [1, 0]} : tensor<4x61xf32> -> tensor<61x4xf32>
+  return %dw : tensor<61x4xf32>
+}
+
+// -----
+
+// Tests the batched products that are no weight gradient: a sum down to a
+// batch of its own ([3, 4, 61] keeps a batch dim), a g broadcast over x's
+// batch, a product also used unsummed, and a transpose that also moves a
+// batch dim all stay.
+// CHECK-LABEL: func.func @batched_kept
+// CHECK-COUNT-4: graph.matmul
+// CHECK-NOT: graph.gemm
+func.func @batched_kept(%x: tensor<2x3x8x4xf32>, %g: tensor<2x3x8x61xf32>, %g1: tensor<1x3x8x61xf32>)
+    -> (tensor<3x4x61xf32>, tensor<4x61xf32>, tensor<4x61xf32>, tensor<2x3x4x61xf32>, tensor<4x61xf32>) {
+  %xt = graph.transpose %x {perm = [0, 1, 3, 2]} : tensor<2x3x8x4xf32> -> tensor<2x3x4x8xf32>
+  %p = graph.matmul %xt, %g : tensor<2x3x4x8xf32>, tensor<2x3x8x61xf32> -> tensor<2x3x4x61xf32>
+  %s = graph.sum_to %p : tensor<2x3x4x61xf32> -> tensor<3x4x61xf32>
+  %p1 = graph.matmul %xt, %g1 : tensor<2x3x4x8xf32>, tensor<1x3x8x61xf32> -> tensor<2x3x4x61xf32>
+  %s1 = graph.sum_to %p1 : tensor<2x3x4x61xf32> -> tensor<4x61xf32>
+  %p2 = graph.matmul %xt, %g : tensor<2x3x4x8xf32>, tensor<2x3x8x61xf32> -> tensor<2x3x4x61xf32>
+  %s2 = graph.sum_to %p2 : tensor<2x3x4x61xf32> -> tensor<4x61xf32>
+  %x2 = graph.transpose %x {perm = [1, 0, 3, 2]} : tensor<2x3x8x4xf32> -> tensor<3x2x4x8xf32>
+  %g2 = graph.transpose %g {perm = [1, 0, 2, 3]} : tensor<2x3x8x61xf32> -> tensor<3x2x8x61xf32>
+  %p3 = graph.matmul %x2, %g2 : tensor<3x2x4x8xf32>, tensor<3x2x8x61xf32> -> tensor<3x2x4x61xf32>
+  %s3 = graph.sum_to %p3 : tensor<3x2x4x61xf32> -> tensor<4x61xf32>
+  return %s, %s1, %s2, %p2, %s3 : tensor<3x4x61xf32>, tensor<4x61xf32>, tensor<4x61xf32>, tensor<2x3x4x61xf32>, tensor<4x61xf32>
+}

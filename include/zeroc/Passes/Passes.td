@@ -264,7 +264,14 @@ def FoldTransposes : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
     * `graph.gemm` of a transposed operand (no `c`) flips that operand's
       flag;
     * `transpose(gemm(a, b))` of a rank-2 product without `c` is
-      `gemm(b, a)` with both flags flipped: (op(a) op(b))^T = op(b)^T op(a)^T.
+      `gemm(b, a)` with both flags flipped: (op(a) op(b))^T = op(b)^T op(a)^T;
+    * `sum_to(matmul(transpose(x), g))`, the weight gradient of a linear
+      layer applied to a batch (`x` `[b..., T, K]` and `g` `[b..., T, N]`
+      with the same batch dims, the last two of `x` swapped, the product
+      summed down to `[K, N]`), is `gemm(reshape(x, [M, K]),
+      reshape(g, [M, N])) {transA}` with the batch folded into M: the sum
+      over the batch of `x_b^T g_b` is one product, and the `[b..., K, N]`
+      products are never stored.
 
     A transpose left without users is erased. The tied output head of a
     GPT (`matmul(h, transpose(wte))`) and the weight gradients of every
