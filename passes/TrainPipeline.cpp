@@ -108,8 +108,14 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                       pm.addPass(createVerifyPartition());
                       pm.addPass(createVerifyStep());
                     }});
-  // A GPU pays a launch per kernel; the CPU's runtime would loop over the
-  // parameters anyway (docs/CudaTarget.md, "The optimizer step").
+  // A GPU pays a launch per kernel and a pass over memory per op; the CPU's
+  // kernels are compiled ahead of time, and its runtime would loop over the
+  // parameters anyway (docs/CudaTarget.md, "Elementwise fusion" and "The
+  // optimizer step").
+  if (o.target == "cuda" && o.fuseElementwise)
+    phases.push_back({"fuse-elementwise", [](OpPassManager &pm) {
+                        pm.addPass(createFuseElementwise());
+                      }});
   if (o.target == "cuda")
     phases.push_back({"fuse-optimizer-step", [](OpPassManager &pm) {
                         pm.addPass(createFuseOptimizerStep());

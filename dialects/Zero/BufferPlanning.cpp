@@ -63,6 +63,10 @@ Value accumulatorStorageOf(Value grad) {
 }
 
 bool resultsNeedArena(Operation *op) {
+  // A fused elementwise op's body computes one element at a time: its
+  // values are the kernel's registers.
+  if (op->getParentOfType<graph::FusedElementwiseOp>())
+    return false;
   if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op); rs && rs.getInPlace())
     return false;
   if (auto pack = llvm::dyn_cast<PackOp>(op); pack && packRenamesInput(pack))

@@ -425,7 +425,12 @@ std::vector<Field> makeTopLevel() {
                     .withNote("zeroc's own (DeepSpeed ignores the block): "
                               "CUDA f32 matmuls on TF32 tensor cores, as "
                               "torch.backends.cuda.matmul.allow_tf32; the "
-                              "CPU target warns")}),
+                              "CPU target warns"),
+                F::boolean("fuse_elementwise", true)
+                    .withNote("zeroc's own: the CUDA target computes each "
+                              "chain of elementwise ops in one kernel; false "
+                              "keeps one kernel per op (to compare or "
+                              "bisect); the CPU target has no fusion")}),
   };
   return top;
 }

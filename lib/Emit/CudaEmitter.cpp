@@ -10,6 +10,7 @@
 
 #include "zeroc/Emit/CudaEmitter.h"
 
+#include "CudaFusedKernels.h"
 #include "RuntimeTarget.h"
 
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
@@ -25,8 +26,18 @@ class CudaTarget : public RuntimeTarget {
 public:
   llvm::StringRef name() const override { return "CUDA"; }
   void printPrologue(raw_ostream &os) override {
-    os << "#include \"zeroc_rt_cuda/program.h\"\n\n";
+    os << "#include \"zeroc_rt_cuda/program.h\"\n"
+       << "#include \"zeroc_rt_cuda/fused.h\"\n\n";
   }
+  /// graph.fused_elementwise is a kernel of the program's own.
+  LogicalResult printKernelCall(ProgramPrinter &p, Operation *op) override {
+    auto fused = llvm::dyn_cast<graph::FusedElementwiseOp>(op);
+    if (!fused)
+      return RuntimeTarget::printKernelCall(p, op);
+    return printFusedKernel(p, fused, "fused" + std::to_string(numFused++),
+                            kernels);
+  }
+  void printDefinitions(raw_ostream &os) override { os << kernels; }
   llvm::StringRef kernelPrefix() const override { return "zeroc_rt_cuda_k_"; }
   llvm::StringRef processMain() const override {
     return "zeroc_rt_cuda_train_process_main";
@@ -63,6 +74,11 @@ public:
             "; ZRT_TRY(zeroc_rt_cuda_upload(" + ptr + ", &zrt_v, sizeof zrt_v)); }")
         .str();
   }
+
+private:
+  /// The fused kernels' definitions, printed before the functions.
+  std::string kernels;
+  int numFused = 0;
 };
 
 } // namespace

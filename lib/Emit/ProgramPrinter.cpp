@@ -470,6 +470,7 @@ void ProgramPrinter::printHeader(raw_ostream &os) {
     os << "// The optimizer step's scalars (zero.host_offsets), in host memory.\n"
        << "alignas(64) char H[" << std::max<int64_t>(1, hostBytes) << "];\n";
   os << "\n";
+  target.printDefinitions(os);
 }
 
 LogicalResult ProgramPrinter::print(EmittedProgram &out) {

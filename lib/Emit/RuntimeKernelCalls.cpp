@@ -45,9 +45,7 @@ std::string windowInit(ArrayAttr kernel, ArrayAttr strides, ArrayAttr pads,
 
 } // namespace
 
-LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
-  auto d = [&](Value v) { return "P(" + p.desc(v) + ")"; };
-  auto out = [&](unsigned i = 0) { return "P(" + p.desc(op->getResult(i)) + ")"; };
+const char *unaryKind(Operation *op) {
   static const llvm::StringMap<const char *> unary = {
       {"graph.neg", "NEG"},   {"graph.sqrt", "SQRT"},
       {"graph.reciprocal", "RECIPROCAL"}, {"graph.relu", "RELU"},
@@ -57,30 +55,35 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
       {"graph.sin", "SIN"},   {"graph.abs", "ABS"},
       {"graph.sign", "SIGN"}, {"graph.floor", "FLOOR"},
       {"graph.ceil", "CEIL"}, {"graph.round", "ROUND"}};
+  if (auto g = llvm::dyn_cast<graph::GeluOp>(op))
+    return g.getApproximate() == "tanh" ? "GELU_TANH" : "GELU";
+  return unary.lookup(op->getName().getStringRef());
+}
+
+const char *binaryKind(StringRef opName) {
   static const llvm::StringMap<const char *> binary = {
       {"graph.add", "ADD"}, {"graph.sub", "SUB"}, {"graph.mul", "MUL"},
       {"graph.div", "DIV"}, {"graph.pow", "POW"}, {"graph.equal", "EQUAL"},
       {"graph.max", "MAX"}, {"graph.min", "MIN"}};
+  return binary.lookup(opName);
+}
+
+LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
+  auto d = [&](Value v) { return "P(" + p.desc(v) + ")"; };
+  auto out = [&](unsigned i = 0) { return "P(" + p.desc(op->getResult(i)) + ")"; };
   StringRef name = op->getName().getStringRef();
-  if (auto it = unary.find(name); it != unary.end()) {
-    p.call(llvm::formatv("zeroc_rt_k_unary(ZEROC_RT_UNARY_{0}, {1}, {2})",
-                         it->second, d(op->getOperand(0)), out()));
+  if (const char *kind = unaryKind(op)) {
+    p.call(llvm::formatv("zeroc_rt_k_unary(ZEROC_RT_UNARY_{0}, {1}, {2})", kind,
+                         d(op->getOperand(0)), out()));
     return success();
   }
-  if (auto it = binary.find(name); it != binary.end()) {
+  if (const char *kind = binaryKind(name)) {
     p.call(llvm::formatv("zeroc_rt_k_binary(ZEROC_RT_BINARY_{0}, {1}, {2}, {3})",
-                         it->second, d(op->getOperand(0)), d(op->getOperand(1)),
-                         out()));
+                         kind, d(op->getOperand(0)), d(op->getOperand(1)), out()));
     return success();
   }
-  // Masks, gelu and clip (GraphElementwiseOps.td): attributes name the
+  // Masks and clip (GraphElementwiseOps.td): attributes name the
   // runtime enum or the bounds.
-  if (auto g = llvm::dyn_cast<graph::GeluOp>(op)) {
-    p.call(llvm::formatv("zeroc_rt_k_unary(ZEROC_RT_UNARY_{0}, {1}, {2})",
-                         g.getApproximate() == "tanh" ? "GELU_TANH" : "GELU",
-                         d(g.getInput()), out()));
-    return success();
-  }
   if (auto c = llvm::dyn_cast<graph::CompareOp>(op)) {
     static const llvm::StringMap<const char *> preds = {
         {"lt", "LESS"}, {"le", "LESS_EQUAL"}, {"gt", "GREATER"},

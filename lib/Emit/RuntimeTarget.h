@@ -17,6 +17,14 @@
 
 namespace zeroc {
 
+/// The zeroc_rt_unary_op_t enumerator (without ZEROC_RT_UNARY_) of a graph
+/// op that is one (graph.erf: "ERF", graph.gelu: "GELU" or "GELU_TANH"),
+/// else null.
+const char *unaryKind(mlir::Operation *op);
+/// The zeroc_rt_binary_op_t enumerator (without ZEROC_RT_BINARY_) of a
+/// graph op name that is one ("graph.add": "ADD"), else null.
+const char *binaryKind(llvm::StringRef opName);
+
 class RuntimeTarget : public TargetPrinter {
 public:
   mlir::LogicalResult printKernelCall(ProgramPrinter &p,

@@ -53,6 +53,11 @@ public:
   /// whatever the target's calls need.
   virtual void printPrologue(llvm::raw_ostream &os) = 0;
 
+  /// Definitions the file needs before its functions, printed after the
+  /// program's globals: what printKernelCall made for the ops it printed
+  /// (the CUDA target's fused kernels).
+  virtual void printDefinitions(llvm::raw_ostream &os) {}
+
   /// A graph-dialect op that computes, i.e. all but graph.constant,
   /// graph.load_param and graph.reshape: its kernel call.
   virtual mlir::LogicalResult printKernelCall(ProgramPrinter &p,

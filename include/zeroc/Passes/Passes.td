@@ -395,6 +395,39 @@ def OverflowFromNorm : Pass<"zero-overflow-from-norm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
 
+def FuseElementwise : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "makes chains of elementwise ops one graph.fused_elementwise";
+  let description = [{
+    In the body of every function, walking from its end: an elementwise op
+    (`zeroc::graph::isFusableElementwise`) takes in each fusable producer
+    of its own type (shape and element type) whose every use it has taken
+    in, transitively, and the group becomes one `graph.fused_elementwise`
+    at the place of its last op. Its inputs are the values the group reads
+    from outside; a group of one op stays as it is. A producer stays out
+    when an op between it and the group's last op may free memory
+    (`zero.release` of a gathered parameter): the fused op reads its
+    inputs where the last op stood.
+
+    The values inside a group are never stored, so the buffer plan after
+    it has no room for them, and the CUDA emitter prints each fused op as
+    one kernel. The CUDA pipeline runs it; the CPU's kernels are compiled
+    ahead of time, so the CPU target keeps one kernel call per op.
+
+    ```mlir
+    %s = graph.add %x, %b : tensor<2x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+    %e = graph.erf %s : tensor<2x8xf32>
+    // becomes
+    %e = graph.fused_elementwise %x, %b : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32> {
+    ^bb0(%a: tensor<2x8xf32>, %c: tensor<8xf32>):
+      %0 = graph.add %a, %c : tensor<2x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+      %1 = graph.erf %0 : tensor<2x8xf32>
+      graph.yield %1 : tensor<2x8xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FuseOptimizerStep : Pass<"zero-fuse-optimizer-step", "::mlir::ModuleOp"> {
   let summary = "makes consecutive Adam updates one multi-tensor update";
   let description = [{

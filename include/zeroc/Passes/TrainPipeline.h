@@ -83,6 +83,11 @@ struct TrainPipelineOptions
       llvm::cl::desc("the target the plan is for: cpu, or cuda (device "
                      "arena, the optimizer step's scalars on the host)"),
       llvm::cl::init("cpu")};
+  Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("cuda: make chains of elementwise ops one kernel "
+                     "(zero-fuse-elementwise); false keeps a kernel per op"),
+      llvm::cl::init(true)};
   Option<bool> overlapComm{
       *this, "overlap-comm",
       llvm::cl::desc("start stage 3's parameter gathers one bucket early and "

@@ -25,6 +25,8 @@ struct TrainConfig {
   /// zeroc.tf32: f32 matmuls may use TF32 tensor cores (CUDA). Off, as
   /// torch.backends.cuda.matmul.allow_tf32 is by default.
   bool tf32 = false;
+  /// zeroc.fuse_elementwise: the CUDA target fuses elementwise chains.
+  bool fuseElementwise = true;
   /// checkpoint.tag_validation: 0 Ignore, 1 Warn, 2 Fail.
   int tagValidation = 1;
   /// zero_optimization.load_from_fp32_weights.

@@ -3,13 +3,15 @@
 // Which op a kernel error belongs to: the generated code marks each op
 // (zeroc_rt_engine_trace_op); kernels that can find bad data get the
 // running op's index and store it with their error code, which
-// gpuSynchronize turns into one message. And the kernels' scratch buffer.
+// gpuSynchronize turns into one message. The kernels' scratch buffer, and
+// the status of a generated kernel's launch.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpu.h"
 
 #include "status_internal.h"
+#include "zeroc_rt_cuda/fused.h"
 
 namespace zeroc_rt::cuda {
 namespace {
@@ -54,3 +56,7 @@ zeroc_rt_status_t gpuScratch(size_t bytes, void **out) {
 }
 
 } // namespace zeroc_rt::cuda
+
+zeroc_rt_status_t zeroc_rt_cuda_launch_status(int error, const char *kernel) {
+  return zeroc_rt::cuda::launchStatus(error, kernel);
+}

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compat.h"
+#include "zeroc_rt_cuda/compat.h"
 #include "gpu.h"
 
 #include "status_internal.h"

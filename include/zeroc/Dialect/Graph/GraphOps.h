@@ -55,6 +55,13 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 padShape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> pads,
          llvm::StringRef mode, std::string &why);
 
+/// Whether `op` computes each element of its result from the same element
+/// of its (broadcast) operands alone, in a way one fused kernel can repeat
+/// exactly: the float unary ops, add/sub/mul/div/max/min, gelu and
+/// unary_grad, every operand and the result of one float element type. The
+/// ops a graph.fused_elementwise body may hold.
+bool isFusableElementwise(mlir::Operation *op);
+
 } // namespace zeroc::graph
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_H

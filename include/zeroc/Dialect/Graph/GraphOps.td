@@ -727,5 +727,6 @@ def Graph_SoftmaxCrossEntropyLossGradOp
 
 include "zeroc/Dialect/Graph/GraphElementwiseOps.td"
 include "zeroc/Dialect/Graph/GraphConvOps.td"
+include "zeroc/Dialect/Graph/GraphFusedOps.td"
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_TD

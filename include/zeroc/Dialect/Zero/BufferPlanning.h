@@ -108,7 +108,7 @@ inline constexpr int64_t kInAccumulatorOffset = -1;
 mlir::Value accumulatorStorageOf(mlir::Value grad);
 
 /// Whether `op`'s results are arena buffers (as opposed to aliases, runtime
-/// state or constants).
+/// state, constants or the per-element values of a fused op's body).
 bool resultsNeedArena(mlir::Operation *op);
 
 /// The element type of a tensor, flat buffer, shard or token (its payload's);

@@ -10,7 +10,7 @@
 #ifndef ZEROC_RT_CUDA_SRC_KERNELS_COMMON_H
 #define ZEROC_RT_CUDA_SRC_KERNELS_COMMON_H
 
-#include "compat.h"
+#include "zeroc_rt_cuda/compat.h"
 #include "gpu.h"
 
 #include "kernels/tensor_check.h"

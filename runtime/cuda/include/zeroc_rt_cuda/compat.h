@@ -1,7 +1,8 @@
-//===- compat.h - One kernel source for the GPU and the host emulation ---===//
+//===- zeroc_rt_cuda/compat.h - One kernel source, GPU and emulation -----===//
 //
-// The CUDA runtime's kernels are written once, against this header, and
-// compiled two ways:
+// The CUDA runtime's kernels, and the fused elementwise kernels a generated
+// CUDA program defines (zeroc_rt_cuda/fused.h), are written once, against
+// this header, and compiled two ways:
 //  - by nvcc for the GPU (ZEROC_RT_CUDA_DEVICE): kernels are __global__,
 //    launched on the compute stream with the grid and block they ask for;
 //  - by the host C++ compiler for the host emulation (libzeroc_runtime_
@@ -15,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZEROC_RT_CUDA_SRC_COMPAT_H
-#define ZEROC_RT_CUDA_SRC_COMPAT_H
+#ifndef ZEROC_RT_CUDA_COMPAT_H
+#define ZEROC_RT_CUDA_COMPAT_H
 
 #include <cmath>
 #include <cstdint>
@@ -255,4 +256,4 @@ template <> ZRT_HD BF16 storeD<BF16>(double v) { return toBF16(static_cast<float
 
 } // namespace zeroc_rt::cuda
 
-#endif // ZEROC_RT_CUDA_SRC_COMPAT_H
+#endif // ZEROC_RT_CUDA_COMPAT_H

@@ -1,0 +1,40 @@
+//===- zeroc_rt_cuda/fused.h - What generated fused kernels use -*- C++ -*-===//
+//
+// A graph.fused_elementwise becomes a kernel in the generated train.cu
+// (docs/CudaTarget.md, "Elementwise fusion"). It is written against
+// zeroc_rt_cuda/compat.h like the runtime's kernels, so nvcc builds it for
+// the GPU and the host compiler for the emulation, and it computes each op
+// of the chain with the runtime's own element arithmetic (scalar_ops.h),
+// rounding each op's value to the storage type as that op's kernel would.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_FUSED_H
+#define ZEROC_RT_CUDA_FUSED_H
+
+#include "zeroc_rt_cuda/compat.h"
+#include "zeroc_rt_cuda/scalar_ops.h"
+
+#include "zeroc_rt/status.h"
+
+namespace zeroc_rt::cuda {
+
+/// `v` rounded to storage type S and read back in S's compute type: the
+/// value the next op reads when an op's kernel stores its result as S.
+template <typename S> ZRT_HD typename Compute<S>::type roundTo(typename Compute<S>::type v) {
+  return load(storeD<S>(v));
+}
+
+} // namespace zeroc_rt::cuda
+
+ZEROC_RT_EXTERN_C_BEGIN
+
+/// The status of a generated kernel's launch: NULL when `error` (a
+/// cudaError_t, 0 on the emulation) is 0, else a ZEROC_RT_INTERNAL status
+/// naming `kernel` and carrying CUDA's error string.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_launch_status(int error,
+                                                                const char *kernel);
+
+ZEROC_RT_EXTERN_C_END
+
+#endif // ZEROC_RT_CUDA_FUSED_H

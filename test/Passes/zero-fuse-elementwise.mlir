@@ -1,0 +1,114 @@
+// RUN: zeroc-opt %s -split-input-file -zero-fuse-elementwise | FileCheck %s
+
+// Tests a GELU written out (the erf form an ONNX export has) after a bias
+// add: one fused op whose inputs are x, the broadcast bias and the scalar
+// constants, in first-use order, and whose body is the chain in order.
+// CHECK-LABEL: func.func @gelu
+// CHECK-NEXT: %[[F:.*]] = graph.fused_elementwise %arg0, %arg1, %arg2, %arg3, %arg4 : (tensor<2x8xf32>, tensor<8xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<2x8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<2x8xf32>, %[[B:.*]]: tensor<8xf32>, %[[S2:.*]]: tensor<f32>, %[[ONE:.*]]: tensor<f32>, %[[HALF:.*]]: tensor<f32>):
+// CHECK-NEXT: %[[H:.*]] = graph.add %[[X]], %[[B]]
+// CHECK-NEXT: %[[D:.*]] = graph.div %[[H]], %[[S2]]
+// CHECK-NEXT: %[[E:.*]] = graph.erf %[[D]]
+// CHECK-NEXT: %[[P:.*]] = graph.add %[[E]], %[[ONE]]
+// CHECK-NEXT: %[[M:.*]] = graph.mul %[[H]], %[[P]]
+// CHECK-NEXT: %[[Y:.*]] = graph.mul %[[M]], %[[HALF]]
+// CHECK-NEXT: graph.yield %[[Y]] : tensor<2x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @gelu(%x: tensor<2x8xf32>, %b: tensor<8xf32>, %sqrt2: tensor<f32>, %one: tensor<f32>, %half: tensor<f32>) -> tensor<2x8xf32> {
+  %h = graph.add %x, %b : tensor<2x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  %d = graph.div %h, %sqrt2 : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+  %e = graph.erf %d : tensor<2x8xf32>
+  %p = graph.add %e, %one : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+  %m = graph.mul %h, %p : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %y = graph.mul %m, %half : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// Tests values that later ops read (the activations autodiff saves for the
+// backward pass): the fused op yields them next to the chain's last value,
+// and the later ops read its results.
+// CHECK-LABEL: func.func @saved
+// CHECK-NEXT: %[[F:.*]]:2 = graph.fused_elementwise %arg0 : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK: %[[T:.*]] = graph.tanh
+// CHECK-NEXT: %[[N:.*]] = graph.neg %[[T]]
+// CHECK-NEXT: graph.yield %[[T]], %[[N]] : tensor<4xf32>, tensor<4xf32>
+// CHECK: graph.softmax %[[F]]#0
+// CHECK: return %[[F]]#1
+func.func @saved(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %t = graph.tanh %x : tensor<4xf32>
+  %n = graph.neg %t : tensor<4xf32>
+  %s = graph.softmax %t {axis = 0 : i64} : tensor<4xf32>
+  return %n, %s : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests the chains that break: a value an op before the chain's end reads
+// (the softmax between the exp and the add) ends it there, and ops of
+// another shape make a group of their own.
+// CHECK-LABEL: func.func @breaks
+// CHECK-NEXT: %[[E:.*]] = graph.exp %arg0
+// CHECK-NEXT: %[[S:.*]] = graph.softmax %[[E]]
+// CHECK-NEXT: %[[F:.*]] = graph.fused_elementwise %[[E]], %[[S]], %arg1 : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+// CHECK: graph.add
+// CHECK-NEXT: graph.mul
+// CHECK-NEXT: graph.yield
+// CHECK: %[[W:.*]] = graph.fused_elementwise %arg1 : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: graph.relu
+// CHECK-NEXT: graph.sqrt
+// CHECK-NEXT: graph.yield
+// CHECK: %[[O:.*]] = graph.add %arg0, %[[W]]
+// CHECK-NEXT: return %[[F]], %[[O]]
+func.func @breaks(%x: tensor<2x4xf32>, %v: tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %e = graph.exp %x : tensor<2x4xf32>
+  %s = graph.softmax %e {axis = 1 : i64} : tensor<2x4xf32>
+  %a = graph.add %e, %s : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  %m = graph.mul %a, %v : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  %r = graph.relu %v : tensor<4xf32>
+  %w = graph.sqrt %r : tensor<4xf32>
+  %o = graph.add %x, %w : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  return %m, %o : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// Tests a chain across a zero.release of a gathered parameter buffer (stage
+// 3): the fused op reads its inputs where the chain's last op stood, so the
+// ops before the release stay out of it.
+// CHECK-LABEL: func.func @release
+// CHECK: %[[M:.*]] = graph.mul
+// CHECK-NEXT: zero.release
+// CHECK-NEXT: %[[F:.*]] = graph.fused_elementwise %[[M]]
+// CHECK: graph.exp
+// CHECK-NEXT: graph.neg
+// CHECK-NEXT: graph.yield
+func.func @release(%s: !zero.shard<params, f32, 4, device>, %x: tensor<8xf32>) -> tensor<8xf32> {
+  %f = zero.all_gather %s : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
+  %w = zero.view %f {offset = 0 : i64} : !zero.flat<params, f32, 8, 2> -> tensor<8xf32>
+  %m = graph.mul %x, %w : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  zero.release %f : !zero.flat<params, f32, 8, 2>
+  %e = graph.exp %m : tensor<8xf32>
+  %n = graph.neg %e : tensor<8xf32>
+  return %n : tensor<8xf32>
+}
+
+// -----
+
+// Tests a gradient chain: unary_grad and the ops around it fuse; the
+// integer and mixed-type ops (a cast, a compare) are no members.
+// CHECK-LABEL: func.func @grad
+// CHECK: graph.fused_elementwise %arg0, %arg1, %arg2, %arg3
+// CHECK: graph.unary_grad
+// CHECK-NEXT: graph.mul
+// CHECK-NEXT: graph.yield
+// CHECK: graph.cast
+// CHECK-NOT: graph.fused_elementwise
+func.func @grad(%x: tensor<4xbf16>, %y: tensor<4xbf16>, %g: tensor<4xbf16>, %s: tensor<bf16>) -> (tensor<4xbf16>, tensor<4xf32>) {
+  %gi = graph.unary_grad %x, %y, %g {op = "tanh"} : tensor<4xbf16>
+  %sc = graph.mul %gi, %s : tensor<4xbf16>, tensor<bf16> -> tensor<4xbf16>
+  %c = graph.cast %sc : tensor<4xbf16> -> tensor<4xf32>
+  return %sc, %c : tensor<4xbf16>, tensor<4xf32>
+}
