@@ -16,8 +16,10 @@ bool isFusableElementwise(Operation *op) {
   if (!llvm::isa<NegOp, SqrtOp, ReciprocalOp, ReluOp, TanhOp, SigmoidOp, ErfOp,
                  ExpOp, LogOp, CosOp, SinOp, AbsOp, SignOp, FloorOp, CeilOp,
                  RoundOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, GeluOp,
-                 UnaryGradOp>(op) ||
+                 UnaryGradOp, DropoutOp>(op) ||
       op->getNumResults() != 1)
+    return false;
+  if (auto dropout = llvm::dyn_cast<DropoutOp>(op); dropout && !dropout.getTraining())
     return false;
   Type element = llvm::cast<ShapedType>(op->getResult(0).getType()).getElementType();
   if (!llvm::isa<FloatType>(element))

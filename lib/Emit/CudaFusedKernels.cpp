@@ -14,6 +14,7 @@
 
 #include "RuntimeTarget.h"
 
+#include "zeroc/Emit/CxxText.h"
 #include "zeroc/Emit/EmitTypes.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -78,7 +79,8 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
                  .str();
     launchArgs += llvm::formatv(", (const {0} *)({1})", s, p.var(op.getInputs()[k])).str();
   }
-  int v = 0;
+  int v = 0, numKeys = 0;
+  std::string keyArgs;
   for (Operation &inner : body.without_terminator()) {
     auto arg = [&](unsigned i) { return names.lookup(inner.getOperand(i)); };
     std::string expr;
@@ -90,7 +92,17 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
     else if (auto ug = llvm::dyn_cast<graph::UnaryGradOp>(inner))
       expr = llvm::formatv("{0} * z::derivativeOf(ZEROC_RT_UNARY_{1}, {2}, {3})",
                            arg(2), ug.getOp().upper(), arg(0), arg(1));
-    else
+    else if (auto dropout = llvm::dyn_cast<graph::DropoutOp>(inner)) {
+      // The mask's key is the call's (zeroc_rt_k_dropout), made at the launch.
+      const std::string ratio = cxxDouble(dropout.getRatio().convertToDouble());
+      const std::string key = "key" + std::to_string(numKeys++);
+      params += "uint64_t " + key + ", ";
+      keyArgs += llvm::formatv(", {0}dropoutKey({1}ull, zeroc_rt_engine_dropout_counter(e))",
+                               kNs, dropout.getSeed())
+                     .str();
+      expr = llvm::formatv("z::load(z::dropoutOf<{0}>({1}, i, {2}, z::dropoutKeepScale({2}), {3}))",
+                           s, arg(0), ratio, key);
+    } else
       return p.unsupported(&inner);
     const std::string value = "v" + std::to_string(v++);
     names[inner.getResult(0)] = value;
@@ -119,8 +131,8 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
       op->getName().getStringRef(), v, op.getNumResults(), n, name, params,
       outParams, s, loads, math);
   p.call(llvm::formatv("zeroc_rt_cuda_launch_status((int){0}launch({1}, "
-                       "{0}blocksFor({2}), {0}kBlock{3}{4}, (int64_t){2}), \"{1}\")",
-                       kNs, name, n, launchArgs, outArgs));
+                       "{0}blocksFor({2}), {0}kBlock{3}{5}{4}, (int64_t){2}), \"{1}\")",
+                       kNs, name, n, launchArgs, outArgs, keyArgs));
   return success();
 }
 

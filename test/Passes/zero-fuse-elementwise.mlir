@@ -112,3 +112,24 @@ func.func @grad(%x: tensor<4xbf16>, %y: tensor<4xbf16>, %g: tensor<4xbf16>, %s: 
   %c = graph.cast %sc : tensor<4xbf16> -> tensor<4xf32>
   return %sc, %c : tensor<4xbf16>, tensor<4xf32>
 }
+
+// -----
+
+// Tests dropout in training mode (its mask is a function of the element
+// index): it fuses with the bias add before it and the residual add after
+// it; an evaluation-mode dropout is no member.
+// CHECK-LABEL: func.func @dropout
+// CHECK-NEXT: %[[F:.*]] = graph.fused_elementwise %arg0, %arg1, %arg2
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.add
+// CHECK-NEXT: graph.dropout %{{.*}} {ratio = 1.000000e-01 : f64, seed = 7 : i64, training = true}
+// CHECK-NEXT: graph.add
+// CHECK-NEXT: graph.yield
+// CHECK: graph.dropout %[[F]] {ratio = 1.000000e-01 : f64, training = false}
+func.func @dropout(%y: tensor<2x8xf32>, %b: tensor<8xf32>, %x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %h = graph.add %y, %b : tensor<2x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  %d = graph.dropout %h {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<2x8xf32>
+  %r = graph.add %d, %x : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+  %e = graph.dropout %r {ratio = 0.1 : f64, training = false} : tensor<2x8xf32>
+  return %e : tensor<2x8xf32>
+}

@@ -57,9 +57,10 @@ padShape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> pads,
 
 /// Whether `op` computes each element of its result from the same element
 /// of its (broadcast) operands alone, in a way one fused kernel can repeat
-/// exactly: the float unary ops, add/sub/mul/div/max/min, gelu and
-/// unary_grad, every operand and the result of one float element type. The
-/// ops a graph.fused_elementwise body may hold.
+/// exactly: the float unary ops, add/sub/mul/div/max/min, gelu, unary_grad
+/// and training-mode dropout (its mask is a function of the element index),
+/// every operand and the result of one float element type. The ops a
+/// graph.fused_elementwise body may hold.
 bool isFusableElementwise(mlir::Operation *op);
 
 } // namespace zeroc::graph

@@ -1,7 +1,7 @@
 //===- zeroc_rt_cuda/scalar_ops.h - Elementwise math, per element -*- C++ -*-===//
 //
-// The arithmetic of one element of zeroc_rt_k_unary, _unary_grad and
-// _binary in the compute type C (float, or double for F64): the CUDA
+// The arithmetic of one element of zeroc_rt_k_unary, _unary_grad, _binary
+// (in the compute type C: float, or double for F64) and _dropout: the CUDA
 // runtime's elementwise kernels and the fused kernels of a generated CUDA
 // program (zeroc_rt_cuda/fused.h) both call these, so that a fused chain
 // computes the bits the ops compute one by one.
@@ -85,6 +85,29 @@ template <typename C> ZRT_HD C binaryOf(int op, C a, C b) {
   case ZEROC_RT_BINARY_MIN: return (a != a || b != b) ? a + b : (a < b ? a : b);
   }
   return a;
+}
+
+/// zeroc_rt_k_dropout's mask (zeroc_rt/kernels.h states the hash): the
+/// key of a (seed, counter) pair, computed once per call on the host.
+ZRT_HD uint64_t dropoutMix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+ZRT_HD uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
+  return dropoutMix64(seed ^ dropoutMix64(counter + 0x9E3779B97F4A7C15ull));
+}
+/// What a kept element is multiplied by (in double).
+ZRT_HD double dropoutKeepScale(double ratio) {
+  return ratio < 1.0 ? 1.0 / (1.0 - ratio) : 0.0;
+}
+/// Element i of dropout's result, x its input in the compute type.
+template <typename S>
+ZRT_HD S dropoutOf(typename Compute<S>::type x, int64_t i, double ratio,
+                   double keepScale, uint64_t key) {
+  const uint64_t z = dropoutMix64(key + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull);
+  const double u = static_cast<double>(static_cast<uint32_t>(z >> 32)) * (1.0 / 4294967296.0);
+  return u >= ratio ? storeD<S>(static_cast<double>(x) * keepScale) : storeD<S>(0.0);
 }
 
 } // namespace zeroc_rt::cuda

@@ -269,22 +269,8 @@ ZRT_GLOBAL void broadcastKernel(const U *in, U *out, Strides s, int64_t n) {
 template <typename S>
 ZRT_GLOBAL void dropoutKernel(const S *in, S *out, int64_t n, double ratio,
                               double keepScale, uint64_t key) {
-  const uint64_t gamma = 0x9E3779B97F4A7C15ull;
-  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
-    uint64_t z = key + static_cast<uint64_t>(i + 1) * gamma;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const double u = static_cast<double>(static_cast<uint32_t>(z >> 32)) * (1.0 / 4294967296.0);
-    out[i] = u >= ratio ? storeD<S>(static_cast<double>(load(in[i])) * keepScale)
-                        : storeD<S>(0.0);
-  }
-}
-
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+  for (int64_t i = gridFirst(); i < n; i += gridStride())
+    out[i] = dropoutOf<S>(load(in[i]), i, ratio, keepScale, key);
 }
 
 template <typename S>
@@ -632,8 +618,8 @@ zeroc_rt_status_t zeroc_rt_cuda_k_dropout(zrt_ct in, double ratio, uint64_t seed
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "dropout: ratio %g is outside [0, 1]", ratio);
   const int64_t n = numElements(*out);
-  const uint64_t key = mix64(seed ^ mix64(counter + 0x9E3779B97F4A7C15ull));
-  const double keepScale = ratio < 1.0 ? 1.0 / (1.0 - ratio) : 0.0;
+  const uint64_t key = dropoutKey(seed, counter);
+  const double keepScale = dropoutKeepScale(ratio);
   return dispatchFloat("dropout", out->dtype, [&](auto v) {
     using S = decltype(v);
     return ZRT_LAUNCH("dropout", dropoutKernel<S>, blocksFor(n), kBlock,
