@@ -58,6 +58,7 @@ write_configs() {
   echo '{"bf16": {"enabled": true}, "gradient_accumulation_steps": 2}' > "$1/bf16.json"
   echo '{"fp16": {"enabled": true, "initial_scale_power": 8}}' > "$1/fp16.json"
   echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}' > "$1/bench.json"
+  echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zeroc": {"fuse_elementwise": false}}' > "$1/bench-unfused.json"
 }
 
 # Compiles every case with --target $1 into $dir/stage/progs and records the
@@ -91,10 +92,14 @@ prepare_bench() {
   mkdir -p "$cache"
   [ -f "$cache/gpt2_124m.onnx" ] || /usr/bin/python3 "$root/bench/gpt2_124m.py" export \
     "$cache/gpt2_124m.onnx" --batch 8 || die "exporting GPT-2-124M"
-  for s in 0 3; do
-    "$build/bin/zeroc" compile "$cache/gpt2_124m.onnx" --stage $s --config "$stage/configs/bench.json" \
-      --target cuda --max-constant-bytes 2G -o "$stage/progs/bench-s$s" > /dev/null 2>&1 || die "compiling GPT-2-124M at stage $s"
-    rm -f "$stage/progs/bench-s$s/train.cu"
+  # bench-s0u: stage 0 with one kernel per elementwise op, the fusion's peer.
+  local v s cfg
+  for v in 0 3 0u; do
+    s=${v%u} cfg=bench
+    [ "$v" = 0u ] && cfg=bench-unfused
+    "$build/bin/zeroc" compile "$cache/gpt2_124m.onnx" --stage $s --config "$stage/configs/$cfg.json" \
+      --target cuda --max-constant-bytes 2G -o "$stage/progs/bench-s$v" > /dev/null 2>&1 || die "compiling GPT-2-124M ($cfg) at stage $s"
+    rm -f "$stage/progs/bench-s$v/train.cu"
   done
   /usr/bin/python3 "$root/bench/gpt2_124m.py" data "$stage/data/gpt2_124m" --samples 32
   echo "prepared the GPT-2-124M benchmark (bf16, micro batch 8, sequence 1024)"
@@ -238,11 +243,12 @@ run_checks() {
 }
 
 # GPT-2-124M, bf16, sequence 1024: tokens/s, MFU (6N + 6LCT), peak device
-# memory against plan.json, stage 3 over stage 0.
+# memory against plan.json, stage 3 over stage 0, and stage 0 without
+# elementwise fusion (0u).
 bench() {
   local -n out=$1
-  local stage=$dir/stage s t0 t3
-  for s in 0 3; do
+  local stage=$dir/stage s t0 t3 t0u
+  for s in 0 3 0u; do
     local p=$stage/progs/bench-s$s peakfile=$dir/log/bench-s$s.mem
     ( while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; done ) > "$peakfile" &
     local poll=$!
@@ -274,12 +280,15 @@ print("ok|%.1f ms/step, %.0f tok/s, MFU %.1f%%, peak %d MiB vs plan %.0f MiB (%+
     ms, tps, 100 * mfu, peak, planned, 100 * (peak - planned) / max(planned, 1)))
 PY
 )
-    out+=("gpt2-124m bf16 stage $s|${line%%|*}|${line#*|}")
+    local label="stage $s"
+    [ "$s" = 0u ] && label="stage 0, unfused"
+    out+=("gpt2-124m bf16 $label|${line%%|*}|${line#*|}")
     local ms
     ms=$(python3 -c "import json,sys; s=[json.loads(l)['time_ms'] for l in open(sys.argv[1])][3:]; print(sorted(s)[len(s)//2])" "$dir/log/bench-s$s.jsonl" 2>/dev/null || echo 0)
-    [ $s = 0 ] && t0=$ms || t3=$ms
+    case $s in 0) t0=$ms ;; 3) t3=$ms ;; 0u) t0u=$ms ;; esac
   done
   out+=("stage 3 / stage 0 step time|$(python3 -c "print('%.2f' % ($t3 / $t0))" 2>/dev/null || echo n/a)|goal <= 1.1")
+  out+=("unfused / fused step time (stage 0)|$(python3 -c "print('%.2f' % ($t0u / $t0))" 2>/dev/null || echo n/a)|zero-fuse-elementwise's gain")
 }
 
 case "$mode" in
