@@ -51,9 +51,8 @@ Value transposeLast2(OpBuilder &b, Location loc, Value v) {
 template <typename OpT>
 LogicalResult unaryGrad(OpT op, OpBuilder &b, ValueRange grads,
                         SmallVectorImpl<Value> &out, StringRef kind) {
-  out.push_back(b.create<UnaryGradOp>(op.getLoc(), op.getInput(),
-                                      op.getResult(), grads[0],
-                                      b.getStringAttr(kind)));
+  out.push_back(
+      b.create<UnaryGradOp>(op.getLoc(), op.getInput(), op.getResult(), grads[0], kind));
   return success();
 }
 

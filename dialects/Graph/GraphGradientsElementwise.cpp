@@ -42,9 +42,8 @@ LogicalResult noGradients(Operation *op, SmallVectorImpl<Value> &out) {
 template <typename OpT>
 LogicalResult unaryGradOf(OpT op, OpBuilder &b, ValueRange grads,
                           SmallVectorImpl<Value> &out, StringRef kind) {
-  out.push_back(b.create<UnaryGradOp>(op.getLoc(), op.getInput(),
-                                      op.getResult(), grads[0],
-                                      b.getStringAttr(kind)));
+  out.push_back(
+      b.create<UnaryGradOp>(op.getLoc(), op.getInput(), op.getResult(), grads[0], kind));
   return success();
 }
 

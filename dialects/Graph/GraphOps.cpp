@@ -184,15 +184,84 @@ LogicalResult TriluOp::verify() {
 // Gradient ops
 //===----------------------------------------------------------------------===//
 
-LogicalResult UnaryGradOp::verify() {
-  static const llvm::StringSet<> kinds = {"neg",  "sqrt", "reciprocal",
-                                          "relu", "tanh", "sigmoid",
-                                          "erf",  "exp",  "log",
-                                          "cos",  "sin",  "abs",
-                                          "gelu", "gelu_tanh"};
-  if (!kinds.contains(getOp()))
-    return emitOpError("unknown unary op '") << getOp() << "'";
+bool UnaryGradOp::readsInput(StringRef kind) {
+  return llvm::is_contained({"relu", "erf", "log", "cos", "sin", "abs", "gelu",
+                             "gelu_tanh"},
+                            kind);
+}
+
+bool UnaryGradOp::readsOutput(StringRef kind) {
+  return llvm::is_contained({"sqrt", "reciprocal", "tanh", "sigmoid", "exp"}, kind);
+}
+
+void UnaryGradOp::build(OpBuilder &b, OperationState &state, Value x, Value y,
+                        Value grad, StringRef kind) {
+  build(b, state, grad.getType(), readsInput(kind) ? x : Value(),
+        readsOutput(kind) ? y : Value(), grad, b.getStringAttr(kind));
+}
+
+void UnaryGradOp::print(OpAsmPrinter &p) {
+  p << " " << getGrad();
+  if (getX())
+    p << ", x = " << getX();
+  if (getY())
+    p << ", y = " << getY();
+  p.printOptionalAttrDict((*this)->getAttrs(), {getOperandSegmentSizesAttrName()});
+  p << " : " << getType();
+}
+
+ParseResult UnaryGradOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::UnresolvedOperand grad;
+  std::optional<OpAsmParser::UnresolvedOperand> x, y;
+  if (parser.parseOperand(grad))
+    return failure();
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef name;
+    OpAsmParser::UnresolvedOperand v;
+    SMLoc at = parser.getCurrentLocation();
+    if (parser.parseKeyword(&name) || parser.parseEqual() || parser.parseOperand(v))
+      return failure();
+    std::optional<OpAsmParser::UnresolvedOperand> &slot = name == "x" ? x : y;
+    if ((name != "x" && name != "y") || slot)
+      return parser.emitError(at, "expected 'x = ' or 'y = ' once each");
+    slot = v;
+  }
+  Type type;
+  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColonType(type))
+    return failure();
+  for (const std::optional<OpAsmParser::UnresolvedOperand> &v : {x, y})
+    if (v && parser.resolveOperand(*v, type, result.operands))
+      return failure();
+  if (parser.resolveOperand(grad, type, result.operands))
+    return failure();
+  result.addAttribute(getOperandSegmentSizesAttrName(result.name),
+                      parser.getBuilder().getDenseI32ArrayAttr(
+                          {x ? 1 : 0, y ? 1 : 0, 1}));
+  result.addTypes(type);
   return success();
+}
+
+LogicalResult UnaryGradOp::verify() {
+  StringRef kind = getOp();
+  if (getGrad().getType() != getType())
+    return emitOpError("gradient has type ") << getGrad().getType()
+                                             << ", its result " << getType();
+  if (kind != "neg" && !readsInput(kind) && !readsOutput(kind))
+    return emitOpError("unknown unary op '") << kind << "'";
+  auto check = [&](Value v, bool reads, StringRef what) -> LogicalResult {
+    if (reads && !v)
+      return emitOpError("'") << kind << "' reads the forward " << what
+                              << ", which is missing";
+    if (!reads && v)
+      return emitOpError("'") << kind << "' does not read the forward " << what
+                              << "; leave it out";
+    if (v && v.getType() != getType())
+      return emitOpError("forward ") << what << " has type " << v.getType()
+                                     << ", not the gradient's " << getType();
+    return success();
+  };
+  return failure(failed(check(getX(), readsInput(kind), "input x")) ||
+                 failed(check(getY(), readsOutput(kind), "output y")));
 }
 
 LogicalResult SumToOp::verify() {

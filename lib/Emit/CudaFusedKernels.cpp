@@ -89,10 +89,14 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
     else if (const char *kind = binaryKind(inner.getName().getStringRef()))
       expr = llvm::formatv("z::binaryOf(ZEROC_RT_BINARY_{0}, {1}, {2})", kind, arg(0),
                            arg(1));
-    else if (auto ug = llvm::dyn_cast<graph::UnaryGradOp>(inner))
+    else if (auto ug = llvm::dyn_cast<graph::UnaryGradOp>(inner)) {
+      // An absent forward value is one the derivative does not read: 0, as
+      // the runtime's kernel passes for a NULL operand.
+      auto forward = [&](Value v) { return v ? names.lookup(v) : std::string("zc(0)"); };
       expr = llvm::formatv("{0} * z::derivativeOf(ZEROC_RT_UNARY_{1}, {2}, {3})",
-                           arg(2), ug.getOp().upper(), arg(0), arg(1));
-    else if (auto dropout = llvm::dyn_cast<graph::DropoutOp>(inner)) {
+                           names.lookup(ug.getGrad()), ug.getOp().upper(),
+                           forward(ug.getX()), forward(ug.getY()));
+    } else if (auto dropout = llvm::dyn_cast<graph::DropoutOp>(inner)) {
       // The mask's key is the call's (zeroc_rt_k_dropout), made at the launch.
       const std::string ratio = cxxDouble(dropout.getRatio().convertToDouble());
       const std::string key = "key" + std::to_string(numKeys++);

@@ -128,9 +128,11 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto ug = llvm::dyn_cast<graph::UnaryGradOp>(op)) {
-    std::string kind = ug.getOp().upper();
+    // The forward value the derivative does not read is absent: NULL.
+    auto forward = [&](Value v) { return v ? d(v) : std::string("nullptr"); };
     p.call(llvm::formatv("zeroc_rt_k_unary_grad(ZEROC_RT_UNARY_{0}, {1}, {2}, {3}, {4})",
-                         kind, d(ug.getX()), d(ug.getY()), d(ug.getGrad()), out()));
+                         ug.getOp().upper(), forward(ug.getX()), forward(ug.getY()),
+                         d(ug.getGrad()), out()));
     return success();
   }
   if (auto w = llvm::dyn_cast<graph::WhereOp>(op)) {

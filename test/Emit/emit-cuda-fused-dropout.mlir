@@ -18,14 +18,14 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
   return %l : tensor<f32>
 }
 
-// CHECK: // graph.fused_elementwise: 3 ops, 6 elements, yields 2
-// CHECK-NEXT: ZRT_GLOBAL void [[FWD:fused[0-9]+]](const float *in0, const float *in1, uint64_t key0, float *out0, float *out1, int64_t n) {
+// CHECK: // graph.fused_elementwise: 3 ops, 6 elements, yields 1
+// CHECK-NEXT: ZRT_GLOBAL void [[FWD:fused[0-9]+]](const float *in0, const float *in1, uint64_t key0, float *out0, int64_t n) {
 // CHECK: const zc v0 = z::roundTo<float>(z::binaryOf(ZEROC_RT_BINARY_ADD, a0, a1));
 // CHECK-NEXT: const zc v1 = z::roundTo<float>(z::load(z::dropoutOf<float>(v0, i, 0.25, z::dropoutKeepScale(0.25), key0)));
 // CHECK-NEXT: const zc v2 = z::roundTo<float>(z::unaryOf(ZEROC_RT_UNARY_TANH, v1));
 // CHECK: // graph.fused_elementwise: 2 ops, 6 elements, yields 1
-// CHECK-NEXT: ZRT_GLOBAL void [[BWD:fused[0-9]+]](const float *in0, const float *in1, const float *in2, uint64_t key0, float *out0, int64_t n) {
+// CHECK-NEXT: ZRT_GLOBAL void [[BWD:fused[0-9]+]](const float *in0, const float *in1, uint64_t key0, float *out0, int64_t n) {
 // CHECK: derivativeOf(ZEROC_RT_UNARY_TANH
 // CHECK-NEXT: z::dropoutOf<float>(v0, i, 0.25, z::dropoutKeepScale(0.25), key0)
-// CHECK: launch([[FWD]], zeroc_rt::cuda::blocksFor(6), zeroc_rt::cuda::kBlock, (const float *)(V[{{[0-9]+}}]), (const float *)(V[{{[0-9]+}}]), zeroc_rt::cuda::dropoutKey([[SEED:[0-9]+]]ull, zeroc_rt_engine_dropout_counter(e)), (float *)(V[{{[0-9]+}}]), (float *)(V[{{[0-9]+}}]), (int64_t)6), "[[FWD]]"));
+// CHECK: launch([[FWD]], zeroc_rt::cuda::blocksFor(6), zeroc_rt::cuda::kBlock, (const float *)(V[{{[0-9]+}}]), (const float *)(V[{{[0-9]+}}]), zeroc_rt::cuda::dropoutKey([[SEED:[0-9]+]]ull, zeroc_rt_engine_dropout_counter(e)), (float *)(V[{{[0-9]+}}]), (int64_t)6), "[[FWD]]"));
 // CHECK: launch([[BWD]], {{.*}}, zeroc_rt::cuda::dropoutKey([[SEED]]ull, zeroc_rt_engine_dropout_counter(e)), (float *)(V[{{[0-9]+}}]), (int64_t)6), "[[BWD]]"));

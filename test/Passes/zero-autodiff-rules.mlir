@@ -8,8 +8,8 @@
 // (reshape + expand), so most splits first capture that incoming gradient %[[G]].
 // test/e2e/gradcheck.test checks the same rules numerically.
 
-// Tests that neg's gradient is one graph.unary_grad {op = "neg"} of the
-// op's input, its result and the incoming gradient (f' = -1).
+// Tests that neg's gradient is one graph.unary_grad {op = "neg"} of
+// the incoming gradient alone (f' = -1).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -22,13 +22,13 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.neg %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "neg"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]] {op = "neg"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----
 
-// Tests that sqrt's gradient is one graph.unary_grad {op = "sqrt"} of the
-// op's input, its result and the incoming gradient (f' = 1/(2 sqrt(x))).
+// Tests that sqrt's gradient is one graph.unary_grad {op = "sqrt"} of
+// the incoming gradient and the op's result (f' = 1/(2 sqrt(x))).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -41,13 +41,13 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.sqrt %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "sqrt"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]], y = %[[Y]] {op = "sqrt"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----
 
-// Tests that reciprocal's gradient is one graph.unary_grad {op = "reciprocal"} of the
-// op's input, its result and the incoming gradient (f' = -1/x^2).
+// Tests that reciprocal's gradient is one graph.unary_grad {op = "reciprocal"} of
+// the incoming gradient and the op's result (f' = -1/x^2).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -60,13 +60,13 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.reciprocal %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "reciprocal"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]], y = %[[Y]] {op = "reciprocal"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----
 
-// Tests that relu's gradient is one graph.unary_grad {op = "relu"} of the
-// op's input, its result and the incoming gradient (f' = x > 0).
+// Tests that relu's gradient is one graph.unary_grad {op = "relu"} of
+// the incoming gradient and the op's input (f' = x > 0).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -79,13 +79,13 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.relu %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "relu"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]], x = %[[W]] {op = "relu"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----
 
-// Tests that tanh's gradient is one graph.unary_grad {op = "tanh"} of the
-// op's input, its result and the incoming gradient (f' = 1 - y^2).
+// Tests that tanh's gradient is one graph.unary_grad {op = "tanh"} of
+// the incoming gradient and the op's result (f' = 1 - y^2).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -98,13 +98,13 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.tanh %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "tanh"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]], y = %[[Y]] {op = "tanh"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----
 
-// Tests that sigmoid's gradient is one graph.unary_grad {op = "sigmoid"} of the
-// op's input, its result and the incoming gradient (f' = y (1 - y)).
+// Tests that sigmoid's gradient is one graph.unary_grad {op = "sigmoid"} of
+// the incoming gradient and the op's result (f' = y (1 - y)).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -117,13 +117,13 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.sigmoid %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "sigmoid"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]], y = %[[Y]] {op = "sigmoid"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----
 
-// Tests that erf's gradient is one graph.unary_grad {op = "erf"} of the
-// op's input, its result and the incoming gradient (f' = 2/sqrt(pi) exp(-x^2)).
+// Tests that erf's gradient is one graph.unary_grad {op = "erf"} of
+// the incoming gradient and the op's input (f' = 2/sqrt(pi) exp(-x^2)).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -136,13 +136,13 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.erf %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "erf"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]], x = %[[W]] {op = "erf"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----
 
-// Tests that exp's gradient is one graph.unary_grad {op = "exp"} of the
-// op's input, its result and the incoming gradient (f' = y).
+// Tests that exp's gradient is one graph.unary_grad {op = "exp"} of
+// the incoming gradient and the op's result (f' = y).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -155,13 +155,13 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.exp %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "exp"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]], y = %[[Y]] {op = "exp"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----
 
-// Tests that log's gradient is one graph.unary_grad {op = "log"} of the
-// op's input, its result and the incoming gradient (f' = 1/x).
+// Tests that log's gradient is one graph.unary_grad {op = "log"} of
+// the incoming gradient and the op's input (f' = 1/x).
 graph.param trainable @w = dense<0.5> : tensor<2x3xf32>
 func.func @forward() -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<2x3xf32>
@@ -174,7 +174,7 @@ func.func @forward() -> (tensor<f32> {graph.loss}) {
 // CHECK: %[[W:.*]] = graph.load_param @w
 // CHECK: %[[Y:.*]] = graph.log %[[W]]
 // CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1xf32> -> tensor<2x3xf32>
-// CHECK: %[[DW:.*]] = graph.unary_grad %[[W]], %[[Y]], %[[G]] {op = "log"} : tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = graph.unary_grad %[[G]], x = %[[W]] {op = "log"} : tensor<2x3xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<2x3xf32>
 
 // -----

@@ -100,14 +100,14 @@ func.func @release(%s: !zero.shard<params, f32, 4, device>, %x: tensor<8xf32>) -
 // Tests a gradient chain: unary_grad and the ops around it fuse; the
 // integer and mixed-type ops (a cast, a compare) are no members.
 // CHECK-LABEL: func.func @grad
-// CHECK: graph.fused_elementwise %arg0, %arg1, %arg2, %arg3
+// CHECK: graph.fused_elementwise %arg1, %arg2, %arg3
 // CHECK: graph.unary_grad
 // CHECK-NEXT: graph.mul
 // CHECK-NEXT: graph.yield
 // CHECK: graph.cast
 // CHECK-NOT: graph.fused_elementwise
 func.func @grad(%x: tensor<4xbf16>, %y: tensor<4xbf16>, %g: tensor<4xbf16>, %s: tensor<bf16>) -> (tensor<4xbf16>, tensor<4xf32>) {
-  %gi = graph.unary_grad %x, %y, %g {op = "tanh"} : tensor<4xbf16>
+  %gi = graph.unary_grad %g, y = %y {op = "tanh"} : tensor<4xbf16>
   %sc = graph.mul %gi, %s : tensor<4xbf16>, tensor<bf16> -> tensor<4xbf16>
   %c = graph.cast %sc : tensor<4xbf16> -> tensor<4xf32>
   return %sc, %c : tensor<4xbf16>, tensor<4xf32>

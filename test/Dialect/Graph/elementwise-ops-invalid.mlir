@@ -114,6 +114,34 @@ func.func @f(%x: tensor<3xf32>, %y: tensor<2xf32>) -> tensor<3xf32> {
 // Tests that unary_grad accepts only known unary ops.
 func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error @+1 {{unknown unary op 'sign'}}
-  %0 = graph.unary_grad %x, %x, %x {op = "sign"} : tensor<3xf32>
+  %0 = graph.unary_grad %x {op = "sign"} : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that unary_grad has the forward value its derivative reads.
+func.func @f(%g: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'erf' reads the forward input x, which is missing}}
+  %0 = graph.unary_grad %g {op = "erf"} : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that unary_grad leaves out a forward value its derivative does not
+// read (autodiff would keep it alive for nothing).
+func.func @f(%g: tensor<3xf32>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'tanh' does not read the forward input x; leave it out}}
+  %0 = graph.unary_grad %g, x = %x, y = %x {op = "tanh"} : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests unary_grad's syntax: x and y once each.
+func.func @f(%g: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{expected 'x = ' or 'y = ' once each}}
+  %0 = graph.unary_grad %g, x = %g, x = %g {op = "erf"} : tensor<3xf32>
   return %0 : tensor<3xf32>
 }

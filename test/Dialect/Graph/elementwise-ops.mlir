@@ -43,7 +43,7 @@ func.func @elementwise(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %i: tensor<2x1xi6
   %16 = graph.clip %15 {min = -1.0 : f64, max = 1.0 : f64} : tensor<2x3xf32>
   // CHECK: graph.clip_grad %{{.*}}, %{{.*}} {min = -1.000000e+00 : f64} : tensor<2x3xf32>
   %17 = graph.clip_grad %15, %16 {min = -1.0 : f64} : tensor<2x3xf32>
-  // CHECK: graph.unary_grad %{{.*}}, %{{.*}}, %{{.*}} {op = "gelu_tanh"} : tensor<2x3xf32>
-  %18 = graph.unary_grad %14, %15, %17 {op = "gelu_tanh"} : tensor<2x3xf32>
+  // CHECK: graph.unary_grad %{{.*}}, x = %{{.*}} {op = "gelu_tanh"} : tensor<2x3xf32>
+  %18 = graph.unary_grad %17, x = %14 {op = "gelu_tanh"} : tensor<2x3xf32>
   return %18, %3 : tensor<2x3xf32>, tensor<2x3xi1>
 }

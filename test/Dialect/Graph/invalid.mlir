@@ -430,7 +430,7 @@ func.func @f(%x: tensor<2x3xf32>, %y: tensor<3x3xf32>) -> tensor<2x6xf32> {
 // Tests that unary_grad names a known unary op.
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{unknown unary op 'cosh'}}
-  %0 = graph.unary_grad %x, %x, %x {op = "cosh"} : tensor<2xf32>
+  %0 = graph.unary_grad %x, x = %x {op = "cosh"} : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
 

@@ -100,8 +100,8 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"},
 // CHECK-LABEL: func.func @gradients
 func.func @gradients(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %i: tensor<2xi64>,
                      %l: tensor<f32>) -> tensor<2x4xf32> {
-  // CHECK: graph.unary_grad %{{.*}}, %{{.*}}, %{{.*}} {op = "tanh"} : tensor<2x4xf32>
-  %0 = graph.unary_grad %x, %x, %x {op = "tanh"} : tensor<2x4xf32>
+  // CHECK: graph.unary_grad %{{.*}}, y = %{{.*}} {op = "tanh"} : tensor<2x4xf32>
+  %0 = graph.unary_grad %x, y = %x {op = "tanh"} : tensor<2x4xf32>
   // CHECK: graph.sum_to %{{.*}} : tensor<2x4xf32> -> tensor<4xf32>
   %1 = graph.sum_to %0 : tensor<2x4xf32> -> tensor<4xf32>
   // CHECK: graph.softmax_grad %{{.*}}, %{{.*}} {axis = 1 : i64, log = true} : tensor<2x4xf32>

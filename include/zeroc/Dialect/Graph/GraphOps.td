@@ -597,22 +597,43 @@ include "zeroc/Dialect/Graph/GraphMovementOps.td"
 //===----------------------------------------------------------------------===//
 
 def Graph_UnaryGradOp : Graph_Op<"unary_grad",
-    [Pure, AllTypesMatch<["x", "y", "grad", "result"]>]> {
+    [Pure, AttrSizedOperandSegments]> {
   let summary = "gradient of an elementwise unary op";
   let description = [{
     `result = grad * f'(x)` for the unary op named by `op` (one of neg,
     sqrt, reciprocal, relu, tanh, sigmoid, erf, exp, log, cos, sin, abs,
-    gelu, gelu_tanh), given the forward input `x` and output `y`.
+    gelu, gelu_tanh), given what the derivative reads of the forward pass:
+    its input `x` (relu, erf, log, cos, sin, abs, gelu, gelu_tanh) or its
+    output `y` (sqrt, reciprocal, tanh, sigmoid, exp), and nothing else
+    (neg). An operand the derivative does not read is absent, so that
+    autodiff keeps no forward value alive for it
+    (`UnaryGradOp::readsInput`, `readsOutput`).
 
     ```mlir
-    %gx = graph.unary_grad %x, %y, %gy {op = "tanh"} : tensor<2x3xf32>
+    %gx = graph.unary_grad %gy, y = %y {op = "tanh"} : tensor<2x3xf32>
+    %ge = graph.unary_grad %gy, x = %x {op = "erf"} : tensor<2x3xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$x, Graph_FloatTensor:$y,
+  let arguments = (ins Optional<Graph_FloatTensor>:$x,
+                   Optional<Graph_FloatTensor>:$y,
                    Graph_FloatTensor:$grad, StrAttr:$op);
   let results = (outs Graph_FloatTensor:$result);
-  let assemblyFormat = "$x `,` $y `,` $grad attr-dict `:` type($x)";
+  // `%g, x = %x, y = %y {op = ...} : type`, the forward values optional,
+  // of the gradient's type.
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let builders = [
+    // The gradient of `kind` at forward input x and output y: passes the
+    // one the derivative reads.
+    OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$y,
+                   "::mlir::Value":$grad, "::llvm::StringRef":$kind)>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether the derivative of unary op `kind` reads its input x (its
+    /// output y).
+    static bool readsInput(::llvm::StringRef kind);
+    static bool readsOutput(::llvm::StringRef kind);
+  }];
 }
 
 def Graph_SumToOp : Graph_Op<"sum_to", [Pure,
