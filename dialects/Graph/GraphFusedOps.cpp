@@ -13,6 +13,13 @@ using namespace zeroc::graph;
 namespace zeroc::graph {
 
 bool isFusableElementwise(Operation *op) {
+  // A select: an i1 condition, its values of the result's float type.
+  if (auto where = llvm::dyn_cast<WhereOp>(op)) {
+    Type element = where.getType().getElementType();
+    return llvm::isa<FloatType>(element) &&
+           where.getOnTrue().getType().getElementType() == element &&
+           where.getOnFalse().getType().getElementType() == element;
+  }
   if (!llvm::isa<NegOp, SqrtOp, ReciprocalOp, ReluOp, TanhOp, SigmoidOp, ErfOp,
                  ExpOp, LogOp, CosOp, SinOp, AbsOp, SignOp, FloorOp, CeilOp,
                  RoundOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, GeluOp,
@@ -54,8 +61,9 @@ LogicalResult FusedElementwiseOp::verifyRegions() {
              << input.getType();
     auto t = llvm::cast<RankedTensorType>(arg.getType());
     FailureOr<SmallVector<int64_t>> shape = broadcastShapes(t.getShape(), type.getShape());
-    if (t.getElementType() != type.getElementType() || failed(shape) ||
-        ArrayRef<int64_t>(*shape) != type.getShape())
+    const bool elementOk = t.getElementType() == type.getElementType() ||
+                           t.getElementType().isInteger(1);
+    if (!elementOk || failed(shape) || ArrayRef<int64_t>(*shape) != type.getShape())
       return emitOpError("input ") << i << " of type " << t
                                    << " does not broadcast to the result type "
                                    << type;

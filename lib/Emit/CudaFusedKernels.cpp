@@ -73,11 +73,16 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
   for (auto [k, arg] : llvm::enumerate(body.getArguments())) {
     auto t = llvm::cast<RankedTensorType>(arg.getType());
     names[arg] = "a" + std::to_string(k);
-    params += llvm::formatv("const {0} *in{1}, ", s, k).str();
-    loads += llvm::formatv("    const {0} a{1} = z::load(in{1}[{2}]);\n", c, k,
-                           broadcastOffset(t.getShape(), type.getShape()))
-                 .str();
-    launchArgs += llvm::formatv(", (const {0} *)({1})", s, p.var(op.getInputs()[k])).str();
+    const std::string at = broadcastOffset(t.getShape(), type.getShape());
+    // A where's condition: the runtime's bools are bytes.
+    const bool condition = t.getElementType().isInteger(1);
+    const std::string in = condition ? "unsigned char" : s;
+    params += llvm::formatv("const {0} *in{1}, ", in, k).str();
+    loads += condition
+                 ? llvm::formatv("    const bool a{0} = in{0}[{1}] != 0;\n", k, at).str()
+                 : llvm::formatv("    const {0} a{1} = z::load(in{1}[{2}]);\n", c, k, at)
+                       .str();
+    launchArgs += llvm::formatv(", (const {0} *)({1})", in, p.var(op.getInputs()[k])).str();
   }
   int v = 0, numKeys = 0;
   std::string keyArgs;
@@ -96,6 +101,9 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
       expr = llvm::formatv("{0} * z::derivativeOf(ZEROC_RT_UNARY_{1}, {2}, {3})",
                            names.lookup(ug.getGrad()), ug.getOp().upper(),
                            forward(ug.getX()), forward(ug.getY()));
+    } else if (auto where = llvm::dyn_cast<graph::WhereOp>(inner)) {
+      expr = llvm::formatv("{0} ? {1} : {2}", names.lookup(where.getCondition()),
+                           names.lookup(where.getOnTrue()), names.lookup(where.getOnFalse()));
     } else if (auto dropout = llvm::dyn_cast<graph::DropoutOp>(inner)) {
       // The mask's key is the call's (zeroc_rt_k_dropout), made at the launch.
       const std::string ratio = cxxDouble(dropout.getRatio().convertToDouble());

@@ -133,3 +133,22 @@ func.func @dropout(%y: tensor<2x8xf32>, %b: tensor<8xf32>, %x: tensor<2x8xf32>) 
   %e = graph.dropout %r {ratio = 0.1 : f64, training = false} : tensor<2x8xf32>
   return %e : tensor<2x8xf32>
 }
+
+// -----
+
+// Tests a select (an attention's causal mask after its scaling): where
+// fuses with its i1 condition as an input; the compare that makes an i1
+// value is no member.
+// CHECK-LABEL: func.func @where
+// CHECK-NEXT: %[[C:.*]] = graph.compare
+// CHECK-NEXT: %[[F:.*]] = graph.fused_elementwise %arg0, %arg1, %[[C]], %arg3 : (tensor<2x4x4xf32>, tensor<f32>, tensor<4x4xi1>, tensor<f32>) -> tensor<2x4x4xf32>
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<2x4x4xf32>, %{{.*}}: tensor<f32>, %[[M:.*]]: tensor<4x4xi1>, %[[NEG:.*]]: tensor<f32>):
+// CHECK-NEXT: %[[S:.*]] = graph.mul
+// CHECK-NEXT: graph.where %[[M]], %[[NEG]], %[[S]]
+// CHECK-NEXT: graph.yield
+func.func @where(%x: tensor<2x4x4xf32>, %scale: tensor<f32>, %p: tensor<4x4xf32>, %ninf: tensor<f32>) -> tensor<2x4x4xf32> {
+  %s = graph.mul %x, %scale : tensor<2x4x4xf32>, tensor<f32> -> tensor<2x4x4xf32>
+  %m = graph.compare %p, %ninf {predicate = "lt"} : tensor<4x4xf32>, tensor<f32> -> tensor<4x4xi1>
+  %w = graph.where %m, %ninf, %s : tensor<4x4xi1>, tensor<f32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  return %w : tensor<2x4x4xf32>
+}

@@ -1,8 +1,9 @@
 // RUN: zeroc-opt %s -split-input-file -verify-diagnostics
 
 // Tests graph.fused_elementwise's verifier: the body's arguments are the
-// inputs, the inputs broadcast to the one result type, the body holds only
-// fusable elementwise ops of that type and yields one value per result.
+// inputs, the inputs broadcast to the one result type (of its element type,
+// or i1 for a where's condition), the body holds only fusable elementwise
+// ops of that type and yields one value per result.
 
 func.func @arg_count(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.fused_elementwise' op has 1 inputs but its body 2 arguments}}
@@ -119,4 +120,17 @@ func.func @yield_type(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @outside_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.yield' op expects parent op 'graph.fused_elementwise'}}
   graph.yield %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @bool_misused(%m: tensor<4xi1>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.fused_elementwise' op body holds 'graph.cast', which is no fusable elementwise op}}
+  %y = graph.fused_elementwise %m : (tensor<4xi1>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xi1>):
+    // expected-note @+1 {{here}}
+    %c = graph.cast %a : tensor<4xi1> -> tensor<4xf32>
+    graph.yield %c : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
 }

@@ -14,7 +14,8 @@ def Graph_FusedElementwiseOp : Graph_Op<"fused_elementwise",
   let description = [{
     The body computes the results one element at a time: its block
     arguments are the inputs (each broadcast to the results' shape, numpy
-    rules), every op in it is an elementwise op of the results' type
+    rules; of the results' element type, or i1 for a `graph.where`'s
+    condition), every op in it is an elementwise op of the results' type
     (zeroc::graph::isFusableElementwise), and `graph.yield` returns the
     results, all of one type: the chain's last value and the values between
     that other ops read. Each op's value is rounded to the element type as
@@ -32,7 +33,7 @@ def Graph_FusedElementwiseOp : Graph_Op<"fused_elementwise",
     }
     ```
   }];
-  let arguments = (ins Variadic<Graph_FloatTensor>:$inputs);
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs);
   let results = (outs Variadic<Graph_FloatTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -59,8 +59,8 @@ padShape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> pads,
 /// of its (broadcast) operands alone, in a way one fused kernel can repeat
 /// exactly: the float unary ops, add/sub/mul/div/max/min, gelu, unary_grad
 /// and training-mode dropout (its mask is a function of the element index),
-/// every operand and the result of one float element type. The ops a
-/// graph.fused_elementwise body may hold.
+/// every operand and the result of one float element type; and where, with
+/// an i1 condition. The ops a graph.fused_elementwise body may hold.
 bool isFusableElementwise(mlir::Operation *op);
 
 } // namespace zeroc::graph
