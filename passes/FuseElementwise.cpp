@@ -28,12 +28,14 @@ using namespace zeroc::graph;
 namespace {
 
 /// Whether an op between `from` and `to` (both in one block, `from` first)
-/// frees memory: a value `from` reads may be gone by `to` (zero.release of
-/// a gathered parameter buffer).
-bool freesBetween(Operation *from, Operation *to) {
+/// writes or frees memory: a value `from` reads may have changed or be gone
+/// by `to` (a collective reducing in place, zero.release of a gathered
+/// parameter buffer). Ops whose effects are unknown count as such.
+bool writesBetween(Operation *from, Operation *to) {
   for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
     auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
-    if (effects ? effects.hasEffect<MemoryEffects::Free>()
+    if (effects ? effects.hasEffect<MemoryEffects::Write>() ||
+                      effects.hasEffect<MemoryEffects::Free>()
                 : !isMemoryEffectFree(op))
       return true;
   }
@@ -43,7 +45,7 @@ bool freesBetween(Operation *from, Operation *to) {
 /// Whether `p` can join `group`, whose last op is `root`: a fusable
 /// producer in root's block of root's type, each of whose uses is in the
 /// group or after root (the fused op yields its value for those), and which
-/// nothing between it and root may invalidate.
+/// nothing between it and root may invalidate (writesBetween).
 bool canJoin(Operation *p, Operation *root, const llvm::SetVector<Operation *> &group,
              const llvm::DenseSet<Operation *> &taken) {
   if (group.contains(p) || taken.contains(p) || p->getBlock() != root->getBlock() ||
@@ -56,7 +58,7 @@ bool canJoin(Operation *p, Operation *root, const llvm::SetVector<Operation *> &
     if (!at || !root->isBeforeInBlock(at))
       return false;
   }
-  return !freesBetween(p, root);
+  return !writesBetween(p, root);
 }
 
 /// The ops that fuse into `root`: root and, transitively, the producers

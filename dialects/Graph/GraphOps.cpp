@@ -242,6 +242,9 @@ ParseResult UnaryGradOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 LogicalResult UnaryGradOp::verify() {
+  // ODS checks the optional groups; generic IR may still leave out grad.
+  if (getODSOperandIndexAndLength(2).second != 1)
+    return emitOpError("needs exactly one gradient operand");
   StringRef kind = getOp();
   if (getGrad().getType() != getType())
     return emitOpError("gradient has type ") << getGrad().getType()

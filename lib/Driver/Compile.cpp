@@ -132,9 +132,10 @@ bool compileProgram(const std::string &dir, llvm::StringRef target,
   // for 20 steps) and costs 3-4x the compile time of large models.
   std::vector<std::string> argv;
   // nvcc's -O0 is the host code's: ptxas still optimizes the fused kernels,
-  // built for the GPUs the runtime is.
+  // built for the GPUs the runtime is, and like it without FMA contraction
+  // (each op rounds as the runtime's own kernel: runtime/cuda/CMakeLists.txt).
   if (target == "cuda") {
-    argv = {ZEROC_NVCC, "-std=c++17", "-O0"};
+    argv = {ZEROC_NVCC, "-std=c++17", "-O0", "-fmad=false"};
     appendLibraries(argv, ZEROC_NVCC_ARCH_FLAGS);
     argv.insert(argv.end(), {"-I" ZEROC_RUNTIME_INCLUDE_DIR,
                              "-I" ZEROC_RUNTIME_CUDA_INCLUDE_DIR, src, "-o", exe,

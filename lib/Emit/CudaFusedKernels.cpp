@@ -40,6 +40,8 @@ std::string storageType(Type elem) {
 std::string broadcastOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
   if (in == out)
     return "i";
+  if (llvm::is_contained(out, 0)) // no element: the loop never runs
+    return "0";
   const int64_t rank = out.size(), lead = rank - in.size();
   std::string expr;
   int64_t outStride = 1, inStride = 1;

@@ -152,3 +152,20 @@ func.func @where(%x: tensor<2x4x4xf32>, %scale: tensor<f32>, %p: tensor<4x4xf32>
   %w = graph.where %m, %ninf, %s : tensor<4x4xi1>, tensor<f32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
   return %w : tensor<2x4x4xf32>
 }
+
+// -----
+
+// Tests a chain across an in-place all-reduce of a value the chain's first
+// op reads (zero.all_reduce writes its operand's storage): that op stays
+// before the reduction.
+// CHECK-LABEL: func.func @in_place_write
+// CHECK-NEXT: %[[A:.*]] = graph.mul %arg0, %arg1
+// CHECK-NEXT: %[[R:.*]] = zero.all_reduce %arg0
+// CHECK-NEXT: graph.fused_elementwise %[[A]], %[[R]]
+func.func @in_place_write(%g: tensor<8xf32>, %c: tensor<8xf32>) -> tensor<8xf32> {
+  %a = graph.mul %g, %c : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %r = zero.all_reduce %g {reduction = #zero<reduction sum>} : tensor<8xf32>
+  %b = graph.add %a, %r : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %e = graph.exp %b : tensor<8xf32>
+  return %e : tensor<8xf32>
+}

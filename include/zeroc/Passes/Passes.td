@@ -400,17 +400,20 @@ def FuseElementwise : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
   let description = [{
     In the body of every function, walking from its end: an elementwise op
     (`zeroc::graph::isFusableElementwise`) takes in each fusable producer
-    of its own type (shape and element type) whose every use it has taken
-    in, transitively, and the group becomes one `graph.fused_elementwise`
-    at the place of its last op. Its inputs are the values the group reads
-    from outside; a group of one op stays as it is. A producer stays out
-    when an op between it and the group's last op may free memory
-    (`zero.release` of a gathered parameter): the fused op reads its
-    inputs where the last op stood.
+    of its own type (shape and element type) whose every use is in the
+    group or after its last op, transitively, and the group becomes one
+    `graph.fused_elementwise` at the place of its last op. Its inputs are
+    the values the group reads from outside; it yields the last op's value
+    and each member's that an op outside reads (the activations autodiff
+    saved for the backward pass). A group of one op stays as it is. A
+    producer stays out
+    when an op between it and the group's last op may write or free
+    memory (an in-place collective, `zero.release` of a gathered
+    parameter): the fused op reads its inputs where the last op stood.
 
-    The values inside a group are never stored, so the buffer plan after
-    it has no room for them, and the CUDA emitter prints each fused op as
-    one kernel. The CUDA pipeline runs it; the CPU's kernels are compiled
+    The values a group does not yield are never stored, so the buffer plan
+    after it has no room for them, and the CUDA emitter prints each fused
+    op as one kernel. The CUDA pipeline runs it; the CPU's kernels are compiled
     ahead of time, so the CPU target keeps one kernel call per op.
 
     ```mlir

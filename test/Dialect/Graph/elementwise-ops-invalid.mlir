@@ -145,3 +145,12 @@ func.func @f(%g: tensor<3xf32>) -> tensor<3xf32> {
   %0 = graph.unary_grad %g, x = %g, x = %g {op = "erf"} : tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// Tests that generic IR cannot leave out unary_grad's gradient.
+func.func @f(%g: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'graph.unary_grad' op needs exactly one gradient operand}}
+  %0 = "graph.unary_grad"(%g) {op = "neg", operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
