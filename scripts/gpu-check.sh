@@ -47,6 +47,8 @@ llama-s3-w1|llama|3|1|fp32|8
 llama-s3-w2|llama|3|2|fp32|8
 gpt2-bf16-s3-w1|gpt2|3|1|bf16|8
 gpt2-fp16-s2-w2|gpt2|2|2|fp16|8
+gpt2-s0-w1-unfused|gpt2|0|1|fp32-unfused|8
+gpt2-bf16-s3-w1-unfused|gpt2|3|1|bf16-unfused|8
 EOF
 }
 
@@ -57,6 +59,8 @@ write_configs() {
   echo '{}' > "$1/fp32.json"
   echo '{"bf16": {"enabled": true}, "gradient_accumulation_steps": 2}' > "$1/bf16.json"
   echo '{"fp16": {"enabled": true, "initial_scale_power": 8}}' > "$1/fp16.json"
+  echo '{"zeroc": {"fuse_elementwise": false}}' > "$1/fp32-unfused.json"
+  echo '{"bf16": {"enabled": true}, "gradient_accumulation_steps": 2, "zeroc": {"fuse_elementwise": false}}' > "$1/bf16-unfused.json"
   echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}' > "$1/bench.json"
   echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zeroc": {"fuse_elementwise": false}}' > "$1/bench-unfused.json"
 }
@@ -161,7 +165,7 @@ compare() {
   python3 - "$@" <<'PY'
 import json, sys
 run, ref, cfg = sys.argv[1], sys.argv[2], sys.argv[3]
-tol = {"fp32": 1e-4, "fp16": 2e-2, "bf16": 5e-2}[cfg]
+tol = {"fp32": 1e-4, "fp16": 2e-2, "bf16": 5e-2}[cfg.split("-")[0]]
 a = [json.loads(l) for l in open(ref)]
 try:
     b = [json.loads(l) for l in open(run)]
@@ -220,6 +224,25 @@ run_checks() {
     rows+=("$name ($cfg, $comm)|$verdict|loss rel diff ${rest% *}, ${rest##* } ms/step")
     [ "${res%% *}" = ok ] || rows[-1]+=" | $(grep -m1 error "$log/$name.out" | cut -c1-80)"
   done < <(cases)
+
+  # The fused programs against their unfused twins (zeroc.fuse_elementwise
+  # false): the same losses, bit for bit (docs/CudaTarget.md, "Elementwise
+  # fusion").
+  local pair
+  for pair in gpt2-s0-w1 gpt2-bf16-s3-w1; do
+    local same
+    same=$(python3 - "$log/$pair.jsonl" "$log/$pair-unfused.jsonl" <<'PY'
+import json, sys
+try:
+    a, b = ([json.loads(l)["loss"] for l in open(f)] for f in sys.argv[1:3])
+except OSError:
+    a, b = [], [None]
+print("ok|%d steps, equal losses" % len(a) if a and a == b else "FAIL|%s vs %s" % (a[:3], b[:3]))
+PY
+)
+    [ "${same%%|*}" = ok ] || failures=$((failures + 1))
+    rows+=("$pair fused = unfused|${same%%|*}|${same#*|}")
+  done
 
   if [ "$emulated" = 0 ]; then
     bench rows
