@@ -68,7 +68,6 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
                                StringRef name, std::string &definitions) {
   RankedTensorType type = op.getResultType();
   const std::string s = storageType(type.getElementType());
-  const std::string c = "zc";
   Block &body = op.getBody().front();
   llvm::DenseMap<Value, std::string> names;
   std::string params, loads, math, launchArgs;
@@ -82,8 +81,7 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
     params += llvm::formatv("const {0} *in{1}, ", in, k).str();
     loads += condition
                  ? llvm::formatv("    const bool a{0} = in{0}[{1}] != 0;\n", k, at).str()
-                 : llvm::formatv("    const {0} a{1} = z::load(in{1}[{2}]);\n", c, k, at)
-                       .str();
+                 : llvm::formatv("    const zc a{0} = z::load(in{0}[{1}]);\n", k, at).str();
     launchArgs += llvm::formatv(", (const {0} *)({1})", in, p.var(op.getInputs()[k])).str();
   }
   int v = 0, numKeys = 0;
@@ -120,8 +118,7 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
       return p.unsupported(&inner);
     const std::string value = "v" + std::to_string(v++);
     names[inner.getResult(0)] = value;
-    math += llvm::formatv("    const {0} {1} = z::roundTo<{2}>({3});\n", c, value, s,
-                          expr)
+    math += llvm::formatv("    const zc {0} = z::roundTo<{1}>({2});\n", value, s, expr)
                 .str();
   }
   // Rounding is idempotent: storing the rounded value stores the bits the

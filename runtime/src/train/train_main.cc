@@ -480,13 +480,18 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       zeroc_rt_status_free(pending);
       return session.fail(microError);
     }
+    // The step's all-reduces of loss sums and flags, timed in bwd_allreduce.
+    const auto reduceSums = [&](double *values, int count) {
+      const Clock::time_point reduceStart = Clock::now();
+      zeroc_rt_status_t reduced = zeroc_rt_comm_all_reduce(
+          session.comm, values, values, count, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM);
+      const double reduceMs = msSince(reduceStart);
+      engine.times.bwdAllreduceMs += reduceMs;
+      lastMicro.bwdAllreduceMs += reduceMs;
+      return reduced;
+    };
     double sums[3] = {localLoss, microError ? 1.0 : 0.0, pending ? 1.0 : 0.0};
-    const Clock::time_point reduceStart = Clock::now();
-    zeroc_rt_status_t status = zeroc_rt_comm_all_reduce(
-        session.comm, sums, sums, 3, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM);
-    const double lossReduceMs = msSince(reduceStart);
-    engine.times.bwdAllreduceMs += lossReduceMs;
-    lastMicro.bwdAllreduceMs += lossReduceMs;
+    zeroc_rt_status_t status = reduceSums(sums, 3);
     if (status) {
       session.desynced = true;
       zeroc_rt_status_free(microError);
@@ -541,13 +546,7 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       double stashed[2] = {0.0, 0.0};
       zeroc_rt_status_t readError = readStashedLosses(engine, &stashed[0]);
       stashed[1] = readError ? 1.0 : 0.0;
-      const Clock::time_point stashReduceStart = Clock::now();
-      status = zeroc_rt_comm_all_reduce(session.comm, stashed, stashed, 2,
-                                        ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM);
-      // Timed as the loss all-reduce before the step is (bwd_allreduce).
-      const double stashReduceMs = msSince(stashReduceStart);
-      engine.times.bwdAllreduceMs += stashReduceMs;
-      lastMicro.bwdAllreduceMs += stashReduceMs;
+      status = reduceSums(stashed, 2);
       // (No log failure is pending here: the one before the step ended it.)
       if (status) {
         session.desynced = true;
