@@ -12,6 +12,12 @@ gradient is rounding noise: see the atol below). The CPU target itself is compar
 run_e2e.py; this checks that the CUDA program computes the same training.
 Nothing here runs on a GPU (scripts/gpu-check.sh does).
 
+With --simt, a shorter list (SIMT_CASES) runs its cuda-emu programs with
+every block's threads as the launch asks (ZEROC_RT_CUDA_EMU_SIMT, in the
+order each case names: docs/CudaTarget.md, "The host emulation"): the
+fused kernels, the block reductions and the engine's device paths with
+many threads.
+
 Prints one line per run and `cuda-emu parity: N passed, M failed`.
 """
 import argparse
@@ -49,6 +55,15 @@ CASES = [
     ("hf/qwen2", 0, 1, None),
 ]
 
+# The --simt cases, each with the order its threads run in: the 16-bit
+# paths, stage 3's gathers, accumulation, a Hugging Face export.
+SIMT_CASES = [
+    ("gpt2", 3, 2, {"fp16": {"enabled": True, "initial_scale_power": 8}}, "forward"),
+    ("gpt2", 2, 2, {"bf16": {"enabled": True}, "gradient_accumulation_steps": 2}, "reverse"),
+    ("llama", 3, 2, None, "reverse"),
+    ("hf/bert_mlm", 2, 2, None, "forward"),
+]
+
 # Cases whose cuda-emu program also runs unfused (zeroc.fuse_elementwise
 # false: one kernel per elementwise op): the fused program must give the
 # same bits, losses and saved parameters (docs/CudaTarget.md, "Elementwise
@@ -72,15 +87,19 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--rtol", type=float, default=1e-5)
+    ap.add_argument("--simt", action="store_true",
+                    help="run SIMT_CASES with many threads per block")
     args = ap.parse_args()
-    env = dict(os.environ)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     ref = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "reference",
                        "onnx_torch_train.py")
     passed = failed = 0
-    for model, stage, world, config in CASES:
-        check_unfused = (model, stage, world) in UNFUSED
+    cases = SIMT_CASES if args.simt else [c + (None,) for c in CASES]
+    for model, stage, world, config, order in cases:
+        check_unfused = (model, stage, world) in UNFUSED and not args.simt
+        env = dict(os.environ)
+        env.pop("ZEROC_RT_CUDA_EMU_SIMT", None)
         if model.startswith("hf/"):
             name, _, export = model[3:].partition("@")
             onnx = os.path.join(HF, name, export or "helper_ts17", "model.onnx")
@@ -93,7 +112,9 @@ def main():
             if r.returncode:
                 print("data for %s failed:\n%s" % (model, r.stdout))
                 return 1
-        tag = "%s-s%d-w%d%s" % (model.replace("/", "-").replace("@", "-"), stage, world, "-cfg" + str(passed + failed) if config else "")
+        tag = "%s-s%d-w%d%s%s" % (model.replace("/", "-").replace("@", "-"), stage, world,
+                                  "-cfg" + str(passed + failed) if config else "",
+                                  "-simt-" + order if order else "")
         losses, params, why = {}, {}, ""
         runs = ("cpu", "cuda-emu") + (("cuda-emu-unfused",) if check_unfused else ())
         for target in runs:
@@ -114,6 +135,8 @@ def main():
                 why = "%s compile failed: %s" % (target, r.stdout.strip().splitlines()[-1:])
                 break
             log = os.path.join(out, "log.jsonl")
+            if order and target != "cpu":
+                env["ZEROC_RT_CUDA_EMU_SIMT"] = order
             r = run(MPIRUN + ["-np", str(world), "--oversubscribe", "--bind-to", "none",
                      os.path.join(out, "train"), "--data", data, "--steps", str(args.steps),
                      "--log-jsonl", log, "--save-params", os.path.join(out, "params"),

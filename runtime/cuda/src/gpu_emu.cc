@@ -2,10 +2,11 @@
 //
 // Host memory (256-byte aligned, zeroed), copies done at once, one stream,
 // events that are always complete. Kernels run through compat.h's launch,
-// one block after the other. The emulation remembers which blocks are "device
-// memory" and fails a copy whose ends are on the wrong side, as
-// cudaMemcpy would on a GPU, so that tests here catch a host pointer where
-// device memory belongs (and isHostPointer answers as on a GPU).
+// one block after the other (simt_emu.cc runs a block's threads). The
+// emulation remembers which blocks are "device memory" and fails a copy
+// whose ends are on the wrong side, as cudaMemcpy would on a GPU, so that
+// tests here catch a host pointer where device memory belongs (and
+// isHostPointer answers as on a GPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,10 +21,6 @@
 #include <map>
 
 namespace zeroc_rt::cuda {
-
-namespace emu {
-thread_local int64_t currentBlock = 0, currentGrid = 1;
-} // namespace emu
 
 namespace {
 unsigned errorWords[2];
@@ -131,7 +128,13 @@ zeroc_rt_status_t gpuStreamWait(void *, void *) { return nullptr; }
 zeroc_rt_status_t gpuEventSynchronize(void *) { return nullptr; }
 bool isHostPointer(const void *p) { return !onDevice(p, 1); }
 
-zeroc_rt_status_t launchStatus(int, const char *) { return nullptr; }
+zeroc_rt_status_t launchStatus(int error, const char *kernel) {
+  if (!error)
+    return nullptr;
+  return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL,
+                        "host emulation: kernel %s breaks a rule of the GPU's: %s",
+                        kernel, emu::violation());
+}
 
 unsigned *kernelErrorWord() { return errorWords; }
 double *deviceScalars() { return scalars; }

@@ -6,13 +6,18 @@
 //  - by nvcc for the GPU (ZEROC_RT_CUDA_DEVICE): kernels are __global__,
 //    launched on the compute stream with the grid and block they ask for;
 //  - by the host C++ compiler for the host emulation (libzeroc_runtime_
-//    cuda_emu): every block of the grid runs in turn with a single thread,
-//    so that the tests check the kernels' index math and arithmetic against
-//    the CPU kernels on machines without a GPU.
+//    cuda_emu): every block of the grid runs in turn. By default a block
+//    has a single thread, so that the tests check the kernels' index math
+//    and arithmetic against the CPU kernels quickly on machines without a
+//    GPU. With ZEROC_RT_CUDA_EMU_SIMT set, a block has the threads the
+//    launch asked for, as fibers (simt_emu.cc): __shared__ memory is shared
+//    by them, syncBlock is a barrier, and the warp reductions below run
+//    their shuffles lane by lane, so that the many-thread logic is checked
+//    too (docs/CudaTarget.md, "The host emulation").
 // Kernels therefore never assume a block size: they loop over their block's
 // work with a stride of blockDim and reduce through blockSum/blockMax. What
-// only a GPU can check (many threads, shared memory, the warp reductions
-// below, the CUDA API) is checked by the kernel tests where a GPU exists.
+// only a GPU can check (real concurrency, the CUDA API, cuBLASLt, NCCL) is
+// checked by the kernel tests where a GPU exists.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +38,6 @@
 #define ZRT_HD inline
 #define ZRT_DEV inline
 #define ZRT_GLOBAL static
-#define __shared__
 #endif
 
 namespace zeroc_rt::cuda {
@@ -47,61 +51,103 @@ ZRT_DEV int64_t gridBlocks() { return gridDim.x; }
 ZRT_DEV int threadIndex() { return threadIdx.x; }
 ZRT_DEV int blockThreads() { return blockDim.x; }
 ZRT_DEV void syncBlock() { __syncthreads(); }
+/// `v` of the lane `laneMask` apart (xor) in the warp; every lane of a
+/// full warp takes part.
+template <typename T> ZRT_DEV T shuffleXor(T v, int laneMask) {
+  return __shfl_xor_sync(0xffffffffu, v, laneMask);
+}
+ZRT_DEV void atomicOr(unsigned *flag, unsigned bits) { ::atomicOr(flag, bits); }
+ZRT_DEV void atomicAddDouble(double *to, double v) { ::atomicAdd(to, v); }
+ZRT_DEV void atomicAddFloat(float *to, float v) { ::atomicAdd(to, v); }
+#else
+/// __shared__ memory: one object for all of a block's (fiber) threads.
+/// Blocks run one after the other, so they may share it too.
+#define __shared__ static thread_local
+namespace emu {
+/// The emulated block of the running kernel, and its thread.
+extern thread_local int64_t currentBlock, currentGrid;
+extern thread_local int currentThread, currentThreads;
+/// Whether blocks run as threads (ZEROC_RT_CUDA_EMU_SIMT); else one thread
+/// per block, which has no warps: the block reductions are the identity.
+bool simt();
+/// Runs body(context) as each of `threads` threads of the current block:
+/// fibers when simt(). 0, or 1 when the block broke a rule of the GPU's
+/// (violation() says which).
+int runBlock(int threads, void (*body)(void *), void *context);
+/// What the last failed runBlock found.
+const char *violation();
+/// __syncthreads: the thread waits until every thread of the block is here.
+void barrier();
+/// __shfl_xor_sync over the full warp, for values of up to 8 bytes.
+uint64_t shuffleXor(uint64_t bits, int laneMask);
+} // namespace emu
+inline int64_t blockIndex() { return emu::currentBlock; }
+inline int64_t gridBlocks() { return emu::currentGrid; }
+inline int threadIndex() { return emu::currentThread; }
+inline int blockThreads() { return emu::currentThreads; }
+inline void syncBlock() { emu::barrier(); }
+template <typename T> inline T shuffleXor(T v, int laneMask) {
+  static_assert(sizeof(T) <= 8, "a shuffle moves at most 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  bits = emu::shuffleXor(bits, laneMask);
+  std::memcpy(&v, &bits, sizeof(T));
+  return v;
+}
+inline void atomicOr(unsigned *flag, unsigned bits) { *flag |= bits; }
+inline void atomicAddDouble(double *to, double v) { *to += v; }
+inline void atomicAddFloat(float *to, float v) { *to += v; }
+#endif
+
+/// Whether the block reduces across threads: always on a GPU; with one
+/// thread per block on the default emulation there is nothing to reduce.
+ZRT_DEV bool blockReduces() {
+#if ZEROC_RT_CUDA_DEVICE
+  return true;
+#else
+  return emu::simt();
+#endif
+}
 
 /// The sum (max) of `v` over the block's threads, in every thread;
 /// `scratch` is 32 elements of shared memory (blockDim is a multiple of 32,
 /// at most 1024).
 template <typename T> ZRT_DEV T warpSum(T v) {
   for (int o = 16; o > 0; o >>= 1)
-    v += __shfl_xor_sync(0xffffffffu, v, o);
+    v += shuffleXor(v, o);
   return v;
 }
 template <typename T> ZRT_DEV T warpMax(T v) {
   for (int o = 16; o > 0; o >>= 1) {
-    T w = __shfl_xor_sync(0xffffffffu, v, o);
+    T w = shuffleXor(v, o);
     v = (w > v || w != w) ? w : v;
   }
   return v;
 }
 template <typename T> ZRT_DEV T blockSum(T v, T *scratch) {
+  if (!blockReduces())
+    return v;
   v = warpSum(v);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads(); // scratch may still be read by a previous reduction
+  const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
+  syncBlock(); // scratch may still be read by a previous reduction
   if (lane == 0)
     scratch[warp] = v;
-  __syncthreads();
-  const int warps = (blockDim.x + 31) >> 5;
+  syncBlock();
+  const int warps = (blockThreads() + 31) >> 5;
   return warpSum(lane < warps ? scratch[lane] : T(0));
 }
 template <typename T> ZRT_DEV T blockMax(T v, T *scratch) {
+  if (!blockReduces())
+    return v;
   v = warpMax(v);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();
+  const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
+  syncBlock();
   if (lane == 0)
     scratch[warp] = v;
-  __syncthreads();
-  const int warps = (blockDim.x + 31) >> 5;
+  syncBlock();
+  const int warps = (blockThreads() + 31) >> 5;
   return warpMax(lane < warps ? scratch[lane] : T(-INFINITY));
 }
-ZRT_DEV void atomicOr(unsigned *flag, unsigned bits) { ::atomicOr(flag, bits); }
-ZRT_DEV void atomicAddDouble(double *to, double v) { ::atomicAdd(to, v); }
-ZRT_DEV void atomicAddFloat(float *to, float v) { ::atomicAdd(to, v); }
-#else
-namespace emu {
-/// The emulated block of the running kernel (one thread per block).
-extern thread_local int64_t currentBlock, currentGrid;
-} // namespace emu
-inline int64_t blockIndex() { return emu::currentBlock; }
-inline int64_t gridBlocks() { return emu::currentGrid; }
-inline int threadIndex() { return 0; }
-inline int blockThreads() { return 1; }
-inline void syncBlock() {}
-template <typename T> inline T blockSum(T v, T *) { return v; }
-template <typename T> inline T blockMax(T v, T *) { return v; }
-inline void atomicOr(unsigned *flag, unsigned bits) { *flag |= bits; }
-inline void atomicAddDouble(double *to, double v) { *to += v; }
-inline void atomicAddFloat(float *to, float v) { *to += v; }
-#endif
 
 /// log(), for kernels with a parameter named `log`.
 template <typename T> ZRT_HD T log_(T v) { return log(v); }
@@ -135,11 +181,15 @@ inline cudaError_t launch(void (*kernel)(K...), int64_t grid, int block,
 }
 #else
 template <typename... K, typename... A>
-inline int launch(void (*kernel)(K...), int64_t grid, int, A &&...args) {
+inline int launch(void (*kernel)(K...), int64_t grid, int block, A &&...args) {
+  auto run = [&] { kernel(static_cast<K>(args)...); };
+  const int threads = emu::simt() ? block : 1;
   emu::currentGrid = grid;
   for (int64_t b = 0; b < grid; ++b) {
     emu::currentBlock = b;
-    kernel(static_cast<K>(args)...);
+    if (int error = emu::runBlock(
+            threads, [](void *c) { (*static_cast<decltype(run) *>(c))(); }, &run))
+      return error;
   }
   return 0;
 }

@@ -1,0 +1,204 @@
+//===- simt_emu.cc - The emulation's blocks of many threads ---------------===//
+//
+// With ZEROC_RT_CUDA_EMU_SIMT set, an emulated block runs the threads its
+// launch asked for, each a fiber (ucontext) with a stack of its own, one at a
+// time on the calling thread. A fiber runs until it reaches a barrier
+// (syncBlock), a warp shuffle or its end; then the next one runs. When every
+// thread has stopped, the scheduler:
+//  - completes the shuffles of each warp whose 32 lanes are all at one, and
+//    runs those lanes on;
+//  - else, when every thread left is at a barrier, runs them all on.
+// Anything else is a kernel that would hang or be undefined on a GPU, and
+// fails the launch with what it was: a barrier some threads of the block
+// returned before, a shuffle with lanes missing (the warp not full, or
+// lanes elsewhere), more than 1024 threads.
+//
+// Threads run in index order, or the reverse with
+// ZEROC_RT_CUDA_EMU_SIMT=reverse: a read of another thread's __shared__
+// write that lacks a barrier between them reads a stale value in one order
+// or the other, and the kernel tests then disagree with the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zeroc_rt_cuda/compat.h"
+
+#include <ucontext.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zeroc_rt::cuda::emu {
+
+thread_local int64_t currentBlock = 0, currentGrid = 1;
+thread_local int currentThread = 0, currentThreads = 1;
+
+namespace {
+
+enum class Mode { Single, Forward, Reverse };
+
+Mode modeFromEnvironment() {
+  const char *v = std::getenv("ZEROC_RT_CUDA_EMU_SIMT");
+  if (!v || !*v || std::strcmp(v, "0") == 0)
+    return Mode::Single;
+  return std::strcmp(v, "reverse") == 0 ? Mode::Reverse : Mode::Forward;
+}
+
+Mode mode() {
+  static const Mode m = modeFromEnvironment();
+  return m;
+}
+
+constexpr int kWarp = 32;
+constexpr int kMaxThreads = 1024;
+constexpr size_t kStackBytes = 128 << 10;
+
+enum class At { Running, Barrier, Shuffle, Done };
+
+struct Fiber {
+  ucontext_t context;
+  std::unique_ptr<char[]> stack;
+  At at = At::Done;
+  uint64_t sent = 0, received = 0; ///< a shuffle's value out and in
+  int laneMask = 0;
+};
+
+struct Block {
+  ucontext_t scheduler;
+  std::vector<Fiber> fibers;
+  void (*body)(void *) = nullptr;
+  void *context = nullptr;
+  std::string violation;
+};
+
+thread_local Block block;
+
+void fiberEntry() {
+  block.body(block.context);
+  block.fibers[currentThread].at = At::Done;
+  // Returning resumes uc_link, the scheduler.
+}
+
+/// Stops the running fiber at `at` until the scheduler runs it on.
+void stopAt(At at) {
+  Fiber &f = block.fibers[currentThread];
+  f.at = at;
+  swapcontext(&f.context, &block.scheduler);
+}
+
+int fail(const char *format, int a, int b) {
+  char text[256];
+  std::snprintf(text, sizeof text, format, a, b);
+  block.violation = "block " + std::to_string(currentBlock) + ": " + text;
+  return 1;
+}
+
+/// Completes the shuffles of every warp whose lanes are all at one; 1 when
+/// a warp has lanes at a shuffle and others elsewhere. *released: whether
+/// any lane runs on.
+int completeShuffles(int threads, bool *released) {
+  for (int lo = 0; lo < threads; lo += kWarp) {
+    const int hi = lo + kWarp < threads ? lo + kWarp : threads;
+    int shuffling = 0;
+    for (int t = lo; t < hi; ++t)
+      shuffling += block.fibers[t].at == At::Shuffle;
+    if (shuffling == 0)
+      continue;
+    if (shuffling != kWarp)
+      return fail("a full-warp shuffle reached by %d lanes of warp %d "
+                  "(the block's threads are not a multiple of 32, or lanes "
+                  "returned or wait at a barrier)",
+                  shuffling, lo / kWarp);
+    for (int t = lo; t < hi; ++t) {
+      Fiber &f = block.fibers[t];
+      f.received = block.fibers[lo + ((t - lo) ^ (f.laneMask & (kWarp - 1)))].sent;
+      f.at = At::Running;
+    }
+    *released = true;
+  }
+  return 0;
+}
+
+int runFibers(int threads) {
+  if (threads < 1 || threads > kMaxThreads)
+    return fail("a launch of %d threads per block (at most %d)", threads, kMaxThreads);
+  if (block.fibers.size() < static_cast<size_t>(threads))
+    block.fibers.resize(threads);
+  for (int t = 0; t < threads; ++t) {
+    Fiber &f = block.fibers[t];
+    if (!f.stack)
+      f.stack.reset(new char[kStackBytes]);
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = f.stack.get();
+    f.context.uc_stack.ss_size = kStackBytes;
+    f.context.uc_link = &block.scheduler;
+    makecontext(&f.context, fiberEntry, 0);
+    f.at = At::Running;
+  }
+  const bool reverse = mode() == Mode::Reverse;
+  for (;;) {
+    for (int k = 0; k < threads; ++k) {
+      const int t = reverse ? threads - 1 - k : k;
+      if (block.fibers[t].at != At::Running)
+        continue;
+      currentThread = t;
+      swapcontext(&block.scheduler, &block.fibers[t].context);
+    }
+    bool released = false;
+    if (completeShuffles(threads, &released))
+      return 1;
+    if (released)
+      continue;
+    int done = 0;
+    for (int t = 0; t < threads; ++t)
+      done += block.fibers[t].at == At::Done;
+    if (done == threads)
+      return 0;
+    if (done != 0)
+      return fail("a barrier reached by %d of the block's %d threads (the "
+                  "others returned)",
+                  threads - done, threads);
+    for (int t = 0; t < threads; ++t)
+      block.fibers[t].at = At::Running;
+  }
+}
+
+} // namespace
+
+bool simt() { return mode() != Mode::Single; }
+
+int runBlock(int threads, void (*body)(void *), void *context) {
+  currentThreads = threads;
+  if (!simt()) {
+    currentThread = 0;
+    body(context);
+    return 0;
+  }
+  block.body = body;
+  block.context = context;
+  const int result = runFibers(threads);
+  currentThread = 0;
+  return result;
+}
+
+const char *violation() { return block.violation.c_str(); }
+
+void barrier() {
+  if (simt())
+    stopAt(At::Barrier);
+}
+
+uint64_t shuffleXor(uint64_t bits, int laneMask) {
+  if (!simt())
+    return bits; // one thread: its own lane
+  Fiber &f = block.fibers[currentThread];
+  f.sent = bits;
+  f.laneMask = laneMask;
+  stopAt(At::Shuffle);
+  return block.fibers[currentThread].received;
+}
+
+} // namespace zeroc_rt::cuda::emu
