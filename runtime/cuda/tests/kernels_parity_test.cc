@@ -670,6 +670,26 @@ TEST_P(KernelParity, SumTo) {
   }
 }
 
+// Bias-gradient shapes: the reduced dims lead, 32 or more kept elements
+// after them (kernels/columns.h: tiles of 32 columns, chunks of rows).
+TEST_P(KernelParity, SumToDownColumns) {
+  struct Case {
+    Dims in, out;
+  };
+  const Case cases[] = {{{3, 70, 37}, {37}},           // a partial tile
+                        {{300, 64}, {1, 64}},          // several chunks of rows
+                        {{2, 90, 33}, {2, 1, 33}},     // two matrices (outer 2)
+                        {{5, 1, 40, 32}, {40, 32}}};   // rows of one dim of size 1
+  for (const Case &c : cases) {
+    SCOPED_TRACE(dimsText(c.in) + " -> " + dimsText(c.out));
+    Tensor in = random(c.in);
+    Tensor out = output(c.out);
+    ASSERT_OK(zeroc_rt_k_sum_to(in.cpu(), out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_sum_to(in.gpu(), out.gpu()));
+    expectClose(out, tol(true), "sum_to");
+  }
+}
+
 TEST_P(KernelParity, Dropout) {
   for (double ratio : {0.1, 0.0, 0.5, 1.0})
     for (uint64_t counter : {uint64_t{0}, uint64_t{7}}) {
@@ -773,6 +793,32 @@ TEST_P(KernelParity, Reduce) {
       }
 }
 
+TEST_P(KernelParity, ReduceDownColumns) {
+  const Dims in{4, 130, 35};
+  const std::pair<zeroc_rt_tensor_reduce_op_t, const char *> ops[] = {
+      {ZEROC_RT_REDUCE_OP_SUM, "sum"},
+      {ZEROC_RT_REDUCE_OP_MEAN, "mean"},
+      {ZEROC_RT_REDUCE_OP_MAX, "max"}};
+  for (const auto &[op, name] : ops)
+    for (uint32_t mask : {1u, 2u, 3u}) {
+      Dims outDims;
+      for (size_t d = 0; d < in.size(); ++d)
+        if (!(mask & (1u << d)))
+          outDims.push_back(in[d]);
+      SCOPED_TRACE(std::string(name) + " mask " + std::to_string(mask));
+      Tensor x = random(in, -2.0, 2.0);
+      if (op == ZEROC_RT_REDUCE_OP_MAX) {
+        x.set(35 * 77 + 3, kNaN); // a NaN wins its column
+        x.upload();
+      }
+      Tensor out = output(outDims);
+      ASSERT_OK(zeroc_rt_k_reduce(op, x.cpu(), mask, out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_reduce(op, x.gpu(), mask, out.gpu()));
+      expectClose(out, op == ZEROC_RT_REDUCE_OP_MAX ? kExact : tol(true),
+                  std::string("reduce ") + name);
+    }
+}
+
 TEST_P(KernelParity, ReduceMaxPropagatesNaN) {
   Tensor x = random({3, 4, 5});
   x.set(7, kNaN);
@@ -791,73 +837,91 @@ TEST_P(KernelParity, ReduceMaxPropagatesNaN) {
   }
 }
 
+// Rows of 6 and 3 elements, and of 2500: more than the 2048 a block of
+// kBlock threads keeps in registers (rows.cu's kRowCache), so that both of
+// the kernels' paths run with many threads per block (ZEROC_RT_CUDA_EMU_SIMT)
+// as with one.
+const Dims kSoftmaxShapes[] = {{3, 4, 6}, {2, 2500}};
+
 TEST_P(KernelParity, Softmax) {
-  for (int64_t axis : {int64_t{-1}, int64_t{1}, int64_t{0}})
-    for (int log : {0, 1}) {
-      SCOPED_TRACE("axis " + std::to_string(axis) + (log ? " log_softmax" : " softmax"));
-      Tensor x = random({3, 4, 6}, -5.0, 5.0);
-      Tensor y = output({3, 4, 6});
-      ASSERT_OK(zeroc_rt_k_softmax(x.cpu(), axis, log, y.cpu()));
-      ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax(x.gpu(), axis, log, y.gpu()));
-      expectClose(y, tol(true), "softmax");
-    }
+  for (const Dims &shape : kSoftmaxShapes) {
+    for (int64_t axis : {int64_t{-1}, int64_t{1}, int64_t{0}})
+      for (int log : {0, 1}) {
+        SCOPED_TRACE(dimsText(shape) + " axis " + std::to_string(axis) +
+                     (log ? " log_softmax" : " softmax"));
+        Tensor x = random(shape, -5.0, 5.0);
+        Tensor y = output(shape);
+        ASSERT_OK(zeroc_rt_k_softmax(x.cpu(), axis, log, y.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax(x.gpu(), axis, log, y.gpu()));
+        expectClose(y, tol(true), "softmax");
+      }
+  }
 }
 
 TEST_P(KernelParity, SoftmaxGrad) {
-  for (int64_t axis : {int64_t{-1}, int64_t{1}})
-    for (int log : {0, 1}) {
-      SCOPED_TRACE("axis " + std::to_string(axis) + (log ? " log_softmax" : " softmax"));
-      Tensor x = random({3, 4, 6}, -3.0, 3.0);
-      Tensor y(dt(), {3, 4, 6}); // the forward output, from the CPU kernel
-      ASSERT_OK(zeroc_rt_k_softmax(x.cpu(), axis, log, y.cpu()));
-      y.upload();
-      Tensor gy = random({3, 4, 6});
-      Tensor gx = output({3, 4, 6});
-      ASSERT_OK(zeroc_rt_k_softmax_grad(y.cpu(), gy.cpu(), axis, log, gx.cpu()));
-      ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_grad(y.gpu(), gy.gpu(), axis, log, gx.gpu()));
-      expectClose(gx, tol(true), "softmax_grad");
-    }
+  for (const Dims &shape : kSoftmaxShapes) {
+    for (int64_t axis : {int64_t{-1}, int64_t{1}})
+      for (int log : {0, 1}) {
+        SCOPED_TRACE(dimsText(shape) + " axis " + std::to_string(axis) +
+                     (log ? " log_softmax" : " softmax"));
+        Tensor x = random(shape, -3.0, 3.0);
+        Tensor y(dt(), shape); // the forward output, from the CPU kernel
+        ASSERT_OK(zeroc_rt_k_softmax(x.cpu(), axis, log, y.cpu()));
+        y.upload();
+        Tensor gy = random(shape);
+        Tensor gx = output(shape);
+        ASSERT_OK(zeroc_rt_k_softmax_grad(y.cpu(), gy.cpu(), axis, log, gx.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_grad(y.gpu(), gy.gpu(), axis, log, gx.gpu()));
+        expectClose(gx, tol(true), "softmax_grad");
+      }
+  }
 }
 
+// [5, 60, 40] at axis 1: rows of 2400, more than a block keeps in registers
+// (rows.cu's kRowCache); at axis -1 many rows, in several column chunks.
 TEST_P(KernelParity, LayerNorm) {
-  const Dims xDims{3, 4, 6};
-  for (int64_t axis : {int64_t{-1}, int64_t{1}})
-    for (bool withBias : {true, false}) {
-      SCOPED_TRACE("axis " + std::to_string(axis) + (withBias ? " bias" : " no bias"));
-      const Dims params = axis == 1 ? Dims{4, 6} : Dims{6};
-      Tensor x = random(xDims, 1.0, 3.0); // a mean far from 0
-      Tensor scale = random(params, 0.5, 1.5), bias = random(params);
-      Tensor y = output(xDims);
-      const double eps = 1e-5;
-      ASSERT_OK(zeroc_rt_k_layer_norm(x.cpu(), scale.cpu(), withBias ? bias.cpu() : nullptr,
-                                      axis, eps, y.cpu()));
-      ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm(x.gpu(), scale.gpu(),
-                                               withBias ? bias.gpu() : nullptr, axis, eps,
-                                               y.gpu()));
-      expectClose(y, tol(true), "layer_norm");
-    }
+  for (const Dims &xDims : {Dims{3, 4, 6}, Dims{5, 60, 40}}) {
+    for (int64_t axis : {int64_t{-1}, int64_t{1}})
+      for (bool withBias : {true, false}) {
+        SCOPED_TRACE(dimsText(xDims) + " axis " + std::to_string(axis) +
+                     (withBias ? " bias" : " no bias"));
+        const Dims params = axis == 1 ? Dims(xDims.begin() + 1, xDims.end()) : Dims{xDims.back()};
+        Tensor x = random(xDims, 1.0, 3.0); // a mean far from 0
+        Tensor scale = random(params, 0.5, 1.5), bias = random(params);
+        Tensor y = output(xDims);
+        const double eps = 1e-5;
+        ASSERT_OK(zeroc_rt_k_layer_norm(x.cpu(), scale.cpu(), withBias ? bias.cpu() : nullptr,
+                                        axis, eps, y.cpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm(x.gpu(), scale.gpu(),
+                                                 withBias ? bias.gpu() : nullptr, axis, eps,
+                                                 y.gpu()));
+        expectClose(y, tol(true), "layer_norm");
+      }
+  }
 }
 
 TEST_P(KernelParity, LayerNormGrad) {
-  const Dims xDims{3, 4, 6};
-  for (int64_t axis : {int64_t{-1}, int64_t{1}})
-    for (bool withBias : {true, false}) {
-      SCOPED_TRACE("axis " + std::to_string(axis) + (withBias ? " grad_bias" : " no grad_bias"));
-      const Dims params = axis == 1 ? Dims{4, 6} : Dims{6};
-      Tensor x = random(xDims, 1.0, 3.0);
-      Tensor scale = random(params, 0.5, 1.5);
-      Tensor gy = random(xDims);
-      Tensor gx = output(xDims), gscale = output(params), gbias = output(params);
-      const double eps = 1e-5;
-      ASSERT_OK(zeroc_rt_k_layer_norm_grad(x.cpu(), scale.cpu(), axis, eps, gy.cpu(), gx.cpu(),
-                                           gscale.cpu(), withBias ? gbias.cpu() : nullptr));
-      ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm_grad(x.gpu(), scale.gpu(), axis, eps, gy.gpu(),
-                                                    gx.gpu(), gscale.gpu(),
-                                                    withBias ? gbias.gpu() : nullptr));
-      expectClose(gx, tol(true), "layer_norm_grad grad_x");
-      expectClose(gscale, tol(true), "layer_norm_grad grad_scale");
-      expectClose(gbias, tol(true), "layer_norm_grad grad_bias"); // the sentinel without
-    }
+  for (const Dims &xDims : {Dims{3, 4, 6}, Dims{5, 60, 40}}) {
+    for (int64_t axis : {int64_t{-1}, int64_t{1}})
+      for (bool withBias : {true, false}) {
+        SCOPED_TRACE(dimsText(xDims) + " axis " + std::to_string(axis) +
+                     (withBias ? " grad_bias" : " no grad_bias"));
+        const Dims params = axis == 1 ? Dims(xDims.begin() + 1, xDims.end()) : Dims{xDims.back()};
+        Tensor x = random(xDims, 1.0, 3.0);
+        Tensor scale = random(params, 0.5, 1.5);
+        Tensor gy = random(xDims);
+        Tensor gx = output(xDims), gscale = output(params), gbias = output(params);
+        const double eps = 1e-5;
+        ASSERT_OK(zeroc_rt_k_layer_norm_grad(x.cpu(), scale.cpu(), axis, eps, gy.cpu(), gx.cpu(),
+                                             gscale.cpu(), withBias ? gbias.cpu() : nullptr));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm_grad(x.gpu(), scale.gpu(), axis, eps, gy.gpu(),
+                                                      gx.gpu(), gscale.gpu(),
+                                                      withBias ? gbias.gpu() : nullptr));
+        expectClose(gx, tol(true), "layer_norm_grad grad_x");
+        expectClose(gscale, tol(true), "layer_norm_grad grad_scale");
+        expectClose(gbias, tol(true), "layer_norm_grad grad_bias"); // the sentinel without
+      }
+  }
 }
 
 TEST_P(KernelParity, SoftmaxCrossEntropy) {

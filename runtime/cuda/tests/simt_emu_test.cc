@@ -1,4 +1,4 @@
-//===- simt_emu_test.cc - The emulation's blocks of many threads -*- C++ -*-===//
+//===- simt_emu_test.cc - The emulation's many-thread blocks -*- C++ -*-===//
 //
 // simt_emu.cc on kernels written for the test: that a block has the threads
 // its launch asked for, that __shared__ memory and barriers behave as on a

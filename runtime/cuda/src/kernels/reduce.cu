@@ -1,10 +1,14 @@
 //===- kernels/reduce.cu - Reductions over dims: reduce, sum_to -----------===//
 //
-// One block per output element (grid-stride over the outputs), its threads
+// Where the reduced dims are one run with at least kColumnTile contiguous
+// kept elements after them (a bias gradient: [B, T, C] -> [C]), the input is
+// [outer, rows, cols] reduced down its columns (kernels/columns.h). Else one
+// block per output element (grid-stride over the outputs), its threads
 // striding over the reduced elements and combining with blockSum/blockMax.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kernels/columns.h"
 #include "kernels/common.h"
 
 namespace zeroc_rt::cuda {
@@ -69,6 +73,56 @@ ZRT_GLOBAL void reduceKernel(const S *in, S *out, Split s, int op) {
   }
 }
 
+/// The NaN-propagating max, or the sum, of two partial values.
+template <typename C> ZRT_DEV C combineOp(C a, C b, int op) {
+  return op == ZEROC_RT_REDUCE_OP_MAX ? ((b > a || b != b) ? b : a) : a + b;
+}
+
+template <typename S>
+ZRT_GLOBAL void reduceColumnsKernel(const S *in, ColumnPlan p, int op,
+                                    typename Compute<S>::type *partials) {
+  using C = typename Compute<S>::type;
+  __shared__ C shared[1][kColumnTile][kColumnTile + 1];
+  columnPartials<1>(
+      p, op == ZEROC_RT_REDUCE_OP_MAX ? C(-INFINITY) : C(0), shared, partials,
+      [&](int64_t o, int64_t r, int64_t c, C *v) { v[0] = load(in[(o * p.rows + r) * p.cols + c]); },
+      [&](C a, C b) { return combineOp(a, b, op); });
+}
+
+template <typename S>
+ZRT_GLOBAL void reduceColumnsFinishKernel(const typename Compute<S>::type *partials, S *out,
+                                          ColumnPlan p, int op) {
+  using C = typename Compute<S>::type;
+  for (int64_t i = gridFirst(); i < p.outputs(); i += gridStride()) {
+    C v[1];
+    combineColumn<1>(p, partials, i, v, [&](C a, C b) { return combineOp(a, b, op); });
+    out[i] = storeD<S>(op == ZEROC_RT_REDUCE_OP_MEAN ? v[0] / C(p.rows) : v[0]);
+  }
+}
+
+/// Whether the dims `mask` reduces are one run (dims of size 1 aside) with
+/// at least kColumnTile elements after it: then *plan is the column plan.
+bool columnsOf(const zeroc_rt_tensor_t &in, uint32_t mask, ColumnPlan *plan) {
+  int first = -1, last = -1;
+  for (int d = 0; d < in.rank; ++d)
+    if ((mask & (1u << d)) && in.dims[d] != 1) {
+      first = first < 0 ? d : first;
+      last = d;
+    }
+  if (first < 0)
+    return false;
+  for (int d = first; d <= last; ++d)
+    if (!(mask & (1u << d)) && in.dims[d] != 1)
+      return false;
+  const int64_t outer = kernels::product(in.dims, 0, first);
+  const int64_t rows = kernels::product(in.dims, first, last + 1);
+  const int64_t cols = kernels::product(in.dims, last + 1, in.rank);
+  if (cols < kColumnTile)
+    return false;
+  *plan = columnPlan(outer, rows, cols);
+  return true;
+}
+
 zeroc_rt_status_t launchReduce(const char *k, const zeroc_rt_tensor_t *in,
                                const zeroc_rt_tensor_t *out, uint32_t mask, int op) {
   using namespace zeroc_rt::kernels;
@@ -78,8 +132,23 @@ zeroc_rt_status_t launchReduce(const char *k, const zeroc_rt_tensor_t *in,
                           describe(*out).c_str(), describe(*in).c_str());
   if (s.outputs == 0)
     return nullptr;
-  return dispatchFloat(k, in->dtype, [&](auto v) {
+  ColumnPlan plan;
+  const bool columns = columnsOf(*in, mask, &plan);
+  return dispatchFloat(k, in->dtype, [&](auto v) -> zeroc_rt_status_t {
     using S = decltype(v);
+    using C = typename Compute<S>::type;
+    if (columns) {
+      void *scratch = nullptr;
+      ZEROC_RT_RETURN_IF_ERROR(
+          gpuScratch(columnPartialCount(plan, 1) * sizeof(C), &scratch));
+      C *partials = static_cast<C *>(scratch);
+      ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, reduceColumnsKernel<S>, cappedBlocks(plan.blocks()),
+                                          kBlock, static_cast<const S *>(in->data), plan, op,
+                                          partials));
+      return ZRT_LAUNCH(k, reduceColumnsFinishKernel<S>, blocksFor(plan.outputs()), kBlock,
+                        static_cast<const C *>(partials), static_cast<S *>(out->data), plan,
+                        op);
+    }
     int64_t blocks = s.outputs > 65535 * 16 ? 65535 * 16 : s.outputs;
     return ZRT_LAUNCH(k, reduceKernel<S>, blocks, kBlock, static_cast<const S *>(in->data),
                       static_cast<S *>(out->data), s, op);

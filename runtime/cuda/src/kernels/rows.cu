@@ -3,10 +3,12 @@
 // One block per row (the elements a softmax or a normalization runs over,
 // at a stride when the axis is not the last), its threads striding over
 // the row and reducing with blockSum/blockMax. Statistics in float (double
-// for F64).
+// for F64). The layer norm's parameter gradients sum down the columns
+// (kernels/columns.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "kernels/columns.h"
 #include "kernels/common.h"
 
 namespace zeroc_rt::cuda {
@@ -48,13 +50,57 @@ ZRT_DEV void rowMaxAndSum(const S *x, int64_t base, int64_t count, int64_t strid
   sum = blockSum(sum, scratch);
 }
 
+/// Elements of a row each thread keeps in registers: a softmax row of up to
+/// kRowCache * blockDim elements (2048 at kBlock threads: the attention's
+/// rows) is read from memory once, where the uncached loops read it three
+/// times (the max, the sum, the output). Thread t keeps elements t, t +
+/// blockDim, ..., the elements it would read in the uncached loops, in the
+/// same order, so both give the same bits.
+constexpr int kRowCache = 8;
+
+ZRT_DEV bool rowFitsCache(int64_t count) {
+  return count <= static_cast<int64_t>(kRowCache) * blockThreads();
+}
+
+/// Element i of the thread's cache: the row's element j, or -1 past its end.
+ZRT_DEV int64_t cachedElement(int i, int64_t count) {
+  const int64_t j = threadIndex() + static_cast<int64_t>(i) * blockThreads();
+  return j < count ? j : -1;
+}
+
 template <typename S>
 ZRT_GLOBAL void softmaxKernel(const S *in, S *out, Rows g, int log) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
+  const bool cached = rowFitsCache(g.count);
   for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
     const int64_t base = rowBase(g, r);
     C mx, sum;
+    if (cached) {
+      C v[kRowCache];
+      mx = C(-INFINITY);
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, g.count);
+        v[i] = j < 0 ? C(0) : load(in[base + j * g.inner]);
+        if (j >= 0)
+          mx = (v[i] > mx || v[i] != v[i]) ? v[i] : mx;
+      }
+      mx = blockMax(mx, scratch);
+      sum = C(0);
+      for (int i = 0; i < kRowCache; ++i)
+        if (cachedElement(i, g.count) >= 0)
+          sum += exp(v[i] - mx);
+      sum = blockSum(sum, scratch);
+      const C lse = log_(sum);
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, g.count);
+        if (j < 0)
+          continue;
+        const C z = v[i] - mx;
+        out[base + j * g.inner] = storeD<S>(log ? z - lse : exp(z) / sum);
+      }
+      continue;
+    }
     rowMaxAndSum(in, base, g.count, g.inner, scratch, mx, sum);
     const C lse = log_(sum);
     for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
@@ -68,9 +114,28 @@ template <typename S>
 ZRT_GLOBAL void softmaxGradKernel(const S *y, const S *gy, S *gx, Rows g, int log) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
+  const bool cached = rowFitsCache(g.count);
   for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
     const int64_t base = rowBase(g, r);
     C dot = C(0);
+    if (cached) { // y and gy read once
+      C yv[kRowCache], gv[kRowCache];
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, g.count);
+        yv[i] = j < 0 ? C(0) : load(y[base + j * g.inner]);
+        gv[i] = j < 0 ? C(0) : load(gy[base + j * g.inner]);
+        if (j >= 0)
+          dot += log ? gv[i] : gv[i] * yv[i];
+      }
+      dot = blockSum(dot, scratch);
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, g.count);
+        if (j >= 0)
+          gx[base + j * g.inner] =
+              storeD<S>(log ? gv[i] - exp(yv[i]) * dot : yv[i] * (gv[i] - dot));
+      }
+      continue;
+    }
     for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
       const int64_t i = base + j * g.inner;
       dot += log ? load(gy[i]) : load(gy[i]) * load(y[i]);
@@ -93,16 +158,35 @@ ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
                                 typename Compute<S>::type *stats) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
+  const bool cached = rowFitsCache(cols);
   for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
     const S *xr = x + r * cols;
+    C v[kRowCache]; // the row's elements, read once (kRowCache)
     C sum = C(0);
-    for (int64_t j = threadIndex(); j < cols; j += blockThreads())
-      sum += load(xr[j]);
+    if (cached) {
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, cols);
+        v[i] = j < 0 ? C(0) : load(xr[j]);
+        if (j >= 0)
+          sum += v[i];
+      }
+    } else {
+      for (int64_t j = threadIndex(); j < cols; j += blockThreads())
+        sum += load(xr[j]);
+    }
     const C mean = blockSum(sum, scratch) / C(cols);
     C sq = C(0);
-    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
-      const C d = load(xr[j]) - mean;
-      sq += d * d;
+    if (cached) {
+      for (int i = 0; i < kRowCache; ++i)
+        if (cachedElement(i, cols) >= 0) {
+          const C d = v[i] - mean;
+          sq += d * d;
+        }
+    } else {
+      for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
+        const C d = load(xr[j]) - mean;
+        sq += d * d;
+      }
     }
     const C rstd = C(1) / sqrt(blockSum(sq, scratch) / C(cols) + C(epsilon));
     if (stats) {
@@ -112,11 +196,20 @@ ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
       }
       continue;
     }
-    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
-      C v = (load(xr[j]) - mean) * rstd * load(scale[j]);
+    for (int i = 0; cached && i < kRowCache; ++i) {
+      const int64_t j = cachedElement(i, cols);
+      if (j < 0)
+        continue;
+      C w = (v[i] - mean) * rstd * load(scale[j]);
       if (bias)
-        v += load(bias[j]);
-      y[r * cols + j] = storeD<S>(v);
+        w += load(bias[j]);
+      y[r * cols + j] = storeD<S>(w);
+    }
+    for (int64_t j = threadIndex(); !cached && j < cols; j += blockThreads()) {
+      C w = (load(xr[j]) - mean) * rstd * load(scale[j]);
+      if (bias)
+        w += load(bias[j]);
+      y[r * cols + j] = storeD<S>(w);
     }
   }
 }
@@ -127,18 +220,37 @@ ZRT_GLOBAL void layerNormGradXKernel(const S *x, const S *scale, const S *gy, S 
                                      const typename Compute<S>::type *stats) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
+  const bool cached = rowFitsCache(cols);
   for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
     const C mean = stats[2 * r], rstd = stats[2 * r + 1];
     const int64_t o = r * cols;
     C a = C(0), b = C(0); // sums of gy*s and gy*s*xhat
-    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
-      const C gs = load(gy[o + j]) * load(scale[j]);
-      a += gs;
-      b += gs * (load(x[o + j]) - mean) * rstd;
+    C gsv[kRowCache], xmv[kRowCache]; // gy*s and x - mean, read once (kRowCache)
+    if (cached) {
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, cols);
+        gsv[i] = j < 0 ? C(0) : load(gy[o + j]) * load(scale[j]);
+        xmv[i] = j < 0 ? C(0) : load(x[o + j]) - mean;
+        if (j >= 0) {
+          a += gsv[i];
+          b += gsv[i] * xmv[i] * rstd;
+        }
+      }
+    } else {
+      for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
+        const C gs = load(gy[o + j]) * load(scale[j]);
+        a += gs;
+        b += gs * (load(x[o + j]) - mean) * rstd;
+      }
     }
     a = blockSum(a, scratch) / C(cols);
     b = blockSum(b, scratch) / C(cols);
-    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
+    for (int i = 0; cached && i < kRowCache; ++i) {
+      const int64_t j = cachedElement(i, cols);
+      if (j >= 0)
+        gx[o + j] = storeD<S>(rstd * (gsv[i] - a - xmv[i] * rstd * b));
+    }
+    for (int64_t j = threadIndex(); !cached && j < cols; j += blockThreads()) {
       const C xhat = (load(x[o + j]) - mean) * rstd;
       const C gs = load(gy[o + j]) * load(scale[j]);
       gx[o + j] = storeD<S>(rstd * (gs - a - xhat * b));
@@ -146,29 +258,35 @@ ZRT_GLOBAL void layerNormGradXKernel(const S *x, const S *scale, const S *gy, S 
   }
 }
 
-/// grad_scale[j] = sum_r gy * xhat, grad_bias[j] = sum_r gy: one block per
-/// column, its threads striding over the rows.
+/// grad_scale[j] = sum_r gy * xhat, grad_bias[j] = sum_r gy: down the
+/// columns of [rows, cols] (kernels/columns.h), both sums in one pass.
 template <typename S>
-ZRT_GLOBAL void layerNormGradParamsKernel(const S *x, const S *gy, S *gscale, S *gbias,
-                                          int64_t rows, int64_t cols,
-                                          const typename Compute<S>::type *stats) {
+ZRT_GLOBAL void layerNormGradParamsKernel(const S *x, const S *gy, ColumnPlan p,
+                                          const typename Compute<S>::type *stats,
+                                          typename Compute<S>::type *partials) {
   using C = typename Compute<S>::type;
-  __shared__ C scratch[32];
-  for (int64_t j = blockIndex(); j < cols; j += gridBlocks()) {
-    C s = C(0), b = C(0);
-    for (int64_t r = threadIndex(); r < rows; r += blockThreads()) {
-      const C g = load(gy[r * cols + j]);
-      s += g * (load(x[r * cols + j]) - stats[2 * r]) * stats[2 * r + 1];
-      b += g;
-    }
-    s = blockSum(s, scratch);
-    b = blockSum(b, scratch);
-    if (threadIndex() == 0) {
-      if (gscale)
-        gscale[j] = storeD<S>(s);
-      if (gbias)
-        gbias[j] = storeD<S>(b);
-    }
+  __shared__ C shared[2][kColumnTile][kColumnTile + 1];
+  columnPartials<2>(
+      p, C(0), shared, partials,
+      [&](int64_t, int64_t r, int64_t c, C *v) {
+        const C g = load(gy[r * p.cols + c]);
+        v[0] = g * (load(x[r * p.cols + c]) - stats[2 * r]) * stats[2 * r + 1];
+        v[1] = g;
+      },
+      [](C a, C b) { return a + b; });
+}
+
+template <typename S>
+ZRT_GLOBAL void layerNormGradParamsFinishKernel(const typename Compute<S>::type *partials,
+                                                S *gscale, S *gbias, ColumnPlan p) {
+  using C = typename Compute<S>::type;
+  for (int64_t j = gridFirst(); j < p.outputs(); j += gridStride()) {
+    C v[2];
+    combineColumn<2>(p, partials, j, v, [](C a, C b) { return a + b; });
+    if (gscale)
+      gscale[j] = storeD<S>(v[0]);
+    if (gbias)
+      gbias[j] = storeD<S>(v[1]);
   }
 }
 
@@ -387,12 +505,18 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_
   ZEROC_RT_RETURN_IF_ERROR(layerNormShape(k, x, scale, nullptr, axis, &rows, &cols));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_y", grad_y));
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_y", *grad_y, "x", *x));
-  void *scratch = nullptr; // each row's mean and 1/std in the compute type
-  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(rows) * 2 * sizeof(double), &scratch));
+  // The scratch: each row's mean and 1/std in the compute type, then the
+  // parameter gradients' partial sums.
+  const ColumnPlan plan = columnPlan(1, rows, cols);
+  const size_t statsBytes = (static_cast<size_t>(rows) * 2 * sizeof(double) + 255) / 256 * 256;
+  void *scratch = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(
+      statsBytes + static_cast<size_t>(columnPartialCount(plan, 2)) * sizeof(double), &scratch));
   return dispatchFloat(k, x->dtype, [&](auto s) -> zeroc_rt_status_t {
     using S = decltype(s);
     using C = typename Compute<S>::type;
     C *stats = static_cast<C *>(scratch);
+    C *partials = reinterpret_cast<C *>(static_cast<char *>(scratch) + statsBytes);
     const S *xp = static_cast<const S *>(x->data), *sp = static_cast<const S *>(scale->data);
     const S *gyp = static_cast<const S *>(grad_y->data);
     ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormKernel<S>, rowBlocks(rows), kBlock, xp, sp,
@@ -402,12 +526,15 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_
       ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormGradXKernel<S>, rowBlocks(rows), kBlock, xp,
                                           sp, gyp, static_cast<S *>(grad_x->data), rows, cols,
                                           static_cast<const C *>(stats)));
-    if (grad_scale || grad_bias)
-      return ZRT_LAUNCH(k, layerNormGradParamsKernel<S>, rowBlocks(cols), kBlock, xp, gyp,
-                        grad_scale ? static_cast<S *>(grad_scale->data) : nullptr,
-                        grad_bias ? static_cast<S *>(grad_bias->data) : nullptr, rows, cols,
-                        static_cast<const C *>(stats));
-    return nullptr;
+    if (!grad_scale && !grad_bias)
+      return nullptr;
+    ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormGradParamsKernel<S>,
+                                        cappedBlocks(plan.blocks()), kBlock, xp, gyp, plan,
+                                        static_cast<const C *>(stats), partials));
+    return ZRT_LAUNCH(k, layerNormGradParamsFinishKernel<S>, blocksFor(plan.outputs()), kBlock,
+                      static_cast<const C *>(partials),
+                      grad_scale ? static_cast<S *>(grad_scale->data) : nullptr,
+                      grad_bias ? static_cast<S *>(grad_bias->data) : nullptr, plan);
   });
 }
 
