@@ -768,13 +768,14 @@ TEST_P(KernelParity, Gemm) {
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
 
+const std::pair<zeroc_rt_tensor_reduce_op_t, const char *> kReduceOps[] = {
+    {ZEROC_RT_REDUCE_OP_SUM, "sum"},
+    {ZEROC_RT_REDUCE_OP_MEAN, "mean"},
+    {ZEROC_RT_REDUCE_OP_MAX, "max"}};
+
 TEST_P(KernelParity, Reduce) {
   const Dims in{3, 4, 5};
-  const std::pair<zeroc_rt_tensor_reduce_op_t, const char *> ops[] = {
-      {ZEROC_RT_REDUCE_OP_SUM, "sum"},
-      {ZEROC_RT_REDUCE_OP_MEAN, "mean"},
-      {ZEROC_RT_REDUCE_OP_MAX, "max"}};
-  for (const auto &[op, name] : ops)
+  for (const auto &[op, name] : kReduceOps)
     for (uint32_t mask : {0u, 1u, 2u, 4u, 5u, 6u, 7u})
       for (bool keepdims : {false, true}) {
         Dims outDims;
@@ -795,11 +796,7 @@ TEST_P(KernelParity, Reduce) {
 
 TEST_P(KernelParity, ReduceDownColumns) {
   const Dims in{4, 130, 35};
-  const std::pair<zeroc_rt_tensor_reduce_op_t, const char *> ops[] = {
-      {ZEROC_RT_REDUCE_OP_SUM, "sum"},
-      {ZEROC_RT_REDUCE_OP_MEAN, "mean"},
-      {ZEROC_RT_REDUCE_OP_MAX, "max"}};
-  for (const auto &[op, name] : ops)
+  for (const auto &[op, name] : kReduceOps)
     for (uint32_t mask : {1u, 2u, 3u}) {
       Dims outDims;
       for (size_t d = 0; d < in.size(); ++d)
