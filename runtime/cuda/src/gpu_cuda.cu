@@ -61,7 +61,8 @@ zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
   ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
       cudaMalloc(reinterpret_cast<void **>(&scalars), 8 * sizeof(double)),
       "allocating the reduction results"));
-  return cudaStatus(cudaMemset(errorWords, 0, 2 * sizeof(unsigned)),
+  // On the compute stream, which does not wait for the legacy one.
+  return cudaStatus(cudaMemsetAsync(errorWords, 0, 2 * sizeof(unsigned), compute),
                     "clearing the kernel error words");
 }
 
@@ -145,7 +146,8 @@ zeroc_rt_status_t gpuSynchronize() {
       "reading the kernel error words"));
   if (words[0] == 0)
     return nullptr;
-  cudaMemset(errorWords, 0, sizeof words);
+  // Cleared in stream order, before the kernels launched after this.
+  cudaMemsetAsync(errorWords, 0, sizeof words, compute);
   return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s",
                         kernelErrorText(words[0], words[1]).c_str());
 }

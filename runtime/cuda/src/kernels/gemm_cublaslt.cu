@@ -14,6 +14,9 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <utility>
+
 namespace zeroc_rt::cuda {
 namespace {
 
@@ -29,10 +32,27 @@ zeroc_rt_status_t lt(cublasStatus_t status, const char *what) {
 }
 
 zeroc_rt_status_t ensureHandle() {
-  if (handle)
+  if (handle && workspace)
     return nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtCreate(&handle), "creating the handle"));
+  if (!handle)
+    ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtCreate(&handle), "creating the handle"));
   return gpuMalloc(kWorkspaceBytes, "the GEMM workspace", &workspace);
+}
+
+/// The largest power of two, at most 256, that divides the address of each
+/// of an operand's matrices: `base` plus each offset (or, batched, each
+/// multiple of the batch stride) in elements of `es` bytes. cuBLASLt's
+/// heuristic assumes 256 unless told, and the plan's buffers are aligned to
+/// less; a kernel that needs more would fail on a misaligned address.
+uint32_t alignmentOf(const void *base, const std::vector<int64_t> &off, size_t es,
+                     bool batched, int64_t stride) {
+  uintptr_t bits = reinterpret_cast<uintptr_t>(base) | 256u;
+  if (batched)
+    bits |= static_cast<uintptr_t>(stride) * es;
+  else
+    for (int64_t o : off)
+      bits |= static_cast<uintptr_t>(o) * es;
+  return static_cast<uint32_t>(bits & (~bits + 1));
 }
 
 bool uniform(const std::vector<int64_t> &off, int64_t *stride) {
@@ -76,9 +96,11 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
                           const void *b, void *out, double alpha, double beta) {
   if (call.offOut.empty() || call.m == 0 || call.n == 0)
     return nullptr;
-  if (call.k == 0) // out = beta * out
-    return beta == 0.0 ? gpuZero(out, call.offOut.size() * call.m * call.n * zeroc_rt_dtype_size(dtype))
-                       : ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "gemm: K = 0 with beta");
+  if (call.k == 0) { // out = beta * out, as the emulation computes it
+    const int64_t count = static_cast<int64_t>(call.offOut.size()) * call.m * call.n;
+    return beta == 0.0 ? gpuZero(out, count * zeroc_rt_dtype_size(dtype))
+                       : zeroc_rt_cuda_k_scale(dtype, out, count, beta);
+  }
   ZEROC_RT_RETURN_IF_ERROR(ensureHandle());
   cudaDataType type;
   cublasComputeType_t compute;
@@ -123,11 +145,25 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
   cublasLtMatmulPreference_t pref = nullptr;
   ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulPreferenceCreate(&pref), "a preference"));
   size_t ws = kWorkspaceBytes;
-  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  // cuBLASLt's A is our B, its B our A, its C and D our out.
+  const uint32_t alignA = alignmentOf(b, call.offB, es, batched, sB);
+  const uint32_t alignB = alignmentOf(a, call.offA, es, batched, sA);
+  const uint32_t alignC = alignmentOf(out, call.offOut, es, batched, sC);
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignC}};
+  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  for (const auto &[attribute, bytes] : aligns)
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatmulPreferenceSetAttribute(pref, attribute, &bytes, sizeof bytes);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle, l.desc, l.a, l.b, l.c, l.c, pref, 1,
-                                                     &result, &found);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulAlgoGetHeuristic(handle, l.desc, l.a, l.b, l.c, l.c, pref, 1, &result,
+                                        &found);
   cublasLtMatmulPreferenceDestroy(pref);
   ZEROC_RT_RETURN_IF_ERROR(lt(st, "choosing an algorithm"));
   if (found == 0)
