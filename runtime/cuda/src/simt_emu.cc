@@ -170,16 +170,17 @@ int runFibers(int threads) {
 
 bool simt() { return mode() != Mode::Single; }
 
-int runBlock(int threads, void (*body)(void *), void *context) {
-  currentThreads = threads;
+int runBlock(int launched, void (*body)(void *), void *context) {
   if (!simt()) {
+    currentThreads = 1;
     currentThread = 0;
     body(context);
     return 0;
   }
+  currentThreads = launched;
   block.body = body;
   block.context = context;
-  const int result = runFibers(threads);
+  const int result = runFibers(launched);
   currentThread = 0;
   return result;
 }

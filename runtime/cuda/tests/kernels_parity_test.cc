@@ -876,13 +876,20 @@ TEST_P(KernelParity, SoftmaxGrad) {
 
 // [5, 60, 40] at axis 1: rows of 2400, more than a block keeps in registers
 // (rows.cu's kRowCache); at axis -1 many rows, in several column chunks.
+const Dims kLayerNormShapes[] = {{3, 4, 6}, {5, 60, 40}};
+
+/// The scale's (and bias's) dims of a layer norm of `x` over `axis` (1 or -1).
+Dims layerNormParams(const Dims &x, int64_t axis) {
+  return axis == 1 ? Dims(x.begin() + 1, x.end()) : Dims{x.back()};
+}
+
 TEST_P(KernelParity, LayerNorm) {
-  for (const Dims &xDims : {Dims{3, 4, 6}, Dims{5, 60, 40}}) {
+  for (const Dims &xDims : kLayerNormShapes) {
     for (int64_t axis : {int64_t{-1}, int64_t{1}})
       for (bool withBias : {true, false}) {
         SCOPED_TRACE(dimsText(xDims) + " axis " + std::to_string(axis) +
                      (withBias ? " bias" : " no bias"));
-        const Dims params = axis == 1 ? Dims(xDims.begin() + 1, xDims.end()) : Dims{xDims.back()};
+        const Dims params = layerNormParams(xDims, axis);
         Tensor x = random(xDims, 1.0, 3.0); // a mean far from 0
         Tensor scale = random(params, 0.5, 1.5), bias = random(params);
         Tensor y = output(xDims);
@@ -898,12 +905,12 @@ TEST_P(KernelParity, LayerNorm) {
 }
 
 TEST_P(KernelParity, LayerNormGrad) {
-  for (const Dims &xDims : {Dims{3, 4, 6}, Dims{5, 60, 40}}) {
+  for (const Dims &xDims : kLayerNormShapes) {
     for (int64_t axis : {int64_t{-1}, int64_t{1}})
       for (bool withBias : {true, false}) {
         SCOPED_TRACE(dimsText(xDims) + " axis " + std::to_string(axis) +
                      (withBias ? " grad_bias" : " no grad_bias"));
-        const Dims params = axis == 1 ? Dims(xDims.begin() + 1, xDims.end()) : Dims{xDims.back()};
+        const Dims params = layerNormParams(xDims, axis);
         Tensor x = random(xDims, 1.0, 3.0);
         Tensor scale = random(params, 0.5, 1.5);
         Tensor gy = random(xDims);

@@ -70,10 +70,10 @@ extern thread_local int currentThread, currentThreads;
 /// Whether blocks run as threads (ZEROC_RT_CUDA_EMU_SIMT); else one thread
 /// per block, which has no warps: the block reductions are the identity.
 bool simt();
-/// Runs body(context) as each of `threads` threads of the current block:
-/// fibers when simt(). 0, or 1 when the block broke a rule of the GPU's
-/// (violation() says which).
-int runBlock(int threads, void (*body)(void *), void *context);
+/// Runs body(context) as each thread of the current block, launched with
+/// `block` threads: those threads as fibers when simt(), else one. 0, or 1
+/// when the block broke a rule of the GPU's (violation() says which).
+int runBlock(int block, void (*body)(void *), void *context);
 /// What the last failed runBlock found.
 const char *violation();
 /// __syncthreads: the thread waits until every thread of the block is here.
@@ -183,12 +183,11 @@ inline cudaError_t launch(void (*kernel)(K...), int64_t grid, int block,
 template <typename... K, typename... A>
 inline int launch(void (*kernel)(K...), int64_t grid, int block, A &&...args) {
   auto run = [&] { kernel(static_cast<K>(args)...); };
-  const int threads = emu::simt() ? block : 1;
   emu::currentGrid = grid;
   for (int64_t b = 0; b < grid; ++b) {
     emu::currentBlock = b;
     if (int error = emu::runBlock(
-            threads, [](void *c) { (*static_cast<decltype(run) *>(c))(); }, &run))
+            block, [](void *c) { (*static_cast<decltype(run) *>(c))(); }, &run))
       return error;
   }
   return 0;
