@@ -8,6 +8,13 @@
 // for it then. Host operands (the optimizer step's scalars) are staged
 // through device memory and waited for.
 //
+// A collective whose peer died or whose network failed never completes,
+// and neither does a host wait for a stream that depends on it: the
+// communicator watches every host wait (gpu.h's HostWaitWatcher), reports
+// NCCL's asynchronous error and aborts itself, and marks the wait as
+// blocked for the --collective-timeout watchdog (a peer that hangs
+// without an error).
+//
 //===----------------------------------------------------------------------===//
 
 #include "comm_cuda.h"
@@ -19,6 +26,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <chrono>
 #include <vector>
 
 namespace zeroc_rt::cuda {
@@ -42,10 +50,40 @@ ncclDataType_t ncclType(zeroc_rt_dtype_t dtype) {
   }
 }
 
-class NcclComm final : public zeroc_rt_comm {
+class NcclComm final : public zeroc_rt_comm, public HostWaitWatcher {
 public:
   NcclComm(int rank, int size, ncclComm_t comm)
       : zeroc_rt_comm(rank, size), nccl(comm) {}
+
+  /// A host wait for the GPU is where a rank blocks on its collectives.
+  void begin() override {
+    blockedSinceNs.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count(),
+                         std::memory_order_relaxed);
+    entered.fetch_add(1, std::memory_order_relaxed);
+    blockedIn.store("a wait for the GPU's queued kernels and NCCL collectives",
+                    std::memory_order_release);
+  }
+  void end() override { blockedIn.store(nullptr, std::memory_order_release); }
+  zeroc_rt_status_t poll() override {
+    if (aborted)
+      return nullptr;
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t asked = ncclCommGetAsyncError(nccl, &async);
+    if (asked != ncclSuccess)
+      async = asked;
+    if (async == ncclSuccess || async == ncclInProgress)
+      return nullptr;
+    const char *detail = ncclGetLastError(nccl);
+    zeroc_rt_status_t status = ZEROC_RT_ERROR(
+        ZEROC_RT_COMM_ERROR,
+        "NCCL: a collective failed: %s%s%s (a peer rank ended or the network "
+        "failed; its own error says more); this rank's communicator was aborted",
+        ncclGetErrorString(async), detail && *detail ? ": " : "", detail ? detail : "");
+    abort();
+    return status;
+  }
 
   const char *backendName() const override { return "nccl"; }
 
@@ -94,20 +132,29 @@ public:
                                        int64_t *id) override {
     return reduceScatterOn(send, recv, countPerRank, dtype, op, id);
   }
+  /// A request waited for once returns its event to the free list; a
+  /// second wait for it (or for an id never issued) waits for nothing.
   zeroc_rt_status_t wait(int64_t id) override {
-    if (id < 0 || static_cast<size_t>(id) >= events.size())
+    if (id < 0 || static_cast<size_t>(id) >= events.size() || !busy[id])
       return nullptr;
     ZEROC_RT_RETURN_IF_ERROR(gpuStreamWait(computeStream(), events[id]));
+    busy[id] = false;
     free.push_back(id);
     return nullptr;
   }
 
   zeroc_rt_status_t finalize() override {
-    cudaStreamSynchronize(static_cast<cudaStream_t>(commStream()));
+    zeroc_rt_status_t drained =
+        aborted ? nullptr : gpuStreamSynchronize(commStream(), "finishing the collectives");
+    setHostWaitWatcher(nullptr);
     for (void *e : events)
       gpuEventDestroy(e);
     gpuEventDestroy(before);
     events.clear();
+    if (aborted || drained) {
+      abort();
+      return drained;
+    }
     return ncclStatus(ncclCommDestroy(nccl), "destroying the communicator");
   }
 
@@ -116,13 +163,27 @@ public:
 
 private:
   std::vector<void *> events;
+  std::vector<bool> busy; ///< by event: a request not waited for yet
   std::vector<int64_t> free;
+  bool aborted = false;
+
+  /// Ends the communicator's work on the GPU (its kernels return) so that
+  /// the streams drain; every later collective fails.
+  void abort() {
+    if (!aborted)
+      ncclCommAbort(nccl);
+    aborted = true;
+  }
 
   /// Runs `issue(commStream)` after the compute stream's queued work and
   /// records its completion: into a request (*id) or, blocking, into the
   /// compute stream's order.
   template <typename Issue>
   zeroc_rt_status_t enqueue(int64_t *id, Issue &&issue) {
+    if (aborted)
+      return ZEROC_RT_ERROR(ZEROC_RT_COMM_ERROR,
+                            "NCCL: the communicator was aborted after an earlier "
+                            "failed collective");
     cudaStream_t comm = static_cast<cudaStream_t>(commStream());
     ZEROC_RT_RETURN_IF_ERROR(gpuEventRecord(before, computeStream()));
     ZEROC_RT_RETURN_IF_ERROR(gpuStreamWait(comm, before));
@@ -135,8 +196,10 @@ private:
       void *e = nullptr;
       ZEROC_RT_RETURN_IF_ERROR(gpuEventCreate(&e));
       events.push_back(e);
+      busy.push_back(false);
       slot = static_cast<int64_t>(events.size()) - 1;
     }
+    busy[slot] = true;
     ZEROC_RT_RETURN_IF_ERROR(gpuEventRecord(events[slot], comm));
     if (id) {
       *id = slot;
@@ -196,17 +259,28 @@ private:
 bool haveNccl() { return true; }
 
 zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *world, zeroc_rt_comm_t **out) {
-  ncclUniqueId id{};
+  // The id and whether rank 0 could make it: every rank takes part in the
+  // broadcast, rank 0 even on failure, and then every rank fails.
+  struct {
+    ncclUniqueId id;
+    unsigned char made;
+  } bootstrap{};
   zeroc_rt_status_t status = nullptr;
-  if (world->rank == 0)
-    status = ncclStatus(ncclGetUniqueId(&id), "making the unique id");
-  // Every rank takes part in the broadcast, rank 0 even on failure (a zero
-  // id then fails every rank's init).
-  zeroc_rt_status_t sent = world->broadcast(&id, sizeof id, ZEROC_RT_DTYPE_U8, 0);
+  if (world->rank == 0) {
+    status = ncclStatus(ncclGetUniqueId(&bootstrap.id), "making the unique id");
+    bootstrap.made = status ? 0 : 1;
+  }
+  zeroc_rt_status_t sent =
+      world->broadcast(&bootstrap, sizeof bootstrap, ZEROC_RT_DTYPE_U8, 0);
   if (status || sent) {
     zeroc_rt_status_free(sent);
     return status ? status : sent;
   }
+  if (!bootstrap.made)
+    return ZEROC_RT_ERROR(ZEROC_RT_COMM_ERROR,
+                          "NCCL: rank 0 could not make the communicator's unique "
+                          "id (its own error says why)");
+  const ncclUniqueId &id = bootstrap.id;
   ncclComm_t comm = nullptr;
   ZEROC_RT_RETURN_IF_ERROR(
       ncclStatus(ncclCommInitRank(&comm, world->size, id, world->rank), "initializing"));
@@ -216,6 +290,7 @@ zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *world, zeroc_rt_comm_t **out) {
     delete nc;
     return e;
   }
+  setHostWaitWatcher(nc);
   *out = nc;
   return nullptr;
 }

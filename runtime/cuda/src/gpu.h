@@ -30,6 +30,10 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t gpuOpen(int device, int *count,
 /// The number of GPUs this process sees (0 on error).
 int gpuCount();
 void gpuClose();
+/// The opened GPU's UUID (the host emulation's: one fixed value), which
+/// tells the ranks that share a GPU apart from the ones that only see the
+/// same device number through their own CUDA_VISIBLE_DEVICES.
+void gpuUuid(unsigned char out[16]);
 
 ZEROC_RT_MUST_USE zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what,
                                               void **out);
@@ -47,6 +51,28 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t gpuZero(void *dst, size_t bytes);
 /// Waits for the compute stream; reports an asynchronous CUDA error and the
 /// first error a kernel flagged (see kernelError).
 ZEROC_RT_MUST_USE zeroc_rt_status_t gpuSynchronize();
+
+/// Waits for `stream` (the compute stream when NULL) like gpuSynchronize,
+/// without reading the kernel error words.
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuStreamSynchronize(void *stream,
+                                                         const char *what);
+
+/// What every host wait for the GPU also watches (gpuDownload,
+/// gpuSynchronize, gpuStreamSynchronize, gpuFree). A collective whose peer
+/// died never completes, and neither does a stream that waits for it: the
+/// NCCL communicator sets a watcher that reports NCCL's asynchronous error
+/// instead (and aborts the communicator), and marks the wait for the
+/// --collective-timeout watchdog.
+class HostWaitWatcher {
+public:
+  virtual ~HostWaitWatcher() = default;
+  virtual void begin() = 0;
+  /// Called now and then while the GPU is not done; a status ends the wait.
+  virtual zeroc_rt_status_t poll() = 0;
+  virtual void end() = 0;
+};
+/// NULL: no watcher (a plain wait).
+void setHostWaitWatcher(HostWaitWatcher *watcher);
 
 /// The compute stream (cudaStream_t; NULL when emulated).
 void *computeStream();

@@ -13,11 +13,16 @@
 
 #include <cuda_runtime.h>
 
+#include <cstring>
+#include <thread>
+
 namespace zeroc_rt::cuda {
 namespace {
 cudaStream_t compute = nullptr, comm = nullptr;
 unsigned *errorWords = nullptr;
 double *scalars = nullptr;
+unsigned char uuid[16];
+HostWaitWatcher *watcher = nullptr;
 
 zeroc_rt_status_t cudaStatus(cudaError_t error, const char *what) {
   if (error == cudaSuccess)
@@ -25,7 +30,35 @@ zeroc_rt_status_t cudaStatus(cudaError_t error, const char *what) {
   return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL, "CUDA: %s: %s (%s)", what,
                         cudaGetErrorString(error), cudaGetErrorName(error));
 }
+/// cudaStreamSynchronize, or with a watcher: query the stream, yielding
+/// between queries (what CUDA's default wait does when the host has fewer
+/// free cores than GPUs), and poll the watcher every 64 queries.
+zeroc_rt_status_t waitFor(cudaStream_t stream, const char *what) {
+  if (!watcher)
+    return cudaStatus(cudaStreamSynchronize(stream), what);
+  watcher->begin();
+  zeroc_rt_status_t status = nullptr;
+  for (unsigned queries = 1;; ++queries) {
+    const cudaError_t done = cudaStreamQuery(stream);
+    if (done != cudaErrorNotReady) {
+      status = cudaStatus(done, what);
+      break;
+    }
+    if (queries % 64 == 0 && (status = watcher->poll()))
+      break;
+    std::this_thread::yield();
+  }
+  watcher->end();
+  return status;
+}
 } // namespace
+
+void setHostWaitWatcher(HostWaitWatcher *w) { watcher = w; }
+void gpuUuid(unsigned char out[16]) { std::memcpy(out, uuid, sizeof uuid); }
+
+zeroc_rt_status_t gpuStreamSynchronize(void *stream, const char *what) {
+  return waitFor(stream ? static_cast<cudaStream_t>(stream) : compute, what);
+}
 
 void *computeStream() { return compute; }
 void *commStream() { return comm; }
@@ -48,6 +81,8 @@ zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
   cudaDeviceProp prop{};
   ZEROC_RT_RETURN_IF_ERROR(
       cudaStatus(cudaGetDeviceProperties(&prop, device), "reading the GPU's properties"));
+  static_assert(sizeof prop.uuid == sizeof uuid, "a CUDA UUID is 16 bytes");
+  std::memcpy(uuid, &prop.uuid, sizeof uuid);
   *description = std::string(prop.name) + " (GPU " + std::to_string(device) +
                  ", " + std::to_string(prop.totalGlobalMem >> 30) + " GiB, sm_" +
                  std::to_string(prop.major) + std::to_string(prop.minor) + ")";
@@ -102,7 +137,7 @@ zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
 
 void gpuFree(void *p) {
   if (p) {
-    cudaStreamSynchronize(compute);
+    zeroc_rt_status_free(waitFor(compute, "freeing GPU memory"));
     cudaFree(p);
   }
 }
@@ -121,7 +156,7 @@ zeroc_rt_status_t gpuDownload(void *dst, const void *src, size_t bytes) {
   ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
       cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, compute),
       "copying from the GPU"));
-  return cudaStatus(cudaStreamSynchronize(compute), "copying from the GPU");
+  return waitFor(compute, "copying from the GPU");
 }
 
 zeroc_rt_status_t gpuCopy(void *dst, const void *src, size_t bytes) {
@@ -138,8 +173,7 @@ zeroc_rt_status_t gpuZero(void *dst, size_t bytes) {
 }
 
 zeroc_rt_status_t gpuSynchronize() {
-  ZEROC_RT_RETURN_IF_ERROR(
-      cudaStatus(cudaStreamSynchronize(compute), "running the step's kernels"));
+  ZEROC_RT_RETURN_IF_ERROR(waitFor(compute, "running the step's kernels"));
   unsigned words[2] = {0, 0};
   ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
       cudaMemcpy(words, errorWords, sizeof words, cudaMemcpyDeviceToHost),

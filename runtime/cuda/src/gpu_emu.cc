@@ -76,6 +76,14 @@ zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
 }
 int gpuCount() { return 1; }
 void gpuClose() {}
+/// Every process's "GPU" on a host is the same one.
+void gpuUuid(unsigned char out[16]) {
+  static const char kEmulation[16] = "host emulation";
+  std::memcpy(out, kEmulation, 16);
+}
+/// Work is done when it is called: nothing to wait for or watch.
+void setHostWaitWatcher(HostWaitWatcher *) {}
+zeroc_rt_status_t gpuStreamSynchronize(void *, const char *) { return nullptr; }
 
 zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
   const size_t rounded = (bytes + 255) / 256 * 256 + 256;

@@ -2,7 +2,8 @@
 //
 // The CUDA runtime's Device (memory and the engine's element work on the
 // GPU, through gpu.h and the zeroc_rt_cuda_k_* kernels) and Platform (one GPU
-// per rank from its local rank, the collectives' communicator), and the
+// per rank from its local rank, the collectives' communicator: NCCL unless
+// two ranks share a GPU, told apart by UUID), and the
 // process entry point of programs emitted with --target cuda. The same
 // source builds the host emulation, where "the GPU" is host memory.
 //
@@ -17,9 +18,13 @@
 #include "train/train_internal.h"
 #include "zeroc_rt_cuda/program.h"
 
+#include "zeroc_rt/checksum.h"
+
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace zeroc_rt::cuda {
@@ -128,32 +133,84 @@ int envInt(std::initializer_list<const char *> names, int fallback) {
   return fallback;
 }
 
+/// What each rank tells the others after opening its GPU: whether it
+/// could, its host and its GPU's UUID.
+struct GpuRecord {
+  uint64_t host;
+  unsigned char uuid[16];
+  unsigned char opened;
+  unsigned char pad[7];
+};
+static_assert(sizeof(GpuRecord) == 32, "exchanged as bytes");
+
+uint64_t hostHash() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0)
+    return 0;
+  return zeroc_rt_checksum64(name, std::strlen(name));
+}
+
+/// The first two ranks that share a GPU (same host, same UUID), or false.
+bool findSharedGpu(const std::vector<GpuRecord> &all, int *a, int *b) {
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = i + 1; j < all.size(); ++j)
+      if (all[i].host == all[j].host &&
+          std::memcmp(all[i].uuid, all[j].uuid, sizeof all[i].uuid) == 0) {
+        *a = static_cast<int>(i);
+        *b = static_cast<int>(j);
+        return true;
+      }
+  return false;
+}
+
 class CudaPlatform final : public train::Platform {
 public:
+  /// Opens GPU (local rank mod the GPUs this process sees), then every rank
+  /// learns every other's GPU: the ranks agree on whether any two share
+  /// one, and so on the communicator (NCCL refuses a shared GPU). Every
+  /// rank takes part in that exchange, one that could not open its GPU too.
   zeroc_rt_status_t open(const Args &args, const zeroc_rt_program_t &program,
                          zeroc_rt_comm_t *world) override {
     const int rank = zeroc_rt_comm_rank(world);
+    const int size = zeroc_rt_comm_size(world);
     localRank = envInt({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
                         "LOCAL_RANK"},
                        rank);
-    localSize = envInt({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "LOCAL_WORLD_SIZE"},
-                       zeroc_rt_comm_size(world));
     const int gpus = gpuCount();
+    zeroc_rt_status_t opened = nullptr;
+    int count = 0;
     if (gpus <= 0)
-      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                            "this program was compiled with --target cuda but this "
-                            "process sees no GPU (check the driver and "
-                            "CUDA_VISIBLE_DEVICES), or recompile without --target cuda");
-    shared = localSize > gpus;
+      opened = ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                              "this program was compiled with --target cuda but this "
+                              "process sees no GPU (check the driver and "
+                              "CUDA_VISIBLE_DEVICES), or recompile without --target cuda");
+    else
+      opened = gpuOpen(localRank % gpus, &count, &gpu.description);
+    GpuRecord mine{};
+    mine.host = hostHash();
+    mine.opened = opened ? 0 : 1;
+    if (!opened)
+      gpuUuid(mine.uuid);
+    std::vector<GpuRecord> all(static_cast<size_t>(size));
+    zeroc_rt_status_t told = zeroc_rt_comm_all_gather(world, &mine, all.data(), sizeof mine,
+                                                      ZEROC_RT_DTYPE_U8);
+    if (opened || told) {
+      zeroc_rt_status_free(told);
+      return opened ? opened : told;
+    }
+    // A rank that failed reports it; train's agreement names it to the rest.
+    for (const GpuRecord &r : all)
+      if (!r.opened)
+        return nullptr;
+    int a = 0, b = 0;
+    shared = findSharedGpu(all, &a, &b);
     comm = args.comm.empty() ? (shared || !haveNccl() ? "mpi" : "nccl") : args.comm;
     if (comm == "nccl" && shared)
       return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                            "--comm nccl: %d ranks on this node share %d GPU%s and "
-                            "NCCL needs one GPU per rank; start at most %d ranks per "
-                            "node, or pass --comm mpi",
-                            localSize, gpus, gpus == 1 ? "" : "s", gpus);
-    int count = 0;
-    ZEROC_RT_RETURN_IF_ERROR(gpuOpen(localRank % gpus, &count, &gpu.description));
+                            "--comm nccl: ranks %d and %d share one GPU and NCCL needs "
+                            "a GPU per rank; start at most one rank per GPU (check "
+                            "CUDA_VISIBLE_DEVICES), or pass --comm mpi",
+                            a, b);
     setOpNames(program.op_names, program.num_ops);
     setGemmTf32(program.tf32 != 0);
     if (rank == 0 && !args.quiet) {
@@ -178,7 +235,7 @@ public:
 
 private:
   CudaDevice gpu;
-  int localRank = 0, localSize = 1;
+  int localRank = 0;
   bool shared = false;
   std::string comm;
 };
