@@ -39,7 +39,8 @@ double ComputeCostModel::flops(Operation *op) {
     return 0.0;
   if (auto mm = llvm::dyn_cast<graph::MatMulOp>(op)) {
     auto lhs = llvm::cast<RankedTensorType>(mm.getLhs().getType());
-    int64_t k = lhs.getRank() ? lhs.getDimSize(lhs.getRank() - 1) : 1;
+    const int64_t r = lhs.getRank();
+    int64_t k = r == 0 ? 1 : lhs.getDimSize(mm.getTransA() ? r - 2 : r - 1);
     return 2.0 * numel(mm.getType()) * static_cast<double>(k);
   }
   if (auto g = llvm::dyn_cast<graph::GemmOp>(op)) {

@@ -84,6 +84,8 @@ Value gemm(PatternRewriter &rw, Location loc, RankedTensorType type, Value a,
 struct MatMulOfTranspose : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatMulOp op, PatternRewriter &rw) const override {
+    if (op.getTransA() || op.getTransB())
+      return failure();
     RankedTensorType lhs = typeOf(op.getLhs()), rhs = typeOf(op.getRhs());
     RankedTensorType out = op.getType();
     const bool unitBatch = isUnitBatch(lhs) && isUnitBatch(rhs);
@@ -103,6 +105,24 @@ struct MatMulOfTranspose : OpRewritePattern<MatMulOp> {
     if (flat != out)
       product = rw.create<ReshapeOp>(loc, out, product);
     rw.replaceOp(op, product);
+    return success();
+  }
+};
+
+/// matmul of an operand whose last two dims a transpose swapped (batch dims
+/// in place): the GEMM reads the transpose's input transposed instead (the
+/// operand's flag flips). Batched attention's q k^T and its gradients; the
+/// cases that become one rank-2 gemm go to MatMulOfTranspose first.
+struct BatchedMatMulOfTranspose : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatMulOp op, PatternRewriter &rw) const override {
+    TransposeOp x = lastTwoSwapped(op.getLhs()), y = lastTwoSwapped(op.getRhs());
+    if (!x && !y)
+      return failure();
+    rw.replaceOpWithNewOp<MatMulOp>(op, op.getType(), x ? x.getInput() : op.getLhs(),
+                                    y ? y.getInput() : op.getRhs(),
+                                    op.getTransA() != static_cast<bool>(x),
+                                    op.getTransB() != static_cast<bool>(y));
     return success();
   }
 };
@@ -127,12 +147,17 @@ struct SumToOfBatchedProduct : OpRewritePattern<SumToOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SumToOp op, PatternRewriter &rw) const override {
     auto mm = op.getInput().getDefiningOp<MatMulOp>();
-    if (!mm || !mm->hasOneUse())
+    if (!mm || !mm->hasOneUse() || mm.getTransB())
       return failure();
-    TransposeOp xt = lastTwoSwapped(mm.getLhs());
-    if (!xt)
-      return failure();
-    RankedTensorType x = typeOf(xt.getInput()), g = typeOf(mm.getRhs());
+    // x^T as a transpose, or as the flag BatchedMatMulOfTranspose left.
+    Value xv = mm.getLhs();
+    if (!mm.getTransA()) {
+      TransposeOp xt = lastTwoSwapped(mm.getLhs());
+      if (!xt)
+        return failure();
+      xv = xt.getInput();
+    }
+    RankedTensorType x = typeOf(xv), g = typeOf(mm.getRhs());
     RankedTensorType sum = op.getType();
     const int64_t r = x.getRank();
     if (g.getRank() != r || x.getShape().drop_back(2) != g.getShape().drop_back(2) ||
@@ -144,7 +169,7 @@ struct SumToOfBatchedProduct : OpRewritePattern<SumToOp> {
       return failure();
     Location loc = op.getLoc();
     auto product = RankedTensorType::get({k, n}, sum.getElementType());
-    Value w = gemm(rw, loc, product, asMatrix(rw, loc, xt.getInput()),
+    Value w = gemm(rw, loc, product, asMatrix(rw, loc, xv),
                    asMatrix(rw, loc, mm.getRhs()), /*transA=*/true, /*transB=*/false);
     if (product != sum)
       w = rw.create<ReshapeOp>(loc, sum, w);
@@ -189,9 +214,11 @@ struct TransposeOfGemm : OpRewritePattern<TransposeOp> {
 struct FoldTransposesPass : zeroc::impl::FoldTransposesBase<FoldTransposesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<MatMulOfTranspose, GemmOfTranspose, TransposeOfGemm, SumToOfUnitDims,
-                 SumToOfBatchedProduct>(
-        &getContext());
+    // MatMulOfTranspose before BatchedMatMulOfTranspose on the same matmul:
+    // a rank-2 gemm (the batch folded into M) beats a batched one.
+    patterns.add<MatMulOfTranspose>(&getContext(), /*benefit=*/2);
+    patterns.add<BatchedMatMulOfTranspose, GemmOfTranspose, TransposeOfGemm, SumToOfUnitDims,
+                 SumToOfBatchedProduct>(&getContext());
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config)))

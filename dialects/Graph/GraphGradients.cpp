@@ -197,6 +197,29 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   Location loc = getLoc();
   RankedTensorType at = getLhs().getType(), bt = getRhs().getType();
+  if (getTransA() || getTransB()) {
+    // Y = op(A) op(B), operands of rank >= 2: dop(A) = G op(B)^T and
+    // dop(B) = op(A)^T G, each transposed back where its operand is, as
+    // matmuls that read their operands transposed.
+    const bool ta = getTransA(), tb = getTransB();
+    auto product = [&](Value x, Value y, bool tx, bool ty) {
+      return b.create<MatMulOp>(loc, x, y, tx, ty).getResult();
+    };
+    Value ga, gb;
+    if (needed[0]) {
+      Value full = ta ? product(getRhs(), grads[0], tb, true)
+                      : product(grads[0], getRhs(), false, !tb);
+      ga = sumTo(b, loc, full, at);
+    }
+    if (needed[1]) {
+      Value full = tb ? product(grads[0], getLhs(), true, ta)
+                      : product(getLhs(), grads[0], !ta, false);
+      gb = sumTo(b, loc, full, bt);
+    }
+    out.push_back(ga);
+    out.push_back(gb);
+    return success();
+  }
   // Promote rank-1 operands to matrices, as the forward rule does.
   SmallVector<int64_t> as(at.getShape()), bs(bt.getShape());
   SmallVector<int64_t> gs(getType().getShape());

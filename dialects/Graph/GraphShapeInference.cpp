@@ -11,6 +11,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <utility>
+
 using namespace mlir;
 using namespace zeroc::graph;
 
@@ -112,15 +114,29 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
 
 LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
-                                         ValueRange operands, DictionaryAttr,
-                                         OpaqueProperties, RegionRange,
+                                         ValueRange operands,
+                                         DictionaryAttr attributes,
+                                         OpaqueProperties properties,
+                                         RegionRange regions,
                                          SmallVectorImpl<Type> &results) {
-  RankedTensorType lhs = ranked(operands[0]), rhs = ranked(operands[1]);
+  Adaptor adaptor(operands, attributes, properties, regions);
+  RankedTensorType lhs = ranked(adaptor.getLhs()), rhs = ranked(adaptor.getRhs());
   if (!lhs || !rhs)
     return fail(loc, getOperationName(), "operands must be ranked tensors");
   if (lhs.getRank() == 0 || rhs.getRank() == 0)
     return fail(loc, getOperationName(), "operands must have rank >= 1");
+  // Read as attributes: an op built by name (the importer) infers its type
+  // before its default-valued flags are filled in.
+  const bool transA = adaptor.getTransAAttr() && adaptor.getTransAAttr().getValue();
+  const bool transB = adaptor.getTransBAttr() && adaptor.getTransBAttr().getValue();
+  if ((transA && lhs.getRank() < 2) || (transB && rhs.getRank() < 2))
+    return fail(loc, getOperationName(),
+                "a transposed operand must have rank >= 2");
   SmallVector<int64_t> a(lhs.getShape()), b(rhs.getShape());
+  if (transA)
+    std::swap(a[a.size() - 2], a[a.size() - 1]);
+  if (transB)
+    std::swap(b[b.size() - 2], b[b.size() - 1]);
   bool lhsVector = a.size() == 1, rhsVector = b.size() == 1;
   if (lhsVector)
     a.insert(a.begin(), 1);
@@ -129,7 +145,8 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
   if (a.back() != b[b.size() - 2])
     return fail(loc, getOperationName(),
                 "contracting dims differ: " + shapeStr(lhs.getShape()) +
-                    " x " + shapeStr(rhs.getShape()));
+                    (transA ? "^T" : "") + " x " + shapeStr(rhs.getShape()) +
+                    (transB ? "^T" : ""));
   FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
       ArrayRef<int64_t>(a).drop_back(2), ArrayRef<int64_t>(b).drop_back(2));
   if (failed(batch))

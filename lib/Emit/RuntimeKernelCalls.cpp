@@ -160,8 +160,13 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto mm = llvm::dyn_cast<graph::MatMulOp>(op)) {
-    p.call("zeroc_rt_k_matmul(" + d(mm.getLhs()) + ", " + d(mm.getRhs()) + ", " +
-           out() + ")");
+    if (mm.getTransA() || mm.getTransB())
+      p.call(llvm::formatv("zeroc_rt_k_matmul_trans({0}, {1}, {2}, {3}, {4})",
+                           d(mm.getLhs()), d(mm.getRhs()), int(mm.getTransA()),
+                           int(mm.getTransB()), out()));
+    else
+      p.call("zeroc_rt_k_matmul(" + d(mm.getLhs()) + ", " + d(mm.getRhs()) + ", " +
+             out() + ")");
     return success();
   }
   if (auto g = llvm::dyn_cast<graph::GemmOp>(op)) {

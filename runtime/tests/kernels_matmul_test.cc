@@ -81,6 +81,58 @@ TYPED_TEST(KernelsMatmul, MatchesNaiveLoopWithBroadcastBatches) {
   }
 }
 
+/// `t` with its last two dims swapped (stored that way).
+HostTensor swappedLast2(const HostTensor &t) {
+  Dims d = t.dims();
+  const size_t r = d.size();
+  std::swap(d[r - 2], d[r - 1]);
+  HostTensor out(t.dtype(), d);
+  const int64_t rows = t.dims()[r - 2], cols = t.dims()[r - 1];
+  const int64_t blocks = numel(d) / std::max<int64_t>(rows * cols, 1);
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        out.set(b * rows * cols + j * rows + i, t.get(b * rows * cols + i * cols + j));
+  return out;
+}
+
+/// matmul_trans(a, b, ta, tb) is numpy.matmul of the operands with their
+/// last two dims swapped where flagged: batched, broadcast, b shared by the
+/// batch (whose GEMM folds the batch into M only when a is not transposed).
+TYPED_TEST(KernelsMatmul, TransposedOperandsMatchSwappedCopies) {
+  constexpr zeroc_rt_dtype_t dt = dtypeOf<TypeParam>();
+  std::mt19937_64 rng(3);
+  const std::pair<Dims, Dims> shapes[] = {{{3, 4}, {4, 5}},       {{2, 3, 4}, {2, 4, 5}},
+                                          {{2, 3, 4}, {4, 5}},    {{2, 1, 3, 4}, {5, 4, 2}},
+                                          {{3, 4}, {2, 4, 5}},    {{2, 3, 0}, {2, 0, 5}}};
+  for (const auto &[aDims, bDims] : shapes)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        HostTensor a = randomTensor(dt, aDims, rng), b = randomTensor(dt, bDims, rng);
+        // The flagged operands as stored: the plain ones' swapped copies.
+        HostTensor sa = ta ? swappedLast2(a) : a, sb = tb ? swappedLast2(b) : b;
+        Dims outDims = matmulDims(aDims, bDims);
+        HostTensor out(dt, outDims);
+        out.fill(NAN);
+        ZEROC_RT_ASSERT_OK(zeroc_rt_k_matmul_trans(sa.desc(), sb.desc(), ta, tb, out.desc()));
+        expectClose(out, refMatmul(a, b, outDims), 4 * tolOf<TypeParam>(),
+                    dimsName(aDims) + " @ " + dimsName(bDims) + " ta=" + std::to_string(ta) +
+                        " tb=" + std::to_string(tb));
+      }
+}
+
+TEST(KernelsMatmul, TransposedOperandNeedsRankTwo) {
+  HostTensor a(ZEROC_RT_DTYPE_F32, {3}), b(ZEROC_RT_DTYPE_F32, {3, 4}),
+      out(ZEROC_RT_DTYPE_F32, {4});
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_matmul_trans(a.desc(), b.desc(), 1, 0, out.desc()),
+                      ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_k_matmul_trans",
+                      "a transposed operand must have rank >= 2");
+  HostTensor c(ZEROC_RT_DTYPE_F32, {2, 3}), wrong(ZEROC_RT_DTYPE_F32, {2, 4});
+  EXPECT_KERNEL_ERROR(zeroc_rt_k_matmul_trans(c.desc(), b.desc(), 0, 1, wrong.desc()),
+                      ZEROC_RT_SHAPE_MISMATCH, "zeroc_rt_k_matmul_trans",
+                      "contraction dims differ");
+}
+
 TEST(KernelsMatmul, RejectsBadShapes) {
   HostTensor a(ZEROC_RT_DTYPE_F32, {2, 3}), b(ZEROC_RT_DTYPE_F32, {4, 5}),
       out(ZEROC_RT_DTYPE_F32, {2, 5});

@@ -422,6 +422,31 @@ func.func @forward(%x: tensor<5x2x3xf32>) -> (tensor<f32> {graph.loss}) {
 
 // -----
 
+// Tests the gradient of a matmul that reads both operands transposed,
+// y = a^T b^T: da = (g b)^T = b^T g^T and db = (a g)^T = g^T a^T, each one
+// matmul reading its operands transposed (no transpose op), and b's summed
+// over the batch it was broadcast to.
+graph.param trainable @a = dense<0.5> : tensor<2x3x5xf32>
+graph.param trainable @b = dense<0.25> : tensor<4x3xf32>
+func.func @forward() -> (tensor<f32> {graph.loss}) {
+  %a = graph.load_param @a : tensor<2x3x5xf32>
+  %b = graph.load_param @b : tensor<4x3xf32>
+  %y = graph.matmul %a, %b {transA = true, transB = true} : tensor<2x3x5xf32>, tensor<4x3xf32> -> tensor<2x5x4xf32>
+  %l = graph.reduce_sum %y {axes = [0, 1, 2], keepdims = false} : tensor<2x5x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @forward_backward
+// CHECK: %[[A:.*]] = graph.load_param @a
+// CHECK: %[[B:.*]] = graph.load_param @b
+// CHECK: %[[G:.*]] = graph.expand %{{.*}} : tensor<1x1x1xf32> -> tensor<2x5x4xf32>
+// CHECK-NOT: graph.transpose
+// CHECK: %[[DA:.*]] = graph.matmul %[[B]], %[[G]] {transA = true, transB = true} : tensor<4x3xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+// CHECK: %[[GA:.*]] = graph.matmul %[[G]], %[[A]] {transA = true, transB = true} : tensor<2x5x4xf32>, tensor<2x3x5xf32> -> tensor<2x4x3xf32>
+// CHECK: %[[DB:.*]] = graph.sum_to %[[GA]] : tensor<2x4x3xf32> -> tensor<4x3xf32>
+// CHECK: return %{{.*}}, %[[DA]], %[[DB]]
+
+// -----
+
 // Tests that a rank-1 x rank-1 matmul (a dot product) promotes both operands
 // to matrices (1x3 and 3x1) and reshapes the gradients back to rank 1.
 graph.param trainable @a = dense<0.5> : tensor<3xf32>

@@ -31,14 +31,14 @@ func.func @weight_grad(%x: tensor<16x4xf32>, %g: tensor<16x61xf32>) -> tensor<61
 // -----
 
 // Tests that a transpose with another user stays for it, that a gemm with a
-// bias keeps its transposed operand, and that batched (rank-3) transposes
-// are left alone.
+// bias keeps its transposed operand, and that a batched (rank-3) transpose
+// becomes the matmul's flag.
 // CHECK-LABEL: func.func @kept
 // CHECK: %[[T:.*]] = graph.transpose %arg1
 // CHECK: graph.gemm %arg0, %arg1 {{.*}}transB = true
 // CHECK: graph.gemm %arg0, %[[T]], %arg2
-// CHECK: graph.transpose %arg4 {perm = [0, 2, 1]}
-// CHECK: graph.matmul
+// CHECK-NOT: graph.transpose
+// CHECK: graph.matmul %arg3, %arg4 {transB = true} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
 // CHECK: return %[[T]]
 func.func @kept(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>, %c: tensor<5xf32>, %q: tensor<2x3x4xf32>, %k: tensor<2x3x4xf32>)
     -> (tensor<4x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x3xf32>) {
@@ -136,4 +136,32 @@ func.func @batched_kept(%x: tensor<2x3x8x4xf32>, %g: tensor<2x3x8x61xf32>, %g1: 
   %p3 = graph.matmul %x2, %g2 : tensor<3x2x4x8xf32>, tensor<3x2x8x61xf32> -> tensor<3x2x4x61xf32>
   %s3 = graph.sum_to %p3 : tensor<3x2x4x61xf32> -> tensor<4x61xf32>
   return %s, %s1, %s2, %p2, %s3 : tensor<3x4x61xf32>, tensor<4x61xf32>, tensor<4x61xf32>, tensor<2x3x4x61xf32>, tensor<4x61xf32>
+}
+
+// -----
+
+// Tests batched attention as autodiff writes it: q k^T and the gradient's
+// products with the probabilities and k read their operands transposed
+// (the flags flip, a flag already set flips back), and a transpose that is
+// not of the last two dims stays.
+// CHECK-LABEL: func.func @attention
+// CHECK-NOT: graph.transpose %arg1 {perm = [0, 1, 3, 2]}
+// CHECK-DAG: %[[S:.*]] = graph.matmul %arg0, %arg1 {transB = true} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+// CHECK-DAG: %[[DV:.*]] = graph.matmul %arg2, %arg3 {transA = true} : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+// CHECK-DAG: %[[BACK:.*]] = graph.matmul %arg3, %arg4 : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+// CHECK-DAG: %[[H:.*]] = graph.transpose %arg0 {perm = [0, 2, 1, 3]}
+// CHECK-DAG: graph.matmul %[[H]], %[[H]] {transB = true}
+func.func @attention(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %p: tensor<2x4x8x8xf32>, %g: tensor<2x4x8x16xf32>,
+                     %kt2: tensor<2x4x16x8xf32>)
+    -> (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32>, tensor<2x8x4x4xf32>) {
+  %kt = graph.transpose %k {perm = [0, 1, 3, 2]} : tensor<2x4x8x16xf32> -> tensor<2x4x16x8xf32>
+  %s = graph.matmul %q, %kt : tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x8x8xf32>
+  %pt = graph.transpose %p {perm = [0, 1, 3, 2]} : tensor<2x4x8x8xf32> -> tensor<2x4x8x8xf32>
+  %dv = graph.matmul %pt, %g : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
+  %k2 = graph.transpose %kt2 {perm = [0, 1, 3, 2]} : tensor<2x4x16x8xf32> -> tensor<2x4x8x16xf32>
+  %back = graph.matmul %g, %k2 {transB = true} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
+  %h = graph.transpose %q {perm = [0, 2, 1, 3]} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %ht = graph.transpose %h {perm = [0, 1, 3, 2]} : tensor<2x8x4x16xf32> -> tensor<2x8x16x4xf32>
+  %hh = graph.matmul %h, %ht : tensor<2x8x4x16xf32>, tensor<2x8x16x4xf32> -> tensor<2x8x4x4xf32>
+  return %s, %dv, %back, %hh : tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x8xf32>, tensor<2x8x4x4xf32>
 }

@@ -271,7 +271,12 @@ def FoldTransposes : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
       summed down to `[K, N]`), is `gemm(reshape(x, [M, K]),
       reshape(g, [M, N])) {transA}` with the batch folded into M: the sum
       over the batch of `x_b^T g_b` is one product, and the `[b..., K, N]`
-      products are never stored.
+      products are never stored;
+    * any other `graph.matmul` of an operand whose last two dims a
+      transpose swapped (batch dims in place) reads the transpose's input
+      with that operand's `transA`/`transB` flag flipped: batched
+      attention's `q k^T`, and its gradients' products with `k`, `q`, `v`
+      and the attention probabilities (a `[B, H, T, T]` copy per layer).
 
     A transpose left without users is erased. The tied output head of a
     GPT (`matmul(h, transpose(wte))`) and the weight gradients of every

@@ -734,6 +734,31 @@ TEST_P(KernelParity, Matmul) {
   }
 }
 
+/// matmul_trans reads a flagged operand with its last two dims swapped: the
+/// same product as the CPU's, with the batch strided or per element.
+TEST_P(KernelParity, MatmulTransposed) {
+  struct Case {
+    Dims a, b, out;
+    int ta, tb;
+  };
+  const Case cases[] = {
+      {{7, 5}, {7, 3}, {5, 3}, 1, 0},                // 2D, a^T
+      {{4, 5, 7}, {4, 3, 7}, {4, 5, 3}, 0, 1},       // attention's q k^T
+      {{4, 7, 5}, {4, 3, 7}, {4, 5, 3}, 1, 1},       // both
+      {{2, 3, 5, 4}, {5, 6}, {2, 3, 4, 6}, 1, 0},    // b shared, a^T
+      {{3, 1, 5, 4}, {2, 6, 5}, {3, 2, 4, 6}, 1, 1}, // batch dims broadcast
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(dimsText(c.a) + " x " + dimsText(c.b) + " ta=" + std::to_string(c.ta) +
+                 " tb=" + std::to_string(c.tb));
+    Tensor a = random(c.a), b = random(c.b);
+    Tensor out = output(c.out);
+    ASSERT_OK(zeroc_rt_k_matmul_trans(a.cpu(), b.cpu(), c.ta, c.tb, out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_matmul_trans(a.gpu(), b.gpu(), c.ta, c.tb, out.gpu()));
+    expectClose(out, tol(true), "matmul_trans");
+  }
+}
+
 TEST_P(KernelParity, Gemm) {
   const int64_t m = 4, k = 6, n = 5;
   struct Case {

@@ -213,6 +213,14 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_matmul(
     const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
     const zeroc_rt_tensor_t *out);
 
+/// zeroc_rt_k_matmul of op(a) and op(b), op(x) swapping x's last two dims
+/// when its flag is non-zero (graph.matmul's transA/transB): the BLAS reads
+/// the operand transposed, nothing is copied. A transposed operand has
+/// rank >= 2.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_matmul_trans(
+    const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b, int trans_a,
+    int trans_b, const zeroc_rt_tensor_t *out);
+
 /// ONNX Gemm: out = alpha * op(a) * op(b) + beta * c, c optional (NULL) and
 /// broadcast to out's (M, N). a and b have rank 2; op(x) is x^T when the
 /// trans flag is non-zero. With beta == 0, c is not read (BLAS semantics).

@@ -67,9 +67,9 @@ zeroc_rt_status_t checkBlasDims(const char *k, int64_t m, int64_t n,
 }
 
 zeroc_rt_status_t kMatmul(const zeroc_rt_tensor_t *a,
-                          const zeroc_rt_tensor_t *b,
+                          const zeroc_rt_tensor_t *b, bool ta, bool tb,
                           const zeroc_rt_tensor_t *out) {
-  const char *k = "zeroc_rt_k_matmul";
+  const char *k = ta || tb ? "zeroc_rt_k_matmul_trans" : "zeroc_rt_k_matmul";
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a, kFloatDtypes));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
@@ -79,12 +79,19 @@ zeroc_rt_status_t kMatmul(const zeroc_rt_tensor_t *a,
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: operands must have rank >= 1 (a %s, b %s)", k,
                           describe(*a).c_str(), describe(*b).c_str());
-  // Promote rank-1 operands: a (K) -> (1, K), b (K) -> (K, 1).
+  if ((ta && a->rank < 2) || (tb && b->rank < 2))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: a transposed operand must have rank >= 2 (a %s, "
+                          "b %s, trans_a=%d, trans_b=%d)",
+                          k, describe(*a).c_str(), describe(*b).c_str(), ta ? 1 : 0,
+                          tb ? 1 : 0);
+  // Promote rank-1 operands: a (K) -> (1, K), b (K) -> (K, 1). A transposed
+  // operand's last two dims are read swapped.
   bool aVector = a->rank == 1, bVector = b->rank == 1;
-  int64_t m = aVector ? 1 : a->dims[a->rank - 2];
-  int64_t kk = a->dims[a->rank - 1];
-  int64_t kb = bVector ? b->dims[0] : b->dims[b->rank - 2];
-  int64_t n = bVector ? 1 : b->dims[b->rank - 1];
+  int64_t m = aVector ? 1 : a->dims[a->rank - (ta ? 1 : 2)];
+  int64_t kk = a->dims[a->rank - (ta ? 2 : 1)];
+  int64_t kb = bVector ? b->dims[0] : b->dims[b->rank - (tb ? 1 : 2)];
+  int64_t n = bVector ? 1 : b->dims[b->rank - (tb ? 2 : 1)];
   if (kk != kb)
     return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
                           "%s: contraction dims differ: a %s has K=%lld, b %s "
@@ -127,15 +134,16 @@ zeroc_rt_status_t kMatmul(const zeroc_rt_tensor_t *a,
     loop.strides[2][d] *= kk * n;
   }
   loop.coalesce();
-  // b shared by the whole batch and a not broadcast: one GEMM with the batch
-  // folded into M (a and out are then contiguous stacks of rows).
+  // b shared by the whole batch and a not broadcast (nor transposed): one
+  // GEMM with the batch folded into M (a and out are then contiguous stacks
+  // of rows).
   bool bShared = true, aDense = true;
   for (int d = 0; d < loop.rank; ++d) {
     bShared = bShared && loop.strides[2][d] == 0;
     aDense = aDense && loop.strides[1][d] != 0;
   }
   int64_t batch = product(dims, 0, batchRank);
-  if (bShared && aDense && loop.rank <= 1 && batch * m <= INT_MAX) {
+  if (!ta && bShared && aDense && loop.rank <= 1 && batch * m <= INT_MAX) {
     m *= batch;
     loop.rank = 0;
   }
@@ -145,7 +153,7 @@ zeroc_rt_status_t kMatmul(const zeroc_rt_tensor_t *a,
     const T *pb = static_cast<const T *>(db);
     T *po = static_cast<T *>(dout);
     forEach(loop, {0, 0, 0}, [&](const std::array<int64_t, 3> &off) {
-      blasGemm<T>(false, false, m, n, kk, T(1), pa + off[1], pb + off[2], T(0),
+      blasGemm<T>(ta, tb, m, n, kk, T(1), pa + off[1], pb + off[2], T(0),
                   po + off[0]);
     });
   };
@@ -265,7 +273,13 @@ extern "C" {
 zeroc_rt_status_t zeroc_rt_k_matmul(const zeroc_rt_tensor_t *a,
                                     const zeroc_rt_tensor_t *b,
                                     const zeroc_rt_tensor_t *out) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(kMatmul(a, b, out));
+  return ZEROC_RT_GUARD_EXCEPTIONS(kMatmul(a, b, false, false, out));
+}
+
+zeroc_rt_status_t zeroc_rt_k_matmul_trans(const zeroc_rt_tensor_t *a,
+                                          const zeroc_rt_tensor_t *b, int trans_a,
+                                          int trans_b, const zeroc_rt_tensor_t *out) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(kMatmul(a, b, flag(trans_a), flag(trans_b), out));
 }
 
 zeroc_rt_status_t zeroc_rt_k_gemm(const zeroc_rt_tensor_t *a,

@@ -257,6 +257,26 @@ func.func @f(%x: tensor<f32>, %y: tensor<4x5xf32>) -> tensor<5xf32> {
 
 // -----
 
+// Tests that matmul's transposed operand has rank 2 or more.
+func.func @f(%x: tensor<3xf32>, %y: tensor<3x4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{a transposed operand must have rank >= 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %x, %y {transA = true} : tensor<3xf32>, tensor<3x4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that matmul's contracting dims agree with a transposed operand.
+func.func @f(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+2 {{contracting dims differ: [2, 3] x [3, 4]^T}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %x, %y {transB = true} : tensor<2x3xf32>, tensor<3x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // Tests that matmul's batch dims broadcast.
 func.func @f(%x: tensor<2x3x4xf32>, %y: tensor<5x4x6xf32>) -> tensor<2x3x6xf32> {
   // expected-error @+2 {{batch dims are not broadcast-compatible}}

@@ -353,11 +353,19 @@ def Graph_MatMulOp : Graph_ComputeOp<"matmul",
     rank-1 operand is promoted to a matrix and the promoted dim removed from
     the result (numpy.matmul).
 
+    `transA` / `transB` swap the last two dims of `lhs` / `rhs` (rank 2 or
+    more) before the product: zero-fold-transposes sets them in place of a
+    batched transpose, which the GEMM then reads transposed instead of
+    copying.
+
     ```mlir
     %y = graph.matmul %x, %w : tensor<2x8x32xf32>, tensor<32x64xf32> -> tensor<2x8x64xf32>
+    %s = graph.matmul %q, %k {transB = true} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
     ```
   }];
-  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
+  let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs,
+                   DefaultValuedAttr<BoolAttr, "false">:$transA,
+                   DefaultValuedAttr<BoolAttr, "false">:$transB);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)

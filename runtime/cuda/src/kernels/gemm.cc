@@ -13,7 +13,8 @@
 namespace zeroc_rt::cuda {
 
 zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
-                             const zeroc_rt_tensor_t *out, GemmCall &call) {
+                             bool transA, bool transB, const zeroc_rt_tensor_t *out,
+                             GemmCall &call) {
   using namespace zeroc_rt::kernels;
   const char *k = "matmul";
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
@@ -23,11 +24,16 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
   ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
   if (a->rank < 1 || b->rank < 1)
     return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "matmul: rank-0 operand");
-  // Promote rank-1 operands: a (K) -> (1, K), b (K) -> (K, 1).
-  const int64_t m = a->rank == 1 ? 1 : a->dims[a->rank - 2];
-  const int64_t ka = a->dims[a->rank - 1];
-  const int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
-  const int64_t n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+  if ((transA && a->rank < 2) || (transB && b->rank < 2))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "matmul: a transposed operand must have rank >= 2 (%s, %s)",
+                          describe(*a).c_str(), describe(*b).c_str());
+  // Promote rank-1 operands: a (K) -> (1, K), b (K) -> (K, 1). A transposed
+  // operand's last two dims are read swapped (its block is as large).
+  const int64_t m = a->rank == 1 ? 1 : a->dims[a->rank - (transA ? 1 : 2)];
+  const int64_t ka = a->dims[a->rank - (transA ? 2 : 1)];
+  const int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - (transB ? 1 : 2)];
+  const int64_t n = b->rank == 1 ? 1 : b->dims[b->rank - (transB ? 2 : 1)];
   if (ka != kb)
     return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "matmul: %s and %s do not multiply",
                           describe(*a).c_str(), describe(*b).c_str());
@@ -49,6 +55,8 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
   call.m = m;
   call.n = n;
   call.k = ka;
+  call.transA = transA;
+  call.transB = transB;
   call.offA.clear();
   call.offB.clear();
   call.offOut.clear();
@@ -90,8 +98,13 @@ using namespace zeroc_rt::cuda;
 extern "C" {
 
 zeroc_rt_status_t zeroc_rt_cuda_k_matmul(zrt_ct a, zrt_ct b, zrt_ct out) {
+  return zeroc_rt_cuda_k_matmul_trans(a, b, 0, 0, out);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_matmul_trans(zrt_ct a, zrt_ct b, int trans_a, int trans_b,
+                                               zrt_ct out) {
   GemmCall call;
-  ZEROC_RT_RETURN_IF_ERROR(planMatmul(a, b, out, call));
+  ZEROC_RT_RETURN_IF_ERROR(planMatmul(a, b, trans_a != 0, trans_b != 0, out, call));
   return runGemm(call, out->dtype, a->data, b->data, out->data, 1.0, 0.0);
 }
 

@@ -25,10 +25,10 @@ struct GemmCall {
   std::vector<int64_t> offA, offB, offOut;
 };
 
-/// The GEMMs of zeroc_rt_k_matmul(a, b, out).
+/// The GEMMs of zeroc_rt_k_matmul_trans(a, b, transA, transB, out).
 ZEROC_RT_MUST_USE zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a,
-                                               const zeroc_rt_tensor_t *b,
-                                               const zeroc_rt_tensor_t *out,
+                                               const zeroc_rt_tensor_t *b, bool transA,
+                                               bool transB, const zeroc_rt_tensor_t *out,
                                                GemmCall &call);
 
 /// Runs `call` on a, b and out (float dtypes, all one dtype) with alpha and
