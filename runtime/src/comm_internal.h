@@ -102,19 +102,24 @@ struct zeroc_rt_comm {
   std::atomic<int64_t> blockedSinceNs{0};
   std::atomic<uint64_t> entered{0};
 
+  /// This rank's thread blocks in `name` from now on, until unblocked().
+  void blocked(const char *name) {
+    blockedSinceNs.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count(),
+                         std::memory_order_relaxed);
+    entered.fetch_add(1, std::memory_order_relaxed);
+    blockedIn.store(name, std::memory_order_release);
+  }
+  void unblocked() { blockedIn.store(nullptr, std::memory_order_release); }
+
   /// Marks the scope of one blocking backend call.
   class BlockedScope {
   public:
     BlockedScope(zeroc_rt_comm &comm, const char *name) : comm(comm) {
-      comm.blockedSinceNs.store(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(
-              std::chrono::steady_clock::now().time_since_epoch())
-              .count(),
-          std::memory_order_relaxed);
-      comm.entered.fetch_add(1, std::memory_order_relaxed);
-      comm.blockedIn.store(name, std::memory_order_release);
+      comm.blocked(name);
     }
-    ~BlockedScope() { comm.blockedIn.store(nullptr, std::memory_order_release); }
+    ~BlockedScope() { comm.unblocked(); }
     BlockedScope(const BlockedScope &) = delete;
     BlockedScope &operator=(const BlockedScope &) = delete;
 

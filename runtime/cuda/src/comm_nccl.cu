@@ -26,7 +26,6 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <chrono>
 #include <vector>
 
 namespace zeroc_rt::cuda {
@@ -57,15 +56,9 @@ public:
 
   /// A host wait for the GPU is where a rank blocks on its collectives.
   void begin() override {
-    blockedSinceNs.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::steady_clock::now().time_since_epoch())
-                             .count(),
-                         std::memory_order_relaxed);
-    entered.fetch_add(1, std::memory_order_relaxed);
-    blockedIn.store("a wait for the GPU's queued kernels and NCCL collectives",
-                    std::memory_order_release);
+    blocked("a wait for the GPU's queued kernels and NCCL collectives");
   }
-  void end() override { blockedIn.store(nullptr, std::memory_order_release); }
+  void end() override { unblocked(); }
   zeroc_rt_status_t poll() override {
     if (aborted)
       return nullptr;

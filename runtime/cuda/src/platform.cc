@@ -18,13 +18,10 @@
 #include "train/train_internal.h"
 #include "zeroc_rt_cuda/program.h"
 
-#include "zeroc_rt/checksum.h"
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace zeroc_rt::cuda {
@@ -143,13 +140,6 @@ struct GpuRecord {
 };
 static_assert(sizeof(GpuRecord) == 32, "exchanged as bytes");
 
-uint64_t hostHash() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0)
-    return 0;
-  return zeroc_rt_checksum64(name, std::strlen(name));
-}
-
 /// The first two ranks that share a GPU (same host, same UUID), or false.
 bool findSharedGpu(const std::vector<GpuRecord> &all, int *a, int *b) {
   for (size_t i = 0; i < all.size(); ++i)
@@ -173,9 +163,9 @@ public:
                          zeroc_rt_comm_t *world) override {
     const int rank = zeroc_rt_comm_rank(world);
     const int size = zeroc_rt_comm_size(world);
-    localRank = envInt({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                        "LOCAL_RANK"},
-                       rank);
+    const int localRank = envInt(
+        {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"},
+        rank);
     const int gpus = gpuCount();
     zeroc_rt_status_t opened = nullptr;
     int count = 0;
@@ -187,7 +177,7 @@ public:
     else
       opened = gpuOpen(localRank % gpus, &count, &gpu.description);
     GpuRecord mine{};
-    mine.host = hostHash();
+    mine.host = train::hostHash();
     mine.opened = opened ? 0 : 1;
     if (!opened)
       gpuUuid(mine.uuid);
@@ -235,7 +225,6 @@ public:
 
 private:
   CudaDevice gpu;
-  int localRank = 0;
   bool shared = false;
   std::string comm;
 };

@@ -25,7 +25,6 @@
 #include <climits>
 #include <cstring>
 #include <fcntl.h>
-#include <functional>
 #include <initializer_list>
 #include <map>
 #include <sys/stat.h>
@@ -202,10 +201,8 @@ zeroc_rt_status_t checkSaveTarget(const ZeroState &st, const std::string &dir,
     for (const ParamState &p : st.params)
       need += 2 * paramFileName(p.desc->name).size() + 160;
   const uint64_t avail = static_cast<uint64_t>(fs.f_bavail) * block;
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
   space.fsKey = static_cast<int64_t>(
-      (std::hash<std::string>()(host) * 1000003u) ^
+      (hostHash() * 1000003u) ^
       static_cast<uint64_t>(fs.f_fsid)) | 1; // never 0
   space.need = static_cast<int64_t>(std::min<uint64_t>(need, INT64_MAX));
   space.avail = static_cast<int64_t>(std::min<uint64_t>(avail, INT64_MAX));

@@ -89,6 +89,10 @@ std::string shapeString(int32_t rank, const int64_t *dims,
 /// Product of dims, or -1 on overflow of int64 / a negative dim.
 int64_t elementCount(int32_t rank, const int64_t *dims);
 
+/// A hash of this machine's host name (0 when it has none), which ranks
+/// compare to tell which of them share a machine.
+uint64_t hostHash();
+
 /// A JSON string literal (quotes included) for `text`.
 std::string jsonString(const std::string &text);
 

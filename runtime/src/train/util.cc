@@ -3,6 +3,7 @@
 #include "train/train_internal.h"
 
 #include "status_internal.h"
+#include "zeroc_rt/checksum.h"
 #include "zeroc_rt/contract.h"
 
 #include <cerrno>
@@ -128,6 +129,13 @@ std::string shapeString(int32_t rank, const int64_t *dims, bool sampleDim) {
   if (rank == 1)
     out += ",";
   return out + ")";
+}
+
+uint64_t hostHash() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0)
+    return 0;
+  return zeroc_rt_checksum64(name, std::strlen(name));
 }
 
 int64_t elementCount(int32_t rank, const int64_t *dims) {
