@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fusion.h"
+
 #include "zeroc/Passes/Passes.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
@@ -13,7 +15,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -27,25 +28,10 @@ using namespace zeroc::graph;
 
 namespace {
 
-/// Whether an op between `from` and `to` (both in one block, `from` first)
-/// writes or frees memory: a value `from` reads may have changed or be gone
-/// by `to` (a collective reducing in place, zero.release of a gathered
-/// parameter buffer). Ops whose effects are unknown count as such.
-bool writesBetween(Operation *from, Operation *to) {
-  for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
-    auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
-    if (effects ? effects.hasEffect<MemoryEffects::Write>() ||
-                      effects.hasEffect<MemoryEffects::Free>()
-                : !isMemoryEffectFree(op))
-      return true;
-  }
-  return false;
-}
-
 /// Whether `p` can join `group`, whose last op is `root`: a fusable
 /// producer in root's block of root's type, each of whose uses is in the
 /// group or after root (the fused op yields its value for those), and which
-/// nothing between it and root may invalidate (writesBetween).
+/// nothing between it and root may invalidate (fusion::writesBetween).
 bool canJoin(Operation *p, Operation *root, const llvm::SetVector<Operation *> &group,
              const llvm::DenseSet<Operation *> &taken) {
   if (group.contains(p) || taken.contains(p) || p->getBlock() != root->getBlock() ||
@@ -58,7 +44,7 @@ bool canJoin(Operation *p, Operation *root, const llvm::SetVector<Operation *> &
     if (!at || !root->isBeforeInBlock(at))
       return false;
   }
-  return !writesBetween(p, root);
+  return !zeroc::fusion::writesBetween(p, root);
 }
 
 /// The ops that fuse into `root`: root and, transitively, the producers

@@ -112,10 +112,14 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   // kernels are compiled ahead of time, and its runtime would loop over the
   // parameters anyway (docs/CudaTarget.md, "Elementwise fusion" and "The
   // optimizer step").
-  if (o.target == "cuda" && o.fuseElementwise)
+  if (o.target == "cuda" && o.fuseElementwise) {
     phases.push_back({"fuse-elementwise", [](OpPassManager &pm) {
                         pm.addPass(createFuseElementwise());
                       }});
+    phases.push_back({"fuse-softmax", [](OpPassManager &pm) {
+                        pm.addPass(createFuseSoftmax());
+                      }});
+  }
   if (o.target == "cuda")
     phases.push_back({"fuse-optimizer-step", [](OpPassManager &pm) {
                         pm.addPass(createFuseOptimizerStep());

@@ -42,8 +42,86 @@ OperandRange FusedElementwiseOp::getYielded() {
   return llvm::cast<YieldOp>(getBody().front().getTerminator()).getValues();
 }
 
+namespace {
+
+/// Verifies a fused op's body, which computes values of `type` one element
+/// at a time: its arguments are `leading` values of `type` and then one per
+/// input (of the input's type, which broadcasts to `type`, of its element
+/// type or i1 for a where's condition), it holds only fusable elementwise
+/// ops of `type`, and it yields `numYields` values of `type`.
+LogicalResult verifyElementwiseBody(Operation *op, Block &body, unsigned leading,
+                                    ValueRange inputs, RankedTensorType type,
+                                    unsigned numYields) {
+  if (body.getNumArguments() != leading + inputs.size()) {
+    if (leading)
+      return op->emitOpError("body has ")
+             << body.getNumArguments() << " arguments; expected "
+             << leading + inputs.size() << " (the gradient, then one per input)";
+    return op->emitOpError("has ") << inputs.size() << " inputs but its body "
+                                   << body.getNumArguments() << " arguments";
+  }
+  for (BlockArgument arg : body.getArguments().take_front(leading))
+    if (arg.getType() != type)
+      return op->emitOpError("body argument ")
+             << arg.getArgNumber() << " has type " << arg.getType()
+             << ", not the result type " << type;
+  for (auto [i, input, arg] :
+       llvm::enumerate(inputs, body.getArguments().drop_front(leading))) {
+    if (input.getType() != arg.getType())
+      return op->emitOpError("body argument ")
+             << arg.getArgNumber() << " has type " << arg.getType() << ", its input "
+             << input.getType();
+    auto t = llvm::cast<RankedTensorType>(arg.getType());
+    FailureOr<SmallVector<int64_t>> shape = broadcastShapes(t.getShape(), type.getShape());
+    const bool elementOk = t.getElementType() == type.getElementType() ||
+                           t.getElementType().isInteger(1);
+    if (!elementOk || failed(shape) || ArrayRef<int64_t>(*shape) != type.getShape())
+      return op->emitOpError("input ") << i << " of type " << t
+                                       << " does not broadcast to the result type "
+                                       << type;
+  }
+  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return op->emitOpError("body must end in graph.yield");
+  if (yield.getValues().size() != numYields)
+    return op->emitOpError("yields ")
+           << yield.getValues().size() << " values but has " << numYields
+           << (numYields == 1 ? " result" : " results");
+  for (auto [i, v] : llvm::enumerate(yield.getValues()))
+    if (v.getType() != type)
+      return op->emitOpError("yields value ")
+             << i << " of type " << v.getType() << ", not the result type " << type;
+  for (Operation &inner : body.without_terminator()) {
+    if (!isFusableElementwise(&inner))
+      return op->emitOpError("body holds '")
+                 .append(inner.getName().getStringRef(),
+                         "', which is no fusable elementwise op")
+                 .attachNote(inner.getLoc())
+             << "here";
+    if (inner.getResult(0).getType() != type)
+      return op->emitOpError("body op '")
+                 .append(inner.getName().getStringRef(), "' has type ")
+             << inner.getResult(0).getType() << ", not the result type " << type;
+  }
+  return success();
+}
+
+/// Verifies a fused softmax's axis against its result's rank.
+LogicalResult verifySoftmaxAxis(Operation *op, int64_t axis, RankedTensorType type) {
+  if (axis < 0 || axis >= type.getRank())
+    return op->emitOpError("axis ") << axis << " is out of range for rank "
+                                    << type.getRank();
+  return success();
+}
+
+} // namespace
+
+bool zeroc::graph::isInFusedBody(Operation *op) {
+  return llvm::isa_and_nonnull<FusedElementwiseOp, FusedSoftmaxOp, FusedSoftmaxGradOp>(
+      op->getParentOp());
+}
+
 LogicalResult FusedElementwiseOp::verifyRegions() {
-  Block &body = getBody().front();
   if (getNumResults() == 0)
     return emitOpError("has no results");
   RankedTensorType type = getResultType();
@@ -51,44 +129,20 @@ LogicalResult FusedElementwiseOp::verifyRegions() {
     if (t != type)
       return emitOpError("results have types ") << type << " and " << t
                                                 << "; all must have one type";
-  if (body.getNumArguments() != getInputs().size())
-    return emitOpError("has ") << getInputs().size() << " inputs but its body "
-                               << body.getNumArguments() << " arguments";
-  for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments())) {
-    if (input.getType() != arg.getType())
-      return emitOpError("body argument ")
-             << i << " has type " << arg.getType() << ", its input "
-             << input.getType();
-    auto t = llvm::cast<RankedTensorType>(arg.getType());
-    FailureOr<SmallVector<int64_t>> shape = broadcastShapes(t.getShape(), type.getShape());
-    const bool elementOk = t.getElementType() == type.getElementType() ||
-                           t.getElementType().isInteger(1);
-    if (!elementOk || failed(shape) || ArrayRef<int64_t>(*shape) != type.getShape())
-      return emitOpError("input ") << i << " of type " << t
-                                   << " does not broadcast to the result type "
-                                   << type;
-  }
-  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
-  if (!yield)
-    return emitOpError("body must end in graph.yield");
-  if (yield.getValues().size() != getNumResults())
-    return emitOpError("yields ") << yield.getValues().size() << " values but has "
-                                  << getNumResults() << " results";
-  for (auto [i, v] : llvm::enumerate(yield.getValues()))
-    if (v.getType() != type)
-      return emitOpError("yields value ")
-             << i << " of type " << v.getType() << ", not the result type " << type;
-  for (Operation &op : body.without_terminator()) {
-    if (!isFusableElementwise(&op))
-      return emitOpError("body holds '")
-                 .append(op.getName().getStringRef(),
-                         "', which is no fusable elementwise op")
-                 .attachNote(op.getLoc())
-             << "here";
-    if (op.getResult(0).getType() != type)
-      return emitOpError("body op '")
-                 .append(op.getName().getStringRef(), "' has type ")
-             << op.getResult(0).getType() << ", not the result type " << type;
-  }
-  return success();
+  return verifyElementwiseBody(*this, getBody().front(), 0, getInputs(), type,
+                               getNumResults());
+}
+
+LogicalResult FusedSoftmaxOp::verifyRegions() {
+  auto type = llvm::cast<RankedTensorType>(getType());
+  if (failed(verifySoftmaxAxis(*this, getAxis(), type)))
+    return failure();
+  return verifyElementwiseBody(*this, getBody().front(), 0, getInputs(), type, 1);
+}
+
+LogicalResult FusedSoftmaxGradOp::verifyRegions() {
+  auto type = llvm::cast<RankedTensorType>(getType());
+  if (failed(verifySoftmaxAxis(*this, getAxis(), type)))
+    return failure();
+  return verifyElementwiseBody(*this, getBody().front(), 1, getInputs(), type, 1);
 }

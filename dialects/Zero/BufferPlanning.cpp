@@ -63,9 +63,9 @@ Value accumulatorStorageOf(Value grad) {
 }
 
 bool resultsNeedArena(Operation *op) {
-  // A fused elementwise op's body computes one element at a time: its
-  // values are the kernel's registers.
-  if (op->getParentOfType<graph::FusedElementwiseOp>())
+  // A fused op's body computes one element at a time: its values are the
+  // kernel's registers.
+  if (graph::isInFusedBody(op))
     return false;
   if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op); rs && rs.getInPlace())
     return false;

@@ -29,13 +29,17 @@ public:
     os << "#include \"zeroc_rt_cuda/program.h\"\n"
        << "#include \"zeroc_rt_cuda/fused.h\"\n\n";
   }
-  /// graph.fused_elementwise is a kernel of the program's own.
+  /// A fused op is a kernel of the program's own.
   LogicalResult printKernelCall(ProgramPrinter &p, Operation *op) override {
-    auto fused = llvm::dyn_cast<graph::FusedElementwiseOp>(op);
-    if (!fused)
+    if (!llvm::isa<graph::FusedElementwiseOp, graph::FusedSoftmaxOp,
+                   graph::FusedSoftmaxGradOp>(op))
       return RuntimeTarget::printKernelCall(p, op);
-    return printFusedKernel(p, fused, "fused" + std::to_string(numFused++),
-                            kernels);
+    const std::string name = "fused" + std::to_string(numFused++);
+    if (auto fused = llvm::dyn_cast<graph::FusedSoftmaxOp>(op))
+      return printFusedSoftmaxKernel(p, fused, name, kernels);
+    if (auto fused = llvm::dyn_cast<graph::FusedSoftmaxGradOp>(op))
+      return printFusedSoftmaxGradKernel(p, fused, name, kernels);
+    return printFusedKernel(p, llvm::cast<graph::FusedElementwiseOp>(op), name, kernels);
   }
   void printDefinitions(raw_ostream &os) override { os << kernels; }
   llvm::StringRef kernelPrefix() const override { return "zeroc_rt_cuda_k_"; }

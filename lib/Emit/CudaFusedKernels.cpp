@@ -1,12 +1,15 @@
-//===- CudaFusedKernels.cpp - graph.fused_elementwise as a kernel ---------===//
+//===- CudaFusedKernels.cpp - Fused ops as kernels of the program's own ---===//
 //
-// docs/CudaTarget.md, "Elementwise fusion". The kernel loops over the
-// result's elements (grid-stride, zeroc_rt_cuda/compat.h); per element it
-// loads each input at its broadcast offset, computes the body's ops in
-// order with the runtime's element arithmetic (zeroc_rt_cuda/scalar_ops.h),
-// rounds every value to the storage type as the op's own kernel stores it,
-// and stores the yielded one. Shapes are static, so the offsets
-// are printed as constants.
+// docs/CudaTarget.md, "Elementwise fusion" and "Softmax fusion". A fused
+// body is printed as code for one element i: it loads each input at its
+// broadcast offset, computes the body's ops in order with the runtime's
+// element arithmetic (zeroc_rt_cuda/scalar_ops.h), and rounds every value
+// to the storage type as the op's own kernel stores it. Shapes are
+// static, so the offsets are printed as constants. graph.fused_elementwise
+// runs it over the elements (grid-stride, zeroc_rt_cuda/compat.h) and
+// stores the yielded values; graph.fused_softmax runs it where the
+// softmax reads an element, and graph.fused_softmax_grad where the
+// gradient writes one (zeroc_rt_cuda/rows.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,30 +65,52 @@ std::string broadcastOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
   return expr.empty() ? "0" : expr;
 }
 
-} // namespace
+/// A fused op's body as kernel code for element `i`.
+struct PrintedBody {
+  /// The kernel's parameters for the inputs and dropout keys, each followed
+  /// by ", ", and the launch's arguments for them (inputs, then keys), each
+  /// preceded by ", ".
+  std::string params, launchArgs, keyArgs;
+  /// Statements that load the inputs at element i and compute the ops,
+  /// every value rounded to the storage type.
+  std::string code;
+  /// The names of the values the body yields.
+  SmallVector<std::string> yielded;
+};
 
-LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
-                               StringRef name, std::string &definitions) {
-  RankedTensorType type = op.getResultType();
+/// Prints `body`, whose first `leading` arguments are values of element i
+/// the kernel already has (`leadingValues`, rounded to the storage type as
+/// the op that made them stores them) and whose others are `inputs`, for
+/// the elements of a result of `type`; `indent` starts each statement.
+FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inputs,
+                                 ArrayRef<std::string> leadingValues,
+                                 RankedTensorType type, StringRef indent) {
   const std::string s = storageType(type.getElementType());
-  Block &body = op.getBody().front();
+  const size_t leading = leadingValues.size();
+  PrintedBody out;
   llvm::DenseMap<Value, std::string> names;
-  std::string params, loads, math, launchArgs;
   for (auto [k, arg] : llvm::enumerate(body.getArguments())) {
-    auto t = llvm::cast<RankedTensorType>(arg.getType());
     names[arg] = "a" + std::to_string(k);
+    if (k < leading) {
+      out.code += llvm::formatv("{0}const zc a{1} = z::roundTo<{2}>({3});\n", indent, k, s,
+                                leadingValues[k])
+                      .str();
+      continue;
+    }
+    auto t = llvm::cast<RankedTensorType>(arg.getType());
     const std::string at = broadcastOffset(t.getShape(), type.getShape());
     // A where's condition: the runtime's bools are bytes.
     const bool condition = t.getElementType().isInteger(1);
     const std::string in = condition ? "unsigned char" : s;
-    params += llvm::formatv("const {0} *in{1}, ", in, k).str();
-    loads += condition
-                 ? llvm::formatv("    const bool a{0} = in{0}[{1}] != 0;\n", k, at).str()
-                 : llvm::formatv("    const zc a{0} = z::load(in{0}[{1}]);\n", k, at).str();
-    launchArgs += llvm::formatv(", (const {0} *)({1})", in, p.var(op.getInputs()[k])).str();
+    out.params += llvm::formatv("const {0} *in{1}, ", in, k).str();
+    out.code +=
+        condition
+            ? llvm::formatv("{0}const bool a{1} = in{1}[{2}] != 0;\n", indent, k, at).str()
+            : llvm::formatv("{0}const zc a{1} = z::load(in{1}[{2}]);\n", indent, k, at).str();
+    out.launchArgs +=
+        llvm::formatv(", (const {0} *)({1})", in, p.var(inputs[k - leading])).str();
   }
   int v = 0, numKeys = 0;
-  std::string keyArgs;
   for (Operation &inner : body.without_terminator()) {
     auto arg = [&](unsigned i) { return names.lookup(inner.getOperand(i)); };
     std::string expr;
@@ -108,42 +133,155 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
       // The mask's key is the call's (zeroc_rt_k_dropout), made at the launch.
       const std::string ratio = cxxDouble(dropout.getRatio().convertToDouble());
       const std::string key = "key" + std::to_string(numKeys++);
-      params += "uint64_t " + key + ", ";
-      keyArgs += llvm::formatv(", {0}dropoutKey({1}ull, zeroc_rt_engine_dropout_counter(e))",
-                               kNs, dropout.getSeed())
-                     .str();
+      out.params += "uint64_t " + key + ", ";
+      out.keyArgs += llvm::formatv(", {0}dropoutKey({1}ull, zeroc_rt_engine_dropout_counter(e))",
+                                   kNs, dropout.getSeed())
+                         .str();
       expr = llvm::formatv("z::load(z::dropoutOf<{0}>({1}, i, {2}, z::dropoutKeepScale({2}), {3}))",
                            s, arg(0), ratio, key);
     } else
       return p.unsupported(&inner);
     const std::string value = "v" + std::to_string(v++);
     names[inner.getResult(0)] = value;
-    math += llvm::formatv("    const zc {0} = z::roundTo<{1}>({2});\n", value, s, expr)
-                .str();
+    out.code += llvm::formatv("{0}const zc {1} = z::roundTo<{2}>({3});\n", indent, value, s,
+                              expr)
+                    .str();
   }
+  for (Value yielded : body.getTerminator()->getOperands())
+    out.yielded.push_back(names.lookup(yielded));
+  return out;
+}
+
+/// The opening of a fused kernel named `name` of storage type `s`: a
+/// comment, the signature with `params`, and the aliases its code uses.
+std::string kernelHead(Operation *op, StringRef summary, StringRef name, StringRef params,
+                       StringRef s) {
+  return llvm::formatv("// {0}: {1}\n"
+                       "ZRT_GLOBAL void {2}({3}) {{\n"
+                       "  namespace z = zeroc_rt::cuda;\n"
+                       "  using zc = z::Compute<{4}>::type;\n",
+                       op->getName().getStringRef(), summary, name, params, s)
+      .str();
+}
+
+/// The rows a softmax along `axis` of a tensor of `type` runs over, as
+/// zeroc_rt_cuda/rows.h's Rows.
+std::string rowsOf(RankedTensorType type, int64_t axis) {
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+    inner *= shape[d];
+  return llvm::formatv("z::Rows{{{0}, {1}, {2}}", outer * inner, shape[axis], inner).str();
+}
+
+/// The launch of a row kernel over the rows `rows` (rowsOf) with `args`.
+void printRowLaunch(ProgramPrinter &p, StringRef name, RankedTensorType type, int64_t axis,
+                    StringRef args) {
+  int64_t rows = 1;
+  for (auto [d, n] : llvm::enumerate(type.getShape()))
+    if (static_cast<int64_t>(d) != axis)
+      rows *= n;
+  p.call(llvm::formatv("zeroc_rt_cuda_launch_status((int){0}launch({1}, "
+                       "{0}rowBlocks({2}), {0}kBlock{3}), \"{1}\")",
+                       kNs, name, rows, args));
+}
+
+} // namespace
+
+LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
+                               StringRef name, std::string &definitions) {
+  RankedTensorType type = op.getResultType();
+  const std::string s = storageType(type.getElementType());
+  FailureOr<PrintedBody> body =
+      printBody(p, op.getBody().front(), op.getInputs(), {}, type, "    ");
+  if (failed(body))
+    return failure();
   // Rounding is idempotent: storing the rounded value stores the bits the
   // op's own kernel stores.
-  std::string outParams, outArgs;
-  for (auto [k, yielded] : llvm::enumerate(op.getYielded())) {
+  std::string outParams, outArgs, stores;
+  for (auto [k, yielded] : llvm::enumerate(body->yielded)) {
     outParams += llvm::formatv("{0}{1} *out{2}", k ? ", " : "", s, k).str();
     outArgs += llvm::formatv(", ({0} *)({1})", s, p.var(op.getResult(k))).str();
-    math += llvm::formatv("    out{0}[i] = z::storeD<{1}>({2});\n", k, s,
-                          names.lookup(yielded))
-                .str();
+    stores += llvm::formatv("    out{0}[i] = z::storeD<{1}>({2});\n", k, s, yielded).str();
   }
   const int64_t n = type.getNumElements();
-  definitions += llvm::formatv(
-      "// {0}: {1} ops, {3} elements, yields {2}\n"
-      "ZRT_GLOBAL void {4}({5}{6}, int64_t n) {{\n"
-      "  namespace z = zeroc_rt::cuda;\n"
-      "  using zc = z::Compute<{7}>::type;\n"
-      "  for (int64_t i = z::gridFirst(); i < n; i += z::gridStride()) {{\n"
-      "{8}{9}  }\n}\n\n",
-      op->getName().getStringRef(), v, op.getNumResults(), n, name, params,
-      outParams, s, loads, math);
+  const int64_t numOps = std::distance(op.getBody().front().without_terminator().begin(),
+                                       op.getBody().front().without_terminator().end());
+  definitions += kernelHead(op, llvm::formatv("{0} ops, {1} elements, yields {2}", numOps, n,
+                                              op.getNumResults())
+                                    .str(),
+                            name, body->params + outParams + ", int64_t n", s);
+  definitions += llvm::formatv("  for (int64_t i = z::gridFirst(); i < n; i += z::gridStride()) {{\n"
+                               "{0}{1}  }\n}\n\n",
+                               body->code, stores)
+                     .str();
   p.call(llvm::formatv("zeroc_rt_cuda_launch_status((int){0}launch({1}, "
                        "{0}blocksFor({2}), {0}kBlock{3}{5}{4}, (int64_t){2}), \"{1}\")",
-                       kNs, name, n, launchArgs, outArgs, keyArgs));
+                       kNs, name, n, body->launchArgs, outArgs, body->keyArgs));
+  return success();
+}
+
+LogicalResult printFusedSoftmaxKernel(ProgramPrinter &p, graph::FusedSoftmaxOp op,
+                                      StringRef name, std::string &definitions) {
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  const std::string s = storageType(type.getElementType());
+  FailureOr<PrintedBody> body =
+      printBody(p, op.getBody().front(), op.getInputs(), {}, type, "        ");
+  if (failed(body))
+    return failure();
+  // The prologue runs where the softmax reads an element (once per element
+  // when the row fits the register cache, else at each of its reads: the
+  // same bits each time).
+  definitions += kernelHead(op, "a softmax with an elementwise prologue", name,
+                            body->params + s + " *out", s);
+  definitions += llvm::formatv(
+      "  z::softmaxRows<zc>({0}, {1},\n"
+      "      [&](int64_t i) -> zc {{\n"
+      "{2}"
+      "        return {3};\n"
+      "      },\n"
+      "      [&](int64_t i, zc v) {{ out[i] = z::storeD<{4}>(v); });\n"
+      "}\n\n",
+      rowsOf(type, op.getAxis()), op.getLog() ? 1 : 0, body->code, body->yielded[0], s);
+  printRowLaunch(p, name, type, op.getAxis(),
+                 body->launchArgs + body->keyArgs +
+                     llvm::formatv(", ({0} *)({1})", s, p.var(op.getResult())).str());
+  return success();
+}
+
+LogicalResult printFusedSoftmaxGradKernel(ProgramPrinter &p, graph::FusedSoftmaxGradOp op,
+                                          StringRef name, std::string &definitions) {
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  const std::string s = storageType(type.getElementType());
+  // The gradient, rounded as graph.softmax_grad stores it, is the body's
+  // first argument.
+  FailureOr<PrintedBody> body =
+      printBody(p, op.getBody().front(), op.getInputs(), {"gx"}, type, "        ");
+  if (failed(body))
+    return failure();
+  definitions += kernelHead(op, "a softmax gradient with an elementwise epilogue", name,
+                            llvm::formatv("const {0} *y, const {0} *gy, {1}{0} *out", s,
+                                          body->params)
+                                .str(),
+                            s);
+  definitions += llvm::formatv(
+      "  z::softmaxGradRows<zc>({0}, {1},\n"
+      "      [&](int64_t i) -> zc {{ return z::load(y[i]); },\n"
+      "      [&](int64_t i) -> zc {{ return z::load(gy[i]); },\n"
+      "      [&](int64_t i, zc gx) {{\n"
+      "{2}"
+      "        out[i] = z::storeD<{3}>({4});\n"
+      "      });\n"
+      "}\n\n",
+      rowsOf(type, op.getAxis()), op.getLog() ? 1 : 0, body->code, s, body->yielded[0]);
+  printRowLaunch(p, name, type, op.getAxis(),
+                 llvm::formatv(", (const {0} *)({1}), (const {0} *)({2})", s,
+                               p.var(op.getY()), p.var(op.getGrad()))
+                         .str() +
+                     body->launchArgs + body->keyArgs +
+                     llvm::formatv(", ({0} *)({1})", s, p.var(op.getResult())).str());
   return success();
 }
 

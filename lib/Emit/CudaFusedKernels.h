@@ -1,4 +1,4 @@
-//===- CudaFusedKernels.h - graph.fused_elementwise as a kernel -*- C++ -*-===//
+//===- CudaFusedKernels.h - Fused ops as kernels of the program's own -*- C++ -*-===//
 #ifndef ZEROC_LIB_EMIT_CUDAFUSEDKERNELS_H
 #define ZEROC_LIB_EMIT_CUDAFUSEDKERNELS_H
 
@@ -15,6 +15,21 @@ mlir::LogicalResult printFusedKernel(ProgramPrinter &p,
                                      graph::FusedElementwiseOp op,
                                      llvm::StringRef name,
                                      std::string &definitions);
+
+/// The same for a softmax with an elementwise prologue: a kernel over the
+/// softmax's rows (zeroc_rt_cuda/rows.h) whose element reads compute the
+/// body.
+mlir::LogicalResult printFusedSoftmaxKernel(ProgramPrinter &p,
+                                            graph::FusedSoftmaxOp op,
+                                            llvm::StringRef name,
+                                            std::string &definitions);
+
+/// The same for a softmax gradient with an elementwise epilogue: a kernel
+/// over the rows whose element writes compute the body.
+mlir::LogicalResult printFusedSoftmaxGradKernel(ProgramPrinter &p,
+                                                graph::FusedSoftmaxGradOp op,
+                                                llvm::StringRef name,
+                                                std::string &definitions);
 
 } // namespace zeroc
 

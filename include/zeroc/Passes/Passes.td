@@ -436,6 +436,44 @@ def FuseElementwise : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
 }
 
+def FuseSoftmax : Pass<"zero-fuse-softmax", "::mlir::ModuleOp"> {
+  let summary = "makes a softmax's elementwise prologue and a softmax gradient's epilogue part of it";
+  let description = [{
+    Runs after zero-fuse-elementwise. A `graph.softmax` or
+    `graph.log_softmax` whose input an elementwise chain computes (a
+    `graph.fused_elementwise` of one result, or one fusable elementwise op)
+    read by nothing else becomes one `graph.fused_softmax` at the softmax's
+    place, the chain its body. A `graph.softmax_grad` whose value only an
+    elementwise chain of its type reads becomes, with that chain, one
+    `graph.fused_softmax_grad` at the chain's place, the chain its body
+    (its first argument the gradient). Neither happens when an op between
+    the two may write or free memory: the fused op reads every input where
+    it stands.
+
+    The value between the two ops is never stored: attention's scaled and
+    masked scores before its softmax, and the probabilities' gradient
+    before the mask and scale of the backward pass (docs/CudaTarget.md,
+    "Softmax fusion"). The CUDA emitter prints each as one kernel that
+    computes the bits the two ops compute one after the other.
+
+    ```mlir
+    %s = graph.fused_elementwise %x, %k : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32> {
+    ^bb0(%a: tensor<2x8xf32>, %b: tensor<f32>):
+      %0 = graph.mul %a, %b : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+      graph.yield %0 : tensor<2x8xf32>
+    }
+    %p = graph.softmax %s {axis = 1 : i64} : tensor<2x8xf32>
+    // becomes
+    %p = graph.fused_softmax %x, %k {axis = 1 : i64, log = false} : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32> {
+    ^bb0(%a: tensor<2x8xf32>, %b: tensor<f32>):
+      %0 = graph.mul %a, %b : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf32>
+      graph.yield %0 : tensor<2x8xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FuseOptimizerStep : Pass<"zero-fuse-optimizer-step", "::mlir::ModuleOp"> {
   let summary = "makes consecutive Adam updates one multi-tensor update";
   let description = [{

@@ -86,7 +86,9 @@ struct TrainPipelineOptions
   Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("cuda: make chains of elementwise ops one kernel "
-                     "(zero-fuse-elementwise); false keeps a kernel per op"),
+                     "(zero-fuse-elementwise), and part of the softmaxes "
+                     "around them (zero-fuse-softmax); false keeps a kernel "
+                     "per op"),
       llvm::cl::init(true)};
   Option<bool> overlapComm{
       *this, "overlap-comm",

@@ -116,3 +116,37 @@ func.func @gradients(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %i: tensor<2xi64>,
   %6 = graph.softmax_cross_entropy_loss_grad %x, %i, %l {reduction = "mean"} : tensor<2x4xf32>, tensor<2xi64>, tensor<f32>
   return %6 : tensor<2x4xf32>
 }
+
+// Tests that the fused ops round-trip (their inputs optional in
+// fused_softmax_grad's form).
+// CHECK-LABEL: func.func @fused
+func.func @fused(%x: tensor<2x4xf32>, %k: tensor<f32>, %m: tensor<1x4xi1>) -> tensor<2x4xf32> {
+  // CHECK: graph.fused_elementwise %{{.*}}, %{{.*}} : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32> {
+  %0 = graph.fused_elementwise %x, %k : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<f32>):
+    %n = graph.mul %a, %b : tensor<2x4xf32>, tensor<f32> -> tensor<2x4xf32>
+    graph.yield %n : tensor<2x4xf32>
+  }
+  // CHECK: graph.fused_softmax %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, log = false} : (tensor<2x4xf32>, tensor<1x4xi1>, tensor<f32>) -> tensor<2x4xf32> {
+  // CHECK: graph.where
+  %1 = graph.fused_softmax %0, %m, %k {axis = 1 : i64, log = false} : (tensor<2x4xf32>, tensor<1x4xi1>, tensor<f32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>, %c: tensor<1x4xi1>, %b: tensor<f32>):
+    %n = graph.where %c, %b, %a : tensor<1x4xi1>, tensor<f32>, tensor<2x4xf32> -> tensor<2x4xf32>
+    graph.yield %n : tensor<2x4xf32>
+  }
+  // CHECK: graph.fused_softmax_grad %{{.*}}, %{{.*}} epilogue(%{{.*}} : tensor<f32>) {axis = 0 : i64, log = true} : tensor<2x4xf32> {
+  %2 = graph.fused_softmax_grad %1, %x epilogue(%k : tensor<f32>) {axis = 0 : i64, log = true} : tensor<2x4xf32> {
+  ^bb0(%g: tensor<2x4xf32>, %b: tensor<f32>):
+    %n = graph.mul %g, %b : tensor<2x4xf32>, tensor<f32> -> tensor<2x4xf32>
+    graph.yield %n : tensor<2x4xf32>
+  }
+  // CHECK: graph.fused_softmax_grad %{{.*}}, %{{.*}} {axis = 1 : i64, log = false} : tensor<2x4xf32> {
+  // CHECK-NEXT: ^bb0
+  // CHECK-NEXT: graph.neg
+  %3 = graph.fused_softmax_grad %2, %x {axis = 1 : i64, log = false} : tensor<2x4xf32> {
+  ^bb0(%g: tensor<2x4xf32>):
+    %n = graph.neg %g : tensor<2x4xf32>
+    graph.yield %n : tensor<2x4xf32>
+  }
+  return %3 : tensor<2x4xf32>
+}

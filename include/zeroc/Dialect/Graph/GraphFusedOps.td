@@ -1,7 +1,9 @@
 //===- GraphFusedOps.td - elementwise chains as one op -----*- tablegen -*-===//
 //
-// The ops a fusion pass makes: a chain of elementwise ops that one kernel
-// computes element by element (zero-fuse-elementwise, docs/CudaTarget.md).
+// The ops the fusion passes make: a chain of elementwise ops that one kernel
+// computes element by element (zero-fuse-elementwise), and a softmax or
+// softmax gradient with such a chain before or after it (zero-fuse-softmax;
+// docs/CudaTarget.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,9 +52,72 @@ def Graph_FusedElementwiseOp : Graph_Op<"fused_elementwise",
   }];
 }
 
+def Graph_FusedSoftmaxOp : Graph_Op<"fused_softmax",
+    [Pure, IsolatedFromAbove]> {
+  let summary = "a softmax of the values an elementwise chain computes";
+  let description = [{
+    The softmax (`log`: the log-softmax) along `axis` of the value its body
+    yields, the body computing that value one element at a time as a
+    `graph.fused_elementwise` body does (its arguments the inputs, each
+    broadcast to the result's shape; every value rounded to the element
+    type). It computes the bits a `graph.fused_elementwise` followed by a
+    `graph.softmax` computes, without storing the value between them
+    (zero-fuse-softmax, docs/CudaTarget.md).
+
+    ```mlir
+    %p = graph.fused_softmax %s, %k, %mask, %ninf {axis = 3 : i64, log = false} : (tensor<2x4x8x8xbf16>, tensor<bf16>, tensor<1x1x8x8xi1>, tensor<bf16>) -> tensor<2x4x8x8xbf16> {
+    ^bb0(%a: tensor<2x4x8x8xbf16>, %b: tensor<bf16>, %c: tensor<1x1x8x8xi1>, %d: tensor<bf16>):
+      %0 = graph.mul %a, %b : tensor<2x4x8x8xbf16>, tensor<bf16> -> tensor<2x4x8x8xbf16>
+      %1 = graph.where %c, %d, %0 : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xbf16>
+      graph.yield %1 : tensor<2x4x8x8xbf16>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$axis, BoolAttr:$log);
+  let results = (outs Graph_FloatTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type($inputs, $result) $body
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def Graph_FusedSoftmaxGradOp : Graph_Op<"fused_softmax_grad",
+    [Pure, IsolatedFromAbove, AllTypesMatch<["y", "grad", "result"]>]> {
+  let summary = "a softmax gradient with an elementwise chain applied to it";
+  let description = [{
+    The gradient `graph.softmax_grad %y, %grad` computes (same `axis` and
+    `log`), then the body applied to it one element at a time: the body's
+    first argument is that gradient's element, the others are the inputs
+    (each broadcast to the result's shape), and it yields the result, every
+    value rounded to the element type as a `graph.fused_elementwise` body
+    does. It computes the bits a `graph.softmax_grad` followed by a
+    `graph.fused_elementwise` computes, without storing the gradient
+    between them (zero-fuse-softmax, docs/CudaTarget.md).
+
+    ```mlir
+    %g = graph.fused_softmax_grad %y, %gy epilogue(%mask, %zero, %k : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<bf16>) {axis = 3 : i64, log = false} : tensor<2x4x8x8xbf16> {
+    ^bb0(%gx: tensor<2x4x8x8xbf16>, %c: tensor<1x1x8x8xi1>, %z: tensor<bf16>, %s: tensor<bf16>):
+      %0 = graph.where %c, %z, %gx : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<2x4x8x8xbf16> -> tensor<2x4x8x8xbf16>
+      %1 = graph.mul %0, %s : tensor<2x4x8x8xbf16>, tensor<bf16> -> tensor<2x4x8x8xbf16>
+      graph.yield %1 : tensor<2x4x8x8xbf16>
+    }
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$y, Graph_FloatTensor:$grad,
+                   Variadic<Graph_Tensor>:$inputs, I64Attr:$axis, BoolAttr:$log);
+  let results = (outs Graph_FloatTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $y `,` $grad (`epilogue` `(` $inputs^ `:` type($inputs) `)`)? attr-dict `:` type($result) $body
+  }];
+  let hasRegionVerifier = 1;
+}
+
 def Graph_YieldOp : Graph_Op<"yield",
-    [Pure, Terminator, HasParent<"FusedElementwiseOp">]> {
-  let summary = "the results of a graph.fused_elementwise";
+    [Pure, Terminator,
+     ParentOneOf<["FusedElementwiseOp", "FusedSoftmaxOp", "FusedSoftmaxGradOp"]>]> {
+  let summary = "the results of a fused op's body";
   let arguments = (ins Variadic<Graph_FloatTensor>:$values);
   let assemblyFormat = "$values attr-dict `:` type($values)";
 }

@@ -63,6 +63,11 @@ padShape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> pads,
 /// an i1 condition. The ops a graph.fused_elementwise body may hold.
 bool isFusableElementwise(mlir::Operation *op);
 
+/// Whether `op` is in the body of a fused op (graph.fused_elementwise,
+/// fused_softmax, fused_softmax_grad): a value of one element at a time,
+/// which a kernel keeps in registers.
+bool isInFusedBody(mlir::Operation *op);
+
 } // namespace zeroc::graph
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHOPS_H

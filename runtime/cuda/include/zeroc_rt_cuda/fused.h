@@ -6,6 +6,8 @@
 // the GPU and the host compiler for the emulation, and it computes each op
 // of the chain with the runtime's own element arithmetic (scalar_ops.h),
 // rounding each op's value to the storage type as that op's kernel would.
+// A graph.fused_softmax or fused_softmax_grad is the runtime's softmax rows
+// (zeroc_rt_cuda/rows.h) with such a chain in its element reads or writes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #define ZEROC_RT_CUDA_FUSED_H
 
 #include "zeroc_rt_cuda/compat.h"
+#include "zeroc_rt_cuda/rows.h"
 #include "zeroc_rt_cuda/scalar_ops.h"
 
 #include "zeroc_rt/status.h"

@@ -3,7 +3,8 @@
 // One block per row (the elements a softmax or a normalization runs over,
 // at a stride when the axis is not the last), its threads striding over
 // the row and reducing with blockSum/blockMax. Statistics in float (double
-// for F64). The layer norm's parameter gradients sum down the columns
+// for F64). The softmax rows are zeroc_rt_cuda/rows.h's, which fused
+// softmax kernels share. The layer norm's parameter gradients sum down the columns
 // (kernels/columns.h).
 //
 //===----------------------------------------------------------------------===//
@@ -11,17 +12,10 @@
 #include "kernels/columns.h"
 #include "kernels/common.h"
 
+#include "zeroc_rt_cuda/rows.h"
+
 namespace zeroc_rt::cuda {
 namespace {
-
-/// A row: `count` elements at `stride`; row r starts at
-/// (r / inner) * count * inner + r % inner.
-struct Rows {
-  int64_t rows, count, inner;
-};
-ZRT_HD int64_t rowBase(const Rows &g, int64_t r) {
-  return (r / g.inner) * g.count * g.inner + r % g.inner;
-}
 
 Rows rowsOf(const zeroc_rt_tensor_t &t, int axis) {
   Rows g;
@@ -31,122 +25,26 @@ Rows rowsOf(const zeroc_rt_tensor_t &t, int axis) {
   return g;
 }
 
-int64_t rowBlocks(int64_t rows) { return rows < 1 ? 1 : (rows > 65535 * 16 ? 65535 * 16 : rows); }
-
-/// The max of the row's `count` elements at `stride` from `base` (NaN wins)
-/// and the sum of exp(x - max), in every thread of the block.
-template <typename S, typename C>
-ZRT_DEV void rowMaxAndSum(const S *x, int64_t base, int64_t count, int64_t stride,
-                          C *scratch, C &mx, C &sum) {
-  mx = C(-INFINITY);
-  for (int64_t j = threadIndex(); j < count; j += blockThreads()) {
-    const C v = load(x[base + j * stride]);
-    mx = (v > mx || v != v) ? v : mx;
-  }
-  mx = blockMax(mx, scratch);
-  sum = C(0);
-  for (int64_t j = threadIndex(); j < count; j += blockThreads())
-    sum += exp(load(x[base + j * stride]) - mx);
-  sum = blockSum(sum, scratch);
-}
-
-/// Elements of a row each thread keeps in registers: a softmax row of up to
-/// kRowCache * blockDim elements (2048 at kBlock threads: the attention's
-/// rows) is read from memory once, where the uncached loops read it three
-/// times (the max, the sum, the output). Thread t keeps elements t, t +
-/// blockDim, ..., the elements it would read in the uncached loops, in the
-/// same order, so both give the same bits.
-constexpr int kRowCache = 8;
-
-ZRT_DEV bool rowFitsCache(int64_t count) {
-  return count <= static_cast<int64_t>(kRowCache) * blockThreads();
-}
-
-/// Element i of the thread's cache: the row's element j, or -1 past its end.
-ZRT_DEV int64_t cachedElement(int i, int64_t count) {
-  const int64_t j = threadIndex() + static_cast<int64_t>(i) * blockThreads();
-  return j < count ? j : -1;
-}
+/// Element k of a tensor of storage type S, in its compute type.
+template <typename S> struct Loads {
+  const S *p;
+  ZRT_DEV typename Compute<S>::type operator()(int64_t k) const { return load(p[k]); }
+};
+/// Stores element k of a tensor of storage type S.
+template <typename S> struct Stores {
+  S *p;
+  ZRT_DEV void operator()(int64_t k, typename Compute<S>::type v) const { p[k] = storeD<S>(v); }
+};
 
 template <typename S>
 ZRT_GLOBAL void softmaxKernel(const S *in, S *out, Rows g, int log) {
-  using C = typename Compute<S>::type;
-  __shared__ C scratch[32];
-  const bool cached = rowFitsCache(g.count);
-  for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
-    const int64_t base = rowBase(g, r);
-    C mx, sum;
-    if (cached) {
-      C v[kRowCache];
-      mx = C(-INFINITY);
-      for (int i = 0; i < kRowCache; ++i) {
-        const int64_t j = cachedElement(i, g.count);
-        v[i] = j < 0 ? C(0) : load(in[base + j * g.inner]);
-        if (j >= 0)
-          mx = (v[i] > mx || v[i] != v[i]) ? v[i] : mx;
-      }
-      mx = blockMax(mx, scratch);
-      sum = C(0);
-      for (int i = 0; i < kRowCache; ++i)
-        if (cachedElement(i, g.count) >= 0)
-          sum += exp(v[i] - mx);
-      sum = blockSum(sum, scratch);
-      const C lse = log_(sum);
-      for (int i = 0; i < kRowCache; ++i) {
-        const int64_t j = cachedElement(i, g.count);
-        if (j < 0)
-          continue;
-        const C z = v[i] - mx;
-        out[base + j * g.inner] = storeD<S>(log ? z - lse : exp(z) / sum);
-      }
-      continue;
-    }
-    rowMaxAndSum(in, base, g.count, g.inner, scratch, mx, sum);
-    const C lse = log_(sum);
-    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
-      const C z = load(in[base + j * g.inner]) - mx;
-      out[base + j * g.inner] = storeD<S>(log ? z - lse : exp(z) / sum);
-    }
-  }
+  softmaxRows<typename Compute<S>::type>(g, log, Loads<S>{in}, Stores<S>{out});
 }
 
 template <typename S>
 ZRT_GLOBAL void softmaxGradKernel(const S *y, const S *gy, S *gx, Rows g, int log) {
-  using C = typename Compute<S>::type;
-  __shared__ C scratch[32];
-  const bool cached = rowFitsCache(g.count);
-  for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
-    const int64_t base = rowBase(g, r);
-    C dot = C(0);
-    if (cached) { // y and gy read once
-      C yv[kRowCache], gv[kRowCache];
-      for (int i = 0; i < kRowCache; ++i) {
-        const int64_t j = cachedElement(i, g.count);
-        yv[i] = j < 0 ? C(0) : load(y[base + j * g.inner]);
-        gv[i] = j < 0 ? C(0) : load(gy[base + j * g.inner]);
-        if (j >= 0)
-          dot += log ? gv[i] : gv[i] * yv[i];
-      }
-      dot = blockSum(dot, scratch);
-      for (int i = 0; i < kRowCache; ++i) {
-        const int64_t j = cachedElement(i, g.count);
-        if (j >= 0)
-          gx[base + j * g.inner] =
-              storeD<S>(log ? gv[i] - exp(yv[i]) * dot : yv[i] * (gv[i] - dot));
-      }
-      continue;
-    }
-    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
-      const int64_t i = base + j * g.inner;
-      dot += log ? load(gy[i]) : load(gy[i]) * load(y[i]);
-    }
-    dot = blockSum(dot, scratch);
-    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
-      const int64_t i = base + j * g.inner;
-      gx[i] = storeD<S>(log ? load(gy[i]) - exp(load(y[i])) * dot
-                            : load(y[i]) * (load(gy[i]) - dot));
-    }
-  }
+  softmaxGradRows<typename Compute<S>::type>(g, log, Loads<S>{y}, Loads<S>{gy},
+                                             Stores<S>{gx});
 }
 
 /// Layer norm over rows of `cols` contiguous elements; saves each row's mean
@@ -310,7 +208,7 @@ ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t sam
       continue;
     }
     C mx, sum;
-    rowMaxAndSum(scores, base, classes, inner, scratch, mx, sum);
+    rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
     if (threadIndex() == 0) {
       const C l = ignored ? C(0) : mx + log_(sum) - load(scores[base + label * inner]);
       if (loss)
@@ -356,7 +254,7 @@ ZRT_GLOBAL void crossEntropyGradKernel(const S *scores, const L *labels, const S
         g = acc[1] > 0 ? static_cast<C>(static_cast<double>(load(gout[0])) / acc[1]) : C(0);
     }
     C mx, sum;
-    rowMaxAndSum(scores, base, classes, inner, scratch, mx, sum);
+    rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
     for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
       const int64_t i = base + c * inner;
       const C p = exp(load(scores[i]) - mx) / sum;

@@ -1,0 +1,24 @@
+//===- Fusion.h - What the fusion passes share --------------------*- C++ -*-===//
+//
+// zero-fuse-elementwise (passes/FuseElementwise.cpp) and zero-fuse-softmax
+// (passes/FuseSoftmax.cpp) move where values are read: a fused op reads
+// its inputs where it stands, which is after some of the ops it replaces.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_PASSES_FUSION_H
+#define ZEROC_PASSES_FUSION_H
+
+#include "mlir/IR/Operation.h"
+
+namespace zeroc::fusion {
+
+/// Whether an op between `from` and `to` (both in one block, `from` first)
+/// writes or frees memory: a value `from` reads may have changed or be gone
+/// by `to` (a collective reducing in place, zero.release of a gathered
+/// parameter buffer). Ops whose effects are unknown count as such.
+bool writesBetween(mlir::Operation *from, mlir::Operation *to);
+
+} // namespace zeroc::fusion
+
+#endif // ZEROC_PASSES_FUSION_H

@@ -1,0 +1,158 @@
+//===- zeroc_rt_cuda/rows.h - Softmax rows, for the runtime and fused kernels -*- C++ -*-===//
+//
+// A softmax, and its gradient, one block per row (the elements along the
+// axis, at a stride when the axis is not the last), its threads striding
+// over the row and reducing with blockSum/blockMax; statistics in the
+// compute type. The runtime's softmax kernels (kernels/rows.cu) and the
+// fused ones a generated program defines (graph.fused_softmax and
+// fused_softmax_grad, docs/CudaTarget.md "Softmax fusion") are these
+// templates with different element reads and writes, so that a fused
+// softmax computes the bits the runtime's kernel computes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_ROWS_H
+#define ZEROC_RT_CUDA_ROWS_H
+
+#include "zeroc_rt_cuda/compat.h"
+
+namespace zeroc_rt::cuda {
+
+/// `rows` rows of `count` elements at stride `inner`; row r starts at
+/// (r / inner) * count * inner + r % inner.
+struct Rows {
+  int64_t rows, count, inner;
+};
+ZRT_HD int64_t rowBase(const Rows &g, int64_t r) {
+  return (r / g.inner) * g.count * g.inner + r % g.inner;
+}
+
+/// The blocks a launch over `rows` rows takes: a block per row, capped
+/// (each block loops over rows with the grid's stride).
+inline int64_t rowBlocks(int64_t rows) {
+  return rows < 1 ? 1 : (rows > 65535 * 16 ? 65535 * 16 : rows);
+}
+
+/// Elements of a row each thread keeps in registers: a softmax row of up to
+/// kRowCache * blockDim elements (2048 at kBlock threads: the attention's
+/// rows) is read from memory once, where the uncached loops read it three
+/// times (the max, the sum, the output). Thread t keeps elements t, t +
+/// blockDim, ..., the elements it would read in the uncached loops, in the
+/// same order, so both give the same bits.
+constexpr int kRowCache = 8;
+
+ZRT_DEV bool rowFitsCache(int64_t count) {
+  return count <= static_cast<int64_t>(kRowCache) * blockThreads();
+}
+
+/// Element i of the thread's cache: the row's element j, or -1 past its end.
+ZRT_DEV int64_t cachedElement(int i, int64_t count) {
+  const int64_t j = threadIndex() + static_cast<int64_t>(i) * blockThreads();
+  return j < count ? j : -1;
+}
+
+/// The max of the row's `count` elements at `stride` from `base` (NaN
+/// wins) and the sum of exp(x - max), in every thread of the block; x(k)
+/// is element k (an index into the whole tensor) in the compute type C.
+template <typename C, typename X>
+ZRT_DEV void rowMaxAndSum(X x, int64_t base, int64_t count, int64_t stride, C *scratch,
+                          C &mx, C &sum) {
+  mx = C(-INFINITY);
+  for (int64_t j = threadIndex(); j < count; j += blockThreads()) {
+    const C v = x(base + j * stride);
+    mx = (v > mx || v != v) ? v : mx;
+  }
+  mx = blockMax(mx, scratch);
+  sum = C(0);
+  for (int64_t j = threadIndex(); j < count; j += blockThreads())
+    sum += exp(x(base + j * stride) - mx);
+  sum = blockSum(sum, scratch);
+}
+
+/// The softmax (`log`: log-softmax) of every row of `g`, the block's rows
+/// in the grid's stride: in(k) is the input's element k in the compute
+/// type C, and out(k, v) takes the result's element k, in C (the caller
+/// rounds it to its storage type).
+template <typename C, typename In, typename Out>
+ZRT_DEV void softmaxRows(const Rows &g, int log, In in, Out out) {
+  __shared__ C scratch[32];
+  const bool cached = rowFitsCache(g.count);
+  for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
+    const int64_t base = rowBase(g, r);
+    C mx, sum;
+    if (cached) {
+      C v[kRowCache];
+      mx = C(-INFINITY);
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, g.count);
+        v[i] = j < 0 ? C(0) : in(base + j * g.inner);
+        if (j >= 0)
+          mx = (v[i] > mx || v[i] != v[i]) ? v[i] : mx;
+      }
+      mx = blockMax(mx, scratch);
+      sum = C(0);
+      for (int i = 0; i < kRowCache; ++i)
+        if (cachedElement(i, g.count) >= 0)
+          sum += exp(v[i] - mx);
+      sum = blockSum(sum, scratch);
+      const C lse = log_(sum);
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, g.count);
+        if (j < 0)
+          continue;
+        const C z = v[i] - mx;
+        out(base + j * g.inner, log ? z - lse : exp(z) / sum);
+      }
+      continue;
+    }
+    rowMaxAndSum(in, base, g.count, g.inner, scratch, mx, sum);
+    const C lse = log_(sum);
+    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
+      const C z = in(base + j * g.inner) - mx;
+      out(base + j * g.inner, log ? z - lse : exp(z) / sum);
+    }
+  }
+}
+
+/// The softmax's (`log`: log-softmax's) input gradient of every row of `g`
+/// from its output y(k) and output gradient gy(k) (compute type C);
+/// out(k, v) takes the gradient's element k, in C.
+template <typename C, typename Y, typename GY, typename Out>
+ZRT_DEV void softmaxGradRows(const Rows &g, int log, Y y, GY gy, Out out) {
+  __shared__ C scratch[32];
+  const bool cached = rowFitsCache(g.count);
+  for (int64_t r = blockIndex(); r < g.rows; r += gridBlocks()) {
+    const int64_t base = rowBase(g, r);
+    C dot = C(0);
+    if (cached) { // y and gy read once
+      C yv[kRowCache], gv[kRowCache];
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, g.count);
+        yv[i] = j < 0 ? C(0) : y(base + j * g.inner);
+        gv[i] = j < 0 ? C(0) : gy(base + j * g.inner);
+        if (j >= 0)
+          dot += log ? gv[i] : gv[i] * yv[i];
+      }
+      dot = blockSum(dot, scratch);
+      for (int i = 0; i < kRowCache; ++i) {
+        const int64_t j = cachedElement(i, g.count);
+        if (j >= 0)
+          out(base + j * g.inner, log ? gv[i] - exp(yv[i]) * dot : yv[i] * (gv[i] - dot));
+      }
+      continue;
+    }
+    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
+      const int64_t i = base + j * g.inner;
+      dot += log ? gy(i) : gy(i) * y(i);
+    }
+    dot = blockSum(dot, scratch);
+    for (int64_t j = threadIndex(); j < g.count; j += blockThreads()) {
+      const int64_t i = base + j * g.inner;
+      out(i, log ? gy(i) - exp(y(i)) * dot : y(i) * (gy(i) - dot));
+    }
+  }
+}
+
+} // namespace zeroc_rt::cuda
+
+#endif // ZEROC_RT_CUDA_ROWS_H
