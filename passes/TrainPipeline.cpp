@@ -76,6 +76,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                     }});
   phases.push_back({"cleanup", [](OpPassManager &pm) {
                       pm.addPass(createFoldTransposes());
+                      pm.addPass(createMergeSliceGrads());
                       pm.addPass(createCanonicalizerPass());
                       pm.addPass(createCSEPass());
                     }});

@@ -250,6 +250,38 @@ def VerifyPartition : Pass<"zero-verify-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
 
+def MergeSliceGrads : Pass<"zero-merge-slice-grads", "::mlir::ModuleOp"> {
+  let summary = "turns sums of slice gradients that tile a tensor into a concat";
+  let description = [{
+    The gradient of a tensor split into slices (a fused QKV projection's
+    output split into q, k and v) is, as autodiff writes it, one
+    `graph.slice_grad` per slice (each a tensor of the whole shape, zero
+    outside its slice) and the sum of them. In every function,
+    `add(slice_grad(a), slice_grad(b))` of one type, where both slices
+    take every element along all axes but one (steps 1), and are adjacent
+    along that one, is `slice_grad(concat(a, b))` over their joint range,
+    or the concat alone when that range is the whole axis. An input that
+    is a concat along the same axis which nothing else reads gives the
+    concat its inputs instead.
+    So GPT-2's `[B, T, 3C]` QKV gradient is one concat of the three
+    `[B, T, C]` gradients, where four tensors of that size were written and
+    three read.
+
+    The sums compute the same values: each element is one slice's
+    gradient plus zeros, except that `-0 + 0` is `+0` where the concat
+    keeps `-0`.
+
+    ```mlir
+    %0 = graph.slice_grad %a {starts = [0, 0], ends = [2, 4], steps = [1, 1]} : tensor<2x4xf32> -> tensor<2x8xf32>
+    %1 = graph.slice_grad %b {starts = [0, 4], ends = [2, 8], steps = [1, 1]} : tensor<2x4xf32> -> tensor<2x8xf32>
+    %2 = graph.add %0, %1 : tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8xf32>
+    // becomes
+    %2 = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FoldTransposes : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
   let summary = "turns matrix products of transposed matrices into GEMMs with transpose flags";
   let description = [{
