@@ -1002,6 +1002,64 @@ TEST_P(KernelParity, SoftmaxCrossEntropy) {
         }
 }
 
+/// Scores of `rows` rows of `cols` with -inf where a causal mask or a
+/// padded vocabulary puts it: row 0 masks every element a thread of a
+/// kBlock-thread block strides over from 5 (that thread's max stays -inf
+/// in the one-pass max and sum, rows.h's rowMaxAndSum), row 1 all but
+/// element 7, the rest their second half; row `rows - 1` is all -inf when
+/// `allMasked`.
+Tensor maskedScores(zeroc_rt_dtype_t dtype, int64_t rows, int64_t cols, Rng &rng,
+                    bool allMasked) {
+  Tensor x = randomTensor(dtype, {rows, cols}, rng, -5.0, 5.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const bool masked = r == 0   ? c % 256 == 5
+                          : r == 1 ? c != 7
+                                   : c >= cols / 2 || (allMasked && r == rows - 1);
+      if (masked)
+        x.set(r * cols + c, -kInf);
+    }
+  x.upload();
+  return x;
+}
+
+// Rows of 300 (in the register cache) and 3000 (past it: the one-pass max
+// and sum) with masked elements: softmax gives them 0 and the others what
+// the CPU kernel gives; an all -inf row is NaN in both.
+TEST_P(KernelParity, SoftmaxMaskedRows) {
+  for (int64_t cols : {int64_t{300}, int64_t{3000}})
+    for (int log : {0, 1}) {
+      SCOPED_TRACE(std::to_string(cols) + (log ? " log_softmax" : " softmax"));
+      Tensor x = maskedScores(dt(), 4, cols, rng, /*allMasked=*/true);
+      Tensor y = output({4, cols});
+      ASSERT_OK(zeroc_rt_k_softmax(x.cpu(), -1, log, y.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax(x.gpu(), -1, log, y.gpu()));
+      expectClose(y, tol(true), "softmax");
+    }
+}
+
+// A vocabulary of 3000 with masked (-inf) classes, none of them a label:
+// the loss and its gradient as the CPU kernels give them.
+TEST_P(KernelParity, SoftmaxCrossEntropyMaskedClasses) {
+  const int64_t rows = 4, classes = 3000;
+  Tensor scores = maskedScores(dt(), rows, classes, rng, /*allMasked=*/false);
+  Tensor lab = intTensor(I64, {rows}, {6, 7, 3, 1000});
+  Tensor loss = output({rows});
+  ASSERT_OK(zeroc_rt_k_softmax_cross_entropy(scores.cpu(), lab.cpu(), ZEROC_RT_LOSS_NONE, 0, 0,
+                                             loss.cpu()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy(scores.gpu(), lab.gpu(),
+                                                      ZEROC_RT_LOSS_NONE, 0, 0, loss.gpu()));
+  expectClose(loss, tol(true), "softmax_cross_entropy");
+  Tensor gout = random({rows}, 0.5, 2.0);
+  Tensor gscores = output({rows, classes});
+  ASSERT_OK(zeroc_rt_k_softmax_cross_entropy_grad(scores.cpu(), lab.cpu(), ZEROC_RT_LOSS_NONE, 0,
+                                                  0, gout.cpu(), gscores.cpu()));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_grad(scores.gpu(), lab.gpu(),
+                                                           ZEROC_RT_LOSS_NONE, 0, 0, gout.gpu(),
+                                                           gscores.gpu()));
+  expectClose(gscores, tol(true), "softmax_cross_entropy_grad");
+}
+
 TEST_P(KernelParity, SoftmaxCrossEntropyAllIgnored) {
   // A mean over zero labels is 0, and so is its gradient.
   Tensor lab = intTensor(I64, {4}, {-1, -1, -1, -1});

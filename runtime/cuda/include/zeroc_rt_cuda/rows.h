@@ -54,19 +54,30 @@ ZRT_DEV int64_t cachedElement(int i, int64_t count) {
 /// The max of the row's `count` elements at `stride` from `base` (NaN
 /// wins) and the sum of exp(x - max), in every thread of the block; x(k)
 /// is element k (an index into the whole tensor) in the compute type C.
+/// One pass over the row (an online softmax): each thread keeps the max of
+/// its elements and its sum relative to that max, rescaling the sum when
+/// the max grows, and the block combines the threads' sums at the row's
+/// max. A row of the vocabulary's size (the cross-entropy's scores) is too
+/// long for the register cache (kRowCache) and is read once here, not
+/// twice. While a thread's max is -inf its sum is not used: the next
+/// larger element resets it, and the block takes 0 for a thread whose
+/// elements are all -inf. A row whose every element is -inf sums to 0 (its
+/// max -inf, so a softmax of it is NaN, as the CPU kernel's); NaN and +inf
+/// make the sum NaN, as two passes would.
 template <typename C, typename X>
 ZRT_DEV void rowMaxAndSum(X x, int64_t base, int64_t count, int64_t stride, C *scratch,
                           C &mx, C &sum) {
-  mx = C(-INFINITY);
+  C m = C(-INFINITY), s = C(0);
   for (int64_t j = threadIndex(); j < count; j += blockThreads()) {
     const C v = x(base + j * stride);
-    mx = (v > mx || v != v) ? v : mx;
+    if (v > m || v != v) {
+      s = m == C(-INFINITY) ? C(0) : s * exp(m - v);
+      m = v;
+    }
+    s += exp(v - m);
   }
-  mx = blockMax(mx, scratch);
-  sum = C(0);
-  for (int64_t j = threadIndex(); j < count; j += blockThreads())
-    sum += exp(x(base + j * stride) - mx);
-  sum = blockSum(sum, scratch);
+  mx = blockMax(m, scratch);
+  sum = blockSum(m == C(-INFINITY) ? C(0) : C(s * exp(m - mx)), scratch);
 }
 
 /// The softmax (`log`: log-softmax) of every row of `g`, the block's rows
