@@ -106,14 +106,6 @@ LogicalResult verifyElementwiseBody(Operation *op, Block &body, unsigned leading
   return success();
 }
 
-/// Verifies a fused softmax's axis against its result's rank.
-LogicalResult verifySoftmaxAxis(Operation *op, int64_t axis, RankedTensorType type) {
-  if (axis < 0 || axis >= type.getRank())
-    return op->emitOpError("axis ") << axis << " is out of range for rank "
-                                    << type.getRank();
-  return success();
-}
-
 } // namespace
 
 bool zeroc::graph::isInFusedBody(Operation *op) {
@@ -135,14 +127,14 @@ LogicalResult FusedElementwiseOp::verifyRegions() {
 
 LogicalResult FusedSoftmaxOp::verifyRegions() {
   auto type = llvm::cast<RankedTensorType>(getType());
-  if (failed(verifySoftmaxAxis(*this, getAxis(), type)))
+  if (failed(verifyAxis(*this, getAxis(), type.getRank())))
     return failure();
   return verifyElementwiseBody(*this, getBody().front(), 0, getInputs(), type, 1);
 }
 
 LogicalResult FusedSoftmaxGradOp::verifyRegions() {
   auto type = llvm::cast<RankedTensorType>(getType());
-  if (failed(verifySoftmaxAxis(*this, getAxis(), type)))
+  if (failed(verifyAxis(*this, getAxis(), type.getRank())))
     return failure();
   return verifyElementwiseBody(*this, getBody().front(), 1, getInputs(), type, 1);
 }

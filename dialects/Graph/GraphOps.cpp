@@ -91,7 +91,7 @@ LogicalResult DropoutOp::verify() {
 // Normalizations
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
+LogicalResult zeroc::graph::verifyAxis(Operation *op, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= rank)
     return op->emitOpError("axis ")
            << axis << " is out of range for rank " << rank;
@@ -103,6 +103,10 @@ LogicalResult SoftmaxOp::verify() {
 }
 
 LogicalResult LogSoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult SoftmaxGradOp::verify() {
   return verifyAxis(*this, getAxis(), getType().getRank());
 }
 

@@ -141,7 +141,8 @@ bool compileProgram(const std::string &dir, llvm::StringRef target,
                              "-I" ZEROC_RUNTIME_CUDA_INCLUDE_DIR, src, "-o", exe,
                              ZEROC_RUNTIME_CUDA_LIBRARY, ZEROC_RUNTIME_LIBRARY});
   } else if (target == "cuda-emu")
-    argv = {ZEROC_CXX, "-std=c++17", "-O0", "-I" ZEROC_RUNTIME_INCLUDE_DIR,
+    // -ffp-contract=off: as the emulation's runtime (runtime/cuda/emu).
+    argv = {ZEROC_CXX, "-std=c++17", "-O0", "-ffp-contract=off", "-I" ZEROC_RUNTIME_INCLUDE_DIR,
             "-I" ZEROC_RUNTIME_CUDA_INCLUDE_DIR, "-x", "c++", src, "-x", "none",
             "-o", exe, ZEROC_RUNTIME_CUDA_EMU_LIBRARY, ZEROC_RUNTIME_LIBRARY};
   else

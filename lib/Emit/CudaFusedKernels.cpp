@@ -164,25 +164,25 @@ std::string kernelHead(Operation *op, StringRef summary, StringRef name, StringR
       .str();
 }
 
-/// The rows a softmax along `axis` of a tensor of `type` runs over, as
-/// zeroc_rt_cuda/rows.h's Rows.
-std::string rowsOf(RankedTensorType type, int64_t axis) {
+/// The rows a softmax along `axis` of a tensor of `type` runs over: how
+/// many, and zeroc_rt_cuda/rows.h's Rows for them.
+struct RowsText {
+  int64_t rows;
+  std::string text;
+};
+RowsText rowsOf(RankedTensorType type, int64_t axis) {
   ArrayRef<int64_t> shape = type.getShape();
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= shape[d];
   for (int64_t d = axis + 1; d < type.getRank(); ++d)
     inner *= shape[d];
-  return llvm::formatv("z::Rows{{{0}, {1}, {2}}", outer * inner, shape[axis], inner).str();
+  return {outer * inner,
+          llvm::formatv("z::Rows{{{0}, {1}, {2}}", outer * inner, shape[axis], inner).str()};
 }
 
-/// The launch of a row kernel over the rows `rows` (rowsOf) with `args`.
-void printRowLaunch(ProgramPrinter &p, StringRef name, RankedTensorType type, int64_t axis,
-                    StringRef args) {
-  int64_t rows = 1;
-  for (auto [d, n] : llvm::enumerate(type.getShape()))
-    if (static_cast<int64_t>(d) != axis)
-      rows *= n;
+/// The launch of row kernel `name` over `rows` rows with `args`.
+void printRowLaunch(ProgramPrinter &p, StringRef name, int64_t rows, StringRef args) {
   p.call(llvm::formatv("zeroc_rt_cuda_launch_status((int){0}launch({1}, "
                        "{0}rowBlocks({2}), {0}kBlock{3}), \"{1}\")",
                        kNs, name, rows, args));
@@ -234,6 +234,7 @@ LogicalResult printFusedSoftmaxKernel(ProgramPrinter &p, graph::FusedSoftmaxOp o
   // The prologue runs where the softmax reads an element (once per element
   // when the row fits the register cache, else at each of its reads: the
   // same bits each time).
+  const RowsText rows = rowsOf(type, op.getAxis());
   definitions += kernelHead(op, "a softmax with an elementwise prologue", name,
                             body->params + s + " *out", s);
   definitions += llvm::formatv(
@@ -244,8 +245,8 @@ LogicalResult printFusedSoftmaxKernel(ProgramPrinter &p, graph::FusedSoftmaxOp o
       "      },\n"
       "      [&](int64_t i, zc v) {{ out[i] = z::storeD<{4}>(v); });\n"
       "}\n\n",
-      rowsOf(type, op.getAxis()), op.getLog() ? 1 : 0, body->code, body->yielded[0], s);
-  printRowLaunch(p, name, type, op.getAxis(),
+      rows.text, op.getLog() ? 1 : 0, body->code, body->yielded[0], s);
+  printRowLaunch(p, name, rows.rows,
                  body->launchArgs + body->keyArgs +
                      llvm::formatv(", ({0} *)({1})", s, p.var(op.getResult())).str());
   return success();
@@ -261,6 +262,7 @@ LogicalResult printFusedSoftmaxGradKernel(ProgramPrinter &p, graph::FusedSoftmax
       printBody(p, op.getBody().front(), op.getInputs(), {"gx"}, type, "        ");
   if (failed(body))
     return failure();
+  const RowsText rows = rowsOf(type, op.getAxis());
   definitions += kernelHead(op, "a softmax gradient with an elementwise epilogue", name,
                             llvm::formatv("const {0} *y, const {0} *gy, {1}{0} *out", s,
                                           body->params)
@@ -275,8 +277,8 @@ LogicalResult printFusedSoftmaxGradKernel(ProgramPrinter &p, graph::FusedSoftmax
       "        out[i] = z::storeD<{3}>({4});\n"
       "      });\n"
       "}\n\n",
-      rowsOf(type, op.getAxis()), op.getLog() ? 1 : 0, body->code, s, body->yielded[0]);
-  printRowLaunch(p, name, type, op.getAxis(),
+      rows.text, op.getLog() ? 1 : 0, body->code, s, body->yielded[0]);
+  printRowLaunch(p, name, rows.rows,
                  llvm::formatv(", (const {0} *)({1}), (const {0} *)({2})", s,
                                p.var(op.getY()), p.var(op.getGrad()))
                          .str() +

@@ -860,7 +860,7 @@ TEST_P(KernelParity, ReduceMaxPropagatesNaN) {
 }
 
 // Rows of 6 and 3 elements, and of 2500: more than the 2048 a block of
-// kBlock threads keeps in registers (rows.cu's kRowCache), so that both of
+// kBlock threads keeps in registers (zeroc_rt_cuda/rows.h's kRowCache), so that both of
 // the kernels' paths run with many threads per block (ZEROC_RT_CUDA_EMU_SIMT)
 // as with one.
 const Dims kSoftmaxShapes[] = {{3, 4, 6}, {2, 2500}};
@@ -900,7 +900,7 @@ TEST_P(KernelParity, SoftmaxGrad) {
 }
 
 // [5, 60, 40] at axis 1: rows of 2400, more than a block keeps in registers
-// (rows.cu's kRowCache); at axis -1 many rows, in several column chunks.
+// (zeroc_rt_cuda/rows.h's kRowCache); at axis -1 many rows, in several column chunks.
 const Dims kLayerNormShapes[] = {{3, 4, 6}, {5, 60, 40}};
 
 /// The scale's (and bias's) dims of a layer norm of `x` over `axis` (1 or -1).

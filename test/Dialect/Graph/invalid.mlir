@@ -117,6 +117,16 @@ func.func @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// Tests that softmax_grad's axis is within the rank (autodiff copies the
+// forward op's, which is; zero-fuse-softmax's fused op requires it).
+func.func @f(%y: tensor<2x3xf32>, %g: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'graph.softmax_grad' op axis -1 is out of range for rank 2}}
+  %0 = graph.softmax_grad %y, %g {axis = -1 : i64, log = false} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 // Tests that layer_norm's scale covers exactly the normalized dims.
 func.func @f(%x: tensor<2x3xf32>, %g: tensor<2xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{scale shape must equal the normalized dims}}

@@ -63,6 +63,10 @@ padShape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> pads,
 /// an i1 condition. The ops a graph.fused_elementwise body may hold.
 bool isFusableElementwise(mlir::Operation *op);
 
+/// Fails with "axis N is out of range for rank R" on `op` unless
+/// 0 <= axis < rank.
+mlir::LogicalResult verifyAxis(mlir::Operation *op, int64_t axis, int64_t rank);
+
 /// Whether `op` is in the body of a fused op (graph.fused_elementwise,
 /// fused_softmax, fused_softmax_grad): a value of one element at a time,
 /// which a kernel keeps in registers.

@@ -674,6 +674,7 @@ def Graph_SoftmaxGradOp : Graph_Op<"softmax_grad",
                    I64Attr:$axis, BoolAttr:$log);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = "$y `,` $grad attr-dict `:` type($y)";
+  let hasVerifier = 1;
 }
 
 def Graph_LayerNormGradOp : Graph_Op<"layer_norm_grad", [Pure,
