@@ -36,9 +36,9 @@ inline int64_t rowBlocks(int64_t rows) {
 /// Elements of a row each thread keeps in registers: a softmax row of up to
 /// kRowCache * blockDim elements (2048 at kBlock threads: the attention's
 /// rows) is read from memory once, where the uncached loops read it twice
-/// (the max and the sum in one pass, rowMaxAndSum; the output). Thread t keeps elements t, t +
-/// blockDim, ..., the elements it would read in the uncached loops, in the
-/// same order, so both give the same bits.
+/// (the max and the sum in one pass, rowMaxAndSum; then the output).
+/// Thread t keeps elements t, t + blockDim, ..., the elements it would read
+/// in the uncached loops, in the same order.
 constexpr int kRowCache = 8;
 
 ZRT_DEV bool rowFitsCache(int64_t count) {

@@ -4,8 +4,8 @@
 // at a stride when the axis is not the last), its threads striding over
 // the row and reducing with blockSum/blockMax. Statistics in float (double
 // for F64). The softmax rows are zeroc_rt_cuda/rows.h's, which fused
-// softmax kernels share. The layer norm's parameter gradients sum down the columns
-// (kernels/columns.h).
+// softmax kernels share. The layer norm's parameter gradients sum down the
+// columns (kernels/columns.h).
 //
 //===----------------------------------------------------------------------===//
 
