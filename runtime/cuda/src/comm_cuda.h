@@ -20,10 +20,13 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t openStagedComm(zeroc_rt_comm_t *world,
 
 /// --comm nccl: an NCCL communicator, its unique id broadcast from rank 0
 /// over `world`; collectives on the communication stream, ordered against
-/// the compute stream by events (comm_nccl.cu). A collective call. Fails in
-/// the host emulation, which has no NCCL.
+/// the compute stream by events (comm_nccl.cu). A collective call. Sets
+/// *peersMayBeStuck when NCCL's initialization failed on this rank: the
+/// others may then wait in NCCL's bootstrap, not in `world`. Fails in the
+/// host emulation, which has no NCCL.
 ZEROC_RT_MUST_USE zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *world,
-                                                 zeroc_rt_comm_t **out);
+                                                 zeroc_rt_comm_t **out,
+                                                 bool *peersMayBeStuck);
 
 /// Whether this build has NCCL (the host emulation has not).
 bool haveNccl();

@@ -251,7 +251,8 @@ private:
 
 bool haveNccl() { return true; }
 
-zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *world, zeroc_rt_comm_t **out) {
+zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *world, zeroc_rt_comm_t **out,
+                               bool *peersMayBeStuck) {
   // The id and whether rank 0 could make it: every rank takes part in the
   // broadcast, rank 0 even on failure, and then every rank fails.
   struct {
@@ -274,9 +275,23 @@ zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *world, zeroc_rt_comm_t **out) {
                           "NCCL: rank 0 could not make the communicator's unique "
                           "id (its own error says why)");
   const ncclUniqueId &id = bootstrap.id;
+  // NCCL's bootstrap connects the ranks over its own sockets, outside
+  // `world`: a peer that failed before joining leaves this rank here, and
+  // a peer that hangs keeps it here. The --collective-timeout watchdog
+  // watches this wait as it watches a collective; a rank whose own
+  // initialization failed tells its caller that the others may be stuck
+  // here, so it ends without an MPI agreement they could never join and
+  // the launcher ends them.
   ncclComm_t comm = nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(
-      ncclStatus(ncclCommInitRank(&comm, world->size, id, world->rank), "initializing"));
+  ncclResult_t init;
+  {
+    zeroc_rt_comm::BlockedScope blocked(*world, "initializing NCCL (ncclCommInitRank)");
+    init = ncclCommInitRank(&comm, world->size, id, world->rank);
+  }
+  if (init != ncclSuccess) {
+    *peersMayBeStuck = world->size > 1;
+    return ncclStatus(init, "initializing the communicator");
+  }
   auto *nc = new NcclComm(world->rank, world->size, comm);
   if (zeroc_rt_status_t e = gpuEventCreate(&nc->before)) {
     ncclCommDestroy(comm);

@@ -8,7 +8,7 @@ namespace zeroc_rt::cuda {
 
 bool haveNccl() { return false; }
 
-zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *, zeroc_rt_comm_t **) {
+zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *, zeroc_rt_comm_t **, bool *) {
   return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                         "--comm nccl: the host emulation of the CUDA runtime has "
                         "no NCCL; use --comm mpi");

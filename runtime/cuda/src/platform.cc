@@ -216,8 +216,9 @@ public:
   }
   train::Device &device() override { return gpu; }
   zeroc_rt_status_t openComm(const Args &, zeroc_rt_comm_t *world,
-                             zeroc_rt_comm_t **out) override {
-    return comm == "nccl" ? openNcclComm(world, out) : openStagedComm(world, out);
+                             zeroc_rt_comm_t **out, bool *peersMayBeStuck) override {
+    return comm == "nccl" ? openNcclComm(world, out, peersMayBeStuck)
+                          : openStagedComm(world, out);
   }
   void closeComm(zeroc_rt_comm_t *c, zeroc_rt_comm_t *) override {
     zeroc_rt_status_free(zeroc_rt_comm_finalize(c));

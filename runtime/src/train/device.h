@@ -183,9 +183,14 @@ public:
        zeroc_rt_comm_t *world) = 0;
   virtual Device &device() = 0;
   /// The communicator over `world`'s ranks whose collectives move the
-  /// device's memory: `world` itself on the host. A collective call.
+  /// device's memory: `world` itself on the host. A collective call. On a
+  /// failure that may leave other ranks blocked outside `world` (in NCCL's
+  /// own bootstrap), sets *peersMayBeStuck: the ranks cannot then agree on
+  /// the failure over `world`, and this rank ends without MPI_Finalize so
+  /// that the launcher ends the job.
   ZEROC_RT_MUST_USE virtual zeroc_rt_status_t
-  openComm(const Args &args, zeroc_rt_comm_t *world, zeroc_rt_comm_t **out) = 0;
+  openComm(const Args &args, zeroc_rt_comm_t *world, zeroc_rt_comm_t **out,
+           bool *peersMayBeStuck) = 0;
   /// Releases what openComm made (not `world`).
   virtual void closeComm(zeroc_rt_comm_t *comm, zeroc_rt_comm_t *world) = 0;
 };

@@ -102,7 +102,7 @@ public:
   }
   Device &device() override { return hostDevice(); }
   zeroc_rt_status_t openComm(const Args &, zeroc_rt_comm_t *world,
-                             zeroc_rt_comm_t **out) override {
+                             zeroc_rt_comm_t **out, bool *) override {
     *out = world;
     return nullptr;
   }

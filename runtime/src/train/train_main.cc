@@ -331,9 +331,21 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
           Platform &platform) {
   if (session.agree(platform.open(args, program, session.comm), "while opening its device"))
     return 1;
+  // Ends this rank when a collective blocks past --collective-timeout (a
+  // peer stopped), from the device communicator's setup on (NCCL's
+  // bootstrap waits for every rank outside MPI); stopped when train
+  // returns, before MPI_Finalize.
+  Watchdog watchdog;
+  watchdog.start(session.comm, args.collectiveTimeout);
   DeviceComm deviceComm(platform, session);
-  if (session.agree(platform.openComm(args, session.comm, &deviceComm.comm),
-                    "while setting up its collectives"))
+  bool peersMayBeStuck = false;
+  zeroc_rt_status_t opened =
+      platform.openComm(args, session.comm, &deviceComm.comm, &peersMayBeStuck);
+  if (opened && peersMayBeStuck) {
+    session.desynced = true; // the others may never reach an MPI agreement
+    return session.fail(ZEROC_RT_TRAIN_WRAP(opened, "setting up its collectives: "));
+  }
+  if (session.agree(opened, "while setting up its collectives"))
     return 1;
   zeroc_rt_engine engine;
   engine.program = &program;
@@ -368,10 +380,6 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
   }
 
   CollectiveTrace collectiveTrace(session.comm, engine.tracer);
-  // Ends this rank when a collective blocks past --collective-timeout (a
-  // peer stopped); stopped when train returns, before MPI_Finalize.
-  Watchdog watchdog;
-  watchdog.start(session.comm, args.collectiveTimeout);
   // The collectives the last optimizer step started for a next micro-step
   // (program.finish) complete on every way out that leaves the ranks in
   // step: after the last step, and on an error they all agree on.

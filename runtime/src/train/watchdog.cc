@@ -182,14 +182,16 @@ void Watchdog::expire(const char *name, double waitedS) {
   if (peers.empty())
     peers = "no rank on this node stopped: look at the ranks of the other "
             "nodes";
+  char when[64] = "before the first step";
+  if (const int64_t step = currentStep.load(); step > 0)
+    std::snprintf(when, sizeof when, "step %lld", static_cast<long long>(step));
   char text[2048];
   int n = std::snprintf(
       text, sizeof text,
-      "rank %d: train: error: step %lld: %s waited %.1f s, past "
+      "rank %d: train: error: %s: %s waited %.1f s, past "
       "--collective-timeout %g: %s; ending this rank (exit 1) so that the "
       "launcher ends the job\n",
-      rank, static_cast<long long>(currentStep.load()), name, waitedS, timeout,
-      peers.c_str());
+      rank, when, name, waitedS, timeout, peers.c_str());
   std::fflush(stdout);
   if (n > 0)
     (void)!::write(2, text, static_cast<size_t>(std::min<int>(n, sizeof text - 1)));
