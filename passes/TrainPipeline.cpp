@@ -121,10 +121,17 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                         pm.addPass(createFuseSoftmax());
                       }});
   }
-  if (o.target == "cuda")
+  // A GEMM reads attention's head split at strides (docs/CudaTarget.md,
+  // "Strided matmul operands"); the CPU runtime's GEMMs read stored
+  // tensors only.
+  if (o.target == "cuda") {
+    phases.push_back({"fold-matmul-views", [](OpPassManager &pm) {
+                        pm.addPass(createFoldMatmulViews());
+                      }});
     phases.push_back({"fuse-optimizer-step", [](OpPassManager &pm) {
                         pm.addPass(createFuseOptimizerStep());
                       }});
+  }
   PlanBuffersOptions plan;
   plan.hostStepScalars = o.target == "cuda";
   phases.push_back({"plan-buffers", [plan](OpPassManager &pm) {

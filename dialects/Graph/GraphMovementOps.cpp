@@ -279,3 +279,35 @@ LogicalResult CumSumOp::verify() {
                                 << rank;
   return success();
 }
+
+LogicalResult StridedViewOp::verify() {
+  auto in = llvm::cast<RankedTensorType>(getInput().getType());
+  RankedTensorType out = getType();
+  ArrayRef<int64_t> strides = getStrides();
+  if (static_cast<int64_t>(strides.size()) != out.getRank())
+    return emitOpError("has ") << strides.size() << " strides for a rank-"
+                               << out.getRank() << " result";
+  if (getOffset() < 0 || llvm::any_of(strides, [](int64_t s) { return s < 0; }))
+    return emitOpError("offset and strides must not be negative");
+  // The last element viewed must be an element of the input.
+  if (out.getNumElements() > 0) {
+    int64_t last = getOffset();
+    for (auto [dim, stride] : llvm::zip(out.getShape(), strides))
+      last += (dim - 1) * stride;
+    if (last >= in.getNumElements())
+      return emitOpError("views element ")
+             << last << " of an input of " << in.getNumElements() << " elements";
+  }
+  if (out.getRank() < 2 || (strides.back() != 1 && strides[strides.size() - 2] != 1))
+    return emitOpError("needs a rank of at least 2 and a last or second-last "
+                       "dim of stride 1 (a matrix a GEMM can read)");
+  for (Operation *user : getResult().getUsers())
+    if (!llvm::isa<MatMulOp>(user)) {
+      InFlightDiagnostic diag = emitOpError("is read by '")
+                                << user->getName()
+                                << "'; only matmuls read strided views";
+      diag.attachNote(user->getLoc()) << "read here";
+      return diag;
+    }
+  return success();
+}

@@ -12,6 +12,8 @@ Value storageRoot(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto r = llvm::dyn_cast<graph::ReshapeOp>(def))
       v = r.getInput();
+    else if (auto sv = llvm::dyn_cast<graph::StridedViewOp>(def))
+      v = sv.getInput();
     else if (auto view = llvm::dyn_cast<ViewOp>(def))
       v = view.getBuffer();
     else if (auto w = llvm::dyn_cast<WaitOp>(def))
@@ -73,7 +75,7 @@ bool resultsNeedArena(Operation *op) {
     return false;
   if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op); rs && rs.getInPlace())
     return false;
-  return !llvm::isa<graph::ReshapeOp, ViewOp, ShardSliceOp, graph::ConstantOp,
+  return !llvm::isa<graph::ReshapeOp, graph::StridedViewOp, ViewOp, ShardSliceOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
                     ParamShardOp, ReplicaSliceOp, BufferLoadOp,
                     GradAccumulatorOp, AllReduceOp, AllReduceStartOp,

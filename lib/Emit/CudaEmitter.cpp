@@ -50,7 +50,7 @@ public:
   bool hasKernel(StringRef kernel) const override {
     static const llvm::StringSet<> kernels = {
         "unary", "unary_grad", "binary", "where", "broadcast", "sum_to",
-        "dropout", "matmul", "matmul_trans", "gemm", "reduce", "softmax", "softmax_grad",
+        "dropout", "matmul", "matmul_trans", "matmul_strided", "gemm", "reduce", "softmax", "softmax_grad",
         "layer_norm", "layer_norm_grad", "softmax_cross_entropy",
         "softmax_cross_entropy_grad", "copy", "copy_multi", "gather", "gather_grad",
         "transpose", "slice", "slice_grad", "zero", "cast",

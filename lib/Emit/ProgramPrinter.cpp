@@ -267,6 +267,11 @@ LogicalResult ProgramPrinter::printGraphOp(Operation *op) {
     line(r + " = " + var(rs.getInput()) + ";");
     return success();
   }
+  if (auto sv = llvm::dyn_cast<graph::StridedViewOp>(op)) {
+    int64_t bytes = sv.getOffset() * zero::elementBytes(sv.getType().getElementType());
+    line(r + " = " + var(sv.getInput()) + " + " + std::to_string(bytes) + ";");
+    return success();
+  }
   return target.printKernelCall(*this, op);
 }
 

@@ -160,6 +160,22 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto mm = llvm::dyn_cast<graph::MatMulOp>(op)) {
+    auto lhsView = mm.getLhs().getDefiningOp<graph::StridedViewOp>();
+    auto rhsView = mm.getRhs().getDefiningOp<graph::StridedViewOp>();
+    if (lhsView || rhsView) {
+      // The view's pointer is its input's plus the offset; its strides.
+      auto strides = [](graph::StridedViewOp v) {
+        return v ? dimsInit(SmallVector<int64_t>(v.getStrides())) : std::string("{0}");
+      };
+      p.line("{ static const int64_t lhs_strides[] = " + strides(lhsView) +
+             ", rhs_strides[] = " + strides(rhsView) + ";");
+      p.call(llvm::formatv("zeroc_rt_k_matmul_strided({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                           d(mm.getLhs()), lhsView ? "lhs_strides" : "nullptr",
+                           d(mm.getRhs()), rhsView ? "rhs_strides" : "nullptr",
+                           int(mm.getTransA()), int(mm.getTransB()), out()));
+      p.line("}");
+      return success();
+    }
     if (mm.getTransA() || mm.getTransB())
       p.call(llvm::formatv("zeroc_rt_k_matmul_trans({0}, {1}, {2}, {3}, {4})",
                            d(mm.getLhs()), d(mm.getRhs()), int(mm.getTransA()),

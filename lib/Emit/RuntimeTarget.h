@@ -43,6 +43,11 @@ class CpuTarget : public RuntimeTarget {
 public:
   llvm::StringRef name() const override { return "CPU"; }
   void printPrologue(llvm::raw_ostream &os) override;
+  /// zeroc_rt/kernels.h: every kernel but the CUDA runtime's strided GEMM
+  /// (zero-fold-matmul-views runs for the CUDA target only).
+  bool hasKernel(llvm::StringRef name) const override {
+    return name != "matmul_strided";
+  }
 };
 
 } // namespace zeroc

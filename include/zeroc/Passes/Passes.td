@@ -324,6 +324,37 @@ def FoldTransposes : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
   }];
 }
 
+def FoldMatmulViews : Pass<"zero-fold-matmul-views", "::mlir::ModuleOp"> {
+  let summary = "reads a matmul operand made by slices, reshapes and transposes as a strided view";
+  let description = [{
+    CUDA target. A `graph.matmul` operand computed from one stored tensor
+    by `graph.slice` (positive steps), `graph.reshape` and
+    `graph.transpose` ops, at least one of them a copy (a slice or a
+    transpose), becomes a `graph.strided_view` of that tensor when the
+    strides are a GEMM operand's: unit stride along one of the last two
+    dims and a leading dimension at least that matrix dim. A reshape
+    splits any dim; it merges dims only when they are one run of memory.
+    The chain's ops left without users are erased.
+
+    Attention's head split is this chain: `q`, `k` and `v` are slices of
+    the QKV projection `[B, T, 3C]`, reshaped to `[B, T, H, D]` and
+    transposed to `[B, H, T, D]` (`k` to `[B, H, D, T]`), and the output
+    projection's gradient is transposed back to `[B, H, T, D]`. Each copy
+    wrote and read a `[B, T, C]` tensor; the GEMMs now read the stored
+    tensor with a leading dimension of `3C` (or `C`) and one GEMM batch per
+    `B`, of `H` matrices `D` apart.
+
+    ```mlir
+    %s = graph.slice %qkv {starts = [0, 0, 768], ends = [8, 1024, 1536], steps = [1, 1, 1]} : tensor<8x1024x2304xbf16> -> tensor<8x1024x768xbf16>
+    %r = graph.reshape %s : tensor<8x1024x768xbf16> -> tensor<8x1024x12x64xbf16>
+    %k = graph.transpose %r {perm = [0, 2, 3, 1]} : tensor<8x1024x12x64xbf16> -> tensor<8x12x64x1024xbf16>
+    // becomes
+    %k = graph.strided_view %qkv {offset = 768 : i64, strides = array<i64: 2359296, 64, 1, 2304>} : tensor<8x1024x2304xbf16> -> tensor<8x12x64x1024xbf16>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
   let summary = "builds @train_step: the optimizer step after the micro-steps";
   let description = [{

@@ -759,6 +759,90 @@ TEST_P(KernelParity, MatmulTransposed) {
   }
 }
 
+/// matmul_strided reads an operand at strides (graph.strided_view): the
+/// product of the view copied dense, as the slices and transposes it
+/// replaces copied it. Attention's head split (B=2, T=4, H=2, D=3 out of a
+/// [2, 4, 18] QKV projection): q and v row-major with a leading dimension
+/// of 18 and one GEMM batch per sequence, k column-major; a slice of rows.
+TEST_P(KernelParity, MatmulStrided) {
+  struct View {
+    Dims dims;
+    std::vector<int64_t> strides; // empty: a dense operand
+    int64_t offset;
+  };
+  struct Case {
+    const char *what;
+    Dims a, b;
+    View va, vb;
+    int ta, tb;
+    Dims out;
+  };
+  const View q{{2, 2, 4, 3}, {72, 3, 18, 1}, 0}, k{{2, 2, 3, 4}, {72, 3, 1, 18}, 6},
+      v{{2, 2, 4, 3}, {72, 3, 18, 1}, 12};
+  const Case cases[] = {
+      {"q k", {2, 4, 18}, {2, 4, 18}, q, k, 0, 0, {2, 2, 4, 4}},
+      {"p v", {2, 2, 4, 4}, {2, 4, 18}, {{2, 2, 4, 4}, {}, 0}, v, 0, 0, {2, 2, 4, 3}},
+      {"g v^T", {2, 2, 4, 3}, {2, 4, 18}, {{2, 2, 4, 3}, {}, 0}, v, 0, 1, {2, 2, 4, 4}},
+      {"k^T g", {2, 4, 18}, {2, 2, 3, 5}, k, {{2, 2, 3, 5}, {}, 0}, 1, 0, {2, 2, 4, 5}},
+      {"rows", {4, 2}, {2, 5}, {{3, 2}, {2, 1}, 2}, {{2, 5}, {}, 0}, 0, 0, {3, 5}},
+  };
+  const size_t es = zeroc_rt_dtype_size(dt());
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    Tensor a = random(c.a), b = random(c.b);
+    // The CPU's operands: each view copied dense on the host.
+    auto dense = [&](const Tensor &src, const View &view) {
+      Tensor t(dt(), view.dims);
+      for (int64_t i = 0; i < t.size(); ++i) {
+        int64_t rest = i, at = view.offset;
+        for (size_t d = view.dims.size(); d-- > 0;) {
+          at += (rest % view.dims[d]) * view.strides[d];
+          rest /= view.dims[d];
+        }
+        t.set(i, src.get(at));
+      }
+      return t;
+    };
+    auto device = [&](Tensor &src, const View &view) {
+      zeroc_rt_tensor_t t = *src.gpu();
+      t.data = static_cast<char *>(src.deviceData()) + view.offset * es;
+      t.rank = static_cast<int32_t>(view.dims.size());
+      for (size_t d = 0; d < view.dims.size(); ++d)
+        t.dims[d] = view.dims[d];
+      return t;
+    };
+    const bool sa = !c.va.strides.empty(), sb = !c.vb.strides.empty();
+    Tensor da = sa ? dense(a, c.va) : Tensor(dt(), {});
+    Tensor db = sb ? dense(b, c.vb) : Tensor(dt(), {});
+    zeroc_rt_tensor_t ga = sa ? device(a, c.va) : *a.gpu();
+    zeroc_rt_tensor_t gb = sb ? device(b, c.vb) : *b.gpu();
+    Tensor out = output(c.out);
+    ASSERT_OK(zeroc_rt_k_matmul_trans(sa ? da.cpu() : a.cpu(), sb ? db.cpu() : b.cpu(), c.ta,
+                                      c.tb, out.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_matmul_strided(&ga, sa ? c.va.strides.data() : nullptr, &gb,
+                                                 sb ? c.vb.strides.data() : nullptr, c.ta, c.tb,
+                                                 out.gpu()));
+    expectClose(out, tol(true), "matmul_strided");
+  }
+}
+
+/// A strided operand whose last two strides are no matrix's is an error.
+TEST(KernelParityFixed, MatmulStridedNotAMatrix) {
+  Rng rng{kSeed};
+  Tensor a = randomTensor(F32, {4, 6}, rng), b = randomTensor(F32, {3, 2}, rng);
+  Tensor out = outputTensor(F32, {2, 2});
+  zeroc_rt_tensor_t ga = *a.gpu();
+  ga.dims[0] = 2;
+  ga.dims[1] = 3;
+  const int64_t strides[] = {6, 2};
+  zeroc_rt_status_t status =
+      zeroc_rt_cuda_k_matmul_strided(&ga, strides, b.gpu(), nullptr, 0, 0, out.gpu());
+  ASSERT_NE(status, nullptr);
+  std::string message = takeMessage(status);
+  EXPECT_NE(message.find("a's last two strides (6, 2) are not a matrix's"), std::string::npos)
+      << message;
+}
+
 TEST_P(KernelParity, Gemm) {
   const int64_t m = 4, k = 6, n = 5;
   struct Case {

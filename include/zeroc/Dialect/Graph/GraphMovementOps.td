@@ -197,4 +197,30 @@ def Graph_GatherElementsGradOp : Graph_Op<"gather_elements_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def Graph_StridedViewOp : Graph_Op<"strided_view",
+    [Pure, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "names elements of a tensor at strides, without copying";
+  let description = [{
+    Result element `(i0, ..., in)` is input element number
+    `offset + i0 * strides[0] + ... + in * strides[n]` of the input's
+    row-major storage. No kernel runs: the view is the input's memory, read
+    through its strides.
+
+    zero-fold-matmul-views makes it in place of the slices, reshapes and
+    transposes in front of a matmul operand (attention's head split), so it
+    is read only by matmuls, whose GEMMs take a strided operand: one of its
+    last two dims has stride 1 and the other is the matrix's leading
+    dimension.
+
+    ```mlir
+    %k = graph.strided_view %qkv {offset = 768 : i64, strides = array<i64: 2359296, 64, 1, 2304>} : tensor<8x1024x2304xbf16> -> tensor<8x12x64x1024xbf16>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$offset,
+                   DenseI64ArrayAttr:$strides);
+  let results = (outs Graph_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // ZEROC_DIALECT_GRAPH_GRAPHMOVEMENTOPS_TD

@@ -12,9 +12,35 @@
 
 namespace zeroc_rt::cuda {
 
+namespace {
+
+/// The leading dimension and storage order of a strided operand's matrix
+/// (its last two dims, rows x cols, at strides[rank-2], strides[rank-1]).
+zeroc_rt_status_t stridedMatrix(const char *name, const zeroc_rt_tensor_t &t,
+                                const int64_t *strides, int64_t *ld, bool *colMajor) {
+  const int64_t rows = t.dims[t.rank - 2], cols = t.dims[t.rank - 1];
+  const int64_t sr = strides[t.rank - 2], sc = strides[t.rank - 1];
+  if (sc == 1 && (sr >= cols || rows == 1)) {
+    *ld = rows == 1 ? cols : sr;
+    *colMajor = false;
+  } else if (sr == 1 && (sc >= rows || cols == 1)) {
+    *ld = cols == 1 ? rows : sc;
+    *colMajor = true;
+  } else {
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "matmul_strided: %s's last two strides (%lld, %lld) are not a "
+                          "matrix's: one must be 1 and the other at least that dim",
+                          name, static_cast<long long>(sr), static_cast<long long>(sc));
+  }
+  return nullptr;
+}
+
+} // namespace
+
 zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
                              bool transA, bool transB, const zeroc_rt_tensor_t *out,
-                             GemmCall &call) {
+                             GemmCall &call, const int64_t *stridesA,
+                             const int64_t *stridesB) {
   using namespace zeroc_rt::kernels;
   const char *k = "matmul";
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
@@ -60,6 +86,16 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
   call.offA.clear();
   call.offB.clear();
   call.offOut.clear();
+  call.ldA = call.ldB = 0;
+  call.colA = call.colB = false;
+  call.innerBatch = batch > 0 ? dims[batch - 1] : 1;
+  if ((stridesA && a->rank < 2) || (stridesB && b->rank < 2))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "matmul_strided: a strided operand must have rank >= 2");
+  if (stridesA)
+    ZEROC_RT_RETURN_IF_ERROR(stridedMatrix("a", *a, stridesA, &call.ldA, &call.colA));
+  if (stridesB)
+    ZEROC_RT_RETURN_IF_ERROR(stridedMatrix("b", *b, stridesB, &call.ldB, &call.colB));
   for (int64_t i = 0; i < count; ++i) {
     int64_t rest = i, oa = 0, ob = 0, sa = m * ka, sb = ka * n;
     for (int d = batch - 1; d >= 0; --d) {
@@ -68,12 +104,12 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
       const int ea = d - (batch - batchA), eb = d - (batch - batchB);
       if (ea >= 0) {
         if (a->dims[ea] != 1)
-          oa += idx * sa;
+          oa += idx * (stridesA ? stridesA[ea] : sa);
         sa *= a->dims[ea];
       }
       if (eb >= 0) {
         if (b->dims[eb] != 1)
-          ob += idx * sb;
+          ob += idx * (stridesB ? stridesB[eb] : sb);
         sb *= b->dims[eb];
       }
     }
@@ -105,6 +141,15 @@ zeroc_rt_status_t zeroc_rt_cuda_k_matmul_trans(zrt_ct a, zrt_ct b, int trans_a, 
                                                zrt_ct out) {
   GemmCall call;
   ZEROC_RT_RETURN_IF_ERROR(planMatmul(a, b, trans_a != 0, trans_b != 0, out, call));
+  return runGemm(call, out->dtype, a->data, b->data, out->data, 1.0, 0.0);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_matmul_strided(zrt_ct a, const int64_t *a_strides, zrt_ct b,
+                                                 const int64_t *b_strides, int trans_a,
+                                                 int trans_b, zrt_ct out) {
+  GemmCall call;
+  ZEROC_RT_RETURN_IF_ERROR(
+      planMatmul(a, b, trans_a != 0, trans_b != 0, out, call, a_strides, b_strides));
   return runGemm(call, out->dtype, a->data, b->data, out->data, 1.0, 0.0);
 }
 

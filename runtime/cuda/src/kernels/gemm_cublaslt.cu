@@ -2,7 +2,10 @@
 //
 // Row-major out = op(A) op(B) is column-major out^T = op(B)^T op(A)^T: each
 // call passes B as cuBLASLt's A and A as its B. Uniform batch strides become
-// one strided-batched matmul, others one matmul per batch element. f16 and
+// one strided-batched matmul; strides uniform within each run of the
+// innermost batch dim (a strided operand's heads) one per run; others one
+// matmul per batch element. A strided operand passes its leading dimension,
+// and a column-major one its flag flipped. f16 and
 // bf16 run on tensor cores with f32 accumulation; f32 stays IEEE f32
 // (CUBLAS_COMPUTE_32F) unless the program allows TF32 (zeroc.tf32:
 // CUBLAS_COMPUTE_32F_FAST_TF32), and f64 is f64.
@@ -40,27 +43,29 @@ zeroc_rt_status_t ensureHandle() {
 }
 
 /// The largest power of two, at most 256, that divides the address of each
-/// of an operand's matrices: `base` plus each offset (or, batched, each
-/// multiple of the batch stride) in elements of `es` bytes. cuBLASLt's
-/// heuristic assumes 256 unless told, and the plan's buffers are aligned to
-/// less; a kernel that needs more would fail on a misaligned address.
+/// of an operand's matrices and its leading dimension: `base` plus the
+/// offset of each launch's first matrix and the batch stride, in elements
+/// of `es` bytes. cuBLASLt's heuristic assumes 256 unless told, and the
+/// plan's buffers are aligned to less; a kernel that needs more would fail
+/// on a misaligned address.
 uint32_t alignmentOf(const void *base, const std::vector<int64_t> &off, size_t es,
-                     bool batched, int64_t stride) {
+                     size_t group, int64_t stride, int64_t ld) {
   uintptr_t bits = reinterpret_cast<uintptr_t>(base) | 256u;
-  if (batched)
-    bits |= static_cast<uintptr_t>(stride) * es;
-  else
-    for (int64_t o : off)
-      bits |= static_cast<uintptr_t>(o) * es;
+  bits |= static_cast<uintptr_t>(stride) * es | static_cast<uintptr_t>(ld) * es;
+  for (size_t i = 0; i < off.size(); i += group)
+    bits |= static_cast<uintptr_t>(off[i]) * es;
   return static_cast<uint32_t>(bits & (~bits + 1));
 }
 
-bool uniform(const std::vector<int64_t> &off, int64_t *stride) {
-  *stride = off.size() > 1 ? off[1] - off[0] : 0;
-  for (size_t i = 1; i < off.size(); ++i)
-    if (off[i] - off[i - 1] != *stride)
-      return false;
-  return off.empty() || off[0] == 0;
+/// Whether each run of `group` consecutive batch elements is `*stride`
+/// elements apart (the first run's stride; 0 for runs of one).
+bool uniform(const std::vector<int64_t> &off, size_t group, int64_t *stride) {
+  *stride = group > 1 ? off[1] - off[0] : 0;
+  for (size_t j = 0; j < off.size(); j += group)
+    for (size_t i = j + 1; i < j + group; ++i)
+      if (off[i] - off[i - 1] != *stride)
+        return false;
+  return true;
 }
 
 /// One (possibly strided-batched) column-major matmul.
@@ -119,36 +124,53 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
                           zeroc_rt_dtype_name(dtype));
   }
   const size_t es = zeroc_rt_dtype_size(dtype);
+  // One launch for the whole batch when every operand's matrices are one
+  // stride apart; else one per run of the innermost batch dim (a strided
+  // operand's heads); else one per matrix.
+  const size_t count = call.offOut.size();
   int64_t sA = 0, sB = 0, sC = 0;
-  const bool batched = uniform(call.offA, &sA) && uniform(call.offB, &sB) &&
-                       uniform(call.offOut, &sC) && call.offOut.size() < (1u << 31);
-  const int32_t batch = batched ? static_cast<int32_t>(call.offOut.size()) : 1;
-  const size_t launches = batched ? 1 : call.offOut.size();
+  auto fits = [&](size_t g) {
+    return count % g == 0 && g < (1u << 31) && uniform(call.offA, g, &sA) &&
+           uniform(call.offB, g, &sB) && uniform(call.offOut, g, &sC);
+  };
+  size_t group = count;
+  if (!fits(group)) {
+    group = static_cast<size_t>(call.innerBatch);
+    if (group < 2 || !fits(group)) {
+      group = 1;
+      sA = sB = sC = 0;
+    }
+  }
+  const int32_t batch = static_cast<int32_t>(group);
+  const size_t launches = count / group;
+  // A strided operand's stored matrix, column-major, reads with its flag
+  // flipped (gemm_plan.h).
+  const bool tA = call.transA != call.colA, tB = call.transB != call.colB;
 
   // Column-major: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
   Layouts l;
   ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescCreate(&l.desc, compute, scaleType), "a matmul"));
-  cublasOperation_t opFirst = call.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opSecond = call.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opFirst = tB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = tA ? CUBLAS_OP_T : CUBLAS_OP_N;
   ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSA,
                                                              &opFirst, sizeof opFirst), "transa"));
   ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSB,
                                                              &opSecond, sizeof opSecond), "transb"));
   // Stored (row-major) B is k x n (or n x k transposed): column-major n x k.
   const uint64_t m = call.m, n = call.n, k = call.k;
-  ZEROC_RT_RETURN_IF_ERROR(layout(&l.a, type, call.transB ? k : n, call.transB ? n : k,
-                                  call.transB ? k : n, batch, sB));
-  ZEROC_RT_RETURN_IF_ERROR(layout(&l.b, type, call.transA ? m : k, call.transA ? k : m,
-                                  call.transA ? m : k, batch, sA));
+  const int64_t ldA = call.ldA ? call.ldA : (tA ? m : k);
+  const int64_t ldB = call.ldB ? call.ldB : (tB ? k : n);
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.a, type, tB ? k : n, tB ? n : k, ldB, batch, sB));
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.b, type, tA ? m : k, tA ? k : m, ldA, batch, sA));
   ZEROC_RT_RETURN_IF_ERROR(layout(&l.c, type, n, m, n, batch, sC));
 
   cublasLtMatmulPreference_t pref = nullptr;
   ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulPreferenceCreate(&pref), "a preference"));
   size_t ws = kWorkspaceBytes;
   // cuBLASLt's A is our B, its B our A, its C and D our out.
-  const uint32_t alignA = alignmentOf(b, call.offB, es, batched, sB);
-  const uint32_t alignB = alignmentOf(a, call.offA, es, batched, sA);
-  const uint32_t alignC = alignmentOf(out, call.offOut, es, batched, sC);
+  const uint32_t alignA = alignmentOf(b, call.offB, es, group, sB, ldB);
+  const uint32_t alignB = alignmentOf(a, call.offA, es, group, sA, ldA);
+  const uint32_t alignC = alignmentOf(out, call.offOut, es, group, sC, static_cast<int64_t>(n));
   const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},
@@ -174,9 +196,10 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
   const void *alphaP = dtype == ZEROC_RT_DTYPE_F64 ? static_cast<const void *>(&alpha) : &alphaF;
   const void *betaP = dtype == ZEROC_RT_DTYPE_F64 ? static_cast<const void *>(&beta) : &betaF;
   for (size_t i = 0; i < launches; ++i) {
-    const char *pa = static_cast<const char *>(a) + call.offA[i] * es;
-    const char *pb = static_cast<const char *>(b) + call.offB[i] * es;
-    char *po = static_cast<char *>(out) + call.offOut[i] * es;
+    const size_t first = i * group;
+    const char *pa = static_cast<const char *>(a) + call.offA[first] * es;
+    const char *pb = static_cast<const char *>(b) + call.offB[first] * es;
+    char *po = static_cast<char *>(out) + call.offOut[first] * es;
     ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmul(handle, l.desc, alphaP, pb, l.a, pa, l.b, betaP, po,
                                                l.c, po, l.c, &result.algo, workspace,
                                                kWorkspaceBytes,

@@ -1,19 +1,42 @@
 //===- kernels/gemm_emu.cc - The host emulation's GEMMs -------------------===//
 //
 // The emulation's device memory is host memory: each GEMM of the plan is
-// the CPU runtime's zeroc_rt_k_gemm on rank-2 views.
+// the CPU runtime's zeroc_rt_k_gemm on rank-2 views (a strided operand's
+// matrix copied dense first).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kernels/gemm_plan.h"
 
+#include <cstring>
 #include <vector>
 
 namespace zeroc_rt::cuda {
 
+namespace {
+
+/// A strided operand's matrix (rows x cols as the matmul reads it before
+/// its trans flag, leading dimension ld, column-major when `col`) copied
+/// dense and row-major into `dense`: the copy the unfolded program's slices
+/// and transposes made, so that the GEMM below is the same call on the
+/// same bits.
+const void *denseMatrix(const void *base, int64_t off, size_t es, int64_t rows, int64_t cols,
+                        int64_t ld, bool col, std::vector<char> &dense) {
+  dense.resize(static_cast<size_t>(rows * cols) * es);
+  const char *src = static_cast<const char *>(base) + off * es;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      std::memcpy(&dense[static_cast<size_t>(r * cols + c) * es],
+                  src + static_cast<size_t>(col ? c * ld + r : r * ld + c) * es, es);
+  return dense.data();
+}
+
+} // namespace
+
 zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
                           const void *b, void *out, double alpha, double beta) {
   const size_t es = zeroc_rt_dtype_size(dtype);
+  std::vector<char> denseA, denseB;
   for (size_t i = 0; i < call.offOut.size(); ++i) {
     auto view = [&](const void *base, int64_t off, int64_t r, int64_t c) {
       zeroc_rt_tensor_t t{};
@@ -28,6 +51,14 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
                                        : view(a, call.offA[i], call.m, call.k);
     zeroc_rt_tensor_t tb = call.transB ? view(b, call.offB[i], call.n, call.k)
                                        : view(b, call.offB[i], call.k, call.n);
+    if (call.ldA) {
+      ta.data = const_cast<void *>(denseMatrix(a, call.offA[i], es, ta.dims[0], ta.dims[1],
+                                               call.ldA, call.colA, denseA));
+    }
+    if (call.ldB) {
+      tb.data = const_cast<void *>(denseMatrix(b, call.offB[i], es, tb.dims[0], tb.dims[1],
+                                               call.ldB, call.colB, denseB));
+    }
     zeroc_rt_tensor_t to = view(out, call.offOut[i], call.m, call.n);
     // beta * out: out's old value as a separate C (kernels reject aliases).
     std::vector<char> old;

@@ -23,13 +23,26 @@ struct GemmCall {
   bool transA = false, transB = false;
   /// Element offsets of each batch element's A, B and out.
   std::vector<int64_t> offA, offB, offOut;
+  /// A strided operand (zeroc_rt_cuda_k_matmul_strided): its matrix's
+  /// leading dimension (0: dense, the row length) and whether the matrix
+  /// is stored column-major, i.e. as its transpose with that leading
+  /// dimension (op(A) then reads the stored matrix with transA flipped).
+  int64_t ldA = 0, ldB = 0;
+  bool colA = false, colB = false;
+  /// The innermost batch dim's size: batch elements that one launch with
+  /// one batch stride per operand may cover when the whole batch cannot
+  /// (attention's heads of a strided operand, D apart within a sequence).
+  int64_t innerBatch = 1;
 };
 
-/// The GEMMs of zeroc_rt_k_matmul_trans(a, b, transA, transB, out).
+/// The GEMMs of zeroc_rt_k_matmul_trans(a, b, transA, transB, out); with
+/// stridesA (stridesB), of a (b) read at those element strides.
 ZEROC_RT_MUST_USE zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a,
                                                const zeroc_rt_tensor_t *b, bool transA,
                                                bool transB, const zeroc_rt_tensor_t *out,
-                                               GemmCall &call);
+                                               GemmCall &call,
+                                               const int64_t *stridesA = nullptr,
+                                               const int64_t *stridesB = nullptr);
 
 /// Runs `call` on a, b and out (float dtypes, all one dtype) with alpha and
 /// beta (beta != 0 reads out).
