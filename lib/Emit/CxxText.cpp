@@ -49,4 +49,10 @@ std::string cxxDouble(double v) {
   return s;
 }
 
+std::string cxxInt64(int64_t v) {
+  if (v == INT64_MIN)
+    return "(-9223372036854775807ll - 1)";
+  return v < 0 ? "(" + std::to_string(v) + "ll)" : std::to_string(v) + "ll";
+}
+
 } // namespace zeroc

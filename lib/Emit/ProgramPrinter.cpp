@@ -468,9 +468,9 @@ void ProgramPrinter::printHeader(raw_ostream &os) {
      << "// engine's parameter buffers.\n"
      << "char *V[" << std::max(1, nextVar) << "];\n"
      << "// The request of each started collective, until its wait.\n"
-     << "int64_t Q[" << std::max(1, nextSlot) << "];\n"
+     << "[[maybe_unused]] int64_t Q[" << std::max(1, nextSlot) << "];\n"
      << "// 1: the last @train_step started carry k, which no micro-step took.\n"
-     << "unsigned char C[" << std::max<size_t>(1, carries.size()) << "];\n";
+     << "[[maybe_unused]] unsigned char C[" << std::max<size_t>(1, carries.size()) << "];\n";
   if (hostBytes >= 0)
     os << "// The optimizer step's scalars (zero.host_offsets), in host memory.\n"
        << "alignas(64) char H[" << std::max<int64_t>(1, hostBytes) << "];\n";

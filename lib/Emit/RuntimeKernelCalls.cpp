@@ -164,11 +164,12 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
     auto rhsView = mm.getRhs().getDefiningOp<graph::StridedViewOp>();
     if (lhsView || rhsView) {
       // The view's pointer is its input's plus the offset; its strides.
-      auto strides = [](graph::StridedViewOp v) {
-        return v ? dimsInit(SmallVector<int64_t>(v.getStrides())) : std::string("{0}");
-      };
-      p.line("{ static const int64_t lhs_strides[] = " + strides(lhsView) +
-             ", rhs_strides[] = " + strides(rhsView) + ";");
+      std::string decls;
+      for (auto [name, view] : {std::pair{"lhs_strides", lhsView}, {"rhs_strides", rhsView}})
+        if (view)
+          decls += (decls.empty() ? "" : ", ") + std::string(name) + "[] = " +
+                   dimsInit(SmallVector<int64_t>(view.getStrides()));
+      p.line("{ static const int64_t " + decls + ";");
       p.call(llvm::formatv("zeroc_rt_k_matmul_strided({0}, {1}, {2}, {3}, {4}, {5}, {6})",
                            d(mm.getLhs()), lhsView ? "lhs_strides" : "nullptr",
                            d(mm.getRhs()), rhsView ? "rhs_strides" : "nullptr",
@@ -242,17 +243,20 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
   };
   if (auto l = llvm::dyn_cast<graph::SoftmaxCrossEntropyLossOp>(op)) {
     auto ignore = l.getIgnoreIndex();
-    p.call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy({0}, {1}, {2}, {3}, {4}ll, {5})",
+    // The attribute's getter is unsigned: the index is printed signed.
+    p.call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy({0}, {1}, {2}, {3}, {4}, {5})",
                          d(l.getScores()), d(l.getLabels()), reduction(l.getReduction()),
-                         int(ignore.has_value()), ignore.value_or(0), out()));
+                         int(ignore.has_value()),
+                         cxxInt64(static_cast<int64_t>(ignore.value_or(0))), out()));
     return success();
   }
   if (auto l = llvm::dyn_cast<graph::SoftmaxCrossEntropyLossGradOp>(op)) {
     auto ignore = l.getIgnoreIndex();
     p.call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy_grad({0}, {1}, {2}, {3}, "
-                         "{4}ll, {5}, {6})",
+                         "{4}, {5}, {6})",
                          d(l.getScores()), d(l.getLabels()), reduction(l.getReduction()),
-                         int(ignore.has_value()), ignore.value_or(0), d(l.getGrad()),
+                         int(ignore.has_value()),
+                         cxxInt64(static_cast<int64_t>(ignore.value_or(0))), d(l.getGrad()),
                          out()));
     return success();
   }

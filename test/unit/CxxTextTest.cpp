@@ -98,6 +98,14 @@ TEST(CxxDouble, NonFiniteValuesAreBuiltins) {
   EXPECT_EQ(zeroc::cxxDouble(-INFINITY), "(-__builtin_inf())");
 }
 
+TEST(CxxInt64, SignedLiteralsOfEveryValue) {
+  EXPECT_EQ(zeroc::cxxInt64(0), "0ll");
+  EXPECT_EQ(zeroc::cxxInt64(7), "7ll");
+  EXPECT_EQ(zeroc::cxxInt64(-100), "(-100ll)");
+  EXPECT_EQ(zeroc::cxxInt64(INT64_MAX), "9223372036854775807ll");
+  EXPECT_EQ(zeroc::cxxInt64(INT64_MIN), "(-9223372036854775807ll - 1)");
+}
+
 TEST(ShellQuote, OneLinePasteableWords) {
   EXPECT_EQ(zeroc::shellQuote("out/model.onnx"), "out/model.onnx");
   EXPECT_EQ(zeroc::shellQuote(""), "''");

@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <string>
 
 namespace zeroc {
@@ -30,6 +31,10 @@ std::string cxxCommentLine(llvm::StringRef label, llvm::StringRef text);
 /// A double as C++ source that reads back to the same value, including NaN
 /// and the infinities (as GCC/Clang builtins).
 std::string cxxDouble(double v);
+
+/// An int64_t as C++ source of that type and value, INT64_MIN included
+/// (whose digits alone do not fit the type).
+std::string cxxInt64(int64_t v);
 
 } // namespace zeroc
 
