@@ -6,7 +6,9 @@
 // [B, T, H, D] and transposes them to [B, H, T, D], three copies a GEMM
 // with a leading dimension and a batch stride never needed. The chain
 // becomes one graph.strided_view of the stored tensor; the copies left
-// without users are erased.
+// without users are erased. Likewise a product that only a transpose
+// reads (attention's output back to [B, T, H, D], the gradients of q, k
+// and v) is written transposed by its GEMM: the matmul's result_perm.
 //
 //===----------------------------------------------------------------------===//
 
@@ -200,6 +202,28 @@ struct FoldMatmulViews
         viewFor[v] = made;
         maybeDead.push_back(def);
       }
+    }
+    // A product only a transpose reads is stored transposed by the GEMM
+    // itself (result_perm) when a matrix dim stays last.
+    SmallVector<TransposeOp> transposes;
+    getOperation().walk([&](TransposeOp t) { transposes.push_back(t); });
+    for (TransposeOp t : transposes) {
+      auto mm = t.getInput().getDefiningOp<MatMulOp>();
+      if (!mm || mm.getResultPerm() || !mm->hasOneUse())
+        continue;
+      const int64_t r = t.getType().getRank();
+      SmallVector<int64_t> perm;
+      for (Attribute a : t.getPerm())
+        perm.push_back(llvm::cast<IntegerAttr>(a).getInt());
+      if (r < 2 || perm.back() < r - 2)
+        continue;
+      OpBuilder b(mm);
+      auto stored = b.create<MatMulOp>(mm.getLoc(), t.getType(), mm.getLhs(), mm.getRhs(),
+                                       mm.getTransA(), mm.getTransB(),
+                                       b.getDenseI64ArrayAttr(perm));
+      t.replaceAllUsesWith(stored.getResult());
+      t->erase();
+      mm->erase();
     }
     // The chains' copies left without users, from the matmuls' end back.
     llvm::SetVector<Operation *> worklist(maybeDead.begin(), maybeDead.end());

@@ -121,9 +121,9 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                         pm.addPass(createFuseSoftmax());
                       }});
   }
-  // A GEMM reads attention's head split at strides (docs/CudaTarget.md,
-  // "Strided matmul operands"); the CPU runtime's GEMMs read stored
-  // tensors only.
+  // A GEMM reads attention's head split and writes its transposed products
+  // at strides (docs/CudaTarget.md, "Strided matmul operands"); the CPU
+  // runtime's GEMMs read and write dense tensors only.
   if (o.target == "cuda") {
     phases.push_back({"fold-matmul-views", [](OpPassManager &pm) {
                         pm.addPass(createFoldMatmulViews());

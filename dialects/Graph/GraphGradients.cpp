@@ -196,6 +196,9 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b, ValueRange grads,
                                        ArrayRef<bool> needed,
                                        SmallVectorImpl<Value> &out) {
   Location loc = getLoc();
+  if (getResultPerm())
+    return emitOpError("has no gradient rule with result_perm (only "
+                       "zero-fold-matmul-views sets it, after autodiff)");
   RankedTensorType at = getLhs().getType(), bt = getRhs().getType();
   if (getTransA() || getTransB()) {
     // Y = op(A) op(B), operands of rank >= 2: dop(A) = G op(B)^T and

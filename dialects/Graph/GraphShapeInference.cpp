@@ -159,6 +159,29 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
     shape.push_back(a[a.size() - 2]);
   if (!rhsVector)
     shape.push_back(b.back());
+  if (DenseI64ArrayAttr permAttr = adaptor.getResultPermAttr()) {
+    ArrayRef<int64_t> perm = permAttr.asArrayRef();
+    const int64_t r = static_cast<int64_t>(shape.size());
+    SmallVector<bool> seen(shape.size(), false);
+    bool valid = static_cast<int64_t>(perm.size()) == r && r >= 2;
+    for (int64_t i = 0; valid && i < r; ++i) {
+      valid = perm[i] >= 0 && perm[i] < r && !seen[perm[i]];
+      if (valid)
+        seen[perm[i]] = true;
+    }
+    if (!valid)
+      return fail(loc, getOperationName(),
+                  "result_perm must be a permutation of the product's " +
+                      std::to_string(r) + " dims (rank 2 or more)");
+    if (perm.back() < r - 2)
+      return fail(loc, getOperationName(),
+                  "result_perm must keep one of the product's last two dims "
+                  "last (a matrix the GEMM writes)");
+    SmallVector<int64_t> stored;
+    for (int64_t i : perm)
+      stored.push_back(shape[i]);
+    shape = std::move(stored);
+  }
   results.push_back(RankedTensorType::get(shape, lhs.getElementType()));
   return success();
 }

@@ -162,18 +162,40 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
   if (auto mm = llvm::dyn_cast<graph::MatMulOp>(op)) {
     auto lhsView = mm.getLhs().getDefiningOp<graph::StridedViewOp>();
     auto rhsView = mm.getRhs().getDefiningOp<graph::StridedViewOp>();
-    if (lhsView || rhsView) {
-      // The view's pointer is its input's plus the offset; its strides.
-      std::string decls;
-      for (auto [name, view] : {std::pair{"lhs_strides", lhsView}, {"rhs_strides", rhsView}})
-        if (view)
-          decls += (decls.empty() ? "" : ", ") + std::string(name) + "[] = " +
-                   dimsInit(SmallVector<int64_t>(view.getStrides()));
+    std::optional<ArrayRef<int64_t>> perm = mm.getResultPerm();
+    if (lhsView || rhsView || perm) {
+      // A view's pointer is its input's plus the offset; the call takes its
+      // strides. A product stored transposed is described by its own dims
+      // (the product's) at the strides of the stored tensor.
+      std::string decls, outDesc = out();
+      auto declare = [&](StringRef name, ArrayRef<int64_t> strides) {
+        decls += (decls.empty() ? "" : ", ") + name.str() + "[] = " + dimsInit(strides);
+      };
+      if (lhsView)
+        declare("lhs_strides", lhsView.getStrides());
+      if (rhsView)
+        declare("rhs_strides", rhsView.getStrides());
+      if (perm) {
+        auto stored = llvm::cast<RankedTensorType>(mm.getType());
+        SmallVector<int64_t> dims(perm->size()), strides(perm->size());
+        int64_t stride = 1;
+        for (size_t j = perm->size(); j-- > 0;) {
+          dims[(*perm)[j]] = stored.getDimSize(j);
+          strides[(*perm)[j]] = stride;
+          stride *= stored.getDimSize(j);
+        }
+        declare("out_strides", strides);
+        outDesc = "P(" +
+                  p.descOf(p.var(mm.getResult()),
+                           RankedTensorType::get(dims, stored.getElementType())) +
+                  ")";
+      }
       p.line("{ static const int64_t " + decls + ";");
-      p.call(llvm::formatv("zeroc_rt_k_matmul_strided({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+      p.call(llvm::formatv("zeroc_rt_k_matmul_strided({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
                            d(mm.getLhs()), lhsView ? "lhs_strides" : "nullptr",
                            d(mm.getRhs()), rhsView ? "rhs_strides" : "nullptr",
-                           int(mm.getTransA()), int(mm.getTransB()), out()));
+                           int(mm.getTransA()), int(mm.getTransB()), outDesc,
+                           perm ? "out_strides" : "nullptr"));
       p.line("}");
       return success();
     }

@@ -8,7 +8,10 @@
 // projection reshaped and transposed, are strided views of it in the
 // forward and the backward products; each view is its input's pointer plus
 // the offset in bytes, and each product reading one is a strided matmul
-// call with the view's strides. The CPU pipeline keeps the copies, and the
+// call with the view's strides. The gradients of q, k and v, transposed
+// back to [B, T, H, D], are stored so by their GEMMs (result_perm): the
+// call describes the product and writes it at the strides of the
+// transposed tensor. The CPU pipeline keeps the copies, and the
 // CPU emitter refuses a strided view (its runtime's GEMMs read dense
 // tensors).
 graph.param trainable @w = dense<0.25> : tensor<6x18xf32>
@@ -39,6 +42,10 @@ func.func @forward(%x: tensor<2x4x6xf32> {graph.input = "x"}) -> (tensor<f32> {g
 // IR: graph.matmul %[[Q]], %[[K]]
 // IR: graph.matmul %{{.*}}, %[[V]]
 // IR: graph.matmul %{{.*}}, %[[V]] {transB = true
+// IR: graph.matmul %{{.*}}, %{{.*}} {result_perm = array<i64: 0, 2, 1, 3>, transA = true, {{.*}}} : tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32> -> tensor<2x4x2x3xf32>
+// IR: graph.matmul %{{.*}}, %[[K]] {result_perm = array<i64: 0, 2, 1, 3>, transB = true, {{.*}}} : tensor<2x2x4x4xf32>, tensor<2x2x3x4xf32> -> tensor<2x4x2x3xf32>
+// IR: graph.matmul %[[Q]], %{{.*}} {result_perm = array<i64: 0, 3, 1, 2>, transA = true, {{.*}}} : tensor<2x2x4x3xf32>, tensor<2x2x4x4xf32> -> tensor<2x4x2x3xf32>
+// IR-NOT: graph.transpose
 // IR-LABEL: func.func @train_step
 
 // CHECK-LABEL: part0(
@@ -47,11 +54,19 @@ func.func @forward(%x: tensor<2x4x6xf32> {graph.input = "x"}) -> (tensor<f32> {g
 // CHECK-NEXT: V{{\[}}[[K:[0-9]+]]{{\]}} = V{{\[}}[[QKV]]{{\]}} + 24;
 // CHECK-NEXT: V{{\[}}[[V:[0-9]+]]{{\]}} = V{{\[}}[[QKV]]{{\]}} + 48;
 // CHECK: { static const int64_t lhs_strides[] = {72, 3, 18, 1}, rhs_strides[] = {72, 3, 1, 18};
-// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_k_matmul_strided(P(T(V{{\[}}[[Q]]{{\]}}, ZEROC_RT_DTYPE_F32, 4, {2, 2, 4, 3})), lhs_strides, P(T(V{{\[}}[[K]]{{\]}}, ZEROC_RT_DTYPE_F32, 4, {2, 2, 3, 4})), rhs_strides, 0, 0, P(T(
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_k_matmul_strided(P(T(V{{\[}}[[Q]]{{\]}}, ZEROC_RT_DTYPE_F32, 4, {2, 2, 4, 3})), lhs_strides, P(T(V{{\[}}[[K]]{{\]}}, ZEROC_RT_DTYPE_F32, 4, {2, 2, 3, 4})), rhs_strides, 0, 0, P(T({{.*}})), nullptr));
 // CHECK-NEXT: {{^ *}}}{{$}}
 // CHECK: { static const int64_t rhs_strides[] = {72, 3, 18, 1};
 // CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_k_matmul_strided(P(T({{.*}})), nullptr, P(T(V{{\[}}[[V]]{{\]}}, ZEROC_RT_DTYPE_F32, 4, {2, 2, 4, 3})), rhs_strides, 0, 0, P(T(
 // CHECK: zeroc_rt_cuda_k_matmul_strided(P(T({{.*}})), nullptr, P(T(V{{\[}}[[V]]{{\]}}, {{.*}})), rhs_strides, 0, 1, P(T(
+// The gradient of v stored as [B, T, H, D]: the product's dims, the
+// transposed tensor's strides.
+// CHECK: { static const int64_t out_strides[] = {24, 3, 6, 1};
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_k_matmul_strided({{.*}}, nullptr, 1, 0, P(T(V{{\[[0-9]+\]}}, ZEROC_RT_DTYPE_F32, 4, {2, 2, 4, 3})), out_strides));
+// CHECK: { static const int64_t rhs_strides[] = {72, 3, 1, 18}, out_strides[] = {24, 3, 6, 1};
+// The gradient of k: a [D, T] product per head stored column-major.
+// CHECK: { static const int64_t lhs_strides[] = {72, 3, 18, 1}, out_strides[] = {24, 3, 1, 6};
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_k_matmul_strided({{.*}}, 1, 0, P(T(V{{\[[0-9]+\]}}, ZEROC_RT_DTYPE_F32, 4, {2, 2, 3, 4})), out_strides));
 
 // CPU-LABEL: func.func @train_micro_step
 // CPU-NOT: graph.strided_view

@@ -23,3 +23,16 @@ func.func @forward(%d: tensor<2x5xf32>, %i: tensor<2x3xi64>) -> (tensor<f32> {gr
   %l = graph.reduce_sum %y {axes = [0, 1], keepdims = false} : tensor<2x5xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Tests that a matmul storing its product transposed (result_perm, which
+// only zero-fold-matmul-views sets, after autodiff) is refused.
+graph.param trainable @w = dense<0.5> : tensor<4x5xf32>
+func.func @forward(%x: tensor<2x3x4xf32>) -> (tensor<f32> {graph.loss}) {
+  %w = graph.load_param @w : tensor<4x5xf32>
+  // expected-error @+1 {{has no gradient rule with result_perm (only zero-fold-matmul-views sets it, after autodiff)}}
+  %y = graph.matmul %x, %w {result_perm = array<i64: 1, 0, 2>} : tensor<2x3x4xf32>, tensor<4x5xf32> -> tensor<3x2x5xf32>
+  %l = graph.reduce_sum %y {axes = [0, 1, 2], keepdims = false} : tensor<3x2x5xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -74,3 +74,29 @@ func.func @not_a_matrix(%x: tensor<2x3x4xf32>, %w: tensor<4x2xf32>, %z: tensor<4
   %b = graph.matmul %m2, %u : tensor<2x10xf32>, tensor<10x5xf32> -> tensor<2x5xf32>
   return %a, %b : tensor<4x2x2xf32>, tensor<2x5xf32>
 }
+
+// -----
+
+// Tests products that only a transpose reads: the matmul stores them
+// transposed (result_perm) when a matrix dim stays last, attention's
+// output to [B, T, H, D] and k's gradient from [B, H, D, T] alike; a
+// product with another reader, or a transpose that moves both matrix dims,
+// stays.
+// CHECK-LABEL: func.func @stored_transposed
+// CHECK: %[[O:.*]] = graph.matmul %arg0, %arg1 {result_perm = array<i64: 0, 2, 1, 3>} : tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32> -> tensor<2x4x2x3xf32>
+// CHECK: %[[DK:.*]] = graph.matmul %arg1, %arg0 {result_perm = array<i64: 0, 3, 1, 2>, transA = true} : tensor<2x2x4x3xf32>, tensor<2x2x4x4xf32> -> tensor<2x4x2x3xf32>
+// CHECK: %[[S:.*]] = graph.matmul %arg0, %arg1 : tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32> -> tensor<2x2x4x3xf32>
+// CHECK: graph.transpose %[[S]] {perm = [0, 2, 1, 3]}
+// CHECK: %[[M:.*]] = graph.matmul %arg0, %arg1 : tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32> -> tensor<2x2x4x3xf32>
+// CHECK: graph.transpose %[[M]] {perm = [2, 3, 0, 1]}
+func.func @stored_transposed(%p: tensor<2x2x4x4xf32>, %v: tensor<2x2x4x3xf32>) -> (tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>, tensor<2x2x4x3xf32>, tensor<4x3x2x2xf32>) {
+  %o = graph.matmul %p, %v : tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32> -> tensor<2x2x4x3xf32>
+  %ot = graph.transpose %o {perm = [0, 2, 1, 3]} : tensor<2x2x4x3xf32> -> tensor<2x4x2x3xf32>
+  %dk = graph.matmul %v, %p {transA = true} : tensor<2x2x4x3xf32>, tensor<2x2x4x4xf32> -> tensor<2x2x3x4xf32>
+  %dkt = graph.transpose %dk {perm = [0, 3, 1, 2]} : tensor<2x2x3x4xf32> -> tensor<2x4x2x3xf32>
+  %s = graph.matmul %p, %v : tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32> -> tensor<2x2x4x3xf32>
+  %st = graph.transpose %s {perm = [0, 2, 1, 3]} : tensor<2x2x4x3xf32> -> tensor<2x4x2x3xf32>
+  %m = graph.matmul %p, %v : tensor<2x2x4x4xf32>, tensor<2x2x4x3xf32> -> tensor<2x2x4x3xf32>
+  %mt = graph.transpose %m {perm = [2, 3, 0, 1]} : tensor<2x2x4x3xf32> -> tensor<4x3x2x2xf32>
+  return %ot, %dkt, %st, %s, %mt : tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>, tensor<2x2x4x3xf32>, tensor<4x3x2x2xf32>
+}

@@ -325,7 +325,7 @@ def FoldTransposes : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
 }
 
 def FoldMatmulViews : Pass<"zero-fold-matmul-views", "::mlir::ModuleOp"> {
-  let summary = "reads a matmul operand made by slices, reshapes and transposes as a strided view";
+  let summary = "reads a matmul operand made by slices, reshapes and transposes as a strided view, and stores a product only a transpose reads transposed";
   let description = [{
     CUDA target. A `graph.matmul` operand computed from one stored tensor
     by `graph.slice` (positive steps), `graph.reshape` and
@@ -334,7 +334,10 @@ def FoldMatmulViews : Pass<"zero-fold-matmul-views", "::mlir::ModuleOp"> {
     strides are a GEMM operand's: unit stride along one of the last two
     dims and a leading dimension at least that matrix dim. A reshape
     splits any dim; it merges dims only when they are one run of memory.
-    The chain's ops left without users are erased.
+    The chain's ops left without users are erased. A matmul whose only
+    reader is a `graph.transpose` that keeps one of the product's last two
+    dims last stores its product transposed instead (`result_perm`), and
+    the transpose is erased.
 
     Attention's head split is this chain: `q`, `k` and `v` are slices of
     the QKV projection `[B, T, 3C]`, reshaped to `[B, T, H, D]` and
@@ -342,7 +345,9 @@ def FoldMatmulViews : Pass<"zero-fold-matmul-views", "::mlir::ModuleOp"> {
     projection's gradient is transposed back to `[B, H, T, D]`. Each copy
     wrote and read a `[B, T, C]` tensor; the GEMMs now read the stored
     tensor with a leading dimension of `3C` (or `C`) and one GEMM batch per
-    `B`, of `H` matrices `D` apart.
+    `B`, of `H` matrices `D` apart. Attention's output and the gradients of
+    q, k and v, transposed back to `[B, T, H, D]`, are written so by their
+    GEMMs.
 
     ```mlir
     %s = graph.slice %qkv {starts = [0, 0, 768], ends = [8, 1024, 1536], steps = [1, 1, 1]} : tensor<8x1024x2304xbf16> -> tensor<8x1024x768xbf16>

@@ -776,6 +776,7 @@ TEST_P(KernelParity, MatmulStrided) {
     View va, vb;
     int ta, tb;
     Dims out;
+    std::vector<int64_t> perm = {}; // out stored transposed (result_perm)
   };
   const View q{{2, 2, 4, 3}, {72, 3, 18, 1}, 0}, k{{2, 2, 3, 4}, {72, 3, 1, 18}, 6},
       v{{2, 2, 4, 3}, {72, 3, 18, 1}, 12};
@@ -785,6 +786,15 @@ TEST_P(KernelParity, MatmulStrided) {
       {"g v^T", {2, 2, 4, 3}, {2, 4, 18}, {{2, 2, 4, 3}, {}, 0}, v, 0, 1, {2, 2, 4, 4}},
       {"k^T g", {2, 4, 18}, {2, 2, 3, 5}, k, {{2, 2, 3, 5}, {}, 0}, 1, 0, {2, 2, 4, 5}},
       {"rows", {4, 2}, {2, 5}, {{3, 2}, {2, 1}, 2}, {{2, 5}, {}, 0}, 0, 0, {3, 5}},
+      // Products stored transposed: attention's output and the gradients
+      // of q and v to [B, T, H, D] (row-major matrices, ld H*D), and k's
+      // from [B, H, D, T] (column-major).
+      {"p v to BTHD", {2, 2, 4, 4}, {2, 4, 18}, {{2, 2, 4, 4}, {}, 0}, v, 0, 0, {2, 2, 4, 3},
+       {0, 2, 1, 3}},
+      {"q^T g to BTHD", {2, 4, 18}, {2, 2, 4, 4}, q, {{2, 2, 4, 4}, {}, 0}, 1, 0, {2, 2, 3, 4},
+       {0, 3, 1, 2}},
+      {"dense to BTHD", {2, 2, 4, 5}, {2, 2, 5, 3}, {{2, 2, 4, 5}, {}, 0},
+       {{2, 2, 5, 3}, {}, 0}, 0, 0, {2, 2, 4, 3}, {0, 2, 1, 3}},
   };
   const size_t es = zeroc_rt_dtype_size(dt());
   for (const Case &c : cases) {
@@ -816,17 +826,43 @@ TEST_P(KernelParity, MatmulStrided) {
     Tensor db = sb ? dense(b, c.vb) : Tensor(dt(), {});
     zeroc_rt_tensor_t ga = sa ? device(a, c.va) : *a.gpu();
     zeroc_rt_tensor_t gb = sb ? device(b, c.vb) : *b.gpu();
-    Tensor out = output(c.out);
+    if (c.perm.empty()) {
+      Tensor out = output(c.out);
+      ASSERT_OK(zeroc_rt_k_matmul_trans(sa ? da.cpu() : a.cpu(), sb ? db.cpu() : b.cpu(),
+                                        c.ta, c.tb, out.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_matmul_strided(
+          &ga, sa ? c.va.strides.data() : nullptr, &gb, sb ? c.vb.strides.data() : nullptr,
+          c.ta, c.tb, out.gpu(), nullptr));
+      expectClose(out, tol(true), "matmul_strided");
+      continue;
+    }
+    // The CPU's product, transposed by the CPU's kernel, against the
+    // product stored transposed at the strides of the transposed tensor.
+    Dims stored;
+    for (int64_t p : c.perm)
+      stored.push_back(c.out[static_cast<size_t>(p)]);
+    std::vector<int64_t> strides(c.out.size());
+    for (int64_t j = static_cast<int64_t>(stored.size()) - 1, st = 1; j >= 0; --j) {
+      strides[static_cast<size_t>(c.perm[static_cast<size_t>(j)])] = st;
+      st *= stored[static_cast<size_t>(j)];
+    }
+    Tensor product = output(c.out), out = output(stored);
     ASSERT_OK(zeroc_rt_k_matmul_trans(sa ? da.cpu() : a.cpu(), sb ? db.cpu() : b.cpu(), c.ta,
-                                      c.tb, out.cpu()));
+                                      c.tb, product.cpu()));
+    ASSERT_OK(zeroc_rt_k_transpose(product.cpu(), c.perm.data(), out.cpu()));
+    zeroc_rt_tensor_t gout = *out.gpu();
+    gout.rank = static_cast<int32_t>(c.out.size());
+    for (size_t d = 0; d < c.out.size(); ++d)
+      gout.dims[d] = c.out[d];
     ASSERT_GPU_OK(zeroc_rt_cuda_k_matmul_strided(&ga, sa ? c.va.strides.data() : nullptr, &gb,
                                                  sb ? c.vb.strides.data() : nullptr, c.ta, c.tb,
-                                                 out.gpu()));
-    expectClose(out, tol(true), "matmul_strided");
+                                                 &gout, strides.data()));
+    expectClose(out, tol(true), "matmul_strided (out stored transposed)");
   }
 }
 
-/// A strided operand whose last two strides are no matrix's is an error.
+/// A strided operand whose last two strides are no matrix's is an error,
+/// and so is an out whose strides would leave holes or overlap.
 TEST(KernelParityFixed, MatmulStridedNotAMatrix) {
   Rng rng{kSeed};
   Tensor a = randomTensor(F32, {4, 6}, rng), b = randomTensor(F32, {3, 2}, rng);
@@ -836,10 +872,21 @@ TEST(KernelParityFixed, MatmulStridedNotAMatrix) {
   ga.dims[1] = 3;
   const int64_t strides[] = {6, 2};
   zeroc_rt_status_t status =
-      zeroc_rt_cuda_k_matmul_strided(&ga, strides, b.gpu(), nullptr, 0, 0, out.gpu());
+      zeroc_rt_cuda_k_matmul_strided(&ga, strides, b.gpu(), nullptr, 0, 0, out.gpu(), nullptr);
   ASSERT_NE(status, nullptr);
   std::string message = takeMessage(status);
   EXPECT_NE(message.find("a's last two strides (6, 2) are not a matrix's"), std::string::npos)
+      << message;
+  Tensor a2 = randomTensor(F32, {2, 3}, rng), wide = outputTensor(F32, {2, 4});
+  zeroc_rt_tensor_t gout = *wide.gpu();
+  gout.dims[1] = 2; // a [2, 2] product written with a leading dimension of 4
+  const int64_t holes[] = {4, 1};
+  status = zeroc_rt_cuda_k_matmul_strided(a2.gpu(), nullptr, b.gpu(), nullptr, 0, 0, &gout,
+                                          holes);
+  ASSERT_NE(status, nullptr);
+  message = takeMessage(status);
+  EXPECT_NE(message.find("out's strides are not a permutation of a dense tensor's"),
+            std::string::npos)
       << message;
 }
 

@@ -277,6 +277,26 @@ func.func @f(%x: tensor<3xf32>, %y: tensor<3x4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Tests that matmul's result_perm is a permutation of the product's dims.
+func.func @f(%x: tensor<2x3x4xf32>, %y: tensor<4x5xf32>) -> tensor<3x2x5xf32> {
+  // expected-error @+2 {{result_perm must be a permutation of the product's 3 dims (rank 2 or more)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %x, %y {result_perm = array<i64: 1, 1, 2>} : tensor<2x3x4xf32>, tensor<4x5xf32> -> tensor<3x2x5xf32>
+  return %0 : tensor<3x2x5xf32>
+}
+
+// -----
+
+// Tests that matmul's result_perm keeps a matrix dim last.
+func.func @f(%x: tensor<2x3x4xf32>, %y: tensor<4x5xf32>) -> tensor<3x5x2xf32> {
+  // expected-error @+2 {{result_perm must keep one of the product's last two dims last (a matrix the GEMM writes)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %x, %y {result_perm = array<i64: 1, 2, 0>} : tensor<2x3x4xf32>, tensor<4x5xf32> -> tensor<3x5x2xf32>
+  return %0 : tensor<3x5x2xf32>
+}
+
+// -----
+
 // Tests that matmul's contracting dims agree with a transposed operand.
 func.func @f(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) -> tensor<2x4xf32> {
   // expected-error @+2 {{contracting dims differ: [2, 3] x [3, 4]^T}}

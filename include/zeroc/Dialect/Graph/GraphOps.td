@@ -358,6 +358,13 @@ def Graph_MatMulOp : Graph_ComputeOp<"matmul",
     batched transpose, which the GEMM then reads transposed instead of
     copying.
 
+    `result_perm` stores the product transposed: the result is
+    `transpose(product, result_perm)`, and one of the product's last two
+    dims stays the result's last (each matrix of the product is then rows
+    or columns of unit stride, which the GEMM writes in place). Only
+    zero-fold-matmul-views sets it, after autodiff: such a matmul has no
+    gradient rule.
+
     ```mlir
     %y = graph.matmul %x, %w : tensor<2x8x32xf32>, tensor<32x64xf32> -> tensor<2x8x64xf32>
     %s = graph.matmul %q, %k {transB = true} : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x8xf32>
@@ -365,11 +372,23 @@ def Graph_MatMulOp : Graph_ComputeOp<"matmul",
   }];
   let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs,
                    DefaultValuedAttr<BoolAttr, "false">:$transA,
-                   DefaultValuedAttr<BoolAttr, "false">:$transB);
+                   DefaultValuedAttr<BoolAttr, "false">:$transB,
+                   OptionalAttr<DenseI64ArrayAttr>:$result_perm);
   let results = (outs Graph_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   CArg<"bool", "false">:$transA, CArg<"bool", "false">:$transB), [{
+      build($_builder, $_state, lhs, rhs, transA, transB, ::mlir::DenseI64ArrayAttr());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   "bool":$transA, "bool":$transB), [{
+      build($_builder, $_state, result, lhs, rhs, transA, transB,
+            ::mlir::DenseI64ArrayAttr());
+    }]>
+  ];
 }
 
 def Graph_GemmOp : Graph_ComputeOp<"gemm",

@@ -45,11 +45,14 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sum_to(zrt_ct in, zrt_ct out
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_dropout(zrt_ct in, double ratio, uint64_t seed, uint64_t counter, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_matmul(zrt_ct a, zrt_ct b, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_matmul_trans(zrt_ct a, zrt_ct b, int trans_a, int trans_b, zrt_ct out);
-/// matmul_trans with operands read at strides (graph.strided_view):
-/// a_strides has one element stride per dim of a (likewise b), or is NULL
-/// for a dense row-major operand; one of an operand's last two strides is 1
-/// and the other at least that matrix dim.
-ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_matmul_strided(zrt_ct a, const int64_t *a_strides, zrt_ct b, const int64_t *b_strides, int trans_a, int trans_b, zrt_ct out);
+/// matmul_trans with operands read and the product written at strides
+/// (graph.strided_view, graph.matmul's result_perm): a_strides has one
+/// element stride per dim of a (likewise b and out, whose dims are the
+/// product's), or is NULL for a dense row-major tensor; one of a tensor's
+/// last two strides is 1 and the other at least that matrix dim. out's
+/// strides are a permutation of a dense tensor's (the product stored
+/// transposed, filling its buffer).
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_matmul_strided(zrt_ct a, const int64_t *a_strides, zrt_ct b, const int64_t *b_strides, int trans_a, int trans_b, zrt_ct out, const int64_t *out_strides);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gemm(zrt_ct a, zrt_ct b, zrt_ct c, double alpha, double beta, int trans_a, int trans_b, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_reduce(zeroc_rt_tensor_reduce_op_t op, zrt_ct in, uint32_t axes_mask, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax(zrt_ct in, int64_t axis, int log, zrt_ct out);

@@ -10,6 +10,10 @@
 
 #include "zeroc_rt_cuda/kernels.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 namespace zeroc_rt::cuda {
 
 namespace {
@@ -40,7 +44,7 @@ zeroc_rt_status_t stridedMatrix(const char *name, const zeroc_rt_tensor_t &t,
 zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
                              bool transA, bool transB, const zeroc_rt_tensor_t *out,
                              GemmCall &call, const int64_t *stridesA,
-                             const int64_t *stridesB) {
+                             const int64_t *stridesB, const int64_t *stridesOut) {
   using namespace zeroc_rt::kernels;
   const char *k = "matmul";
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
@@ -86,8 +90,8 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
   call.offA.clear();
   call.offB.clear();
   call.offOut.clear();
-  call.ldA = call.ldB = 0;
-  call.colA = call.colB = false;
+  call.ldA = call.ldB = call.ldOut = 0;
+  call.colA = call.colB = call.colOut = false;
   call.innerBatch = batch > 0 ? dims[batch - 1] : 1;
   if ((stridesA && a->rank < 2) || (stridesB && b->rank < 2))
     return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
@@ -96,6 +100,29 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
     ZEROC_RT_RETURN_IF_ERROR(stridedMatrix("a", *a, stridesA, &call.ldA, &call.colA));
   if (stridesB)
     ZEROC_RT_RETURN_IF_ERROR(stridedMatrix("b", *b, stridesB, &call.ldB, &call.colB));
+  if (stridesOut && (out->rank < 2 || out->rank != batch + 2))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "matmul_strided: a strided out must have the product's dims "
+                          "(rank %d)", batch + 2);
+  if (stridesOut) {
+    ZEROC_RT_RETURN_IF_ERROR(
+        stridedMatrix("out", *out, stridesOut, &call.ldOut, &call.colOut));
+    // Every element of a dense buffer, once: its strides in some order are
+    // a row-major tensor's.
+    std::vector<std::pair<int64_t, int64_t>> byStride; // (stride, dim)
+    for (int d = 0; d < out->rank; ++d)
+      if (out->dims[d] != 1)
+        byStride.emplace_back(stridesOut[d], out->dims[d]);
+    std::sort(byStride.begin(), byStride.end());
+    int64_t dense = 1;
+    for (const auto &[stride, dim] : byStride) {
+      if (stride != dense)
+        return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                              "matmul_strided: out's strides are not a permutation of a "
+                              "dense tensor's");
+      dense *= dim;
+    }
+  }
   for (int64_t i = 0; i < count; ++i) {
     int64_t rest = i, oa = 0, ob = 0, sa = m * ka, sb = ka * n;
     for (int d = batch - 1; d >= 0; --d) {
@@ -113,11 +140,37 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
         sb *= b->dims[eb];
       }
     }
+    int64_t oo = i * m * n;
+    if (stridesOut) { // out's dims are the batch's, unbroadcast
+      oo = 0;
+      for (int64_t d = batch - 1, rest2 = i; d >= 0; --d) {
+        oo += (rest2 % dims[d]) * stridesOut[d];
+        rest2 /= dims[d];
+      }
+    }
     call.offA.push_back(oa);
     call.offB.push_back(ob);
-    call.offOut.push_back(i * m * n);
+    call.offOut.push_back(oo);
   }
   return nullptr;
+}
+
+GemmCall withRowMajorOut(const GemmCall &call) {
+  if (!call.colOut)
+    return call;
+  GemmCall t = call;
+  t.m = call.n;
+  t.n = call.m;
+  t.transA = !call.transB;
+  t.transB = !call.transA;
+  t.offA = call.offB;
+  t.offB = call.offA;
+  t.ldA = call.ldB;
+  t.ldB = call.ldA;
+  t.colA = call.colB;
+  t.colB = call.colA;
+  t.colOut = false;
+  return t;
 }
 
 namespace {
@@ -146,10 +199,11 @@ zeroc_rt_status_t zeroc_rt_cuda_k_matmul_trans(zrt_ct a, zrt_ct b, int trans_a, 
 
 zeroc_rt_status_t zeroc_rt_cuda_k_matmul_strided(zrt_ct a, const int64_t *a_strides, zrt_ct b,
                                                  const int64_t *b_strides, int trans_a,
-                                                 int trans_b, zrt_ct out) {
+                                                 int trans_b, zrt_ct out,
+                                                 const int64_t *out_strides) {
   GemmCall call;
-  ZEROC_RT_RETURN_IF_ERROR(
-      planMatmul(a, b, trans_a != 0, trans_b != 0, out, call, a_strides, b_strides));
+  ZEROC_RT_RETURN_IF_ERROR(planMatmul(a, b, trans_a != 0, trans_b != 0, out, call, a_strides,
+                                      b_strides, out_strides));
   return runGemm(call, out->dtype, a->data, b->data, out->data, 1.0, 0.0);
 }
 

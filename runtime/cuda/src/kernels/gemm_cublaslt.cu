@@ -97,8 +97,13 @@ zeroc_rt_status_t layout(cublasLtMatrixLayout_t *out, cudaDataType type, uint64_
 
 } // namespace
 
-zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
+zeroc_rt_status_t runGemm(const GemmCall &planned, zeroc_rt_dtype_t dtype, const void *a,
                           const void *b, void *out, double alpha, double beta) {
+  // cuBLASLt writes out's matrices with a leading dimension, not
+  // transposed: a column-major out is the swapped product's.
+  const GemmCall call = withRowMajorOut(planned);
+  if (planned.colOut)
+    std::swap(a, b);
   if (call.offOut.empty() || call.m == 0 || call.n == 0)
     return nullptr;
   if (call.k == 0) { // out = beta * out, as the emulation computes it
@@ -162,7 +167,8 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
   const int64_t ldB = call.ldB ? call.ldB : (tB ? k : n);
   ZEROC_RT_RETURN_IF_ERROR(layout(&l.a, type, tB ? k : n, tB ? n : k, ldB, batch, sB));
   ZEROC_RT_RETURN_IF_ERROR(layout(&l.b, type, tA ? m : k, tA ? k : m, ldA, batch, sA));
-  ZEROC_RT_RETURN_IF_ERROR(layout(&l.c, type, n, m, n, batch, sC));
+  const int64_t ldC = call.ldOut ? call.ldOut : static_cast<int64_t>(n);
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.c, type, n, m, ldC, batch, sC));
 
   cublasLtMatmulPreference_t pref = nullptr;
   ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulPreferenceCreate(&pref), "a preference"));
@@ -170,7 +176,7 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
   // cuBLASLt's A is our B, its B our A, its C and D our out.
   const uint32_t alignA = alignmentOf(b, call.offB, es, group, sB, ldB);
   const uint32_t alignB = alignmentOf(a, call.offA, es, group, sA, ldA);
-  const uint32_t alignC = alignmentOf(out, call.offOut, es, group, sC, static_cast<int64_t>(n));
+  const uint32_t alignC = alignmentOf(out, call.offOut, es, group, sC, ldC);
   const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},

@@ -60,6 +60,13 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
                                                call.ldB, call.colB, denseB));
     }
     zeroc_rt_tensor_t to = view(out, call.offOut[i], call.m, call.n);
+    // A strided out: the product dense first, then stored at its strides
+    // (the copy a transpose after the product made).
+    std::vector<char> product;
+    if (call.ldOut) {
+      product.resize(static_cast<size_t>(call.m * call.n) * es);
+      to.data = product.data();
+    }
     // beta * out: out's old value as a separate C (kernels reject aliases).
     std::vector<char> old;
     zeroc_rt_tensor_t tc = to;
@@ -70,6 +77,14 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
     }
     ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_k_gemm(&ta, &tb, beta != 0.0 ? &tc : nullptr, alpha,
                                              beta, call.transA, call.transB, &to));
+    if (call.ldOut) {
+      char *dst = static_cast<char *>(out) + call.offOut[i] * es;
+      for (int64_t r = 0; r < call.m; ++r)
+        for (int64_t c = 0; c < call.n; ++c)
+          std::memcpy(dst + static_cast<size_t>(call.colOut ? c * call.ldOut + r
+                                                            : r * call.ldOut + c) * es,
+                      &product[static_cast<size_t>(r * call.n + c) * es], es);
+    }
   }
   return nullptr;
 }

@@ -29,6 +29,9 @@ struct GemmCall {
   /// dimension (op(A) then reads the stored matrix with transA flipped).
   int64_t ldA = 0, ldB = 0;
   bool colA = false, colB = false;
+  /// Likewise for out (written at strides: graph.matmul's result_perm).
+  int64_t ldOut = 0;
+  bool colOut = false;
   /// The innermost batch dim's size: batch elements that one launch with
   /// one batch stride per operand may cover when the whole batch cannot
   /// (attention's heads of a strided operand, D apart within a sequence).
@@ -36,13 +39,19 @@ struct GemmCall {
 };
 
 /// The GEMMs of zeroc_rt_k_matmul_trans(a, b, transA, transB, out); with
-/// stridesA (stridesB), of a (b) read at those element strides.
+/// stridesA (stridesB, stridesOut), of a (b) read or out written at those
+/// element strides.
 ZEROC_RT_MUST_USE zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a,
                                                const zeroc_rt_tensor_t *b, bool transA,
                                                bool transB, const zeroc_rt_tensor_t *out,
                                                GemmCall &call,
                                                const int64_t *stridesA = nullptr,
-                                               const int64_t *stridesB = nullptr);
+                                               const int64_t *stridesB = nullptr,
+                                               const int64_t *stridesOut = nullptr);
+
+/// The same products with out's matrices row-major: a column-major out
+/// (out^T stored) is op(B)^T op(A)^T, the operands and their flags swapped.
+GemmCall withRowMajorOut(const GemmCall &call);
 
 /// Runs `call` on a, b and out (float dtypes, all one dtype) with alpha and
 /// beta (beta != 0 reads out).
