@@ -128,6 +128,9 @@ LogicalResult ProgramPrinter::collectParams() {
     if (failed(appendElements(buf, buf.getInitialValue(), blob, name)))
       return failure();
   }
+  // The constants the program reads follow (K in the generated code): a
+  // GPU holds only them; the initial values are read once, on the host.
+  constantsOffset = blob.align(kBlobAlignment);
   return success();
 }
 
@@ -251,7 +254,7 @@ LogicalResult ProgramPrinter::printGraphOp(Operation *op) {
     int64_t off = blobConstant(op, c.getValue());
     if (off < 0)
       return failure();
-    line(r + " = blob + " + std::to_string(off) + ";");
+    line(r + " = K + " + std::to_string(off - constantsOffset) + ";");
     return success();
   }
   if (auto ld = llvm::dyn_cast<graph::LoadParamOp>(op)) {
@@ -259,7 +262,7 @@ LogicalResult ProgramPrinter::printGraphOp(Operation *op) {
     int64_t off = blobConstant(op, p.getInitialValue());
     if (off < 0)
       return failure();
-    line(r + " = blob + " + std::to_string(off) + "; // " +
+    line(r + " = K + " + std::to_string(off - constantsOffset) + "; // " +
          cxxStringLiteral(ld.getParam()));
     return success();
   }
@@ -397,9 +400,9 @@ LogicalResult ProgramPrinter::printTrainStep(std::string &out) {
   line("result->lr = *(double *)" + var(ret.getOperand(2)) + ";");
   out = "zeroc_rt_status_t trainStep(zeroc_rt_engine_t *e, zeroc_rt_step_result_t *result) {\n"
         "  char *A = (char *)zeroc_rt_engine_arena(e);\n"
-        "  char *blob = (char *)zeroc_rt_engine_blob(e);\n"
+        "  char *K = (char *)zeroc_rt_engine_constants(e);\n"
         "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n"
-        "  (void)A; (void)blob; (void)comm;\n" +
+        "  (void)A; (void)K; (void)comm;\n" +
         body + "  return nullptr;\n}\n\n";
   body.clear();
   return printFinishCarries(out);
@@ -464,7 +467,7 @@ void ProgramPrinter::printHeader(raw_ostream &os) {
      << "  return t;\n}\n\n"
      << "// The temporary lives until the end of the full expression (the call).\n"
      << "inline const zeroc_rt_tensor_t *P(const zeroc_rt_tensor_t &t) { return &t; }\n\n"
-     << "// Every value's pointer: into the arena, the blob, the inputs or the\n"
+     << "// Every value's pointer: into the arena, the blob's constants (K), the inputs or the\n"
      << "// engine's parameter buffers.\n"
      << "char *V[" << std::max(1, nextVar) << "];\n"
      << "// The request of each started collective, until its wait.\n"
@@ -515,16 +518,16 @@ LogicalResult ProgramPrinter::print(EmittedProgram &out) {
   for (auto [i, chunk] : llvm::enumerate(chunks))
     os << "__attribute__((noinline)) zeroc_rt_status_t\n"
        << "part" << i << "(zeroc_rt_engine_t *e, const void *const *inputs, "
-       << "char *A, char *blob,\n      zeroc_rt_comm_t *comm) {\n"
-       << "  (void)e; (void)inputs; (void)A; (void)blob; (void)comm;\n"
+       << "char *A, char *K,\n      zeroc_rt_comm_t *comm) {\n"
+       << "  (void)e; (void)inputs; (void)A; (void)K; (void)comm;\n"
        << chunk << "  return nullptr;\n}\n\n";
   os << "zeroc_rt_status_t microStep(zeroc_rt_engine_t *e, const void *const *inputs,\n"
      << "                            double *loss) {\n"
      << "  char *A = (char *)zeroc_rt_engine_arena(e);\n"
-     << "  char *blob = (char *)zeroc_rt_engine_blob(e);\n"
+     << "  char *K = (char *)zeroc_rt_engine_constants(e);\n"
      << "  zeroc_rt_comm_t *comm = zeroc_rt_engine_comm(e);\n";
   for (size_t i = 0; i < chunks.size(); ++i)
-    os << "  ZRT_TRY(part" << i << "(e, inputs, A, blob, comm));\n";
+    os << "  ZRT_TRY(part" << i << "(e, inputs, A, K, comm));\n";
   os << "  "
      << target.lossOut(lossElem.isF32() ? "float" : "double",
                        lossElem.isF32() ? "ZEROC_RT_DTYPE_F32" : "ZEROC_RT_DTYPE_F64",

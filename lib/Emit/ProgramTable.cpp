@@ -153,6 +153,7 @@ void ProgramPrinter::printMain(raw_ostream &os, func::FuncOp fn) {
      << "  program.inputs = kInputs;\n"
      << "  program.blob_file = \"model.bin\";\n"
      << "  program.blob_bytes = " << blob.size() << ";\n"
+     << "  program.blob_constants_offset = " << constantsOffset << ";\n"
      << "  program.blob_checksum = "
      << llvm::format_hex(blob.checksum(), 18)
      << "ull;\n"

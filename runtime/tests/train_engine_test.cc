@@ -367,7 +367,8 @@ TEST_F(TrainEngine, JsonlIsTruncatedAndWellFormed) {
                   R"("skipped": false, "time_ms": [0-9.]+, )"
                   R"("samples_per_s": [0-9.]+, "time_fwd_ms": [0-9.]+, )"
                   R"("time_bwd_ms": [0-9.]+, "time_bwd_inner_ms": [0-9.]+, )"
-                  R"("time_bwd_allreduce_ms": [0-9.]+, "time_step_ms": [0-9.]+\})");
+                  R"("time_bwd_allreduce_ms": [0-9.]+, "time_step_ms": [0-9.]+, )"
+                  R"("max_allocated_bytes": [1-9][0-9]*\})");
   size_t start = 0;
   for (int i = 0; i < 3; ++i) {
     size_t end = text.find('\n', start);

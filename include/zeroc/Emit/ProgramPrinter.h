@@ -199,6 +199,9 @@ private:
   /// The statements of the function being printed.
   std::string body;
   ModelBlob blob;
+  /// Where the constants start in the blob (after the initial values):
+  /// the generated code's K points there.
+  int64_t constantsOffset = 0;
   llvm::StringMap<int> paramIndices;
   llvm::SmallVector<graph::ParamOp> params;
   llvm::StringMap<int> bufferIndices;

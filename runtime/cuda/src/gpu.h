@@ -38,6 +38,12 @@ void gpuUuid(unsigned char out[16]);
 ZEROC_RT_MUST_USE zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what,
                                               void **out);
 void gpuFree(void *p);
+/// The bytes gpuMalloc handed out and gpuFree did not take back yet, at
+/// their peak so far (train/allocation_meter.h; gpu_common.cc keeps the
+/// count for both builds through noteGpuMalloc and noteGpuFree).
+size_t gpuMaxAllocated();
+void noteGpuMalloc(const void *p, size_t bytes);
+void noteGpuFree(const void *p);
 
 /// Ordered on the compute stream. upload returns when `src` may be reused;
 /// download when `dst` holds the data.

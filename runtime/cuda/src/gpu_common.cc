@@ -3,21 +3,32 @@
 // Which op a kernel error belongs to: the generated code marks each op
 // (zeroc_rt_engine_trace_op); kernels that can find bad data get the
 // running op's index and store it with their error code, which
-// gpuSynchronize turns into one message. The kernels' scratch buffer, and
-// the status of a generated kernel's launch.
+// gpuSynchronize turns into one message. The kernels' scratch buffer, the
+// status of a generated kernel's launch, and the count of gpuMalloc's
+// bytes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpu.h"
 
 #include "status_internal.h"
+#include "train/allocation_meter.h"
 #include "zeroc_rt_cuda/fused.h"
 
 namespace zeroc_rt::cuda {
 namespace {
 const char *const *opNames = nullptr;
 int32_t numOps = 0, runningOp = -1;
+
+train::AllocationMeter &meter() {
+  static train::AllocationMeter m;
+  return m;
+}
 } // namespace
+
+void noteGpuMalloc(const void *p, size_t bytes) { meter().allocated(p, bytes); }
+void noteGpuFree(const void *p) { meter().released(p); }
+size_t gpuMaxAllocated() { return meter().peak(); }
 
 void setOpNames(const char *const *names, int32_t count) {
   opNames = names;

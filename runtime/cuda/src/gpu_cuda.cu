@@ -129,14 +129,19 @@ zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
   }
   ZEROC_RT_RETURN_IF_ERROR(cudaStatus(error, what));
   // Zeroed like the host's buffers, in order before any use.
-  ZEROC_RT_RETURN_IF_ERROR(
-      cudaStatus(cudaMemsetAsync(p, 0, bytes ? bytes : 256, compute), what));
+  if (zeroc_rt_status_t e =
+          cudaStatus(cudaMemsetAsync(p, 0, bytes ? bytes : 256, compute), what)) {
+    cudaFree(p);
+    return e;
+  }
+  noteGpuMalloc(p, bytes);
   *out = p;
   return nullptr;
 }
 
 void gpuFree(void *p) {
   if (p) {
+    noteGpuFree(p);
     zeroc_rt_status_free(waitFor(compute, "freeing GPU memory"));
     cudaFree(p);
   }

@@ -93,10 +93,12 @@ zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
                           "out of memory: %s needs %zu bytes", what, bytes);
   std::memset(p, 0, rounded);
   allocations()[static_cast<const char *>(p)] = rounded;
+  noteGpuMalloc(p, bytes);
   *out = p;
   return nullptr;
 }
 void gpuFree(void *p) {
+  noteGpuFree(p);
   allocations().erase(static_cast<const char *>(p));
   std::free(p);
 }

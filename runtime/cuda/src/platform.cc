@@ -37,6 +37,7 @@ public:
     return gpuMalloc(bytes, what, out);
   }
   void release(void *p) override { gpuFree(p); }
+  size_t maxAllocatedBytes() const override { return gpuMaxAllocated(); }
   zeroc_rt_status_t upload(void *dst, const void *src, size_t bytes) override {
     return gpuUpload(dst, src, bytes);
   }

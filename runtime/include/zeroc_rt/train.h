@@ -53,7 +53,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 12
+#define ZEROC_RT_PROGRAM_ABI_VERSION 13
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -339,6 +339,12 @@ typedef struct zeroc_rt_program {
   int32_t tf32;
   // ABI version 12:
   zeroc_rt_checkpoint_config_t checkpoint;
+  // ABI version 13:
+  /// Where the blob's constants start (64-byte aligned, at most
+  /// blob_bytes): the micro-step and the optimizer step read only them
+  /// (zeroc_rt_engine_constants), and the initial values before them are
+  /// read once, by the host. A GPU holds the constants only.
+  int64_t blob_constants_offset;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses
@@ -374,8 +380,13 @@ int zeroc_rt_train_process_main(int argc, char **argv,
 /// arena_bytes of scratch memory, 64-byte aligned, zeroed once at start and
 /// kept across micro-steps (never NULL).
 void *zeroc_rt_engine_arena(zeroc_rt_engine_t *engine);
-/// The whole blob file, 64-byte aligned (never NULL, even when empty).
+/// The whole blob file in host memory, 64-byte aligned (never NULL, even
+/// when empty).
 const void *zeroc_rt_engine_blob(zeroc_rt_engine_t *engine);
+/// The blob's constants (from blob_constants_offset on) where the program's
+/// kernels read them: in the host's blob, or their copy in the device's
+/// memory (never NULL, even when empty).
+const void *zeroc_rt_engine_constants(zeroc_rt_engine_t *engine);
 zeroc_rt_comm_t *zeroc_rt_engine_comm(zeroc_rt_engine_t *engine);
 /// Stages 0-2: the full current value of parameter `param` (numel elements
 /// of its dtype; the buffer holds the zero-padded P elements). NULL in

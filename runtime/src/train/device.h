@@ -63,6 +63,9 @@ public:
   ZEROC_RT_MUST_USE virtual zeroc_rt_status_t
   allocate(size_t bytes, const char *what, void **out) = 0;
   virtual void release(void *p) = 0;
+  /// The bytes allocate() handed out and not yet released, at their
+  /// peak so far (allocation_meter.h).
+  virtual size_t maxAllocatedBytes() const = 0;
 
   /// Host to device; `src` may be reused when it returns.
   ZEROC_RT_MUST_USE virtual zeroc_rt_status_t

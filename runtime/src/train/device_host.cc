@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "train/allocation_meter.h"
 #include "train/device.h"
 #include "train/train_internal.h"
 
@@ -27,9 +28,14 @@ public:
     AlignedBuffer buffer;
     ZEROC_RT_RETURN_IF_ERROR(buffer.allocate(bytes, what));
     *out = buffer.release();
+    meter.allocated(*out, bytes);
     return nullptr;
   }
-  void release(void *p) override { std::free(p); }
+  void release(void *p) override {
+    meter.released(p);
+    std::free(p);
+  }
+  size_t maxAllocatedBytes() const override { return meter.peak(); }
 
   zeroc_rt_status_t upload(void *dst, const void *src, size_t bytes) override {
     return copy(dst, src, bytes);
@@ -86,6 +92,9 @@ public:
                                momentum, weightDecay, dampening, nesterov, step);
   }
   zeroc_rt_status_t synchronize() override { return nullptr; }
+
+private:
+  AllocationMeter meter;
 };
 
 class HostPlatform final : public Platform {

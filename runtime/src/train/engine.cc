@@ -184,10 +184,16 @@ void *zeroc_rt_engine_arena(zeroc_rt_engine_t *engine) {
 }
 
 const void *zeroc_rt_engine_blob(zeroc_rt_engine_t *engine) {
+  return engine ? engine->blob.data() : nullptr;
+}
+
+const void *zeroc_rt_engine_constants(zeroc_rt_engine_t *engine) {
   if (!engine)
     return nullptr;
-  return engine->device->hostMemory() ? engine->blob.data()
-                                      : engine->deviceBlob.data();
+  return engine->device->hostMemory()
+             ? static_cast<const char *>(engine->blob.data()) +
+                   engine->program->blob_constants_offset
+             : engine->deviceConstants.data();
 }
 
 zeroc_rt_comm_t *zeroc_rt_engine_comm(zeroc_rt_engine_t *engine) {

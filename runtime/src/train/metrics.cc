@@ -6,7 +6,7 @@
 //    "loss_scale": 65536.0, "skipped": false, "time_ms": 1.234,
 //    "samples_per_s": 6482.1, "time_fwd_ms": 0.5, "time_bwd_ms": 0.6,
 //    "time_bwd_inner_ms": 0.55, "time_bwd_allreduce_ms": 0.05,
-//    "time_step_ms": 0.08}
+//    "time_step_ms": 0.08, "max_allocated_bytes": 123456}
 // loss, lr and grad_norm use 17 significant digits (exact doubles). The grad
 // norm of a step skipped for a gradient overflow is inf, as DeepSpeed 0.19
 // logs it, written as Infinity (what Python's json module writes and reads
@@ -17,7 +17,10 @@
 // a float (1.0 without loss scaling), skipped whether a gradient overflow
 // skipped the update; the phase times are DeepSpeed's wall_clock_breakdown
 // timers fwd, bwd, bwd_inner, bwd_allreduce and step summed over the step's
-// micro-steps (train_internal.h's StepTimes).
+// micro-steps (train_internal.h's StepTimes); max_allocated_bytes rank 0's
+// device allocations at their peak so far, torch.cuda.max_memory_allocated's
+// figure (train/allocation_meter.h), which plan.json's arena_bytes plus its
+// model_state_bytes predict.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,7 +78,8 @@ zeroc_rt_status_t JsonlLog::write(const StepRecord &r) {
       "\"loss_scale\": %s, \"skipped\": %s, "
       "\"time_ms\": %s, \"samples_per_s\": %s, \"time_fwd_ms\": %s, "
       "\"time_bwd_ms\": %s, \"time_bwd_inner_ms\": %s, "
-      "\"time_bwd_allreduce_ms\": %s, \"time_step_ms\": %s}\n",
+      "\"time_bwd_allreduce_ms\": %s, \"time_step_ms\": %s, "
+      "\"max_allocated_bytes\": %llu}\n",
       static_cast<long long>(r.step), jsonNumber(r.loss, "%.17g").c_str(),
       jsonNumber(r.lr, "%.17g").c_str(), norm.c_str(),
       std::isfinite(r.lossScale) ? pyFloat(r.lossScale).c_str() : "null",
@@ -85,7 +89,8 @@ zeroc_rt_status_t JsonlLog::write(const StepRecord &r) {
       jsonNumber(r.times.bwdMs(), "%.3f").c_str(),
       jsonNumber(r.times.bwdInnerMs, "%.3f").c_str(),
       jsonNumber(r.times.bwdAllreduceMs, "%.3f").c_str(),
-      jsonNumber(r.times.stepMs, "%.3f").c_str());
+      jsonNumber(r.times.stepMs, "%.3f").c_str(),
+      static_cast<unsigned long long>(r.maxAllocatedBytes));
   if (std::fputs(line.c_str(), file) < 0 || std::fflush(file) != 0)
     return ZEROC_RT_ERROR(ZEROC_RT_IO_ERROR, "--log-jsonl: '%s': write failed: %s",
                           path.c_str(), std::strerror(errno));

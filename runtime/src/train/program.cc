@@ -256,6 +256,12 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
     return INVALID_PROGRAM("blob_bytes %lld and arena_bytes %lld must be >= 0",
                            static_cast<long long>(p.blob_bytes),
                            static_cast<long long>(p.arena_bytes));
+  if (p.blob_constants_offset < 0 || p.blob_constants_offset > p.blob_bytes ||
+      p.blob_constants_offset % 64 != 0)
+    return INVALID_PROGRAM("blob_constants_offset %lld must be a multiple of 64 "
+                           "in [0, blob_bytes %lld]",
+                           static_cast<long long>(p.blob_constants_offset),
+                           static_cast<long long>(p.blob_bytes));
   if (p.tf32 != 0 && p.tf32 != 1)
     return INVALID_PROGRAM("tf32 %d must be 0 or 1", p.tf32);
   if (p.checkpoint.tag_validation < 0 || p.checkpoint.tag_validation > 2 ||

@@ -354,6 +354,8 @@ struct StepRecord {
   double seconds = 0;
   int64_t samples = 0; ///< G
   StepTimes times;
+  /// This rank's device allocations at their peak so far (Device).
+  size_t maxAllocatedBytes = 0;
 };
 
 /// JSONL writer (rank 0 only): one object per optimizer step, flushed per
@@ -506,7 +508,9 @@ struct zeroc_rt_engine {
   zeroc_rt::train::DeviceBuffer arena;
   zeroc_rt::train::AlignedBuffer blob; ///< empty when the program has none
   /// The blob in the device's memory, unless the device is the host.
-  zeroc_rt::train::DeviceBuffer deviceBlob;
+  /// The blob's constants in the device's memory (a device without host
+  /// memory: zeroc_rt_engine_constants).
+  zeroc_rt::train::DeviceBuffer deviceConstants;
   zeroc_rt::train::ZeroState state;
   uint64_t dropoutCounter = 0;
   /// The micro-step is its optimizer step's first: grad_accumulate writes

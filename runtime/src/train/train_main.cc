@@ -150,10 +150,13 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
   ZEROC_RT_RETURN_IF_ERROR(data.load(program, args.data, device));
   ZEROC_RT_RETURN_IF_ERROR(loadBlob(program, engine.blob));
   if (!device.hostMemory()) {
-    ZEROC_RT_RETURN_IF_ERROR(
-        engine.deviceBlob.allocate(device, engine.blob.size(), "the blob"));
-    ZEROC_RT_RETURN_IF_ERROR(device.upload(engine.deviceBlob.data(),
-                                           engine.blob.data(), engine.blob.size()));
+    // Only the constants: the initial values are the host's to copy.
+    const size_t from = static_cast<size_t>(program.blob_constants_offset);
+    ZEROC_RT_RETURN_IF_ERROR(engine.deviceConstants.allocate(
+        device, engine.blob.size() - from, "the model's constants"));
+    ZEROC_RT_RETURN_IF_ERROR(device.upload(engine.deviceConstants.data(),
+                                           static_cast<const char *>(engine.blob.data()) + from,
+                                           engine.blob.size() - from));
   }
   ZEROC_RT_RETURN_IF_ERROR(buildZeroState(program, engine.blob.bytes(),
                                           engine.rank, engine.world, device,
@@ -596,6 +599,7 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
         std::chrono::duration<double>(Clock::now() - start).count();
     record.samples = globalBatch;
     record.times = engine.times;
+    record.maxAllocatedBytes = engine.device->maxAllocatedBytes();
     // Samples read since the start of training (a resumed run's included).
     const int64_t samplesDone =
         position.globalSamples + (record.step - startStep) * globalBatch;

@@ -1,0 +1,18 @@
+"""Compares max_allocated_bytes with plan.json (max-allocated.test)."""
+import json
+import sys
+
+
+def measure(out, log):
+    plan = json.load(open(out + "/plan.json"))
+    planned = plan["arena_bytes"] + plan["model_state_bytes"]["total"]
+    records = [json.loads(line) for line in open(log)]
+    return records[-1]["max_allocated_bytes"], planned
+
+
+got, planned = measure(sys.argv[1], sys.argv[2])
+print("cpu stage 0: allocated %s plan" % ("=" if got == planned else "!= (%d vs %d)" % (got, planned)))
+got, planned = measure(sys.argv[3], sys.argv[4])
+extra = got - planned
+ok = 0 <= extra < 0.02 * planned
+print("cuda-emu stage 3: allocated = plan + %d bytes (%s)" % (extra, "< 2%" if ok else "%.1f%%: too much" % (100.0 * extra / planned)))
