@@ -303,7 +303,7 @@ mfu = tps * (6 * n + 6 * L * C * T) / 989e12
 # NCCL's and cuBLASLt's own memory included) for reference.
 process = max([int(x) for x in open(memf).read().split() if x.strip().isdigit()] or [0]) - int(base)
 allocated = steps[-1].get("max_allocated_bytes", 0) / 2**20
-planned = (p.get("model_state_bytes", {}).get("total", 0) + p.get("arena_bytes", 0)) / 2**20
+planned = p.get("allocated_bytes", 0) / 2**20
 print("ok|%.1f ms/step, %.0f tok/s, MFU %.1f%%, allocated %.0f MiB vs plan %.0f MiB (%+.1f%%), process %d MiB" % (
     ms, tps, 100 * mfu, allocated, planned, 100 * (allocated - planned) / max(planned, 1), process))
 PY

@@ -190,6 +190,22 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   int64_t arenaBytes = 0;
   if (auto a = module->getAttrOfType<IntegerAttr>(zero::kArenaBytesAttr))
     arenaBytes = a.getInt();
+  // Where the runtime gathers every rank's embedding rows and their i64
+  // indices (and keeps its own indices): two buffers, each as large as the
+  // largest zero.grad_accumulate_rows needs (runtime/src/train/engine.cc).
+  int64_t rowValueBytes = 0, rowIndexBytes = 0;
+  if (auto fn = module.lookupSymbol<func::FuncOp>("train_micro_step"))
+    fn.walk([&](zero::GradAccumulateRowsOp r) {
+      auto rows = llvm::cast<RankedTensorType>(r.getRows().getType());
+      auto indices = llvm::cast<RankedTensorType>(r.getIndices().getType());
+      rowValueBytes = std::max<int64_t>(
+          rowValueBytes,
+          rows.getNumElements() * w * zero::elementBytes(rows.getElementType()));
+      rowIndexBytes =
+          std::max<int64_t>(rowIndexBytes, indices.getNumElements() * (w + 1) * 8);
+    });
+  const int64_t modelStateBytes = params + grads + state + frozenBytes + bufferBytes;
+  const int64_t rowExchangeBytes = rowValueBytes + rowIndexBytes;
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "{\n"
@@ -213,15 +229,17 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"model_state_bytes\": {\"params\": " << params << ", \"grads\": "
      << grads << ", \"optimizer_state\": " << state
      << ", \"frozen_params\": " << frozenBytes << ", \"buffers\": "
-     << bufferBytes << ", \"total\": "
-     << params + grads + state + frozenBytes + bufferBytes << "},\n"
+     << bufferBytes << ", \"total\": " << modelStateBytes << "},\n"
      << "  \"communication_elements_per_step\": {\"all_reduce\": "
      << allReduceElems << ", \"reduce_scatter\": " << scatterElems
      << ", \"all_gather\": " << gatherElems << ", \"embedding_rows\": "
      << rowElems << ", \"total\": " << total
      << "},\n"
      << "  \"communication_bytes_per_step\": " << bytes << ",\n"
-     << "  \"arena_bytes\": " << arenaBytes << "\n"
+     << "  \"arena_bytes\": " << arenaBytes << ",\n"
+     << "  \"row_exchange_bytes\": " << rowExchangeBytes << ",\n"
+     << "  \"allocated_bytes\": " << modelStateBytes + arenaBytes + rowExchangeBytes
+     << "\n"
      << "}\n";
   return s;
 }

@@ -5,14 +5,18 @@ import sys
 
 def measure(out, log):
     plan = json.load(open(out + "/plan.json"))
-    planned = plan["arena_bytes"] + plan["model_state_bytes"]["total"]
+    planned = plan["allocated_bytes"]
+    assert planned == (plan["arena_bytes"] + plan["model_state_bytes"]["total"] +
+                       plan["row_exchange_bytes"]), plan
     records = [json.loads(line) for line in open(log)]
     return records[-1]["max_allocated_bytes"], planned
 
 
-got, planned = measure(sys.argv[1], sys.argv[2])
-print("cpu stage 0: allocated %s plan" % ("=" if got == planned else "!= (%d vs %d)" % (got, planned)))
-got, planned = measure(sys.argv[3], sys.argv[4])
+for stage, (out, log) in ((0, sys.argv[1:3]), (3, sys.argv[3:5])):
+    got, planned = measure(out, log)
+    print("cpu stage %d: allocated %s plan" % (
+        stage, "=" if got == planned else "!= (%d vs %d)" % (got, planned)))
+got, planned = measure(sys.argv[5], sys.argv[6])
 extra = got - planned
 ok = 0 <= extra < 0.02 * planned
 print("cuda-emu stage 3: allocated = plan + %d bytes (%s)" % (extra, "< 2%" if ok else "%.1f%%: too much" % (100.0 * extra / planned)))
