@@ -15,6 +15,8 @@
 #include "zeroc/Passes/Passes.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
@@ -148,6 +150,12 @@ FailureOr<std::pair<Value, Strided>> viewOf(Value operand) {
   }
   if (!copies)
     return failure();
+  // The view is read where the matmuls are, after the chain's ops: memory
+  // released in between (a stage-3 gathered parameter, released after its
+  // last direct reader) stays a copy.
+  if (llvm::any_of(zeroc::zero::storageRoot(root).getUsers(),
+                   [](Operation *u) { return llvm::isa<zeroc::zero::ReleaseOp>(u); }))
+    return failure();
   Strided s = rowMajor(llvm::cast<RankedTensorType>(root.getType()));
   for (Operation *op : llvm::reverse(chain)) {
     if (auto slice = llvm::dyn_cast<SliceOp>(op)) {
@@ -209,7 +217,10 @@ struct FoldMatmulViews
     getOperation().walk([&](TransposeOp t) { transposes.push_back(t); });
     for (TransposeOp t : transposes) {
       auto mm = t.getInput().getDefiningOp<MatMulOp>();
-      if (!mm || mm.getResultPerm() || !mm->hasOneUse())
+      // A vector operand drops a dim: the product's last two dims are then
+      // not the GEMM's rows and columns.
+      if (!mm || mm.getResultPerm() || !mm->hasOneUse() ||
+          mm.getLhs().getType().getRank() < 2 || mm.getRhs().getType().getRank() < 2)
         continue;
       const int64_t r = t.getType().getRank();
       SmallVector<int64_t> perm;

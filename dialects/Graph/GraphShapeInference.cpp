@@ -160,6 +160,10 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
   if (!rhsVector)
     shape.push_back(b.back());
   if (DenseI64ArrayAttr permAttr = adaptor.getResultPermAttr()) {
+    if (lhsVector || rhsVector)
+      return fail(loc, getOperationName(),
+                  "result_perm needs operands of rank 2 or more (a vector "
+                  "operand's product is no batch of matrices)");
     ArrayRef<int64_t> perm = permAttr.asArrayRef();
     const int64_t r = static_cast<int64_t>(shape.size());
     SmallVector<bool> seen(shape.size(), false);

@@ -100,3 +100,26 @@ func.func @stored_transposed(%p: tensor<2x2x4x4xf32>, %v: tensor<2x2x4x3xf32>) -
   %mt = graph.transpose %m {perm = [2, 3, 0, 1]} : tensor<2x2x4x3xf32> -> tensor<4x3x2x2xf32>
   return %ot, %dkt, %st, %s, %mt : tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>, tensor<2x4x2x3xf32>, tensor<2x2x4x3xf32>, tensor<4x3x2x2xf32>
 }
+
+// -----
+
+// Tests that a product with a vector operand keeps its transpose (its last
+// two dims are not a matrix's), and that a chain from a released buffer (a
+// stage-3 gathered parameter, released after its last direct reader) stays
+// a copy: a view would be read after the release.
+// CHECK-LABEL: func.func @kept_copies
+// CHECK: %[[P:.*]] = graph.matmul %arg0, %arg1 : tensor<2x4x3xf32>, tensor<3xf32> -> tensor<2x4xf32>
+// CHECK: graph.transpose %[[P]] {perm = [1, 0]}
+// CHECK: graph.transpose %{{.*}} {perm = [1, 0]} : tensor<3x4xf32> -> tensor<4x3xf32>
+// CHECK: zero.release
+// CHECK-NOT: graph.strided_view
+func.func @kept_copies(%x: tensor<2x4x3xf32>, %v: tensor<3xf32>, %s: !zero.shard<params, f32, 6, device>, %y: tensor<5x4xf32>) -> (tensor<4x2xf32>, tensor<5x3xf32>) {
+  %f = zero.all_gather %s : !zero.shard<params, f32, 6, device> -> !zero.flat<params, f32, 12, 2>
+  %p = graph.matmul %x, %v : tensor<2x4x3xf32>, tensor<3xf32> -> tensor<2x4xf32>
+  %pt = graph.transpose %p {perm = [1, 0]} : tensor<2x4xf32> -> tensor<4x2xf32>
+  %w = zero.view %f {offset = 0 : i64} : !zero.flat<params, f32, 12, 2> -> tensor<3x4xf32>
+  %wt = graph.transpose %w {perm = [1, 0]} : tensor<3x4xf32> -> tensor<4x3xf32>
+  zero.release %f : !zero.flat<params, f32, 12, 2>
+  %o = graph.matmul %y, %wt : tensor<5x4xf32>, tensor<4x3xf32> -> tensor<5x3xf32>
+  return %pt, %o : tensor<4x2xf32>, tensor<5x3xf32>
+}

@@ -287,6 +287,16 @@ func.func @f(%x: tensor<2x3x4xf32>, %y: tensor<4x5xf32>) -> tensor<3x2x5xf32> {
 
 // -----
 
+// Tests that matmul's result_perm needs matrix operands.
+func.func @f(%x: tensor<2x4x3xf32>, %y: tensor<3xf32>) -> tensor<4x2xf32> {
+  // expected-error @+2 {{result_perm needs operands of rank 2 or more (a vector operand's product is no batch of matrices)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.matmul %x, %y {result_perm = array<i64: 1, 0>} : tensor<2x4x3xf32>, tensor<3xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
 // Tests that matmul's result_perm keeps a matrix dim last.
 func.func @f(%x: tensor<2x3x4xf32>, %y: tensor<4x5xf32>) -> tensor<3x5x2xf32> {
   // expected-error @+2 {{result_perm must keep one of the product's last two dims last (a matrix the GEMM writes)}}

@@ -63,6 +63,10 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
     // A strided out: the product dense first, then stored at its strides
     // (the copy a transpose after the product made).
     std::vector<char> product;
+    if (call.ldOut && beta != 0.0)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "gemm: a strided out is written, never accumulated (beta %g)",
+                            beta);
     if (call.ldOut) {
       product.resize(static_cast<size_t>(call.m * call.n) * es);
       to.data = product.data();
