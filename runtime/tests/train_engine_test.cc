@@ -430,7 +430,7 @@ TEST_F(TrainEngine, RelativeBlobPathResolvesNextToTheExecutable) {
 
 TEST(TrainEngineCalls, NullEngine) {
   EXPECT_EQ(zeroc_rt_engine_arena(nullptr), nullptr);
-  EXPECT_EQ(zeroc_rt_engine_blob(nullptr), nullptr);
+  EXPECT_EQ(zeroc_rt_engine_constants(nullptr), nullptr);
   EXPECT_EQ(zeroc_rt_engine_comm(nullptr), nullptr);
   EXPECT_EQ(zeroc_rt_engine_param_replica(nullptr, 0), nullptr);
   EXPECT_EQ(zeroc_rt_engine_param_shard(nullptr, 0), nullptr);

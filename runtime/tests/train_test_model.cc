@@ -179,8 +179,8 @@ zeroc_rt_status_t microStep(zeroc_rt_engine_t *engine,
   if (zeroc_rt_engine_param_replica(engine, 2) ||
       zeroc_rt_engine_param_shard(engine, -1))
     return fail("out-of-range parameter index returned a buffer");
-  if (!zeroc_rt_engine_blob(engine))
-    return fail("blob is NULL");
+  if (!zeroc_rt_engine_constants(engine))
+    return fail("the constants are NULL");
   void *w, *b;
   if (Stage <= 2) {
     if (zeroc_rt_engine_param_shard(engine, 0))

@@ -380,12 +380,10 @@ int zeroc_rt_train_process_main(int argc, char **argv,
 /// arena_bytes of scratch memory, 64-byte aligned, zeroed once at start and
 /// kept across micro-steps (never NULL).
 void *zeroc_rt_engine_arena(zeroc_rt_engine_t *engine);
-/// The whole blob file in host memory, 64-byte aligned (never NULL, even
-/// when empty).
-const void *zeroc_rt_engine_blob(zeroc_rt_engine_t *engine);
 /// The blob's constants (from blob_constants_offset on) where the program's
-/// kernels read them: in the host's blob, or their copy in the device's
-/// memory (never NULL, even when empty).
+/// kernels read them, host or device memory, 64-byte aligned (never NULL,
+/// even when empty). ABI version 13; it replaces zeroc_rt_engine_blob: the
+/// initial values before the constants are not kept after setup.
 const void *zeroc_rt_engine_constants(zeroc_rt_engine_t *engine);
 zeroc_rt_comm_t *zeroc_rt_engine_comm(zeroc_rt_engine_t *engine);
 /// Stages 0-2: the full current value of parameter `param` (numel elements

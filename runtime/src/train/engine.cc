@@ -183,17 +183,11 @@ void *zeroc_rt_engine_arena(zeroc_rt_engine_t *engine) {
   return engine ? engine->arena.data() : nullptr;
 }
 
-const void *zeroc_rt_engine_blob(zeroc_rt_engine_t *engine) {
-  return engine ? engine->blob.data() : nullptr;
-}
-
 const void *zeroc_rt_engine_constants(zeroc_rt_engine_t *engine) {
   if (!engine)
     return nullptr;
-  return engine->device->hostMemory()
-             ? static_cast<const char *>(engine->blob.data()) +
-                   engine->program->blob_constants_offset
-             : engine->deviceConstants.data();
+  return engine->device->hostMemory() ? engine->constants.data()
+                                      : engine->deviceConstants.data();
 }
 
 zeroc_rt_comm_t *zeroc_rt_engine_comm(zeroc_rt_engine_t *engine) {

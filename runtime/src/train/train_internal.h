@@ -506,10 +506,11 @@ struct zeroc_rt_engine {
   /// Where the state, the arena and the micro-batches live.
   zeroc_rt::train::Device *device = &zeroc_rt::train::hostDevice();
   zeroc_rt::train::DeviceBuffer arena;
-  zeroc_rt::train::AlignedBuffer blob; ///< empty when the program has none
-  /// The blob in the device's memory, unless the device is the host.
-  /// The blob's constants in the device's memory (a device without host
-  /// memory: zeroc_rt_engine_constants).
+  /// The blob's constants (from blob_constants_offset on), which the
+  /// generated code reads (zeroc_rt_engine_constants): in host memory when
+  /// the device is the host, else in the device's memory. The initial
+  /// values before them are read once, in setup, and not kept.
+  zeroc_rt::train::AlignedBuffer constants;
   zeroc_rt::train::DeviceBuffer deviceConstants;
   zeroc_rt::train::ZeroState state;
   uint64_t dropoutCounter = 0;

@@ -148,19 +148,25 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
   ZEROC_RT_RETURN_IF_ERROR(checkSchedule(program, args.steps));
   Device &device = *engine.device;
   ZEROC_RT_RETURN_IF_ERROR(data.load(program, args.data, device));
-  ZEROC_RT_RETURN_IF_ERROR(loadBlob(program, engine.blob));
-  if (!device.hostMemory()) {
-    // Only the constants: the initial values are the host's to copy.
-    const size_t from = static_cast<size_t>(program.blob_constants_offset);
-    ZEROC_RT_RETURN_IF_ERROR(engine.deviceConstants.allocate(
-        device, engine.blob.size() - from, "the model's constants"));
-    ZEROC_RT_RETURN_IF_ERROR(device.upload(engine.deviceConstants.data(),
-                                           static_cast<const char *>(engine.blob.data()) + from,
-                                           engine.blob.size() - from));
+  // The initial values build the state and are dropped with `blob` at the
+  // end of setup; the constants after them are kept where the kernels read
+  // them (a model's initial weights are not kept next to its ZeRO state).
+  AlignedBuffer blob;
+  ZEROC_RT_RETURN_IF_ERROR(loadBlob(program, blob));
+  const size_t from = static_cast<size_t>(program.blob_constants_offset);
+  const size_t constantBytes = blob.size() - from;
+  if (device.hostMemory()) {
+    ZEROC_RT_RETURN_IF_ERROR(engine.constants.allocate(constantBytes, "the model's constants"));
+    if (constantBytes)
+      std::memcpy(engine.constants.data(), blob.bytes() + from, constantBytes);
+  } else {
+    ZEROC_RT_RETURN_IF_ERROR(
+        engine.deviceConstants.allocate(device, constantBytes, "the model's constants"));
+    ZEROC_RT_RETURN_IF_ERROR(
+        device.upload(engine.deviceConstants.data(), blob.bytes() + from, constantBytes));
   }
-  ZEROC_RT_RETURN_IF_ERROR(buildZeroState(program, engine.blob.bytes(),
-                                          engine.rank, engine.world, device,
-                                          engine.state));
+  ZEROC_RT_RETURN_IF_ERROR(buildZeroState(program, blob.bytes(), engine.rank,
+                                          engine.world, device, engine.state));
   zeroc_rt_loss_scaler_init(&engine.scaler, &program.loss_scaler);
   if (!args.loadDir.empty()) {
     ZEROC_RT_RETURN_IF_ERROR(
