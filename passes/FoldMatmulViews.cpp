@@ -224,8 +224,8 @@ struct FoldMatmulViews
         continue;
       const int64_t r = t.getType().getRank();
       SmallVector<int64_t> perm;
-      for (Attribute a : t.getPerm())
-        perm.push_back(llvm::cast<IntegerAttr>(a).getInt());
+      for (size_t i = 0; i < t.getPerm().size(); ++i)
+        perm.push_back(intAt(t.getPerm(), i));
       if (r < 2 || perm.back() < r - 2)
         continue;
       OpBuilder b(mm);

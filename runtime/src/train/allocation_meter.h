@@ -3,8 +3,7 @@
 // The bytes a device's allocations hold now and at most so far: what
 // torch.cuda.max_memory_allocated reports, not what the process holds (no
 // CUDA context, nothing NCCL or cuBLASLt allocate themselves). The JSONL
-// log's max_allocated_bytes, comparable with plan.json's arena and model
-// state bytes.
+// log's max_allocated_bytes, comparable with plan.json's allocated_bytes.
 //
 //===----------------------------------------------------------------------===//
 

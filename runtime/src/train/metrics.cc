@@ -19,8 +19,8 @@
 // timers fwd, bwd, bwd_inner, bwd_allreduce and step summed over the step's
 // micro-steps (train_internal.h's StepTimes); max_allocated_bytes rank 0's
 // device allocations at their peak so far, torch.cuda.max_memory_allocated's
-// figure (train/allocation_meter.h), which plan.json's arena_bytes plus its
-// model_state_bytes predict.
+// figure (train/allocation_meter.h), which plan.json's allocated_bytes
+// predicts.
 //
 //===----------------------------------------------------------------------===//
 

@@ -125,9 +125,13 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
   }
   for (int64_t i = 0; i < count; ++i) {
     int64_t rest = i, oa = 0, ob = 0, sa = m * ka, sb = ka * n;
+    // A strided out has the batch's dims, unbroadcast.
+    int64_t oo = stridesOut ? 0 : i * m * n;
     for (int d = batch - 1; d >= 0; --d) {
       const int64_t idx = rest % dims[d];
       rest /= dims[d];
+      if (stridesOut)
+        oo += idx * stridesOut[d];
       const int ea = d - (batch - batchA), eb = d - (batch - batchB);
       if (ea >= 0) {
         if (a->dims[ea] != 1)
@@ -138,14 +142,6 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
         if (b->dims[eb] != 1)
           ob += idx * (stridesB ? stridesB[eb] : sb);
         sb *= b->dims[eb];
-      }
-    }
-    int64_t oo = i * m * n;
-    if (stridesOut) { // out's dims are the batch's, unbroadcast
-      oo = 0;
-      for (int64_t d = batch - 1, rest2 = i; d >= 0; --d) {
-        oo += (rest2 % dims[d]) * stridesOut[d];
-        rest2 /= dims[d];
       }
     }
     call.offA.push_back(oa);

@@ -15,11 +15,16 @@ namespace zeroc_rt::cuda {
 
 namespace {
 
+/// Element (r, c) of a stored matrix with leading dimension ld, column-major
+/// when `col`.
+int64_t storedAt(int64_t ld, bool col, int64_t r, int64_t c) {
+  return col ? c * ld + r : r * ld + c;
+}
+
 /// A strided operand's matrix (rows x cols as the matmul reads it before
-/// its trans flag, leading dimension ld, column-major when `col`) copied
-/// dense and row-major into `dense`: the copy the unfolded program's slices
-/// and transposes made, so that the GEMM below is the same call on the
-/// same bits.
+/// its trans flag) copied dense and row-major into `dense`: the copy the
+/// unfolded program's slices and transposes made, so that the GEMM below
+/// is the same call on the same bits.
 const void *denseMatrix(const void *base, int64_t off, size_t es, int64_t rows, int64_t cols,
                         int64_t ld, bool col, std::vector<char> &dense) {
   dense.resize(static_cast<size_t>(rows * cols) * es);
@@ -27,7 +32,7 @@ const void *denseMatrix(const void *base, int64_t off, size_t es, int64_t rows, 
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
       std::memcpy(&dense[static_cast<size_t>(r * cols + c) * es],
-                  src + static_cast<size_t>(col ? c * ld + r : r * ld + c) * es, es);
+                  src + static_cast<size_t>(storedAt(ld, col, r, c)) * es, es);
   return dense.data();
 }
 
@@ -36,7 +41,13 @@ const void *denseMatrix(const void *base, int64_t off, size_t es, int64_t rows, 
 zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
                           const void *b, void *out, double alpha, double beta) {
   const size_t es = zeroc_rt_dtype_size(dtype);
-  std::vector<char> denseA, denseB;
+  if (call.ldOut && beta != 0.0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "gemm: a strided out is written, never accumulated (beta %g)",
+                          beta);
+  // A strided out: each product dense first, then stored at its strides
+  // (the copy a transpose after the product made).
+  std::vector<char> denseA, denseB, product;
   for (size_t i = 0; i < call.offOut.size(); ++i) {
     auto view = [&](const void *base, int64_t off, int64_t r, int64_t c) {
       zeroc_rt_tensor_t t{};
@@ -60,13 +71,6 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
                                                call.ldB, call.colB, denseB));
     }
     zeroc_rt_tensor_t to = view(out, call.offOut[i], call.m, call.n);
-    // A strided out: the product dense first, then stored at its strides
-    // (the copy a transpose after the product made).
-    std::vector<char> product;
-    if (call.ldOut && beta != 0.0)
-      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                            "gemm: a strided out is written, never accumulated (beta %g)",
-                            beta);
     if (call.ldOut) {
       product.resize(static_cast<size_t>(call.m * call.n) * es);
       to.data = product.data();
@@ -85,8 +89,7 @@ zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const vo
       char *dst = static_cast<char *>(out) + call.offOut[i] * es;
       for (int64_t r = 0; r < call.m; ++r)
         for (int64_t c = 0; c < call.n; ++c)
-          std::memcpy(dst + static_cast<size_t>(call.colOut ? c * call.ldOut + r
-                                                            : r * call.ldOut + c) * es,
+          std::memcpy(dst + static_cast<size_t>(storedAt(call.ldOut, call.colOut, r, c)) * es,
                       &product[static_cast<size_t>(r * call.n + c) * es], es);
     }
   }
