@@ -3,15 +3,19 @@
 // With ZEROC_RT_CUDA_EMU_SIMT set, an emulated block runs the threads its
 // launch asked for, each a fiber (ucontext) with a stack of its own, one at a
 // time on the calling thread. A fiber runs until it reaches a barrier
-// (syncBlock), a warp shuffle or its end; then the next one runs. When every
-// thread has stopped, the scheduler:
-//  - completes the shuffles of each warp whose 32 lanes are all at one, and
-//    runs those lanes on;
+// (syncBlock), a warp shuffle, a warp gather or its end; then the next one
+// runs. When every thread has stopped, the scheduler:
+//  - completes the shuffles (gathers) of each warp whose 32 lanes are all at
+//    one, and runs those lanes on;
 //  - else, when every thread left is at a barrier, runs them all on.
 // Anything else is a kernel that would hang or be undefined on a GPU, and
 // fails the launch with what it was: a barrier some threads of the block
 // returned before, a shuffle with lanes missing (the warp not full, or
 // lanes elsewhere), more than 1024 threads.
+//
+// A kernel written for warps (a tensor-core product, zeroc_rt_cuda/mma.h) is
+// launched with launchWarps (compat.h): its blocks run as fibers even
+// without ZEROC_RT_CUDA_EMU_SIMT, since one thread cannot stand for a warp.
 //
 // Threads run in index order, or the reverse with
 // ZEROC_RT_CUDA_EMU_SIMT=reverse: a read of another thread's __shared__
@@ -56,7 +60,7 @@ constexpr int kWarp = 32;
 constexpr int kMaxThreads = 1024;
 constexpr size_t kStackBytes = 128 << 10;
 
-enum class At { Running, Barrier, Shuffle, Done };
+enum class At { Running, Barrier, Shuffle, Gather, Done };
 
 struct Fiber {
   ucontext_t context;
@@ -64,6 +68,9 @@ struct Fiber {
   At at = At::Done;
   uint64_t sent = 0, received = 0; ///< a shuffle's value out and in
   int laneMask = 0;
+  const uint32_t *gatherFrom = nullptr; ///< a gather's words out and in
+  uint32_t *gatherTo = nullptr;
+  int gatherWords = 0;
 };
 
 struct Block {
@@ -75,6 +82,9 @@ struct Block {
 };
 
 thread_local Block block;
+
+/// Whether the running block's threads are fibers.
+thread_local bool fibers = false;
 
 void fiberEntry() {
   block.body(block.context);
@@ -96,25 +106,37 @@ int fail(const char *format, int a, int b) {
   return 1;
 }
 
-/// Completes the shuffles of every warp whose lanes are all at one; 1 when
-/// a warp has lanes at a shuffle and others elsewhere. *released: whether
-/// any lane runs on.
+/// Completes the shuffles and gathers of every warp whose lanes are all at
+/// one (the same one); 1 when a warp has lanes at one and others elsewhere.
+/// *released: whether any lane runs on.
 int completeShuffles(int threads, bool *released) {
   for (int lo = 0; lo < threads; lo += kWarp) {
     const int hi = lo + kWarp < threads ? lo + kWarp : threads;
-    int shuffling = 0;
-    for (int t = lo; t < hi; ++t)
+    int shuffling = 0, gathering = 0;
+    for (int t = lo; t < hi; ++t) {
       shuffling += block.fibers[t].at == At::Shuffle;
-    if (shuffling == 0)
+      gathering += block.fibers[t].at == At::Gather;
+    }
+    if (shuffling == 0 && gathering == 0)
       continue;
-    if (shuffling != kWarp)
+    if (shuffling != kWarp && gathering != kWarp)
       return fail("a full-warp shuffle reached by %d lanes of warp %d "
                   "(the block's threads are not a multiple of 32, or lanes "
                   "returned or wait at a barrier)",
-                  shuffling, lo / kWarp);
+                  shuffling + gathering, lo / kWarp);
     for (int t = lo; t < hi; ++t) {
       Fiber &f = block.fibers[t];
-      f.received = block.fibers[lo + ((t - lo) ^ (f.laneMask & (kWarp - 1)))].sent;
+      if (gathering) {
+        const int words = block.fibers[lo].gatherWords;
+        if (f.gatherWords != words)
+          return fail("a warp gather of %d words by one lane and of %d by another",
+                      f.gatherWords, words);
+        for (int l = 0; l < kWarp; ++l)
+          std::memcpy(f.gatherTo + l * words, block.fibers[lo + l].gatherFrom,
+                      sizeof(uint32_t) * words);
+      } else {
+        f.received = block.fibers[lo + ((t - lo) ^ (f.laneMask & (kWarp - 1)))].sent;
+      }
       f.at = At::Running;
     }
     *released = true;
@@ -170,8 +192,10 @@ int runFibers(int threads) {
 
 bool simt() { return mode() != Mode::Single; }
 
-int runBlock(int launched, void (*body)(void *), void *context) {
-  if (!simt()) {
+bool threadsRun() { return fibers; }
+
+int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
+  if (!simt() && !warps) {
     currentThreads = 1;
     currentThread = 0;
     body(context);
@@ -180,7 +204,9 @@ int runBlock(int launched, void (*body)(void *), void *context) {
   currentThreads = launched;
   block.body = body;
   block.context = context;
+  fibers = true;
   const int result = runFibers(launched);
+  fibers = false;
   currentThread = 0;
   return result;
 }
@@ -188,18 +214,30 @@ int runBlock(int launched, void (*body)(void *), void *context) {
 const char *violation() { return block.violation.c_str(); }
 
 void barrier() {
-  if (simt())
+  if (fibers)
     stopAt(At::Barrier);
 }
 
 uint64_t shuffleXor(uint64_t bits, int laneMask) {
-  if (!simt())
+  if (!fibers)
     return bits; // one thread: its own lane
   Fiber &f = block.fibers[currentThread];
   f.sent = bits;
   f.laneMask = laneMask;
   stopAt(At::Shuffle);
   return block.fibers[currentThread].received;
+}
+
+void warpGather(const uint32_t *mine, int words, uint32_t *all) {
+  if (!fibers) { // one thread stands for no warp: launchWarps prevents this
+    std::fprintf(stderr, "zeroc host emulation: a warp gather outside launchWarps\n");
+    std::abort();
+  }
+  Fiber &f = block.fibers[currentThread];
+  f.gatherFrom = mine;
+  f.gatherTo = all;
+  f.gatherWords = words;
+  stopAt(At::Gather);
 }
 
 } // namespace zeroc_rt::cuda::emu

@@ -64,6 +64,18 @@ ZRT_GLOBAL void partialWarpSumKernel(float *out) {
   out[zc::threadIndex()] = zc::blockSum(1.0f, scratch);
 }
 
+/// Each lane gathers its index from the warp's lanes; with `partial`, the
+/// upper half of the warp returns first.
+ZRT_GLOBAL void gatherKernel(int partial, uint32_t *out) {
+  const int lane = zc::threadIndex() & 31;
+  if (partial && lane >= 16)
+    return;
+  uint32_t mine = static_cast<uint32_t>(zc::threadIndex()), all[32];
+  zc::emu::warpGather(&mine, 1, all);
+  for (int l = 0; l < 32; ++l)
+    out[zc::threadIndex() * 32 + l] = all[l];
+}
+
 std::string launchError(int code) {
   return code ? std::string(zc::emu::violation()) : std::string("launched");
 }
@@ -123,6 +135,21 @@ TEST(SimtEmulation, AShuffleInAPartialWarpFailsTheLaunch) {
   const std::string error = launchError(zc::launch(partialWarpSumKernel, 1, 48, out.data()));
   EXPECT_NE(error.find("a full-warp shuffle reached by 16 lanes of warp 1"),
             std::string::npos)
+      << error;
+}
+
+TEST(SimtEmulation, AWarpGatherSeesEveryLane) {
+  std::vector<uint32_t> out(64 * 32);
+  ASSERT_EQ(zc::launch(gatherKernel, 1, 64, 0, out.data()), 0);
+  for (int t = 0; t < 64; ++t)
+    for (int l = 0; l < 32; ++l)
+      ASSERT_EQ(out[t * 32 + l], static_cast<uint32_t>((t & ~31) + l)) << "thread " << t;
+}
+
+TEST(SimtEmulation, AWarpGatherWithLanesMissingFailsTheLaunch) {
+  std::vector<uint32_t> out(32 * 32);
+  const std::string error = launchError(zc::launch(gatherKernel, 1, 32, 1, out.data()));
+  EXPECT_NE(error.find("a full-warp shuffle reached by 16 lanes of warp 0"), std::string::npos)
       << error;
 }
 

@@ -34,10 +34,14 @@
 #define ZRT_HD __host__ __device__ __forceinline__
 #define ZRT_DEV __device__ __forceinline__
 #define ZRT_GLOBAL __global__
+/// Unrolls the loop that follows, so that the register arrays it indexes
+/// (a warp's fragments, zeroc_rt_cuda/attention.h) stay in registers.
+#define ZRT_UNROLL _Pragma("unroll")
 #else
 #define ZRT_HD inline
 #define ZRT_DEV inline
 #define ZRT_GLOBAL static
+#define ZRT_UNROLL
 #endif
 
 namespace zeroc_rt::cuda {
@@ -70,16 +74,24 @@ extern thread_local int currentThread, currentThreads;
 /// Whether blocks run as threads (ZEROC_RT_CUDA_EMU_SIMT); else one thread
 /// per block, which has no warps: the block reductions are the identity.
 bool simt();
+/// Whether the running block's threads are fibers: simt(), or a kernel
+/// launched with launchWarps.
+bool threadsRun();
 /// Runs body(context) as each thread of the current block, launched with
-/// `block` threads: those threads as fibers when simt(), else one. 0, or 1
-/// when the block broke a rule of the GPU's (violation() says which).
-int runBlock(int block, void (*body)(void *), void *context);
+/// `block` threads: those threads as fibers when simt() or `warps`, else
+/// one. 0, or 1 when the block broke a rule of the GPU's (violation() says
+/// which).
+int runBlock(int block, void (*body)(void *), void *context, bool warps = false);
 /// What the last failed runBlock found.
 const char *violation();
 /// __syncthreads: the thread waits until every thread of the block is here.
 void barrier();
 /// __shfl_xor_sync over the full warp, for values of up to 8 bytes.
 uint64_t shuffleXor(uint64_t bits, int laneMask);
+/// Every lane's `words` words (`mine`) into `all` (lane l's at l * words),
+/// in every lane of the full warp: what a warp-wide operation such as a
+/// tensor-core product (zeroc_rt_cuda/mma.h) sees of the other lanes.
+void warpGather(const uint32_t *mine, int words, uint32_t *all);
 } // namespace emu
 inline int64_t blockIndex() { return emu::currentBlock; }
 inline int64_t gridBlocks() { return emu::currentGrid; }
@@ -105,7 +117,7 @@ ZRT_DEV bool blockReduces() {
 #if ZEROC_RT_CUDA_DEVICE
   return true;
 #else
-  return emu::simt();
+  return emu::threadsRun();
 #endif
 }
 
@@ -170,6 +182,8 @@ inline int64_t blocksFor(int64_t n) { return cappedBlocks((n + kBlock - 1) / kBl
 
 /// Launches `kernel(args...)` on the compute stream with `grid` blocks of
 /// `block` threads (ZEROC_RT_INTERNAL status when the launch fails).
+/// launchWarps is for a kernel whose warps work together (mma.h): on the
+/// emulation its blocks always have the threads they ask for.
 #if ZEROC_RT_CUDA_DEVICE
 template <typename... K, typename... A>
 inline cudaError_t launch(void (*kernel)(K...), int64_t grid, int block,
@@ -179,18 +193,32 @@ inline cudaError_t launch(void (*kernel)(K...), int64_t grid, int block,
       static_cast<K>(args)...);
   return cudaGetLastError();
 }
+template <typename... K, typename... A>
+inline cudaError_t launchWarps(void (*kernel)(K...), int64_t grid, int block,
+                               A &&...args) {
+  return launch(kernel, grid, block, static_cast<A &&>(args)...);
+}
 #else
 template <typename... K, typename... A>
-inline int launch(void (*kernel)(K...), int64_t grid, int block, A &&...args) {
+inline int launchBlocks(bool warps, void (*kernel)(K...), int64_t grid, int block,
+                        A &&...args) {
   auto run = [&] { kernel(static_cast<K>(args)...); };
   emu::currentGrid = grid;
   for (int64_t b = 0; b < grid; ++b) {
     emu::currentBlock = b;
     if (int error = emu::runBlock(
-            block, [](void *c) { (*static_cast<decltype(run) *>(c))(); }, &run))
+            block, [](void *c) { (*static_cast<decltype(run) *>(c))(); }, &run, warps))
       return error;
   }
   return 0;
+}
+template <typename... K, typename... A>
+inline int launch(void (*kernel)(K...), int64_t grid, int block, A &&...args) {
+  return launchBlocks(false, kernel, grid, block, static_cast<A &&>(args)...);
+}
+template <typename... K, typename... A>
+inline int launchWarps(void (*kernel)(K...), int64_t grid, int block, A &&...args) {
+  return launchBlocks(true, kernel, grid, block, static_cast<A &&>(args)...);
 }
 #endif
 

@@ -1,0 +1,424 @@
+//===- zeroc_rt_cuda/attention.h - Attention in one kernel -*- C++ -*-===//
+//
+// A softmax attention o = softmax(score(q k^T)) v, and its gradient, without
+// the [batch, heads, tq, tk] scores or probabilities in memory (a flash
+// attention: docs/CudaTarget.md, "Attention in one kernel"). q and o are
+// [batch, heads, tq, D], k and v [batch, heads, tk, D], each at element
+// strides of its own (Strides4), so the kernels read q, k and v where the
+// QKV projection put them and write o, dq, dk and dv where their readers
+// want them. `score(i, s)` is the prologue a graph.fused_attention carries:
+// s is a product of q's and k's rows in float, i its element's index in the
+// [batch, heads, tq, tk] scores; it returns the softmax's input (the
+// scale, the mask: -inf drops a key). The gradient's `epilogue(i, g)` takes
+// the softmax's input gradient, as softmax_grad would store it, and returns
+// the gradient of the product q k^T.
+//
+// Products on tensor cores (zeroc_rt_cuda/mma.h, f16 or bf16), the
+// softmax in float. A block has kAttnWarps warps of 16 rows each:
+//  - attentionForward: a block per 64 query rows of one (batch, head); it
+//    walks k and v in tiles through shared memory, keeps its rows' running
+//    max and sum (an online softmax) and its o in registers, and writes o
+//    and each row's log-sum-exp (lse, float [batch, heads, tq]).
+//  - attentionGradQ: a block per 64 query rows; first each row's
+//    delta = sum(dO * o) (the softmax gradient's dot product, float
+//    [batch, heads, tq]), then dq over the key tiles.
+//  - attentionGradKV: a block per 64 keys, after attentionGradQ (it reads
+//    delta); dk and dv over the query tiles.
+// The gradient kernels recompute the probabilities from lse. Every value
+// the unfused ops would store is rounded to the storage type T where they
+// would store it (the product q k^T before the prologue, the
+// probabilities, dO v^T, the softmax gradient), so the fused program
+// follows the unfused one's rounding; what differs is the order of sums,
+// the probabilities' normalization (o is divided by the row's sum at the
+// end) and delta (from o, where softmax_grad sums p * dp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_ATTENTION_H
+#define ZEROC_RT_CUDA_ATTENTION_H
+
+#include "zeroc_rt_cuda/compat.h"
+#include "zeroc_rt_cuda/mma.h"
+
+namespace zeroc_rt::cuda {
+
+/// Element strides of a [batch, heads, time, dim] operand, in that order.
+struct Strides4 {
+  int64_t b, h, t, d;
+};
+
+/// An attention's batch, heads, query rows and keys (the head dimension is
+/// the kernels' template parameter D).
+struct AttentionShape {
+  int64_t batch, heads, tq, tk;
+};
+
+constexpr int kAttnWarps = 4;
+constexpr int kAttnThreads = 32 * kAttnWarps;
+/// Rows a block owns: query rows, or keys in attentionGradKV.
+constexpr int kAttnRows = 16 * kAttnWarps;
+/// Words of padding after each row of a tile in shared memory, so that the
+/// fragment reads of a warp's 8 row groups fall in different banks.
+constexpr int kAttnPad = 4;
+/// The rows of the other operand a block walks in one tile: 64, or 32 for
+/// heads over 64 (shared memory).
+template <int D> constexpr int kAttnTile = D <= 64 ? 64 : 32;
+
+/// Blocks for a launch over `rows` rows of each (batch, head).
+inline int64_t attentionBlocks(const AttentionShape &s, int64_t rows) {
+  return cappedBlocks(s.batch * s.heads * ((rows + kAttnRows - 1) / kAttnRows));
+}
+
+namespace attn {
+
+ZRT_HD int64_t at(const Strides4 &s, int64_t b, int64_t h) { return b * s.b + h * s.h; }
+
+template <typename T> ZRT_HD float rounded(float v) { return toFloat(fromFloat<T>(v)); }
+
+/// Rows [t0, t0 + R) of x's (b, h) matrix (base: its offset), into `tile`
+/// as pairs along d: word w of row r at r * (D / 2 + kAttnPad) + w; rows
+/// at or past `end` are zeros.
+template <typename T, int R, int D>
+ZRT_DEV void loadRows(uint32_t *tile, const T *x, const Strides4 &s, int64_t base,
+                      int64_t t0, int64_t end) {
+  constexpr int W = D / 2 + kAttnPad;
+  for (int i = threadIndex(); i < R * (D / 2); i += blockThreads()) {
+    const int r = i / (D / 2), w = i % (D / 2);
+    uint32_t word = 0;
+    if (t0 + r < end) {
+      const T *p = x + base + (t0 + r) * s.t + 2 * w * s.d;
+      word = packPair(p[0], p[s.d]);
+    }
+    tile[r * W + w] = word;
+  }
+}
+
+/// The same rows transposed: pairs of rows along time, word w of column d
+/// at d * (R / 2 + kAttnPad) + w.
+template <typename T, int R, int D>
+ZRT_DEV void loadColumns(uint32_t *tile, const T *x, const Strides4 &s, int64_t base,
+                         int64_t t0, int64_t end) {
+  constexpr int W = R / 2 + kAttnPad;
+  for (int i = threadIndex(); i < D * (R / 2); i += blockThreads()) {
+    const int d = i % D, w = i / D;
+    const int64_t t = t0 + 2 * w;
+    const T zero{0};
+    const T lo = t < end ? x[base + t * s.t + d * s.d] : zero;
+    const T hi = t + 1 < end ? x[base + (t + 1) * s.t + d * s.d] : zero;
+    tile[d * W + w] = packPair(lo, hi);
+  }
+}
+
+/// A's fragments of a warp's 16 rows from `row0` of x's (b, h) matrix,
+/// for each 16-wide step of d; rows at or past `end` are zeros.
+template <typename T, int D>
+ZRT_DEV void loadA(uint32_t (&a)[D / 16][4], const T *x, const Strides4 &s, int64_t base,
+                   int64_t row0, int64_t end, int lane) {
+  ZRT_UNROLL
+  for (int kk = 0; kk < D / 16; ++kk)
+    ZRT_UNROLL
+    for (int r = 0; r < 4; ++r) {
+      const int64_t row = row0 + mmaRowA(lane, r);
+      const int col = kk * 16 + mmaColA(lane, r);
+      a[kk][r] = 0;
+      if (row < end) {
+        const T *p = x + base + row * s.t + col * s.d;
+        a[kk][r] = packPair(p[0], p[s.d]);
+      }
+    }
+}
+
+/// B's fragment for n-tile `nt` (8 rows of a tile as B's columns) and k
+/// step `kk` (16 words' pairs along the row) of a tile W words wide.
+ZRT_DEV void fragB(uint32_t (&b)[2], const uint32_t *tile, int W, int nt, int kk, int lane) {
+  const uint32_t *row = tile + (nt * 8 + (lane >> 2)) * W + kk * 8 + (lane & 3);
+  b[0] = row[0];
+  b[1] = row[4];
+}
+
+/// A's fragment for k step `kk` from accumulators c (n-tiles of 8 columns):
+/// the product's 16 columns 16kk.. as the next product's left operand,
+/// rounded to T.
+template <typename T, int N>
+ZRT_DEV void accumulatorAsA(uint32_t (&a)[4], const float (&c)[N][4], int kk) {
+  a[0] = packFloats<T>(c[2 * kk][0], c[2 * kk][1]);
+  a[1] = packFloats<T>(c[2 * kk][2], c[2 * kk][3]);
+  a[2] = packFloats<T>(c[2 * kk + 1][0], c[2 * kk + 1][1]);
+  a[3] = packFloats<T>(c[2 * kk + 1][2], c[2 * kk + 1][3]);
+}
+
+/// c = a * tile^T over D (N n-tiles of the tile's rows).
+template <typename T, int N, int D>
+ZRT_DEV void productWithRows(float (&c)[N][4], const uint32_t (&a)[D / 16][4],
+                             const uint32_t *tile, int lane) {
+  ZRT_UNROLL
+  for (int nt = 0; nt < N; ++nt) {
+    ZRT_UNROLL
+    for (int i = 0; i < 4; ++i)
+      c[nt][i] = 0.f;
+    ZRT_UNROLL
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t b[2];
+      fragB(b, tile, D / 2 + kAttnPad, nt, kk, lane);
+      mma16816<T>(c[nt], a[kk], b);
+    }
+  }
+}
+
+/// acc += p * tile over the tile's R rows (p's R columns), tile transposed
+/// in shared memory (loadColumns).
+template <typename T, int R, int D>
+ZRT_DEV void accumulateColumns(float (&acc)[D / 8][4], const float (&p)[R / 8][4],
+                               const uint32_t *tile, int lane) {
+  ZRT_UNROLL
+  for (int kk = 0; kk < R / 16; ++kk) {
+    uint32_t a[4];
+    accumulatorAsA<T>(a, p, kk);
+    ZRT_UNROLL
+    for (int nd = 0; nd < D / 8; ++nd) {
+      uint32_t b[2];
+      fragB(b, tile, R / 2 + kAttnPad, nd, kk, lane);
+      mma16816<T>(acc[nd], a, b);
+    }
+  }
+}
+
+ZRT_DEV float maxNaN(float a, float b) { return (b > a || b != b) ? b : a; }
+/// Over the 4 lanes that share an accumulator row.
+ZRT_DEV float quadMax(float v) {
+  v = maxNaN(v, shuffleXor(v, 1));
+  return maxNaN(v, shuffleXor(v, 2));
+}
+ZRT_DEV float quadSum(float v) {
+  v += shuffleXor(v, 1);
+  return v + shuffleXor(v, 2);
+}
+
+/// Writes rows row0 + 0..15 of a warp's accumulators (divided by
+/// scale[0] for its first 8 rows, scale[1] for the others) to x's (b, h)
+/// matrix, rounded to T.
+template <typename T, int D>
+ZRT_DEV void storeRows(T *x, const Strides4 &s, int64_t base, int64_t row0, int64_t end,
+                       const float (&acc)[D / 8][4], const float (&divisor)[2], int lane) {
+  ZRT_UNROLL
+  for (int nd = 0; nd < D / 8; ++nd)
+    ZRT_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      const int64_t row = row0 + mmaRowC(lane, i);
+      if (row < end)
+        x[base + row * s.t + (nd * 8 + mmaColC(lane, i)) * s.d] =
+            fromFloat<T>(acc[nd][i] / divisor[i >> 1]);
+    }
+}
+
+} // namespace attn
+
+/// o and lse (module comment). Launch: attentionBlocks(g, g.tq) blocks of
+/// kAttnThreads, with launchWarps.
+template <typename T, int D, typename Score>
+ZRT_DEV void attentionForward(const AttentionShape &g, const T *q, Strides4 qs, const T *k,
+                              Strides4 ks, const T *v, Strides4 vs, T *o, Strides4 os,
+                              float *lse, Score score) {
+  static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
+  constexpr int BK = kAttnTile<D>;
+  __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
+  __shared__ uint32_t vTile[D * (BK / 2 + kAttnPad)];
+  const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
+  const int64_t tiles = (g.tq + kAttnRows - 1) / kAttnRows;
+  for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
+    const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
+    const int64_t row0 = (blk % tiles) * kAttnRows + 16 * warp;
+    uint32_t qa[D / 16][4];
+    attn::loadA<T, D>(qa, q, qs, attn::at(qs, b, h), row0, g.tq, lane);
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+    float acc[D / 8][4] = {};
+    for (int64_t key0 = 0; key0 < g.tk; key0 += BK) {
+      syncBlock(); // the previous tile is read
+      attn::loadRows<T, BK, D>(kTile, k, ks, attn::at(ks, b, h), key0, g.tk);
+      attn::loadColumns<T, BK, D>(vTile, v, vs, attn::at(vs, b, h), key0, g.tk);
+      syncBlock();
+      float s[BK / 8][4];
+      attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
+      ZRT_UNROLL
+      for (int nt = 0; nt < BK / 8; ++nt)
+        ZRT_UNROLL
+        for (int i = 0; i < 4; ++i) {
+          const int64_t row = row0 + mmaRowC(lane, i), key = key0 + nt * 8 + mmaColC(lane, i);
+          s[nt][i] = row < g.tq && key < g.tk ? score((bh * g.tq + row) * g.tk + key, s[nt][i])
+                                              : -INFINITY;
+        }
+      ZRT_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        float mx = -INFINITY;
+        ZRT_UNROLL
+        for (int nt = 0; nt < BK / 8; ++nt)
+          mx = attn::maxNaN(attn::maxNaN(mx, s[nt][2 * half]), s[nt][2 * half + 1]);
+        const float mNew = attn::maxNaN(m[half], attn::quadMax(mx));
+        const float base = mNew == -INFINITY ? 0.f : mNew;
+        const float alpha = exp(m[half] - base);
+        float sum = 0.f;
+        ZRT_UNROLL
+        for (int nt = 0; nt < BK / 8; ++nt)
+          ZRT_UNROLL
+          for (int j = 2 * half; j < 2 * half + 2; ++j) {
+            s[nt][j] = exp(s[nt][j] - base);
+            sum += s[nt][j];
+          }
+        l[half] = l[half] * alpha + attn::quadSum(sum);
+        m[half] = mNew;
+        ZRT_UNROLL
+        for (int nd = 0; nd < D / 8; ++nd) {
+          acc[nd][2 * half] *= alpha;
+          acc[nd][2 * half + 1] *= alpha;
+        }
+      }
+      attn::accumulateColumns<T, BK, D>(acc, s, vTile, lane);
+    }
+    attn::storeRows<T, D>(o, os, attn::at(os, b, h), row0, g.tq, acc, l, lane);
+    if ((lane & 3) == 0)
+      ZRT_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        const int64_t row = row0 + (lane >> 2) + 8 * half;
+        if (row < g.tq)
+          lse[bh * g.tq + row] = m[half] + log(l[half]);
+      }
+  }
+}
+
+/// delta and dq (module comment). Launch: attentionBlocks(g, g.tq) blocks
+/// of kAttnThreads, with launchWarps, before attentionGradKV.
+template <typename T, int D, typename Score, typename Epilogue>
+ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, const T *k,
+                            Strides4 ks, const T *v, Strides4 vs, const T *o, Strides4 os,
+                            const T *dout, Strides4 dos, const float *lse, float *delta,
+                            T *dq, Strides4 dqs, Score score, Epilogue epilogue) {
+  static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
+  constexpr int BK = kAttnTile<D>;
+  __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
+  __shared__ uint32_t vTile[BK * (D / 2 + kAttnPad)];
+  __shared__ uint32_t kColumns[D * (BK / 2 + kAttnPad)];
+  const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
+  const int64_t tiles = (g.tq + kAttnRows - 1) / kAttnRows;
+  for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
+    const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
+    const int64_t row0 = (blk % tiles) * kAttnRows + 16 * warp;
+    // delta of the warp's rows, each a warp-wide sum over d.
+    float rowDelta[2] = {0.f, 0.f}, rowLse[2] = {0.f, 0.f};
+    ZRT_UNROLL
+    for (int r = 0; r < 16; ++r) {
+      const int64_t row = row0 + r;
+      float part = 0.f;
+      if (row < g.tq)
+        for (int d = lane; d < D; d += 32)
+          part += toFloat(dout[attn::at(dos, b, h) + row * dos.t + d * dos.d]) *
+                  toFloat(o[attn::at(os, b, h) + row * os.t + d * os.d]);
+      const float sum = warpSum(part);
+      if (row < g.tq && lane == 0)
+        delta[bh * g.tq + row] = sum;
+      if (r == (lane >> 2) || r == (lane >> 2) + 8) {
+        rowDelta[r >= 8] = sum;
+        rowLse[r >= 8] = row < g.tq ? lse[bh * g.tq + row] : 0.f;
+      }
+    }
+    uint32_t qa[D / 16][4], da[D / 16][4];
+    attn::loadA<T, D>(qa, q, qs, attn::at(qs, b, h), row0, g.tq, lane);
+    attn::loadA<T, D>(da, dout, dos, attn::at(dos, b, h), row0, g.tq, lane);
+    float acc[D / 8][4] = {};
+    for (int64_t key0 = 0; key0 < g.tk; key0 += BK) {
+      syncBlock();
+      attn::loadRows<T, BK, D>(kTile, k, ks, attn::at(ks, b, h), key0, g.tk);
+      attn::loadRows<T, BK, D>(vTile, v, vs, attn::at(vs, b, h), key0, g.tk);
+      attn::loadColumns<T, BK, D>(kColumns, k, ks, attn::at(ks, b, h), key0, g.tk);
+      syncBlock();
+      float s[BK / 8][4], dp[BK / 8][4];
+      attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
+      attn::productWithRows<T, BK / 8, D>(dp, da, vTile, lane);
+      ZRT_UNROLL
+      for (int nt = 0; nt < BK / 8; ++nt)
+        ZRT_UNROLL
+        for (int i = 0; i < 4; ++i) {
+          const int64_t row = row0 + mmaRowC(lane, i), key = key0 + nt * 8 + mmaColC(lane, i);
+          float ds = 0.f;
+          if (row < g.tq && key < g.tk) {
+            const int64_t e = (bh * g.tq + row) * g.tk + key;
+            const float p = attn::rounded<T>(exp(score(e, s[nt][i]) - rowLse[i >> 1]));
+            ds = epilogue(e, attn::rounded<T>(
+                                 p * (attn::rounded<T>(dp[nt][i]) - rowDelta[i >> 1])));
+          }
+          s[nt][i] = ds;
+        }
+      attn::accumulateColumns<T, BK, D>(acc, s, kColumns, lane);
+    }
+    const float one[2] = {1.f, 1.f};
+    attn::storeRows<T, D>(dq, dqs, attn::at(dqs, b, h), row0, g.tq, acc, one, lane);
+  }
+}
+
+/// dk and dv (module comment). Launch: attentionBlocks(g, g.tk) blocks of
+/// kAttnThreads, with launchWarps, after attentionGradQ.
+template <typename T, int D, typename Score, typename Epilogue>
+ZRT_DEV void attentionGradKV(const AttentionShape &g, const T *q, Strides4 qs, const T *k,
+                             Strides4 ks, const T *v, Strides4 vs, const T *dout,
+                             Strides4 dos, const float *lse, const float *delta, T *dk,
+                             Strides4 dks, T *dv, Strides4 dvs, Score score,
+                             Epilogue epilogue) {
+  static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
+  constexpr int BQ = kAttnTile<D>;
+  __shared__ uint32_t qTile[BQ * (D / 2 + kAttnPad)];
+  __shared__ uint32_t qColumns[D * (BQ / 2 + kAttnPad)];
+  __shared__ uint32_t dTile[BQ * (D / 2 + kAttnPad)];
+  __shared__ uint32_t dColumns[D * (BQ / 2 + kAttnPad)];
+  __shared__ float lseTile[BQ], deltaTile[BQ];
+  const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
+  const int64_t tiles = (g.tk + kAttnRows - 1) / kAttnRows;
+  for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
+    const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
+    const int64_t key0 = (blk % tiles) * kAttnRows + 16 * warp;
+    uint32_t ka[D / 16][4], va[D / 16][4];
+    attn::loadA<T, D>(ka, k, ks, attn::at(ks, b, h), key0, g.tk, lane);
+    attn::loadA<T, D>(va, v, vs, attn::at(vs, b, h), key0, g.tk, lane);
+    float dkAcc[D / 8][4] = {}, dvAcc[D / 8][4] = {};
+    for (int64_t q0 = 0; q0 < g.tq; q0 += BQ) {
+      syncBlock();
+      attn::loadRows<T, BQ, D>(qTile, q, qs, attn::at(qs, b, h), q0, g.tq);
+      attn::loadColumns<T, BQ, D>(qColumns, q, qs, attn::at(qs, b, h), q0, g.tq);
+      attn::loadRows<T, BQ, D>(dTile, dout, dos, attn::at(dos, b, h), q0, g.tq);
+      attn::loadColumns<T, BQ, D>(dColumns, dout, dos, attn::at(dos, b, h), q0, g.tq);
+      for (int i = threadIndex(); i < BQ; i += blockThreads()) {
+        const bool in = q0 + i < g.tq;
+        lseTile[i] = in ? lse[bh * g.tq + q0 + i] : 0.f;
+        deltaTile[i] = in ? delta[bh * g.tq + q0 + i] : 0.f;
+      }
+      syncBlock();
+      // Transposed: rows are the warp's keys, columns the tile's queries.
+      float p[BQ / 8][4], ds[BQ / 8][4];
+      attn::productWithRows<T, BQ / 8, D>(p, ka, qTile, lane);
+      attn::productWithRows<T, BQ / 8, D>(ds, va, dTile, lane);
+      ZRT_UNROLL
+      for (int nt = 0; nt < BQ / 8; ++nt)
+        ZRT_UNROLL
+        for (int i = 0; i < 4; ++i) {
+          const int key = static_cast<int>(mmaRowC(lane, i)), col = nt * 8 + mmaColC(lane, i);
+          const int64_t query = q0 + col;
+          float pv = 0.f, dsv = 0.f;
+          if (query < g.tq && key0 + key < g.tk) {
+            const int64_t e = (bh * g.tq + query) * g.tk + key0 + key;
+            pv = attn::rounded<T>(exp(score(e, p[nt][i]) - lseTile[col]));
+            dsv = epilogue(e, attn::rounded<T>(
+                                  pv * (attn::rounded<T>(ds[nt][i]) - deltaTile[col])));
+          }
+          p[nt][i] = pv;
+          ds[nt][i] = dsv;
+        }
+      attn::accumulateColumns<T, BQ, D>(dvAcc, p, dColumns, lane);
+      attn::accumulateColumns<T, BQ, D>(dkAcc, ds, qColumns, lane);
+    }
+    const float one[2] = {1.f, 1.f};
+    attn::storeRows<T, D>(dk, dks, attn::at(dks, b, h), key0, g.tk, dkAcc, one, lane);
+    attn::storeRows<T, D>(dv, dvs, attn::at(dvs, b, h), key0, g.tk, dvAcc, one, lane);
+  }
+}
+
+} // namespace zeroc_rt::cuda
+
+#endif // ZEROC_RT_CUDA_ATTENTION_H

@@ -1,0 +1,94 @@
+//===- zeroc_rt_cuda/mma.h - One warp's tensor-core product -*- C++ -*-===//
+//
+// mma16816: a warp multiplies a 16x16 matrix A (row-major) by a 16x8
+// matrix B (column-major), both f16 or bf16, into a 16x8 f32 accumulator,
+// as PTX's `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}` (sm_80 and
+// later). Each lane holds a fragment of each matrix in registers, two
+// 16-bit elements to a 32-bit word (the lower index in the lower half),
+// laid out as the PTX ISA specifies for that instruction; with g = lane / 4
+// and t = lane % 4:
+//   A: word r holds row g + 8 * (r & 1), columns 2t + 8 * (r >> 1) + {0, 1};
+//   B: word r holds rows 2t + 8 * r + {0, 1} of column g;
+//   C: element i is row g + 8 * (i >> 1), column 2t + (i & 1).
+// On the GPU this is the instruction. The emulation gathers every lane's
+// words (emu::warpGather, a warp-wide rendezvous that fails the launch
+// when a lane is missing) and computes each lane's elements from that
+// layout, so a kernel's fragment index math is checked on the CPU; the
+// sum over k is in float, in k's order (the tensor core's order and
+// internal precision may differ in the last bits).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_MMA_H
+#define ZEROC_RT_CUDA_MMA_H
+
+#include "zeroc_rt_cuda/compat.h"
+
+namespace zeroc_rt::cuda {
+
+/// Two elements of storage type T (F16 or BF16) in one word, `lo` in the
+/// lower half.
+template <typename T> ZRT_HD uint32_t packPair(T lo, T hi) {
+  return static_cast<uint32_t>(lo.bits) | (static_cast<uint32_t>(hi.bits) << 16);
+}
+/// Two floats rounded to T, in one word.
+template <typename T> ZRT_HD uint32_t packFloats(float lo, float hi) {
+  return packPair(fromFloat<T>(lo), fromFloat<T>(hi));
+}
+
+/// The lane's A row offset (0..15) of word r, and column offset.
+ZRT_HD int mmaRowA(int lane, int r) { return (lane >> 2) + 8 * (r & 1); }
+ZRT_HD int mmaColA(int lane, int r) { return 2 * (lane & 3) + 8 * (r >> 1); }
+/// The lane's accumulator row and column of element i (0..3).
+ZRT_HD int mmaRowC(int lane, int i) { return (lane >> 2) + 8 * (i >> 1); }
+ZRT_HD int mmaColC(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
+
+#if ZEROC_RT_CUDA_DEVICE
+template <typename T> ZRT_DEV void mma16816(float c[4], const uint32_t a[4], const uint32_t b[2]);
+template <> ZRT_DEV void mma16816<BF16>(float c[4], const uint32_t a[4], const uint32_t b[2]) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+template <> ZRT_DEV void mma16816<F16>(float c[4], const uint32_t a[4], const uint32_t b[2]) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+#else
+/// Element `half` (0 or 1) of a word, as float.
+template <typename T> inline float unpackHalf(uint32_t word, int half) {
+  return toFloat(T{static_cast<uint16_t>(half ? word >> 16 : word & 0xffffu)});
+}
+template <typename T>
+inline void mma16816(float c[4], const uint32_t a[4], const uint32_t b[2]) {
+  constexpr int kWords = 6; // a lane's A (4) and B (2) words
+  uint32_t mine[kWords] = {a[0], a[1], a[2], a[3], b[0], b[1]};
+  uint32_t all[32 * kWords];
+  emu::warpGather(mine, kWords, all);
+  const int lane = threadIndex() & 31;
+  for (int i = 0; i < 4; ++i) {
+    const int row = mmaRowC(lane, i), col = mmaColC(lane, i);
+    float sum = c[i];
+    for (int k = 0; k < 16; ++k) {
+      // A(row, k): lane (row % 8) * 4 + (k % 8) / 2, word (row / 8) + 2 * (k / 8).
+      const int la = (row & 7) * 4 + ((k & 7) >> 1), ra = (row >> 3) + 2 * (k >> 3);
+      // B(k, col): lane col * 4 + (k % 8) / 2, word k / 8.
+      const int lb = col * 4 + ((k & 7) >> 1), rb = k >> 3;
+      sum += unpackHalf<T>(all[la * kWords + ra], k & 1) *
+             unpackHalf<T>(all[lb * kWords + 4 + rb], k & 1);
+    }
+    c[i] = sum;
+  }
+}
+#endif
+
+} // namespace zeroc_rt::cuda
+
+#endif // ZEROC_RT_CUDA_MMA_H

@@ -1,0 +1,167 @@
+//===- kernels/attention.cu - The attention kernels with a plain prologue -===//
+//
+// kernels/attention.h: zeroc_rt_cuda/attention.h instantiated with a scaled,
+// optionally causal, score, for heads of 16, 32, 64 and 128 in F16 and BF16.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels/attention.h"
+#include "kernels/common.h"
+
+#include "zeroc_rt_cuda/attention.h"
+
+namespace zeroc_rt::cuda {
+namespace {
+
+ZRT_HD Strides4 strides4(const int64_t (&s)[4]) { return Strides4{s[0], s[1], s[2], s[3]}; }
+
+ZRT_HD AttentionShape shapeOf(const AttentionCall &c) {
+  return AttentionShape{c.batch, c.heads, c.tq, c.tk};
+}
+
+/// The score: the product rounded to T, scaled and rounded again; -inf for
+/// a key after its query when causal.
+template <typename T> struct ScaledScore {
+  int64_t tq, tk;
+  float scale;
+  int causal;
+  ZRT_DEV float operator()(int64_t i, float s) const {
+    if (causal && i % tk > (i / tk) % tq)
+      return -INFINITY;
+    return attn::rounded<T>(attn::rounded<T>(s) * scale);
+  }
+};
+/// The score's gradient: 0 where masked, else scaled (rounded to T).
+template <typename T> struct ScaledGrad {
+  int64_t tq, tk;
+  float scale;
+  int causal;
+  ZRT_DEV float operator()(int64_t i, float g) const {
+    if (causal && i % tk > (i / tk) % tq)
+      return 0.f;
+    return attn::rounded<T>(g * scale);
+  }
+};
+
+template <typename T, int D>
+ZRT_GLOBAL void forwardKernel(AttentionCall c, const T *q, const T *k, const T *v, T *o,
+                              float *lse) {
+  attentionForward<T, D>(shapeOf(c), q, strides4(c.q), k, strides4(c.k), v, strides4(c.v), o,
+                         strides4(c.o), lse, ScaledScore<T>{c.tq, c.tk, c.scale, c.causal});
+}
+
+template <typename T, int D>
+ZRT_GLOBAL void gradQKernel(AttentionCall c, const T *q, const T *k, const T *v, const T *o,
+                            const T *dout, const float *lse, float *delta, T *dq) {
+  attentionGradQ<T, D>(shapeOf(c), q, strides4(c.q), k, strides4(c.k), v, strides4(c.v), o,
+                       strides4(c.o), dout, strides4(c.dout), lse, delta, dq, strides4(c.dq),
+                       ScaledScore<T>{c.tq, c.tk, c.scale, c.causal},
+                       ScaledGrad<T>{c.tq, c.tk, c.scale, c.causal});
+}
+
+template <typename T, int D>
+ZRT_GLOBAL void gradKVKernel(AttentionCall c, const T *q, const T *k, const T *v,
+                             const T *dout, const float *lse, const float *delta, T *dk,
+                             T *dv) {
+  attentionGradKV<T, D>(shapeOf(c), q, strides4(c.q), k, strides4(c.k), v, strides4(c.v),
+                        dout, strides4(c.dout), lse, delta, dk, strides4(c.dk), dv,
+                        strides4(c.dv), ScaledScore<T>{c.tq, c.tk, c.scale, c.causal},
+                        ScaledGrad<T>{c.tq, c.tk, c.scale, c.causal});
+}
+
+/// fn(T{}, std::integral_constant<int, D>{}) for the call's dtype and head.
+template <typename Fn>
+zeroc_rt_status_t dispatch(const char *kernel, zeroc_rt_dtype_t dtype, const AttentionCall &c,
+                           Fn &&fn) {
+  if (c.batch < 0 || c.heads < 0 || c.tq < 0 || c.tk < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a negative size", kernel);
+  auto heads = [&](auto t) -> zeroc_rt_status_t {
+    switch (c.dim) {
+    case 16: return fn(t, std::integral_constant<int, 16>{});
+    case 32: return fn(t, std::integral_constant<int, 32>{});
+    case 64: return fn(t, std::integral_constant<int, 64>{});
+    case 128: return fn(t, std::integral_constant<int, 128>{});
+    default:
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "%s: a head of %lld elements (16, 32, 64 or 128)", kernel,
+                            static_cast<long long>(c.dim));
+    }
+  };
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F16: return heads(F16{});
+  case ZEROC_RT_DTYPE_BF16: return heads(BF16{});
+  default:
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: dtype %s is not f16 or bf16",
+                          kernel, zeroc_rt_dtype_name(dtype));
+  }
+}
+
+template <typename T> ZRT_GLOBAL void warpProductKernel(const float *a, const float *b, float *c) {
+  const int lane = threadIndex() & 31;
+  uint32_t fa[4], fb[2];
+  for (int r = 0; r < 4; ++r) {
+    const int row = mmaRowA(lane, r), col = mmaColA(lane, r);
+    fa[r] = packFloats<T>(a[row * 16 + col], a[row * 16 + col + 1]);
+  }
+  for (int r = 0; r < 2; ++r) { // B(k, n) at b[k * 8 + n]: rows 2t + 8r + {0, 1} of column g
+    const int k = 2 * (lane & 3) + 8 * r, n = lane >> 2;
+    fb[r] = packFloats<T>(b[k * 8 + n], b[(k + 1) * 8 + n]);
+  }
+  float acc[4] = {1.f, 1.f, 1.f, 1.f};
+  mma16816<T>(acc, fa, fb);
+  for (int i = 0; i < 4; ++i)
+    c[mmaRowC(lane, i) * 8 + mmaColC(lane, i)] = acc[i];
+}
+
+} // namespace
+
+zeroc_rt_status_t warpProduct(zeroc_rt_dtype_t dtype, const float *a, const float *b, float *c) {
+  if (dtype == ZEROC_RT_DTYPE_BF16)
+    return launchStatus(static_cast<int>(launchWarps(warpProductKernel<BF16>, 1, 32, a, b, c)),
+                        "warp_product");
+  if (dtype == ZEROC_RT_DTYPE_F16)
+    return launchStatus(static_cast<int>(launchWarps(warpProductKernel<F16>, 1, 32, a, b, c)),
+                        "warp_product");
+  return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "warp_product: dtype %s is not f16 or bf16",
+                        zeroc_rt_dtype_name(dtype));
+}
+
+zeroc_rt_status_t attention(zeroc_rt_dtype_t dtype, const AttentionCall &c, const void *q,
+                            const void *k, const void *v, void *o, float *lse) {
+  return dispatch("attention", dtype, c, [&](auto t, auto d) {
+    using T = decltype(t);
+    constexpr int D = decltype(d)::value;
+    return launchStatus(
+        static_cast<int>(launchWarps(forwardKernel<T, D>, attentionBlocks(shapeOf(c), c.tq),
+                                     kAttnThreads, c, static_cast<const T *>(q),
+                                     static_cast<const T *>(k), static_cast<const T *>(v),
+                                     static_cast<T *>(o), lse)),
+        "attention");
+  });
+}
+
+zeroc_rt_status_t attentionGrad(zeroc_rt_dtype_t dtype, const AttentionCall &c, const void *q,
+                                const void *k, const void *v, const void *o, const void *dout,
+                                const float *lse, float *delta, void *dq, void *dk, void *dv) {
+  return dispatch("attention_grad", dtype, c, [&](auto t, auto d) -> zeroc_rt_status_t {
+    using T = decltype(t);
+    constexpr int D = decltype(d)::value;
+    const AttentionShape g = shapeOf(c);
+    ZEROC_RT_RETURN_IF_ERROR(launchStatus(
+        static_cast<int>(launchWarps(gradQKernel<T, D>, attentionBlocks(g, c.tq), kAttnThreads,
+                                     c, static_cast<const T *>(q), static_cast<const T *>(k),
+                                     static_cast<const T *>(v), static_cast<const T *>(o),
+                                     static_cast<const T *>(dout), lse, delta,
+                                     static_cast<T *>(dq))),
+        "attention_grad_q"));
+    return launchStatus(
+        static_cast<int>(launchWarps(gradKVKernel<T, D>, attentionBlocks(g, c.tk), kAttnThreads,
+                                     c, static_cast<const T *>(q), static_cast<const T *>(k),
+                                     static_cast<const T *>(v), static_cast<const T *>(dout),
+                                     lse, static_cast<const float *>(delta),
+                                     static_cast<T *>(dk), static_cast<T *>(dv))),
+        "attention_grad_kv");
+  });
+}
+
+} // namespace zeroc_rt::cuda

@@ -1,0 +1,53 @@
+//===- kernels/attention.h - The attention kernels with a plain prologue -*- C++ -*-===//
+//
+// zeroc_rt_cuda/attention.h's kernels with the prologue of a scaled dot
+// product, optionally with a causal mask (a key after the query is -inf),
+// and its epilogue (masked to 0, then scaled): what the kernel tests check
+// on the emulation and on a GPU. A generated program instantiates the same
+// templates with its graph.fused_attention's own prologue and epilogue.
+// Each product is rounded to the storage type before it is scaled, and the
+// scaled score again, as the unfused matmul and mul would store them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZEROC_RT_CUDA_SRC_KERNELS_ATTENTION_H
+#define ZEROC_RT_CUDA_SRC_KERNELS_ATTENTION_H
+
+#include "zeroc_rt/status.h"
+#include "zeroc_rt/dtype.h"
+
+#include <cstdint>
+
+namespace zeroc_rt::cuda {
+
+/// An attention's sizes (dim: the head's, 16, 32, 64 or 128) and each
+/// operand's element strides in (batch, head, time, dim) order.
+struct AttentionCall {
+  int64_t batch, heads, tq, tk, dim;
+  int64_t q[4], k[4], v[4], o[4], dout[4], dq[4], dk[4], dv[4];
+  float scale;
+  int causal;
+};
+
+/// o and lse (float [batch, heads, tq]); q, k, v, o of `dtype` (F16 or
+/// BF16), device memory.
+ZEROC_RT_MUST_USE zeroc_rt_status_t attention(zeroc_rt_dtype_t dtype, const AttentionCall &c,
+                                              const void *q, const void *k, const void *v,
+                                              void *o, float *lse);
+/// dq, dk, dv from o, lse and dout; delta: float [batch, heads, tq] scratch.
+ZEROC_RT_MUST_USE zeroc_rt_status_t attentionGrad(zeroc_rt_dtype_t dtype, const AttentionCall &c,
+                                                  const void *q, const void *k, const void *v,
+                                                  const void *o, const void *dout,
+                                                  const float *lse, float *delta, void *dq,
+                                                  void *dk, void *dv);
+
+/// c = 1 + a b by one warp's mma16816 (zeroc_rt_cuda/mma.h): a [16, 16]
+/// and b [16, 8] row-major floats rounded to `dtype` (F16 or BF16), c
+/// [16, 8]; device memory. The fragments are loaded as mma.h lays them out,
+/// so the test checks that layout against the GPU's instruction.
+ZEROC_RT_MUST_USE zeroc_rt_status_t warpProduct(zeroc_rt_dtype_t dtype, const float *a,
+                                                const float *b, float *c);
+
+} // namespace zeroc_rt::cuda
+
+#endif // ZEROC_RT_CUDA_SRC_KERNELS_ATTENTION_H
