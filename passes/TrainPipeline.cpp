@@ -128,6 +128,12 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
     phases.push_back({"fold-matmul-views", [](OpPassManager &pm) {
                         pm.addPass(createFoldMatmulViews());
                       }});
+    // After the views: the fused attention reads q, k and v at their
+    // strides (docs/CudaTarget.md, "Attention in one kernel").
+    if (o.fuseElementwise && o.fuseAttention)
+      phases.push_back({"fuse-attention", [](OpPassManager &pm) {
+                          pm.addPass(createFuseAttention());
+                        }});
     phases.push_back({"fuse-optimizer-step", [](OpPassManager &pm) {
                         pm.addPass(createFuseOptimizerStep());
                       }});

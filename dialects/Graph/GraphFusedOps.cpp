@@ -106,11 +106,82 @@ LogicalResult verifyElementwiseBody(Operation *op, Block &body, unsigned leading
   return success();
 }
 
+/// `logical` stored transposed by `perm` (graph.matmul's result_perm:
+/// stored dim j is logical dim perm[j]); failure when perm is no
+/// permutation of its dims.
+FailureOr<RankedTensorType> permuted(RankedTensorType logical,
+                                     std::optional<ArrayRef<int64_t>> perm) {
+  if (!perm)
+    return logical;
+  if (static_cast<int64_t>(perm->size()) != logical.getRank())
+    return failure();
+  SmallVector<int64_t> dims;
+  SmallVector<bool> seen(perm->size(), false);
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= logical.getRank() || seen[p])
+      return failure();
+    seen[p] = true;
+    dims.push_back(logical.getDimSize(p));
+  }
+  return RankedTensorType::get(dims, logical.getElementType());
+}
+
+/// Checks that `value` (named `what`) has type `logical` stored by `perm`.
+LogicalResult verifyStored(Operation *op, StringRef what, Value value, RankedTensorType logical,
+                           std::optional<ArrayRef<int64_t>> perm) {
+  FailureOr<RankedTensorType> want = permuted(logical, perm);
+  if (failed(want))
+    return op->emitOpError("the perm of ") << what << " is no permutation of its 4 dims";
+  if (value.getType() != *want)
+    return op->emitOpError() << what << " has type " << value.getType() << "; expected "
+                             << *want;
+  return success();
+}
+
+/// The shapes of an attention's q [B, H, Tq, D], kt [B, H, D, Tk] and
+/// v [B, H, Tk, D]: checks them and returns the scores' type [B, H, Tq, Tk].
+FailureOr<RankedTensorType> verifyAttentionOperands(Operation *op, Value q, Value kt,
+                                                    Value v) {
+  auto qt = llvm::cast<RankedTensorType>(q.getType());
+  auto ktt = llvm::cast<RankedTensorType>(kt.getType());
+  auto vt = llvm::cast<RankedTensorType>(v.getType());
+  Type element = qt.getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return op->emitOpError("needs f16 or bf16 operands (tensor cores), not ") << element;
+  if (ktt.getElementType() != element || vt.getElementType() != element)
+    return op->emitOpError("q, kt and v must have one element type");
+  if (qt.getRank() != 4 || ktt.getRank() != 4 || vt.getRank() != 4)
+    return op->emitOpError("q, kt and v must be rank 4: [B, H, Tq, D], [B, H, D, Tk], "
+                           "[B, H, Tk, D]");
+  ArrayRef<int64_t> a = qt.getShape(), b = ktt.getShape(), c = vt.getShape();
+  if (b[0] != a[0] || c[0] != a[0] || b[1] != a[1] || c[1] != a[1] || b[2] != a[3] ||
+      c[3] != a[3] || c[2] != b[3])
+    return op->emitOpError("q ")
+           << qt << ", kt " << ktt << " and v " << vt
+           << " are not [B, H, Tq, D], [B, H, D, Tk] and [B, H, Tk, D]";
+  const int64_t d = a[3];
+  if (d != 16 && d != 32 && d != 64 && d != 128)
+    return op->emitOpError("has heads of ") << d << " elements; the kernels take 16, 32, 64 "
+                                                 "or 128";
+  return RankedTensorType::get({a[0], a[1], a[2], b[3]}, element);
+}
+
+/// lse or delta: f32 [B, H, Tq] of an attention whose scores are `scores`.
+LogicalResult verifyRowStatistic(Operation *op, StringRef what, Value value,
+                                 RankedTensorType scores) {
+  auto want = RankedTensorType::get(scores.getShape().take_front(3),
+                                    Float32Type::get(op->getContext()));
+  if (value.getType() != want)
+    return op->emitOpError() << what << " has type " << value.getType() << "; expected "
+                             << want;
+  return success();
+}
+
 } // namespace
 
 bool zeroc::graph::isInFusedBody(Operation *op) {
-  return llvm::isa_and_nonnull<FusedElementwiseOp, FusedSoftmaxOp, FusedSoftmaxGradOp>(
-      op->getParentOp());
+  return llvm::isa_and_nonnull<FusedElementwiseOp, FusedSoftmaxOp, FusedSoftmaxGradOp,
+                               FusedAttentionOp, FusedAttentionGradOp>(op->getParentOp());
 }
 
 LogicalResult FusedElementwiseOp::verifyRegions() {
@@ -137,4 +208,45 @@ LogicalResult FusedSoftmaxGradOp::verifyRegions() {
   if (failed(verifyAxis(*this, getAxis(), type.getRank())))
     return failure();
   return verifyElementwiseBody(*this, getBody().front(), 1, getInputs(), type, 1);
+}
+
+RankedTensorType FusedAttentionOp::getScoresType() {
+  auto q = llvm::cast<RankedTensorType>(getQ().getType());
+  auto kt = llvm::cast<RankedTensorType>(getKt().getType());
+  return RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
+                                kt.getDimSize(3)},
+                               q.getElementType());
+}
+
+LogicalResult FusedAttentionOp::verifyRegions() {
+  FailureOr<RankedTensorType> scores = verifyAttentionOperands(*this, getQ(), getKt(), getV());
+  if (failed(scores))
+    return failure();
+  if (failed(verifyStored(*this, "out", getOut(),
+                          llvm::cast<RankedTensorType>(getQ().getType()), getOutPerm())) ||
+      failed(verifyRowStatistic(*this, "lse", getLse(), *scores)))
+    return failure();
+  return verifyElementwiseBody(*this, getPrologue().front(), 1, getInputs(), *scores, 1);
+}
+
+LogicalResult FusedAttentionGradOp::verifyRegions() {
+  FailureOr<RankedTensorType> scores = verifyAttentionOperands(*this, getQ(), getKt(), getV());
+  if (failed(scores))
+    return failure();
+  auto q = llvm::cast<RankedTensorType>(getQ().getType());
+  if (failed(verifyStored(*this, "out", getOut(), q, getOutPerm())) ||
+      failed(verifyStored(*this, "grad", getGrad(), q, std::nullopt)) ||
+      failed(verifyRowStatistic(*this, "lse", getLse(), *scores)) ||
+      failed(verifyStored(*this, "grad_q", getGradQ(), q, getGradQPerm())) ||
+      failed(verifyStored(*this, "grad_kt", getGradKt(),
+                          llvm::cast<RankedTensorType>(getKt().getType()), getGradKtPerm())) ||
+      failed(verifyStored(*this, "grad_v", getGradV(),
+                          llvm::cast<RankedTensorType>(getV().getType()), getGradVPerm())) ||
+      failed(verifyRowStatistic(*this, "delta", getDelta(), *scores)))
+    return failure();
+  if (failed(verifyElementwiseBody(*this, getPrologue().front(), 1, getPrologueInputs(),
+                                   *scores, 1)))
+    return failure();
+  return verifyElementwiseBody(*this, getEpilogue().front(), 1, getEpilogueInputs(), *scores,
+                               1);
 }

@@ -302,10 +302,10 @@ LogicalResult StridedViewOp::verify() {
     return emitOpError("needs a rank of at least 2 and a last or second-last "
                        "dim of stride 1 (a matrix a GEMM can read)");
   for (Operation *user : getResult().getUsers())
-    if (!llvm::isa<MatMulOp>(user)) {
+    if (!llvm::isa<MatMulOp, FusedAttentionOp, FusedAttentionGradOp>(user)) {
       InFlightDiagnostic diag = emitOpError("is read by '")
                                 << user->getName()
-                                << "'; only matmuls read strided views";
+                                << "'; only matmuls and fused attentions read strided views";
       diag.attachNote(user->getLoc()) << "read here";
       return diag;
     }

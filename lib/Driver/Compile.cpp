@@ -57,6 +57,7 @@ void setPipelineOptions(MLIRContext &ctx, const TrainConfig &config,
   o.monitor = monitorAttrText(ctx, config);
   o.tf32 = config.tf32;
   o.fuseElementwise = config.fuseElementwise;
+  o.fuseAttention = config.fuseAttention;
   o.reduceBucketSize = config.reduceBucketSize;
   o.prefetchBucketSize = config.prefetchBucketSize;
   o.allgatherBucketSize = config.allgatherBucketSize;

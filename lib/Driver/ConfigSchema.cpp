@@ -430,7 +430,13 @@ std::vector<Field> makeTopLevel() {
                     .withNote("zeroc's own: the CUDA target computes each "
                               "chain of elementwise ops in one kernel; false "
                               "keeps one kernel per op (to compare or "
-                              "bisect); the CPU target has no fusion")}),
+                              "bisect); the CPU target has no fusion"),
+                F::boolean("fuse_attention", true)
+                    .withNote("zeroc's own: the CUDA target computes each "
+                              "f16/bf16 softmax attention, and its gradient, "
+                              "in one kernel that never stores the scores "
+                              "(with fuse_elementwise); false keeps the "
+                              "matmuls and the softmax")}),
   };
   return top;
 }

@@ -701,6 +701,7 @@ void fillTrainConfig(const Parsed &p, TrainConfig &c) {
   c.gradientClipping = o["gradient_clipping"].get<double>();
   c.tf32 = o["zeroc"]["tf32"].get<bool>();
   c.fuseElementwise = o["zeroc"]["fuse_elementwise"].get<bool>();
+  c.fuseAttention = o["zeroc"]["fuse_attention"].get<bool>();
   const std::string tagValidation =
       lower(o["checkpoint"]["tag_validation"].get<std::string>());
   c.tagValidation = tagValidation == "ignore" ? 0 : tagValidation == "fail" ? 2 : 1;

@@ -31,10 +31,14 @@ public:
   }
   /// A fused op is a kernel of the program's own.
   LogicalResult printKernelCall(ProgramPrinter &p, Operation *op) override {
-    if (!llvm::isa<graph::FusedElementwiseOp, graph::FusedSoftmaxOp,
-                   graph::FusedSoftmaxGradOp>(op))
+    if (!llvm::isa<graph::FusedElementwiseOp, graph::FusedSoftmaxOp, graph::FusedSoftmaxGradOp,
+                   graph::FusedAttentionOp, graph::FusedAttentionGradOp>(op))
       return RuntimeTarget::printKernelCall(p, op);
     const std::string name = "fused" + std::to_string(numFused++);
+    if (auto fused = llvm::dyn_cast<graph::FusedAttentionOp>(op))
+      return printFusedAttentionKernel(p, fused, name, kernels);
+    if (auto fused = llvm::dyn_cast<graph::FusedAttentionGradOp>(op))
+      return printFusedAttentionGradKernels(p, fused, name, kernels);
     if (auto fused = llvm::dyn_cast<graph::FusedSoftmaxOp>(op))
       return printFusedSoftmaxKernel(p, fused, name, kernels);
     if (auto fused = llvm::dyn_cast<graph::FusedSoftmaxGradOp>(op))

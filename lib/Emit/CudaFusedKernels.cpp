@@ -84,7 +84,8 @@ struct PrintedBody {
 /// the elements of a result of `type`; `indent` starts each statement.
 FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inputs,
                                  ArrayRef<std::string> leadingValues,
-                                 RankedTensorType type, StringRef indent) {
+                                 RankedTensorType type, StringRef indent,
+                                 StringRef prefix = "in") {
   const std::string s = storageType(type.getElementType());
   const size_t leading = leadingValues.size();
   PrintedBody out;
@@ -102,11 +103,13 @@ FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inpu
     // A where's condition: the runtime's bools are bytes.
     const bool condition = t.getElementType().isInteger(1);
     const std::string in = condition ? "unsigned char" : s;
-    out.params += llvm::formatv("const {0} *in{1}, ", in, k).str();
-    out.code +=
-        condition
-            ? llvm::formatv("{0}const bool a{1} = in{1}[{2}] != 0;\n", indent, k, at).str()
-            : llvm::formatv("{0}const zc a{1} = z::load(in{1}[{2}]);\n", indent, k, at).str();
+    out.params += llvm::formatv("const {0} *{2}{1}, ", in, k, prefix).str();
+    out.code += condition ? llvm::formatv("{0}const bool a{1} = {3}{1}[{2}] != 0;\n", indent,
+                                          k, at, prefix)
+                                .str()
+                          : llvm::formatv("{0}const zc a{1} = z::load({3}{1}[{2}]);\n", indent,
+                                          k, at, prefix)
+                                .str();
     out.launchArgs +=
         llvm::formatv(", (const {0} *)({1})", in, p.var(inputs[k - leading])).str();
   }
@@ -186,6 +189,82 @@ void printRowLaunch(ProgramPrinter &p, StringRef name, int64_t rows, StringRef a
   p.call(llvm::formatv("zeroc_rt_cuda_launch_status((int){0}launch({1}, "
                        "{0}rowBlocks({2}), {0}kBlock{3}), \"{1}\")",
                        kNs, name, rows, args));
+}
+
+/// The element strides, in (b, h, t, d) order, at which an attention
+/// kernel reads operand `v` ([B, H, T, D], or [B, H, D, T] when
+/// `transposed`): its graph.strided_view's, or a dense tensor's.
+std::string operandStrides(Value v, bool transposed) {
+  SmallVector<int64_t> strides;
+  if (auto view = v.getDefiningOp<graph::StridedViewOp>()) {
+    strides.assign(view.getStrides().begin(), view.getStrides().end());
+  } else {
+    auto t = llvm::cast<RankedTensorType>(v.getType());
+    strides.assign(t.getRank(), 1);
+    for (int64_t d = t.getRank() - 1; d > 0; --d)
+      strides[d - 1] = strides[d] * t.getDimSize(d);
+  }
+  if (transposed)
+    std::swap(strides[2], strides[3]);
+  return llvm::formatv("z::Strides4{{{0}, {1}, {2}, {3}}", strides[0], strides[1], strides[2],
+                       strides[3]);
+}
+
+/// The same for a result of logical shape `logical` stored transposed by
+/// `perm` (graph.matmul's result_perm: stored dim j is logical dim perm[j]).
+std::string resultStrides(RankedTensorType logical, std::optional<ArrayRef<int64_t>> perm,
+                          bool transposed) {
+  const int64_t rank = logical.getRank();
+  SmallVector<int64_t> order(rank), strides(rank);
+  for (int64_t j = 0; j < rank; ++j)
+    order[j] = perm ? (*perm)[j] : j;
+  int64_t stride = 1;
+  for (int64_t j = rank - 1; j >= 0; --j) {
+    strides[order[j]] = stride;
+    stride *= logical.getDimSize(order[j]);
+  }
+  if (transposed)
+    std::swap(strides[2], strides[3]);
+  return llvm::formatv("z::Strides4{{{0}, {1}, {2}, {3}}", strides[0], strides[1], strides[2],
+                       strides[3]);
+}
+
+/// An attention's storage type, head size and zeroc_rt_cuda/attention.h
+/// AttentionShape.
+struct AttentionText {
+  std::string s, shape;
+  int64_t dim, tq, tk;
+};
+AttentionText attentionOf(Value q, Value kt) {
+  auto qt = llvm::cast<RankedTensorType>(q.getType());
+  auto ktt = llvm::cast<RankedTensorType>(kt.getType());
+  AttentionText a;
+  a.s = storageType(qt.getElementType());
+  a.dim = qt.getDimSize(3);
+  a.tq = qt.getDimSize(2);
+  a.tk = ktt.getDimSize(3);
+  a.shape = llvm::formatv("AttentionShape{{{0}, {1}, {2}, {3}}", qt.getDimSize(0),
+                          qt.getDimSize(1), a.tq, a.tk);
+  return a;
+}
+
+/// A body as the lambda an attention kernel calls per score element:
+/// (i, value) -> value.
+std::string bodyLambda(const PrintedBody &body, StringRef arg) {
+  return llvm::formatv("      [&](int64_t i, zc {0}) -> zc {{\n"
+                       "{1}"
+                       "        return {2};\n"
+                       "      }",
+                       arg, body.code, body.yielded[0]);
+}
+
+/// The launch of attention kernel `name` over `rows` rows of each (batch,
+/// head) with `args`.
+void printAttentionLaunch(ProgramPrinter &p, StringRef name, const AttentionText &a,
+                          int64_t rows, StringRef args) {
+  p.call(llvm::formatv("zeroc_rt_cuda_launch_status((int){0}launchWarps({1}, "
+                       "{0}attentionBlocks({0}{2}, {3}), {0}kAttnThreads{4}), \"{1}\")",
+                       kNs, name, a.shape, rows, args));
 }
 
 } // namespace
@@ -284,6 +363,128 @@ LogicalResult printFusedSoftmaxGradKernel(ProgramPrinter &p, graph::FusedSoftmax
                          .str() +
                      body->launchArgs + body->keyArgs +
                      llvm::formatv(", ({0} *)({1})", s, p.var(op.getResult())).str());
+  return success();
+}
+
+} // namespace zeroc
+
+namespace zeroc {
+
+LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttentionOp op,
+                                        StringRef name, std::string &definitions) {
+  const AttentionText a = attentionOf(op.getQ(), op.getKt());
+  RankedTensorType scores = op.getScoresType();
+  FailureOr<PrintedBody> body =
+      printBody(p, op.getPrologue().front(), op.getInputs(), {"s"}, scores, "        ");
+  if (failed(body))
+    return failure();
+  if (!body->keyArgs.empty())
+    return op.emitOpError("has a dropout in its prologue, which the CUDA emitter cannot print");
+  auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
+  definitions += kernelHead(op,
+                            llvm::formatv("softmax(prologue(q kt)) v, scores [{0}]",
+                                          llvm::make_range(scores.getShape().begin(),
+                                                           scores.getShape().end()))
+                                .str(),
+                            name,
+                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, {1}{0} "
+                                          "*out, float *lse",
+                                          a.s, body->params)
+                                .str(),
+                            a.s);
+  definitions += llvm::formatv(
+      "  z::attentionForward<{0}, {1}>(z::{2}, q, {3}, kt, {4}, v, {5}, out, {6}, lse,\n"
+      "{7});\n"
+      "}\n\n",
+      a.s, a.dim, a.shape, operandStrides(op.getQ(), false),
+      operandStrides(op.getKt(), true), operandStrides(op.getV(), false),
+      resultStrides(q, op.getOutPerm(), false), bodyLambda(*body, "s"));
+  printAttentionLaunch(
+      p, name, a, a.tq,
+      llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3}){4}, "
+                    "({0} *)({5}), (float *)({6})",
+                    a.s, p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()),
+                    body->launchArgs, p.var(op.getOut()), p.var(op.getLse()))
+          .str());
+  return success();
+}
+
+LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
+                                             graph::FusedAttentionGradOp op, StringRef name,
+                                             std::string &definitions) {
+  const AttentionText a = attentionOf(op.getQ(), op.getKt());
+  auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
+  auto kt = llvm::cast<RankedTensorType>(op.getKt().getType());
+  auto v = llvm::cast<RankedTensorType>(op.getV().getType());
+  auto scores = RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), a.tq, a.tk},
+                                      q.getElementType());
+  FailureOr<PrintedBody> prologue = printBody(p, op.getPrologue().front(),
+                                              op.getPrologueInputs(), {"s"}, scores,
+                                              "        ");
+  if (failed(prologue))
+    return failure();
+  FailureOr<PrintedBody> epilogue = printBody(p, op.getEpilogue().front(),
+                                              op.getEpilogueInputs(), {"g"}, scores,
+                                              "        ", "ep");
+  if (failed(epilogue))
+    return failure();
+  if (!prologue->keyArgs.empty() || !epilogue->keyArgs.empty())
+    return op.emitOpError("has a dropout in its prologue or epilogue, which the CUDA "
+                          "emitter cannot print");
+  const std::string lambdas =
+      bodyLambda(*prologue, "s") + ",\n" + bodyLambda(*epilogue, "g");
+  const std::string strides =
+      llvm::formatv("q, {0}, kt, {1}, v, {2}", operandStrides(op.getQ(), false),
+                    operandStrides(op.getKt(), true), operandStrides(op.getV(), false));
+  const std::string inputs = prologue->params + epilogue->params;
+  const std::string nameQ = (name + "_q").str(), nameKV = (name + "_kv").str();
+  // dq first: its kernel writes delta, which the dk/dv kernel reads.
+  definitions += kernelHead(op, "dq and delta", nameQ,
+                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
+                                          "{0} *o, const {0} *dout, const float *lse, float "
+                                          "*delta, {1}{0} *dq",
+                                          a.s, inputs)
+                                .str(),
+                            a.s);
+  definitions += llvm::formatv(
+      "  z::attentionGradQ<{0}, {1}>(z::{2}, {3}, o, {4}, dout, {5}, lse, delta, dq, {6},\n"
+      "{7});\n"
+      "}\n\n",
+      a.s, a.dim, a.shape, strides, resultStrides(q, op.getOutPerm(), false),
+      operandStrides(op.getGrad(), false), resultStrides(q, op.getGradQPerm(), false),
+      lambdas);
+  definitions += kernelHead(op, "dk and dv", nameKV,
+                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
+                                          "{0} *dout, const float *lse, const float *delta, "
+                                          "{1}{0} *dkt, {0} *dv",
+                                          a.s, inputs)
+                                .str(),
+                            a.s);
+  definitions += llvm::formatv(
+      "  z::attentionGradKV<{0}, {1}>(z::{2}, {3}, dout, {4}, lse, delta, dkt, {5}, dv, {6},\n"
+      "{7});\n"
+      "}\n\n",
+      a.s, a.dim, a.shape, strides, operandStrides(op.getGrad(), false),
+      resultStrides(kt, op.getGradKtPerm(), true), resultStrides(v, op.getGradVPerm(), false),
+      lambdas);
+  const std::string operands =
+      llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3})", a.s,
+                    p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()));
+  const std::string bodies = prologue->launchArgs + epilogue->launchArgs;
+  printAttentionLaunch(
+      p, nameQ, a, a.tq,
+      llvm::formatv("{0}, (const {1} *)({2}), (const {1} *)({3}), (const float *)({4}), "
+                    "(float *)({5}){6}, ({1} *)({7})",
+                    operands, a.s, p.var(op.getOut()), p.var(op.getGrad()),
+                    p.var(op.getLse()), p.var(op.getDelta()), bodies, p.var(op.getGradQ()))
+          .str());
+  printAttentionLaunch(
+      p, nameKV, a, a.tk,
+      llvm::formatv("{0}, (const {1} *)({2}), (const float *)({3}), (const float *)({4}){5}, "
+                    "({1} *)({6}), ({1} *)({7})",
+                    operands, a.s, p.var(op.getGrad()), p.var(op.getLse()),
+                    p.var(op.getDelta()), bodies, p.var(op.getGradKt()), p.var(op.getGradV()))
+          .str());
   return success();
 }
 

@@ -31,6 +31,20 @@ mlir::LogicalResult printFusedSoftmaxGradKernel(ProgramPrinter &p,
                                                 llvm::StringRef name,
                                                 std::string &definitions);
 
+/// The same for a softmax attention: a kernel that runs
+/// zeroc_rt_cuda/attention.h's attentionForward with the prologue.
+mlir::LogicalResult printFusedAttentionKernel(ProgramPrinter &p,
+                                              graph::FusedAttentionOp op,
+                                              llvm::StringRef name,
+                                              std::string &definitions);
+
+/// Its gradient: two kernels (name_q: delta and dq; name_kv: dk and dv),
+/// launched in that order.
+mlir::LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
+                                                   graph::FusedAttentionGradOp op,
+                                                   llvm::StringRef name,
+                                                   std::string &definitions);
+
 } // namespace zeroc
 
 #endif // ZEROC_LIB_EMIT_CUDAFUSEDKERNELS_H

@@ -53,6 +53,10 @@ CASES = [
     ("hf/t5@helper_dynamo", 0, 1, None),
     ("hf/bert_mlm", 2, 2, None),
     ("hf/qwen2", 0, 1, None),
+    # Attention in one kernel (zero-fuse-attention: f16/bf16, nothing
+    # between the softmax and its matmuls, so the model without dropout).
+    ("gpt2_nodropout", 0, 2, {"bf16": {"enabled": True}}),
+    ("gpt2_nodropout", 3, 2, {"fp16": {"enabled": True, "initial_scale_power": 8}}),
 ]
 
 # The --simt cases, each with the order its threads run in: the 16-bit
@@ -62,7 +66,19 @@ SIMT_CASES = [
     ("gpt2", 2, 2, {"bf16": {"enabled": True}, "gradient_accumulation_steps": 2}, "reverse"),
     ("llama", 3, 2, None, "reverse"),
     ("hf/bert_mlm", 2, 2, None, "forward"),
+    ("gpt2_nodropout", 2, 2, {"bf16": {"enabled": True}}, "reverse"),
 ]
+
+# Relative tolerances (losses, saved parameters) of the models whose
+# attention the CUDA program computes in one kernel: it rounds where the
+# unfused ops round, but it normalizes the probabilities after their
+# product with v and takes the softmax gradient's dot product from o
+# (docs/CudaTarget.md, "Attention in one kernel"), so a 16-bit result may
+# differ from the CPU's in its last place (bf16: 2^-8 relative). The key
+# biases' gradient is rounding noise (below), now noise of another sign:
+# Adam may step such an element lr one way in one program and the other
+# way in the other, 2 lr (2e-3) per step apart.
+FUSED_ATTENTION_RTOL = {"gpt2_nodropout": (1e-2, 1e-2, 2e-3)}
 
 # Cases whose cuda-emu program also runs unfused (zeroc.fuse_elementwise
 # false: one kernel per elementwise op): the fused program must give the
@@ -147,10 +163,11 @@ def main():
             losses[target] = [json.loads(l)["loss"] for l in open(log)]
             params[target] = {os.path.basename(p): np.load(p) for p in
                               glob.glob(os.path.join(out, "params", "rank0", "*.npy"))}
+        loss_rtol, param_rtol, step_atol = FUSED_ATTENTION_RTOL.get(model, (args.rtol, 1e-4, 1e-3))
         if not why:
             a, b = losses["cpu"], losses["cuda-emu"]
             worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b)) if a else 1.0
-            if len(a) != args.steps or len(b) != args.steps or worst > args.rtol:
+            if len(a) != args.steps or len(b) != args.steps or worst > loss_rtol:
                 why = "losses differ by %.2e: %s vs %s" % (worst, a, b)
             elif params["cpu"].keys() != params["cuda-emu"].keys() or not params["cpu"]:
                 why = "different saved parameters"
@@ -162,8 +179,8 @@ def main():
                     # steps of up to about lr (1e-3) each, in a direction the
                     # summation order decides: elements may differ by what
                     # the steps can move them. The losses above stay tight.
-                    atol = 1e-3 * args.steps
-                    if p.shape != q.shape or not np.allclose(p, q, rtol=1e-4, atol=atol):
+                    atol = step_atol * args.steps
+                    if p.shape != q.shape or not np.allclose(p, q, rtol=param_rtol, atol=atol):
                         why = "parameter %s differs by %.2e" % (name, float(np.abs(p - q).max()))
                         break
         if not why and "cuda-emu-unfused" in losses:

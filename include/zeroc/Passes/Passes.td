@@ -542,6 +542,41 @@ def FuseSoftmax : Pass<"zero-fuse-softmax", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
 }
 
+def FuseAttention : Pass<"zero-fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "makes a softmax attention, and its gradient, one kernel each that never stores the scores";
+  let description = [{
+    CUDA target, after zero-fuse-softmax and zero-fold-matmul-views. An
+    attention `o = softmax(prologue(q kt)) v` over the last axis, f16 or
+    bf16, `q` `[B, H, Tq, D]` and `kt` `[B, H, D, Tk]` with `D` 16, 32, 64
+    or 128, becomes one `graph.fused_attention` at the place of `o`'s
+    matmul, when the probabilities have no reader but that matmul and their
+    gradient's ops. Those, in the training step (`dv = p^T do`,
+    `dp = do v^T`, the softmax gradient with its epilogue, `dq = ds kt^T`,
+    `dkt = q^T ds`), become one `graph.fused_attention_grad` at the place
+    of the last of them. The prologue is the `graph.fused_softmax`'s body
+    (the scale and the causal mask), the epilogue the
+    `graph.fused_softmax_grad`'s; each result keeps the layout its matmul
+    stored (`result_perm`). Nothing is fused when an op between the forward
+    ops, or between the backward ones, may write or free memory, or when a
+    gradient has a reader before the last backward op.
+
+    The kernels (zeroc_rt_cuda/attention.h) keep the `[B, H, Tq, Tk]`
+    scores, probabilities and their gradients out of memory: the forward
+    kernel keeps a running softmax per row and saves its log-sum-exp, the
+    backward kernels recompute the probabilities from it
+    (docs/CudaTarget.md, "Attention in one kernel").
+
+    ```mlir
+    %s = graph.matmul %q, %kt : tensor<2x4x64x16xbf16>, tensor<2x4x16x64xbf16> -> tensor<2x4x64x64xbf16>
+    %p = graph.fused_softmax %s, %k {axis = 3 : i64, log = false} : (tensor<2x4x64x64xbf16>, tensor<bf16>) -> tensor<2x4x64x64xbf16> { ... }
+    %o = graph.matmul %p, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x16xbf16> -> tensor<2x4x64x16xbf16>
+    // becomes
+    %o, %lse = graph.fused_attention %q, %kt, %v prologue(%k : tensor<bf16>) : (tensor<2x4x64x16xbf16>, tensor<2x4x16x64xbf16>, tensor<2x4x64x16xbf16>) -> (tensor<2x4x64x16xbf16>, tensor<2x4x64xf32>) { ... }
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FuseOptimizerStep : Pass<"zero-fuse-optimizer-step", "::mlir::ModuleOp"> {
   let summary = "makes consecutive Adam updates one multi-tensor update";
   let description = [{

@@ -90,6 +90,12 @@ struct TrainPipelineOptions
                      "around them (zero-fuse-softmax); false keeps a kernel "
                      "per op"),
       llvm::cl::init(true)};
+  Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("cuda, with fuse-elementwise: make each f16/bf16 "
+                     "softmax attention and its gradient one kernel each "
+                     "(zero-fuse-attention)"),
+      llvm::cl::init(true)};
   Option<bool> overlapComm{
       *this, "overlap-comm",
       llvm::cl::desc("start stage 3's parameter gathers one bucket early and "

@@ -27,6 +27,9 @@ struct TrainConfig {
   bool tf32 = false;
   /// zeroc.fuse_elementwise: the CUDA target fuses elementwise chains.
   bool fuseElementwise = true;
+  /// zeroc.fuse_attention: the CUDA target fuses softmax attentions
+  /// (zero-fuse-attention), when fuseElementwise.
+  bool fuseAttention = true;
   /// checkpoint.tag_validation: 0 Ignore, 1 Warn, 2 Fail.
   int tagValidation = 1;
   /// zero_optimization.load_from_fp32_weights.

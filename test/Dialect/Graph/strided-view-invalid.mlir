@@ -41,7 +41,7 @@ func.func @not_a_matrix(%x: tensor<4x6xf32>, %w: tensor<3x2xf32>) -> tensor<2x2x
 // -----
 
 func.func @read_by_neg(%x: tensor<4x6xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{'graph.strided_view' op is read by 'graph.neg'; only matmuls read strided views}}
+  // expected-error @+1 {{'graph.strided_view' op is read by 'graph.neg'; only matmuls and fused attentions read strided views}}
   %v = graph.strided_view %x {offset = 0 : i64, strides = array<i64: 6, 1>} : tensor<4x6xf32> -> tensor<2x3xf32>
   // expected-note @+1 {{read here}}
   %n = graph.neg %v : tensor<2x3xf32>

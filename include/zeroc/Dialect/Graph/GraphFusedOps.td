@@ -3,7 +3,8 @@
 // The ops the fusion passes make: a chain of elementwise ops that one kernel
 // computes element by element (zero-fuse-elementwise), and a softmax or
 // softmax gradient with such a chain before or after it (zero-fuse-softmax;
-// docs/CudaTarget.md).
+// docs/CudaTarget.md), and an attention with its softmax's chains, forward
+// and backward (zero-fuse-attention).
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,9 +115,90 @@ def Graph_FusedSoftmaxGradOp : Graph_Op<"fused_softmax_grad",
   let hasRegionVerifier = 1;
 }
 
+def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
+    [Pure, IsolatedFromAbove]> {
+  let summary = "a softmax attention in one kernel: softmax(prologue(q kt)) v";
+  let description = [{
+    `q` is `[B, H, Tq, D]`, `kt` `[B, H, D, Tk]` and `v` `[B, H, Tk, D]`,
+    of one f16 or bf16 type. The scores `q kt` (`[B, H, Tq, Tk]`, each
+    rounded to the element type as a `graph.matmul` stores it) go through
+    the body one element at a time, as a `graph.fused_softmax` body (its
+    first argument the score, the others the `inputs`, each broadcast to
+    the scores' shape); the softmax along the last dim of what it yields,
+    times `v`, is `out`: `[B, H, Tq, D]`, stored transposed by `out_perm`
+    as `graph.matmul`'s `result_perm` stores a product. `lse` is each
+    row's log-sum-exp (f32 `[B, H, Tq]`), which the gradient reads. The
+    scores and probabilities are never stored (zero-fuse-attention,
+    docs/CudaTarget.md "Attention in one kernel").
+
+    ```mlir
+    %o, %lse = graph.fused_attention %q, %kt, %v prologue(%k, %mask, %ninf : tensor<bf16>, tensor<1x1x64x64xi1>, tensor<bf16>) {out_perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x64x16xbf16>, tensor<2x4x16x64xbf16>, tensor<2x4x64x16xbf16>) -> (tensor<2x64x4x16xbf16>, tensor<2x4x64xf32>) {
+    ^bb0(%s: tensor<2x4x64x64xbf16>, %a: tensor<bf16>, %c: tensor<1x1x64x64xi1>, %n: tensor<bf16>):
+      %0 = graph.mul %s, %a : tensor<2x4x64x64xbf16>, tensor<bf16> -> tensor<2x4x64x64xbf16>
+      %1 = graph.where %c, %n, %0 : tensor<1x1x64x64xi1>, tensor<bf16>, tensor<2x4x64x64xbf16> -> tensor<2x4x64x64xbf16>
+      graph.yield %1 : tensor<2x4x64x64xbf16>
+    }
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
+                   Variadic<Graph_Tensor>:$inputs,
+                   OptionalAttr<DenseI64ArrayAttr>:$out_perm);
+  let results = (outs Graph_FloatTensor:$out, Graph_FloatTensor:$lse);
+  let regions = (region SizedRegion<1>:$prologue);
+  let assemblyFormat = [{
+    $q `,` $kt `,` $v (`prologue` `(` $inputs^ `:` type($inputs) `)`)? attr-dict `:`
+    `(` type($q) `,` type($kt) `,` type($v) `)` `->` `(` type($out) `,` type($lse) `)` $prologue
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The type of the scores the prologue computes on: [B, H, Tq, Tk].
+    ::mlir::RankedTensorType getScoresType();
+  }];
+}
+
+def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
+    [Pure, IsolatedFromAbove, AttrSizedOperandSegments]> {
+  let summary = "the gradients of a graph.fused_attention's q, kt and v";
+  let description = [{
+    From the forward op's operands, its `out` (stored by `out_perm`) and
+    `lse`, and `grad`, the gradient of `out` (`[B, H, Tq, D]`, not
+    transposed): the gradients of `q`, `kt` and `v`, each of its operand's
+    shape stored transposed by `grad_q_perm`, `grad_kt_perm` and
+    `grad_v_perm`. The probabilities are recomputed from `lse` with the
+    `prologue` region (the forward op's body, reading `prologue_inputs`);
+    their softmax gradient, rounded to the element type as
+    `graph.softmax_grad` stores it, goes through the `epilogue` region as a
+    `graph.fused_softmax_grad` body (its first argument that gradient, the
+    others `epilogue_inputs`), which yields the gradient of the scores
+    `q kt`. `delta` is scratch: each row's sum of `grad * out` (f32
+    `[B, H, Tq]`), the softmax gradient's dot product.
+  }];
+  let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
+                   Graph_FloatTensor:$out, Graph_FloatTensor:$lse, Graph_FloatTensor:$grad,
+                   Variadic<Graph_Tensor>:$prologue_inputs,
+                   Variadic<Graph_Tensor>:$epilogue_inputs,
+                   OptionalAttr<DenseI64ArrayAttr>:$out_perm,
+                   OptionalAttr<DenseI64ArrayAttr>:$grad_q_perm,
+                   OptionalAttr<DenseI64ArrayAttr>:$grad_kt_perm,
+                   OptionalAttr<DenseI64ArrayAttr>:$grad_v_perm);
+  let results = (outs Graph_FloatTensor:$grad_q, Graph_FloatTensor:$grad_kt,
+                      Graph_FloatTensor:$grad_v, Graph_FloatTensor:$delta);
+  let regions = (region SizedRegion<1>:$prologue, SizedRegion<1>:$epilogue);
+  let assemblyFormat = [{
+    $q `,` $kt `,` $v `,` $out `,` $lse `,` $grad
+    `prologue` `(` ($prologue_inputs^ `:` type($prologue_inputs))? `)`
+    `epilogue` `(` ($epilogue_inputs^ `:` type($epilogue_inputs))? `)` attr-dict `:`
+    `(` type($q) `,` type($kt) `,` type($v) `,` type($out) `,` type($lse) `,` type($grad) `)`
+    `->` `(` type($grad_q) `,` type($grad_kt) `,` type($grad_v) `,` type($delta) `)`
+    $prologue $epilogue
+  }];
+  let hasRegionVerifier = 1;
+}
+
 def Graph_YieldOp : Graph_Op<"yield",
     [Pure, Terminator,
-     ParentOneOf<["FusedElementwiseOp", "FusedSoftmaxOp", "FusedSoftmaxGradOp"]>]> {
+     ParentOneOf<["FusedElementwiseOp", "FusedSoftmaxOp", "FusedSoftmaxGradOp",
+                 "FusedAttentionOp", "FusedAttentionGradOp"]>]> {
   let summary = "the results of a fused op's body";
   let arguments = (ins Variadic<Graph_FloatTensor>:$values);
   let assemblyFormat = "$values attr-dict `:` type($values)";

@@ -210,7 +210,8 @@ def Graph_StridedViewOp : Graph_Op<"strided_view",
     transposes in front of a matmul operand (attention's head split), so it
     is read only by matmuls, whose GEMMs take a strided operand: one of its
     last two dims has stride 1 and the other is the matrix's leading
-    dimension.
+    dimension, and by the fused attentions zero-fuse-attention makes of
+    those matmuls.
 
     ```mlir
     %k = graph.strided_view %qkv {offset = 768 : i64, strides = array<i64: 2359296, 64, 1, 2304>} : tensor<8x1024x2304xbf16> -> tensor<8x12x64x1024xbf16>

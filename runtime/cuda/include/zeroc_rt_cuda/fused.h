@@ -7,13 +7,16 @@
 // of the chain with the runtime's own element arithmetic (scalar_ops.h),
 // rounding each op's value to the storage type as that op's kernel would.
 // A graph.fused_softmax or fused_softmax_grad is the runtime's softmax rows
-// (zeroc_rt_cuda/rows.h) with such a chain in its element reads or writes.
+// (zeroc_rt_cuda/rows.h) with such a chain in its element reads or writes,
+// and a graph.fused_attention (_grad) zeroc_rt_cuda/attention.h's kernels
+// with the softmax's chains as their prologue and epilogue.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ZEROC_RT_CUDA_FUSED_H
 #define ZEROC_RT_CUDA_FUSED_H
 
+#include "zeroc_rt_cuda/attention.h"
 #include "zeroc_rt_cuda/compat.h"
 #include "zeroc_rt_cuda/rows.h"
 #include "zeroc_rt_cuda/scalar_ops.h"

@@ -1,0 +1,280 @@
+//===- FuseAttention.cpp - Softmax attention as one kernel each way -------===//
+//
+// docs/CudaTarget.md, "Attention in one kernel". After zero-fuse-softmax
+// and zero-fold-matmul-views an attention is, forward,
+//   s = q kt; p = fused_softmax(s){scale, mask}; o = p v
+// and, in the training step's backward pass,
+//   dv = p^T do; dp = do v^T; ds = fused_softmax_grad(p, dp){mask, scale};
+//   dq = ds kt^T; dkt = q^T ds
+// whose scores, probabilities and their gradients are [B, H, Tq, Tk]
+// tensors in memory. The forward ops become one graph.fused_attention
+// (o and each row's log-sum-exp), the backward ops one
+// graph.fused_attention_grad that recomputes p from the log-sum-exp: no
+// [B, H, Tq, Tk] tensor is stored. An attention whose probabilities have
+// any other reader (a dropout, a returned value) stays as it is, as does
+// one whose ops another op that writes memory separates.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fusion.h"
+
+#include "zeroc/Passes/Passes.h"
+
+#include "zeroc/Dialect/Graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace zeroc {
+#define GEN_PASS_DEF_FUSEATTENTION
+#include "zeroc/Passes/Passes.h.inc"
+} // namespace zeroc
+
+using namespace mlir;
+using namespace zeroc::graph;
+
+namespace {
+
+/// The ops of one attention (module comment); the backward ones are null in
+/// a function without its gradient (@forward).
+struct Attention {
+  MatMulOp scores, out;
+  Operation *softmax = nullptr; ///< graph.softmax or graph.fused_softmax
+  MatMulOp gradV, gradP, gradQ, gradKt;
+  Operation *softmaxGrad = nullptr; ///< graph.softmax_grad or fused_softmax_grad
+};
+
+bool plain(MatMulOp m, bool transA, bool transB) {
+  return m.getTransA() == transA && m.getTransB() == transB;
+}
+
+/// Whether q, kt and v are [B, H, Tq, D], [B, H, D, Tk] and [B, H, Tk, D]
+/// of f16 or bf16 with a head the kernels take.
+bool isAttention(Value q, Value kt, Value v) {
+  auto a = llvm::dyn_cast<RankedTensorType>(q.getType());
+  auto b = llvm::dyn_cast<RankedTensorType>(kt.getType());
+  auto c = llvm::dyn_cast<RankedTensorType>(v.getType());
+  if (!a || !b || !c || a.getRank() != 4 || b.getRank() != 4 || c.getRank() != 4)
+    return false;
+  Type e = a.getElementType();
+  if ((!e.isBF16() && !e.isF16()) || b.getElementType() != e || c.getElementType() != e)
+    return false;
+  ArrayRef<int64_t> x = a.getShape(), y = b.getShape(), z = c.getShape();
+  const int64_t d = x[3];
+  return y[0] == x[0] && z[0] == x[0] && y[1] == x[1] && z[1] == x[1] && y[2] == d &&
+         z[3] == d && z[2] == y[3] && (d == 16 || d == 32 || d == 64 || d == 128);
+}
+
+bool isLastAxis(int64_t axis) { return axis == 3 || axis == -1; }
+
+/// The softmax `op` of the scores `s` alone: a graph.softmax over the last
+/// axis, or a graph.fused_softmax whose prologue reads s once.
+bool isSoftmaxOfScores(Operation *op, Value s) {
+  if (auto sm = llvm::dyn_cast<SoftmaxOp>(op))
+    return isLastAxis(sm.getAxis());
+  auto fused = llvm::dyn_cast<FusedSoftmaxOp>(op);
+  return fused && !fused.getLog() && isLastAxis(fused.getAxis()) &&
+         llvm::count(fused.getInputs(), s) == 1;
+}
+
+bool isSoftmaxGradOf(Operation *op, Value p) {
+  if (auto g = llvm::dyn_cast<SoftmaxGradOp>(op))
+    return g.getY() == p && g.getGrad() != p && !g.getLog() && isLastAxis(g.getAxis());
+  auto g = llvm::dyn_cast<FusedSoftmaxGradOp>(op);
+  return g && g.getY() == p && g.getGrad() != p && !g.getLog() && isLastAxis(g.getAxis()) &&
+         !llvm::is_contained(g.getInputs(), p);
+}
+
+/// The attention whose scores `s` computes, when its ops are all there.
+std::optional<Attention> match(MatMulOp s) {
+  Attention a;
+  a.scores = s;
+  if (!plain(s, false, false) || s.getResultPerm() || !s.getResult().hasOneUse())
+    return std::nullopt;
+  Value q = s.getLhs(), kt = s.getRhs();
+  a.softmax = *s.getResult().getUsers().begin();
+  if (!isSoftmaxOfScores(a.softmax, s.getResult()))
+    return std::nullopt;
+  Value p = a.softmax->getResult(0);
+  for (Operation *user : p.getUsers()) {
+    auto m = llvm::dyn_cast<MatMulOp>(user);
+    if (m && m.getLhs() == p && m.getRhs() != p && plain(m, false, false) && !a.out)
+      a.out = m;
+    else if (m && m.getLhs() == p && m.getRhs() != p && plain(m, true, false) && !a.gradV)
+      a.gradV = m;
+    else if (isSoftmaxGradOf(user, p) && !a.softmaxGrad)
+      a.softmaxGrad = user;
+    else
+      return std::nullopt;
+  }
+  if (!a.out || !isAttention(q, kt, a.out.getRhs()))
+    return std::nullopt;
+  if (!a.gradV && !a.softmaxGrad)
+    return a; // forward only
+  if (!a.gradV || !a.softmaxGrad)
+    return std::nullopt;
+  Value v = a.out.getRhs(), dout = a.gradV.getRhs();
+  Value dp = a.softmaxGrad->getOperand(1);
+  a.gradP = dp.getDefiningOp<MatMulOp>();
+  if (!a.gradP || !dp.hasOneUse() || !plain(a.gradP, false, true) ||
+      a.gradP.getResultPerm() || a.gradP.getLhs() != dout || a.gradP.getRhs() != v ||
+      dout.getType() != q.getType())
+    return std::nullopt;
+  Value ds = a.softmaxGrad->getResult(0);
+  for (Operation *user : ds.getUsers()) {
+    auto m = llvm::dyn_cast<MatMulOp>(user);
+    if (m && m.getLhs() == ds && m.getRhs() == kt && plain(m, false, true) && !a.gradQ)
+      a.gradQ = m;
+    else if (m && m.getLhs() == q && m.getRhs() == ds && plain(m, true, false) && !a.gradKt)
+      a.gradKt = m;
+    else
+      return std::nullopt;
+  }
+  if (!a.gradQ || !a.gradKt)
+    return std::nullopt;
+  return a;
+}
+
+/// The ancestor of `op` in `block`.
+Operation *inBlock(Operation *op, Block *block) { return block->findAncestorOpInBlock(*op); }
+
+/// Whether the fused ops may stand where they would: every op of `a` in one
+/// block; no op that writes memory between the forward ops or between the
+/// backward ops (the fused op reads all their operands at its place, the
+/// last of them); the backward ops after the forward ones; and no reader
+/// of a gradient before the fused gradient's place.
+bool canFuse(Attention a, Operation *&backwardFirst, Operation *&backwardLast) {
+  Block *block = a.scores->getBlock();
+  if (a.softmax->getBlock() != block || a.out->getBlock() != block ||
+      zeroc::fusion::writesBetween(a.scores, a.out))
+    return false;
+  if (!a.gradV)
+    return true;
+  SmallVector<Operation *> backward = {a.gradV, a.gradP, a.softmaxGrad, a.gradQ, a.gradKt};
+  backwardFirst = backwardLast = backward.front();
+  for (Operation *op : backward) {
+    if (op->getBlock() != block)
+      return false;
+    if (op->isBeforeInBlock(backwardFirst))
+      backwardFirst = op;
+    if (backwardLast->isBeforeInBlock(op))
+      backwardLast = op;
+  }
+  if (!a.out->isBeforeInBlock(backwardFirst) ||
+      zeroc::fusion::writesBetween(backwardFirst, backwardLast))
+    return false;
+  for (MatMulOp grad : {a.gradV, a.gradQ, a.gradKt})
+    for (Operation *user : grad.getResult().getUsers()) {
+      Operation *at = inBlock(user, block);
+      if (!at || !backwardLast->isBeforeInBlock(at))
+        return false;
+    }
+  return true;
+}
+
+/// Fills `region` with one block: an argument of `scores` type, then one
+/// per `inputs`, computing `body`'s value for it (`leading`: the body's
+/// argument that takes the score; the others are the inputs in order), or
+/// yielding the score when `body` is null.
+void buildBody(OpBuilder &b, Region &region, RankedTensorType scores, ValueRange inputs,
+               Block *body, unsigned leading, Location loc) {
+  OpBuilder::InsertionGuard guard(b);
+  Block *block = b.createBlock(&region);
+  Value score = block->addArgument(scores, loc);
+  SmallVector<Value> args;
+  for (Value v : inputs)
+    args.push_back(block->addArgument(v.getType(), v.getLoc()));
+  if (!body) {
+    b.create<YieldOp>(loc, score);
+    return;
+  }
+  IRMapping map;
+  unsigned k = 0;
+  for (BlockArgument arg : body->getArguments())
+    map.map(arg, arg.getArgNumber() == leading ? score : args[k++]);
+  for (Operation &op : *body)
+    b.clone(op, map);
+}
+
+/// Replaces `a`'s ops by the fused ones; adds the ops it erases to
+/// `erased`.
+void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &erased) {
+  Value q = a.scores.getLhs(), kt = a.scores.getRhs(), v = a.out.getRhs();
+  auto scoresType = llvm::cast<RankedTensorType>(a.scores.getType());
+  auto rowsType = RankedTensorType::get(scoresType.getShape().take_front(3),
+                                        Float32Type::get(q.getContext()));
+  // The prologue: a fused softmax's body, its score argument first.
+  SmallVector<Value> prologueInputs;
+  Block *prologue = nullptr;
+  unsigned scoreArg = 0;
+  if (auto fused = llvm::dyn_cast<FusedSoftmaxOp>(a.softmax)) {
+    prologue = &fused.getBody().front();
+    for (auto [k, in] : llvm::enumerate(fused.getInputs())) {
+      if (in == a.scores.getResult())
+        scoreArg = k;
+      else
+        prologueInputs.push_back(in);
+    }
+  }
+  OpBuilder b(a.out);
+  Location loc = b.getFusedLoc({a.scores.getLoc(), a.softmax->getLoc(), a.out.getLoc()});
+  auto forward = b.create<FusedAttentionOp>(loc, a.out.getType(), rowsType, q, kt, v,
+                                            prologueInputs, a.out.getResultPermAttr());
+  buildBody(b, forward.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
+  a.out.getResult().replaceAllUsesWith(forward.getOut());
+  if (a.gradV) {
+    SmallVector<Value> epilogueInputs;
+    Block *epilogue = nullptr;
+    if (auto fused = llvm::dyn_cast<FusedSoftmaxGradOp>(a.softmaxGrad)) {
+      epilogue = &fused.getBody().front();
+      epilogueInputs.append(fused.getInputs().begin(), fused.getInputs().end());
+    }
+    b.setInsertionPoint(backwardLast);
+    Location gradLoc = b.getFusedLoc({a.gradV.getLoc(), a.gradP.getLoc(),
+                                      a.softmaxGrad->getLoc(), a.gradQ.getLoc(),
+                                      a.gradKt.getLoc()});
+    auto grad = b.create<FusedAttentionGradOp>(
+        gradLoc, a.gradQ.getType(), a.gradKt.getType(), a.gradV.getType(), rowsType, q, kt, v,
+        forward.getOut(), forward.getLse(), a.gradV.getRhs(), prologueInputs, epilogueInputs,
+        a.out.getResultPermAttr(), a.gradQ.getResultPermAttr(),
+        a.gradKt.getResultPermAttr(), a.gradV.getResultPermAttr());
+    buildBody(b, grad.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
+    buildBody(b, grad.getEpilogue(), scoresType, epilogueInputs, epilogue, 0, gradLoc);
+    a.gradQ.getResult().replaceAllUsesWith(grad.getGradQ());
+    a.gradKt.getResult().replaceAllUsesWith(grad.getGradKt());
+    a.gradV.getResult().replaceAllUsesWith(grad.getGradV());
+    for (Operation *op : {a.gradQ.getOperation(), a.gradKt.getOperation(), a.softmaxGrad,
+                          a.gradP.getOperation(), a.gradV.getOperation()}) {
+      erased.insert(op);
+      op->erase();
+    }
+  }
+  for (Operation *op : {a.out.getOperation(), a.softmax, a.scores.getOperation()}) {
+    erased.insert(op);
+    op->erase();
+  }
+}
+
+struct FuseAttentionPass : zeroc::impl::FuseAttentionBase<FuseAttentionPass> {
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      SmallVector<MatMulOp> products;
+      fn.walk([&](MatMulOp m) { products.push_back(m); });
+      llvm::DenseSet<Operation *> erased;
+      for (MatMulOp s : products) {
+        if (erased.contains(s))
+          continue;
+        std::optional<Attention> a = match(s);
+        Operation *first = nullptr, *last = nullptr;
+        if (a && canFuse(*a, first, last))
+          fuse(*a, last, erased);
+      }
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,104 @@
+// RUN: zeroc-opt %s -split-input-file -zero-fuse-attention | FileCheck %s
+
+// Tests a training step's attention as zero-fold-matmul-views leaves it
+// (B=2, H=2, T=8, D=16: q, kt and v views of the QKV projection, the scale
+// and causal mask in the softmax's prologue and epilogue, the output and
+// the gradients stored as [B, T, H, D]): the forward ops become one
+// graph.fused_attention at o's matmul, the backward ops one
+// graph.fused_attention_grad at the last of them; each result keeps its
+// matmul's layout, the prologue is the softmax's body with the score
+// first, and no [B, H, T, T] value is left.
+// CHECK-LABEL: func.func @attention
+// CHECK-NOT: graph.matmul
+// CHECK-NOT: graph.fused_softmax
+// CHECK: %[[O:.*]], %[[LSE:.*]] = graph.fused_attention %[[Q:.*]], %[[KT:.*]], %[[V:.*]] prologue(%arg3, %arg2, %arg4 : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<bf16>) {out_perm = array<i64: 0, 2, 1, 3>} : (tensor<2x2x8x16xbf16>, tensor<2x2x16x8xbf16>, tensor<2x2x8x16xbf16>) -> (tensor<2x8x2x16xbf16>, tensor<2x2x8xf32>) {
+// CHECK-NEXT: ^bb0(%[[S:.*]]: tensor<2x2x8x8xbf16>, %[[C:.*]]: tensor<1x1x8x8xi1>, %[[K:.*]]: tensor<bf16>, %[[N:.*]]: tensor<bf16>):
+// CHECK-NEXT: %[[M:.*]] = graph.mul %[[K]], %[[S]]
+// CHECK-NEXT: %[[W:.*]] = graph.where %[[C]], %[[N]], %[[M]]
+// CHECK-NEXT: graph.yield %[[W]]
+// CHECK: %[[DQ:.*]], %[[DKT:.*]], %[[DV:.*]], %{{.*}} = graph.fused_attention_grad %[[Q]], %[[KT]], %[[V]], %[[O]], %[[LSE]], %arg1 prologue(%arg3, %arg2, %arg4 : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<bf16>) epilogue(%arg3, %arg5, %arg2 : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<bf16>) {grad_kt_perm = array<i64: 0, 3, 1, 2>, grad_q_perm = array<i64: 0, 2, 1, 3>, grad_v_perm = array<i64: 0, 2, 1, 3>, out_perm = array<i64: 0, 2, 1, 3>}
+// CHECK-SAME: -> (tensor<2x8x2x16xbf16>, tensor<2x8x2x16xbf16>, tensor<2x8x2x16xbf16>, tensor<2x2x8xf32>)
+// CHECK: graph.yield
+// CHECK: ^bb0(%[[GX:.*]]: tensor<2x2x8x8xbf16>, %{{.*}}: tensor<1x1x8x8xi1>, %{{.*}}: tensor<bf16>, %{{.*}}: tensor<bf16>):
+// CHECK-NEXT: graph.where %{{.*}}, %{{.*}}, %[[GX]]
+// CHECK-NEXT: graph.mul
+// CHECK-NEXT: graph.yield
+// CHECK: return %[[O]], %[[DV]], %[[DQ]], %[[DKT]]
+func.func @attention(%qkv: tensor<2x8x96xbf16>, %do: tensor<2x2x8x16xbf16>, %k: tensor<bf16>, %m: tensor<1x1x8x8xi1>, %ninf: tensor<bf16>, %zero: tensor<bf16>) -> (tensor<2x8x2x16xbf16>, tensor<2x8x2x16xbf16>, tensor<2x8x2x16xbf16>, tensor<2x8x2x16xbf16>) {
+  %q = graph.strided_view %qkv {offset = 0 : i64, strides = array<i64: 768, 16, 96, 1>} : tensor<2x8x96xbf16> -> tensor<2x2x8x16xbf16>
+  %kt = graph.strided_view %qkv {offset = 32 : i64, strides = array<i64: 768, 16, 1, 96>} : tensor<2x8x96xbf16> -> tensor<2x2x16x8xbf16>
+  %v = graph.strided_view %qkv {offset = 64 : i64, strides = array<i64: 768, 16, 96, 1>} : tensor<2x8x96xbf16> -> tensor<2x2x8x16xbf16>
+  %s = graph.matmul %q, %kt : tensor<2x2x8x16xbf16>, tensor<2x2x16x8xbf16> -> tensor<2x2x8x8xbf16>
+  %p = graph.fused_softmax %m, %k, %s, %ninf {axis = 3 : i64, log = false} : (tensor<1x1x8x8xi1>, tensor<bf16>, tensor<2x2x8x8xbf16>, tensor<bf16>) -> tensor<2x2x8x8xbf16> {
+  ^bb0(%c: tensor<1x1x8x8xi1>, %b: tensor<bf16>, %a: tensor<2x2x8x8xbf16>, %d: tensor<bf16>):
+    %0 = graph.mul %b, %a : tensor<bf16>, tensor<2x2x8x8xbf16> -> tensor<2x2x8x8xbf16>
+    %1 = graph.where %c, %d, %0 : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<2x2x8x8xbf16> -> tensor<2x2x8x8xbf16>
+    graph.yield %1 : tensor<2x2x8x8xbf16>
+  }
+  %o = graph.matmul %p, %v {result_perm = array<i64: 0, 2, 1, 3>} : tensor<2x2x8x8xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x8x2x16xbf16>
+  %dp = graph.matmul %do, %v {transB = true} : tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x2x8x8xbf16>
+  %dv = graph.matmul %p, %do {result_perm = array<i64: 0, 2, 1, 3>, transA = true} : tensor<2x2x8x8xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x8x2x16xbf16>
+  %ds = graph.fused_softmax_grad %p, %dp epilogue(%m, %zero, %k : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<bf16>) {axis = 3 : i64, log = false} : tensor<2x2x8x8xbf16> {
+  ^bb0(%g: tensor<2x2x8x8xbf16>, %c: tensor<1x1x8x8xi1>, %z: tensor<bf16>, %b: tensor<bf16>):
+    %0 = graph.where %c, %z, %g : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<2x2x8x8xbf16> -> tensor<2x2x8x8xbf16>
+    %1 = graph.mul %0, %b : tensor<2x2x8x8xbf16>, tensor<bf16> -> tensor<2x2x8x8xbf16>
+    graph.yield %1 : tensor<2x2x8x8xbf16>
+  }
+  %dq = graph.matmul %ds, %kt {result_perm = array<i64: 0, 2, 1, 3>, transB = true} : tensor<2x2x8x8xbf16>, tensor<2x2x16x8xbf16> -> tensor<2x8x2x16xbf16>
+  %dkt = graph.matmul %q, %ds {result_perm = array<i64: 0, 3, 1, 2>, transA = true} : tensor<2x2x8x16xbf16>, tensor<2x2x8x8xbf16> -> tensor<2x8x2x16xbf16>
+  return %o, %dv, %dq, %dkt : tensor<2x8x2x16xbf16>, tensor<2x8x2x16xbf16>, tensor<2x8x2x16xbf16>, tensor<2x8x2x16xbf16>
+}
+
+// -----
+
+// Tests an attention without its gradient (the eval function) and without
+// a prologue (a plain softmax, dense operands): the forward op alone, its
+// prologue yielding the score.
+// CHECK-LABEL: func.func @forward_only
+// CHECK: %[[O:.*]], %{{.*}} = graph.fused_attention %arg0, %arg1, %arg2 : (tensor<1x2x8x32xf16>, tensor<1x2x32x24xf16>, tensor<1x2x24x32xf16>) -> (tensor<1x2x8x32xf16>, tensor<1x2x8xf32>) {
+// CHECK-NEXT: ^bb0(%[[S:.*]]: tensor<1x2x8x24xf16>):
+// CHECK-NEXT: graph.yield %[[S]]
+// CHECK: return %[[O]]
+func.func @forward_only(%q: tensor<1x2x8x32xf16>, %kt: tensor<1x2x32x24xf16>, %v: tensor<1x2x24x32xf16>) -> tensor<1x2x8x32xf16> {
+  %s = graph.matmul %q, %kt : tensor<1x2x8x32xf16>, tensor<1x2x32x24xf16> -> tensor<1x2x8x24xf16>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x2x8x24xf16>
+  %o = graph.matmul %p, %v : tensor<1x2x8x24xf16>, tensor<1x2x24x32xf16> -> tensor<1x2x8x32xf16>
+  return %o : tensor<1x2x8x32xf16>
+}
+
+// -----
+
+// Tests attentions that stay as they are: f32 (no tensor cores), a head of
+// 24 elements, probabilities with another reader (a dropout before the
+// product; a returned value), a softmax over another axis, and an op
+// between the forward ops that writes memory in place.
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: graph.fused_attention
+// CHECK-COUNT-12: graph.matmul
+// CHECK-NOT: graph.fused_attention
+func.func @kept(%q: tensor<1x2x8x16xf32>, %kt: tensor<1x2x16x8xf32>, %v: tensor<1x2x8x16xf32>,
+                %q24: tensor<1x2x8x24xbf16>, %kt24: tensor<1x2x24x8xbf16>, %v24: tensor<1x2x8x24xbf16>,
+                %qb: tensor<1x2x8x16xbf16>, %ktb: tensor<1x2x16x8xbf16>, %vb: tensor<1x2x8x16xbf16>)
+    -> (tensor<1x2x8x16xf32>, tensor<1x2x8x24xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) {
+  %s0 = graph.matmul %q, %kt : tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x8x8xf32>
+  %p0 = graph.softmax %s0 {axis = 3 : i64} : tensor<1x2x8x8xf32>
+  %o0 = graph.matmul %p0, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %s1 = graph.matmul %q24, %kt24 : tensor<1x2x8x24xbf16>, tensor<1x2x24x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p1 = graph.softmax %s1 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %o1 = graph.matmul %p1, %v24 : tensor<1x2x8x8xbf16>, tensor<1x2x8x24xbf16> -> tensor<1x2x8x24xbf16>
+  %s2 = graph.matmul %qb, %ktb : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p2 = graph.softmax %s2 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %d2 = graph.dropout %p2 {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o2 = graph.matmul %d2, %vb : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %s3 = graph.matmul %qb, %ktb : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p3 = graph.softmax %s3 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %o3 = graph.matmul %p3, %vb : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %s4 = graph.matmul %qb, %ktb : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p4 = graph.softmax %s4 {axis = 2 : i64} : tensor<1x2x8x8xbf16>
+  %o4 = graph.matmul %p4, %vb : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %s5 = graph.matmul %qb, %ktb : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p5 = graph.softmax %s5 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %r5 = zero.all_reduce %vb {reduction = #zero<reduction sum>} : tensor<1x2x8x16xbf16>
+  %o5 = graph.matmul %p5, %vb : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return %o0, %o1, %o2, %o3, %p3, %o4, %o5 : tensor<1x2x8x16xf32>, tensor<1x2x8x24xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
+}
