@@ -12,7 +12,10 @@
 // graph.fused_attention_grad that recomputes p from the log-sum-exp: no
 // [B, H, Tq, Tk] tensor is stored. An attention whose probabilities have
 // any other reader (a dropout, a returned value) stays as it is, as does
-// one whose ops another op that writes memory separates.
+// one whose ops another op that writes memory separates. When the mask is
+// a constant that drops exactly the keys after each query (to -inf), and
+// the gradient's epilogue keeps zero zero, the fused ops are `causal`: the
+// kernels skip the tiles above the diagonal, whose scores add nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_FUSEATTENTION
@@ -174,6 +178,102 @@ bool canFuse(Attention a, Operation *&backwardFirst, Operation *&backwardLast) {
   return true;
 }
 
+/// The constant `v` holds: a graph.constant's value, through casts.
+DenseElementsAttr constantOf(Value v) {
+  while (auto cast = v.getDefiningOp<CastOp>())
+    v = cast.getInput();
+  auto c = v.getDefiningOp<ConstantOp>();
+  return c ? llvm::dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+}
+
+/// The input of the fused op that body argument `v` stands for (the first
+/// argument is the score or gradient: none).
+Value inputOf(Value v, ValueRange inputs) {
+  auto arg = llvm::dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getArgNumber() == 0)
+    return {};
+  return inputs[arg.getArgNumber() - 1];
+}
+
+/// Whether `v` is a constant whose every element is `want(x)`.
+bool isFloatConstant(Value v, llvm::function_ref<bool(const APFloat &)> want) {
+  DenseElementsAttr c = v ? constantOf(v) : DenseElementsAttr();
+  if (!c || !llvm::isa<FloatType>(c.getElementType()))
+    return false;
+  return llvm::all_of(c.getValues<APFloat>(), want);
+}
+
+/// Whether `mask` ([..., tq, tk], its other dims 1) is true exactly where
+/// a key comes after its query (or exactly where it does not: `after`
+/// false).
+bool isCausalMask(Value v, int64_t tq, int64_t tk, bool after) {
+  DenseElementsAttr mask = v ? constantOf(v) : DenseElementsAttr();
+  if (!mask || !mask.getElementType().isInteger(1))
+    return false;
+  auto type = llvm::cast<ShapedType>(mask.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (shape.size() < 2 || shape[shape.size() - 2] != tq || shape.back() != tk ||
+      type.getNumElements() != tq * tk)
+    return false;
+  int64_t k = 0;
+  for (bool m : mask.getValues<bool>()) {
+    const int64_t i = k / tk, j = k % tk;
+    ++k;
+    if (m != (after ? j > i : j <= i))
+      return false;
+  }
+  return true;
+}
+
+/// Whether the prologue's value is a graph.where that makes the score of
+/// every key after its query -inf: the kernels may skip those scores.
+bool isCausalPrologue(Block &body, ValueRange inputs, RankedTensorType scores) {
+  auto where = body.getTerminator()->getOperand(0).getDefiningOp<WhereOp>();
+  if (!where)
+    return false;
+  const int64_t tq = scores.getDimSize(2), tk = scores.getDimSize(3);
+  auto negInf = [](const APFloat &x) { return x.isInfinity() && x.isNegative(); };
+  Value cond = inputOf(where.getCondition(), inputs);
+  if (isFloatConstant(inputOf(where.getOnTrue(), inputs), negInf))
+    return isCausalMask(cond, tq, tk, /*after=*/true);
+  if (isFloatConstant(inputOf(where.getOnFalse(), inputs), negInf))
+    return isCausalMask(cond, tq, tk, /*after=*/false);
+  return false;
+}
+
+/// Whether the epilogue maps a zero gradient to zero: it only multiplies
+/// the gradient by finite constants, divides it by nonzero ones, negates it
+/// and selects between it and zeros.
+bool keepsZero(Block &body, ValueRange inputs) {
+  llvm::DenseSet<Value> grad = {body.getArgument(0)};
+  auto finite = [](const APFloat &x) { return x.isFinite(); };
+  auto nonzero = [](const APFloat &x) { return x.isFinite() && !x.isZero(); };
+  auto zero = [](const APFloat &x) { return x.isZero(); };
+  for (Operation &op : body.without_terminator()) {
+    bool ok = false;
+    if (llvm::isa<MulOp>(op)) {
+      Value a = op.getOperand(0), b = op.getOperand(1);
+      ok = (grad.contains(a) && isFloatConstant(inputOf(b, inputs), finite)) ||
+           (grad.contains(b) && isFloatConstant(inputOf(a, inputs), finite));
+    } else if (llvm::isa<DivOp>(op)) {
+      ok = grad.contains(op.getOperand(0)) &&
+           isFloatConstant(inputOf(op.getOperand(1), inputs), nonzero);
+    } else if (llvm::isa<NegOp>(op)) {
+      ok = grad.contains(op.getOperand(0));
+    } else if (auto where = llvm::dyn_cast<WhereOp>(op)) {
+      auto branch = [&](Value v) {
+        return grad.contains(v) || isFloatConstant(inputOf(v, inputs), zero);
+      };
+      ok = branch(where.getOnTrue()) && branch(where.getOnFalse()) &&
+           (grad.contains(where.getOnTrue()) || grad.contains(where.getOnFalse()));
+    }
+    if (!ok)
+      return false;
+    grad.insert(op.getResult(0));
+  }
+  return grad.contains(body.getTerminator()->getOperand(0));
+}
+
 /// Fills `region` with one block: an argument of `scores` type, then one
 /// per `inputs`, computing `body`'s value for it (`leading`: the body's
 /// argument that takes the score; the others are the inputs in order), or
@@ -223,6 +323,9 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
   auto forward = b.create<FusedAttentionOp>(loc, a.out.getType(), rowsType, q, kt, v,
                                             prologueInputs, a.out.getResultPermAttr());
   buildBody(b, forward.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
+  const bool causal =
+      isCausalPrologue(forward.getPrologue().front(), prologueInputs, scoresType);
+  forward.setCausal(causal);
   a.out.getResult().replaceAllUsesWith(forward.getOut());
   if (a.gradV) {
     SmallVector<Value> epilogueInputs;
@@ -242,6 +345,7 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
         a.gradKt.getResultPermAttr(), a.gradV.getResultPermAttr());
     buildBody(b, grad.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
     buildBody(b, grad.getEpilogue(), scoresType, epilogueInputs, epilogue, 0, gradLoc);
+    grad.setCausal(causal && keepsZero(grad.getEpilogue().front(), epilogueInputs));
     a.gradQ.getResult().replaceAllUsesWith(grad.getGradQ());
     a.gradKt.getResult().replaceAllUsesWith(grad.getGradKt());
     a.gradV.getResult().replaceAllUsesWith(grad.getGradV());

@@ -235,7 +235,7 @@ struct AttentionText {
   std::string s, shape;
   int64_t dim, tq, tk;
 };
-AttentionText attentionOf(Value q, Value kt) {
+AttentionText attentionOf(Value q, Value kt, bool causal) {
   auto qt = llvm::cast<RankedTensorType>(q.getType());
   auto ktt = llvm::cast<RankedTensorType>(kt.getType());
   AttentionText a;
@@ -243,8 +243,8 @@ AttentionText attentionOf(Value q, Value kt) {
   a.dim = qt.getDimSize(3);
   a.tq = qt.getDimSize(2);
   a.tk = ktt.getDimSize(3);
-  a.shape = llvm::formatv("AttentionShape{{{0}, {1}, {2}, {3}}", qt.getDimSize(0),
-                          qt.getDimSize(1), a.tq, a.tk);
+  a.shape = llvm::formatv("AttentionShape{{{0}, {1}, {2}, {3}, {4}}", qt.getDimSize(0),
+                          qt.getDimSize(1), a.tq, a.tk, causal ? 1 : 0);
   return a;
 }
 
@@ -372,7 +372,7 @@ namespace zeroc {
 
 LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttentionOp op,
                                         StringRef name, std::string &definitions) {
-  const AttentionText a = attentionOf(op.getQ(), op.getKt());
+  const AttentionText a = attentionOf(op.getQ(), op.getKt(), op.getCausal());
   RankedTensorType scores = op.getScoresType();
   FailureOr<PrintedBody> body =
       printBody(p, op.getPrologue().front(), op.getInputs(), {"s"}, scores, "        ");
@@ -412,7 +412,7 @@ LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttention
 LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
                                              graph::FusedAttentionGradOp op, StringRef name,
                                              std::string &definitions) {
-  const AttentionText a = attentionOf(op.getQ(), op.getKt());
+  const AttentionText a = attentionOf(op.getQ(), op.getKt(), op.getCausal());
   auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
   auto kt = llvm::cast<RankedTensorType>(op.getKt().getType());
   auto v = llvm::cast<RankedTensorType>(op.getV().getType());

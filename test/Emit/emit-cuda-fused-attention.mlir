@@ -7,10 +7,13 @@
 // and its kernels, on a one-head attention (B=2, T=8, D=16) in bf16: q, k
 // and v read from the QKV projection at their strides (k's d and t strides
 // swapped from kt's view), the output and the gradients written at the
-// strides of the [B, T, H, D] their matmuls stored, the softmax's scale the
-// prologue and its gradient's the epilogue, each score rounded to bf16 as
-// the product's matmul stores it. The gradient is two kernels, dq (which
-// writes delta) first. fuse-attention=false, and f32, keep the matmuls.
+// strides of the [B, T, H, D] their matmuls stored, the softmax's scale and
+// causal mask the prologue and its gradient's the epilogue, each score
+// rounded to bf16 as the product's matmul stores it. The mask is a
+// constant that drops exactly the keys after each query, so the kernels
+// are causal (they skip the tiles above the diagonal). The gradient is two
+// kernels, dq (which writes delta) first. fuse-attention=false, and f32,
+// keep the matmuls.
 graph.param trainable @w = dense<0.01> : tensor<16x48xf32>
 func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16xf32> {graph.input = "t"}) -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<16x48xf32>
@@ -27,7 +30,10 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
   %s = graph.matmul %q, %k : tensor<2x1x8x16xf32>, tensor<2x1x16x8xf32> -> tensor<2x1x8x8xf32>
   %c = graph.constant dense<0.25> : tensor<f32>
   %ss = graph.mul %s, %c : tensor<2x1x8x8xf32>, tensor<f32> -> tensor<2x1x8x8xf32>
-  %p = graph.softmax %ss {axis = 3 : i64} : tensor<2x1x8x8xf32>
+  %mask = graph.constant dense<[[[[false, true, true, true, true, true, true, true], [false, false, true, true, true, true, true, true], [false, false, false, true, true, true, true, true], [false, false, false, false, true, true, true, true], [false, false, false, false, false, true, true, true], [false, false, false, false, false, false, true, true], [false, false, false, false, false, false, false, true], [false, false, false, false, false, false, false, false]]]]> : tensor<1x1x8x8xi1>
+  %ninf = graph.constant dense<0xFF800000> : tensor<f32>
+  %sm = graph.where %mask, %ninf, %ss : tensor<1x1x8x8xi1>, tensor<f32>, tensor<2x1x8x8xf32> -> tensor<2x1x8x8xf32>
+  %p = graph.softmax %sm {axis = 3 : i64} : tensor<2x1x8x8xf32>
   %o = graph.matmul %p, %v : tensor<2x1x8x8xf32>, tensor<2x1x8x16xf32> -> tensor<2x1x8x16xf32>
   %ot = graph.transpose %o {perm = [0, 2, 1, 3]} : tensor<2x1x8x16xf32> -> tensor<2x8x1x16xf32>
   %or = graph.reshape %ot : tensor<2x8x1x16xf32> -> tensor<2x8x16xf32>
@@ -37,32 +43,40 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 }
 
 // IR-LABEL: func.func @train_micro_step
-// IR: %[[O:.*]], %[[LSE:.*]] = graph.fused_attention %{{.*}}, %{{.*}}, %{{.*}} prologue(%{{.*}} : tensor<bf16>) {out_perm = array<i64: 0, 2, 1, 3>, zero.arena_offsets = [{{.*}}]} : (tensor<2x1x8x16xbf16>, tensor<2x1x16x8xbf16>, tensor<2x1x8x16xbf16>) -> (tensor<2x8x1x16xbf16>, tensor<2x1x8xf32>)
-// IR: graph.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[LSE]], %{{.*}} prologue(%{{.*}} : tensor<bf16>) epilogue(%{{.*}} : tensor<bf16>)
+// IR: %[[O:.*]], %[[LSE:.*]] = graph.fused_attention %{{.*}}, %{{.*}}, %{{.*}} prologue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<bf16>, tensor<1x1x8x8xi1>, tensor<bf16>) {causal, out_perm = array<i64: 0, 2, 1, 3>, zero.arena_offsets = [{{.*}}]} : (tensor<2x1x8x16xbf16>, tensor<2x1x16x8xbf16>, tensor<2x1x8x16xbf16>) -> (tensor<2x8x1x16xbf16>, tensor<2x1x8xf32>)
+// IR: graph.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[LSE]], %{{.*}} prologue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<bf16>, tensor<1x1x8x8xi1>, tensor<bf16>) epilogue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<bf16>) {causal,
 // IR-NOT: graph.matmul
 // IR-LABEL: func.func @train_step
 
 // CHECK: // graph.fused_attention: softmax(prologue(q kt)) v, scores [2, 1, 8, 8]
-// CHECK-NEXT: ZRT_GLOBAL void [[F:fused[0-9]+]](const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *in1, zeroc_rt::cuda::BF16 *out, float *lse) {
+// CHECK-NEXT: ZRT_GLOBAL void [[F:fused[0-9]+]](const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *in1, const unsigned char *in2, const zeroc_rt::cuda::BF16 *in3, zeroc_rt::cuda::BF16 *out, float *lse) {
 // CHECK-NEXT: namespace z = zeroc_rt::cuda;
 // CHECK-NEXT: using zc = z::Compute<zeroc_rt::cuda::BF16>::type;
-// CHECK-NEXT: z::attentionForward<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, out, z::Strides4{128, 16, 16, 1}, lse,
+// CHECK-NEXT: z::attentionForward<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, out, z::Strides4{128, 16, 16, 1}, lse,
 // CHECK-NEXT: [&](int64_t i, zc s) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(s);
 // CHECK-NEXT: const zc a1 = z::load(in1[0]);
+// CHECK-NEXT: const bool a2 = in2[(i / 8 % 8) * 8 + i % 8] != 0;
+// CHECK-NEXT: const zc a3 = z::load(in3[0]);
 // CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
-// CHECK-NEXT: return v0;
+// CHECK-NEXT: const zc v1 = z::roundTo<zeroc_rt::cuda::BF16>(a2 ? a3 : v0);
+// CHECK-NEXT: return v1;
 // CHECK-NEXT: });
 // CHECK: // graph.fused_attention_grad: dq and delta
-// CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_q(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, const float *lse, float *delta, const zeroc_rt::cuda::BF16 *in1, const zeroc_rt::cuda::BF16 *ep1, zeroc_rt::cuda::BF16 *dq) {
-// CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{128, 16, 16, 1},
+// CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_q(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, const float *lse, float *delta, const zeroc_rt::cuda::BF16 *in1, const unsigned char *in2, const zeroc_rt::cuda::BF16 *in3, const unsigned char *ep1, const zeroc_rt::cuda::BF16 *ep2, const zeroc_rt::cuda::BF16 *ep3, zeroc_rt::cuda::BF16 *dq) {
+// CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{128, 16, 16, 1},
 // CHECK: [&](int64_t i, zc g) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(g);
-// CHECK-NEXT: const zc a1 = z::load(ep1[0]);
+// CHECK-NEXT: const bool a1 = ep1[(i / 8 % 8) * 8 + i % 8] != 0;
+// CHECK-NEXT: const zc a2 = z::load(ep2[0]);
+// CHECK-NEXT: const zc a3 = z::load(ep3[0]);
+// CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(a1 ? a2 : a0);
+// CHECK-NEXT: const zc v1 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, v0, a3));
+// CHECK-NEXT: return v1;
 // CHECK: // graph.fused_attention_grad: dk and dv
 // CHECK-NEXT: ZRT_GLOBAL void [[G]]_kv(
-// CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{128, 16, 16, 1}, dv, z::Strides4{128, 16, 16, 1},
-// CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[F]], zeroc_rt::cuda::attentionBlocks(zeroc_rt::cuda::AttentionShape{2, 1, 8, 8}, 8), zeroc_rt::cuda::kAttnThreads, {{.*}}), "[[F]]"));
+// CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{128, 16, 16, 1}, dv, z::Strides4{128, 16, 16, 1},
+// CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[F]], zeroc_rt::cuda::attentionBlocks(zeroc_rt::cuda::AttentionShape{2, 1, 8, 8, 1}, 8), zeroc_rt::cuda::kAttnThreads, {{.*}}), "[[F]]"));
 // CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_q, {{.*}}), "[[G]]_q"));
 // CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_kv, {{.*}}), "[[G]]_kv"));
 

@@ -102,3 +102,99 @@ func.func @kept(%q: tensor<1x2x8x16xf32>, %kt: tensor<1x2x16x8xf32>, %v: tensor<
   %o5 = graph.matmul %p5, %vb : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
   return %o0, %o1, %o2, %o3, %p3, %o4, %o5 : tensor<1x2x8x16xf32>, tensor<1x2x8x24xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
 }
+
+// -----
+
+// Tests the causal proof: a constant mask that drops exactly the keys after
+// each query (to a constant -inf, through a cast) makes the fused ops
+// causal, the gradient's too when its epilogue keeps zero zero (where with
+// a zero constant, a product by a finite constant). A mask that also drops
+// the diagonal proves nothing, and neither does an epilogue that adds.
+// CHECK-LABEL: func.func @causal
+// CHECK: graph.fused_attention {{.*}} {causal}
+// CHECK: graph.fused_attention_grad {{.*}} {causal}
+// CHECK-LABEL: func.func @diagonal_masked
+// CHECK: graph.fused_attention
+// CHECK-NOT: causal
+// CHECK-LABEL: func.func @epilogue_adds
+// CHECK: graph.fused_attention {{.*}} {causal}
+// CHECK: graph.fused_attention_grad
+// CHECK-NOT: causal
+// CHECK: return
+func.func @causal(%q: tensor<1x1x4x16xbf16>, %kt: tensor<1x1x16x4xbf16>, %v: tensor<1x1x4x16xbf16>, %do: tensor<1x1x4x16xbf16>) -> (tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16>) {
+  %m = graph.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %n32 = graph.constant dense<0xFF800000> : tensor<f32>
+  %n = graph.cast %n32 : tensor<f32> -> tensor<bf16>
+  %z = graph.constant dense<0.0> : tensor<bf16>
+  %k = graph.constant dense<0.25> : tensor<bf16>
+  %s = graph.matmul %q, %kt : tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x4xbf16>
+  %p = graph.fused_softmax %s, %m, %n {axis = 3 : i64, log = false} : (tensor<1x1x4x4xbf16>, tensor<1x1x4x4xi1>, tensor<bf16>) -> tensor<1x1x4x4xbf16> {
+  ^bb0(%a: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %d: tensor<bf16>):
+    %0 = graph.where %c, %d, %a : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
+    graph.yield %0 : tensor<1x1x4x4xbf16>
+  }
+  %o = graph.matmul %p, %v : tensor<1x1x4x4xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x16xbf16>
+  %dp = graph.matmul %do, %v {transB = true} : tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x4xbf16>
+  %dv = graph.matmul %p, %do {transA = true} : tensor<1x1x4x4xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x16xbf16>
+  %ds = graph.fused_softmax_grad %p, %dp epilogue(%m, %z, %k : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<bf16>) {axis = 3 : i64, log = false} : tensor<1x1x4x4xbf16> {
+  ^bb0(%g: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %y: tensor<bf16>, %b: tensor<bf16>):
+    %0 = graph.where %c, %y, %g : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
+    %1 = graph.mul %0, %b : tensor<1x1x4x4xbf16>, tensor<bf16> -> tensor<1x1x4x4xbf16>
+    graph.yield %1 : tensor<1x1x4x4xbf16>
+  }
+  %dq = graph.matmul %ds, %kt {transB = true} : tensor<1x1x4x4xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x16xbf16>
+  %dkt = graph.matmul %q, %ds {transA = true} : tensor<1x1x4x16xbf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x16x4xbf16>
+  return %o, %dv, %dq, %dkt : tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16>
+}
+
+func.func @diagonal_masked(%q: tensor<1x1x4x16xbf16>, %kt: tensor<1x1x16x4xbf16>, %v: tensor<1x1x4x16xbf16>, %do: tensor<1x1x4x16xbf16>) -> (tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16>) {
+  %m = graph.constant dense<[[[[true, true, true, true], [false, true, true, true], [false, false, true, true], [false, false, false, true]]]]> : tensor<1x1x4x4xi1>
+  %n32 = graph.constant dense<0xFF800000> : tensor<f32>
+  %n = graph.cast %n32 : tensor<f32> -> tensor<bf16>
+  %z = graph.constant dense<0.0> : tensor<bf16>
+  %k = graph.constant dense<0.25> : tensor<bf16>
+  %s = graph.matmul %q, %kt : tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x4xbf16>
+  %p = graph.fused_softmax %s, %m, %n {axis = 3 : i64, log = false} : (tensor<1x1x4x4xbf16>, tensor<1x1x4x4xi1>, tensor<bf16>) -> tensor<1x1x4x4xbf16> {
+  ^bb0(%a: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %d: tensor<bf16>):
+    %0 = graph.where %c, %d, %a : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
+    graph.yield %0 : tensor<1x1x4x4xbf16>
+  }
+  %o = graph.matmul %p, %v : tensor<1x1x4x4xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x16xbf16>
+  %dp = graph.matmul %do, %v {transB = true} : tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x4xbf16>
+  %dv = graph.matmul %p, %do {transA = true} : tensor<1x1x4x4xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x16xbf16>
+  %ds = graph.fused_softmax_grad %p, %dp epilogue(%m, %z, %k : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<bf16>) {axis = 3 : i64, log = false} : tensor<1x1x4x4xbf16> {
+  ^bb0(%g: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %y: tensor<bf16>, %b: tensor<bf16>):
+    %0 = graph.where %c, %y, %g : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
+    %1 = graph.mul %0, %b : tensor<1x1x4x4xbf16>, tensor<bf16> -> tensor<1x1x4x4xbf16>
+    graph.yield %1 : tensor<1x1x4x4xbf16>
+  }
+  %dq = graph.matmul %ds, %kt {transB = true} : tensor<1x1x4x4xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x16xbf16>
+  %dkt = graph.matmul %q, %ds {transA = true} : tensor<1x1x4x16xbf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x16x4xbf16>
+  return %o, %dv, %dq, %dkt : tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16>
+}
+
+func.func @epilogue_adds(%q: tensor<1x1x4x16xbf16>, %kt: tensor<1x1x16x4xbf16>, %v: tensor<1x1x4x16xbf16>, %do: tensor<1x1x4x16xbf16>) -> (tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16>) {
+  %m = graph.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %n32 = graph.constant dense<0xFF800000> : tensor<f32>
+  %n = graph.cast %n32 : tensor<f32> -> tensor<bf16>
+  %z = graph.constant dense<0.0> : tensor<bf16>
+  %k = graph.constant dense<0.25> : tensor<bf16>
+  %s = graph.matmul %q, %kt : tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x4xbf16>
+  %p = graph.fused_softmax %s, %m, %n {axis = 3 : i64, log = false} : (tensor<1x1x4x4xbf16>, tensor<1x1x4x4xi1>, tensor<bf16>) -> tensor<1x1x4x4xbf16> {
+  ^bb0(%a: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %d: tensor<bf16>):
+    %0 = graph.where %c, %d, %a : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
+    graph.yield %0 : tensor<1x1x4x4xbf16>
+  }
+  %o = graph.matmul %p, %v : tensor<1x1x4x4xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x16xbf16>
+  %dp = graph.matmul %do, %v {transB = true} : tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x4xbf16>
+  %dv = graph.matmul %p, %do {transA = true} : tensor<1x1x4x4xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x16xbf16>
+  %ds = graph.fused_softmax_grad %p, %dp epilogue(%m, %z, %k : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<bf16>) {axis = 3 : i64, log = false} : tensor<1x1x4x4xbf16> {
+  ^bb0(%g: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %y: tensor<bf16>, %b: tensor<bf16>):
+    %0 = graph.where %c, %y, %g : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
+    %1 = graph.add %0, %b : tensor<1x1x4x4xbf16>, tensor<bf16> -> tensor<1x1x4x4xbf16>
+    graph.yield %1 : tensor<1x1x4x4xbf16>
+  }
+  %dq = graph.matmul %ds, %kt {transB = true} : tensor<1x1x4x4xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x16xbf16>
+  %dkt = graph.matmul %q, %ds {transA = true} : tensor<1x1x4x16xbf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x16x4xbf16>
+  return %o, %dv, %dq, %dkt : tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16>
+}

@@ -298,10 +298,13 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
 }
 
 // Partial tiles (80 rows: one full tile and 16 rows), several heads and
-// batches, every head size, keys longer and shorter than the queries.
+// batches, every head size, keys longer and shorter than the queries;
+// causal ones long enough that the kernels skip the tiles above the
+// diagonal (200 and 150 rows: several tiles of 64 and 32).
 const Case kCases[] = {
     {2, 3, 80, 80, 16, 1}, {1, 2, 64, 64, 64, 1},  {1, 2, 72, 72, 64, 0},
     {1, 1, 40, 40, 128, 1}, {1, 2, 24, 96, 32, 0}, {1, 1, 100, 36, 64, 0},
+    {1, 2, 200, 200, 32, 1}, {1, 1, 150, 150, 128, 1},
 };
 
 TEST(AttentionParity, Bf16) {

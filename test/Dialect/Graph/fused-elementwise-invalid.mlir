@@ -118,7 +118,7 @@ func.func @yield_type(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @outside_yield(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'graph.yield' op expects parent op to be one of 'graph.fused_elementwise, graph.fused_softmax, graph.fused_softmax_grad'}}
+  // expected-error @+1 {{'graph.yield' op expects parent op to be one of 'graph.fused_elementwise, graph.fused_softmax, graph.fused_softmax_grad, graph.fused_attention, graph.fused_attention_grad'}}
   graph.yield %x : tensor<4xf32>
 }
 

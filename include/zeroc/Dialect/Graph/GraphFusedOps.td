@@ -129,7 +129,10 @@ def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
     as `graph.matmul`'s `result_perm` stores a product. `lse` is each
     row's log-sum-exp (f32 `[B, H, Tq]`), which the gradient reads. The
     scores and probabilities are never stored (zero-fuse-attention,
-    docs/CudaTarget.md "Attention in one kernel").
+    docs/CudaTarget.md "Attention in one kernel"). `causal` says that the
+    prologue makes the score of every key after its query `-inf` (its pass
+    proved it from the mask's constant), so the kernel skips the key tiles
+    that hold no other score.
 
     ```mlir
     %o, %lse = graph.fused_attention %q, %kt, %v prologue(%k, %mask, %ninf : tensor<bf16>, tensor<1x1x64x64xi1>, tensor<bf16>) {out_perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x64x16xbf16>, tensor<2x4x16x64xbf16>, tensor<2x4x64x16xbf16>) -> (tensor<2x64x4x16xbf16>, tensor<2x4x64xf32>) {
@@ -142,7 +145,7 @@ def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
   }];
   let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
                    Variadic<Graph_Tensor>:$inputs,
-                   OptionalAttr<DenseI64ArrayAttr>:$out_perm);
+                   OptionalAttr<DenseI64ArrayAttr>:$out_perm, UnitAttr:$causal);
   let results = (outs Graph_FloatTensor:$out, Graph_FloatTensor:$lse);
   let regions = (region SizedRegion<1>:$prologue);
   let assemblyFormat = [{
@@ -171,7 +174,9 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
     `graph.fused_softmax_grad` body (its first argument that gradient, the
     others `epilogue_inputs`), which yields the gradient of the scores
     `q kt`. `delta` is scratch: each row's sum of `grad * out` (f32
-    `[B, H, Tq]`), the softmax gradient's dot product.
+    `[B, H, Tq]`), the softmax gradient's dot product. `causal`: as the
+    forward op's, and the epilogue keeps a zero gradient zero, so the
+    kernels skip the tiles above the diagonal.
   }];
   let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
                    Graph_FloatTensor:$out, Graph_FloatTensor:$lse, Graph_FloatTensor:$grad,
@@ -180,7 +185,7 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
                    OptionalAttr<DenseI64ArrayAttr>:$out_perm,
                    OptionalAttr<DenseI64ArrayAttr>:$grad_q_perm,
                    OptionalAttr<DenseI64ArrayAttr>:$grad_kt_perm,
-                   OptionalAttr<DenseI64ArrayAttr>:$grad_v_perm);
+                   OptionalAttr<DenseI64ArrayAttr>:$grad_v_perm, UnitAttr:$causal);
   let results = (outs Graph_FloatTensor:$grad_q, Graph_FloatTensor:$grad_kt,
                       Graph_FloatTensor:$grad_v, Graph_FloatTensor:$delta);
   let regions = (region SizedRegion<1>:$prologue, SizedRegion<1>:$epilogue);

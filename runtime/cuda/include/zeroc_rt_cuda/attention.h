@@ -42,21 +42,39 @@
 
 namespace zeroc_rt::cuda {
 
+constexpr int kAttnWarps = 4;
+constexpr int kAttnThreads = 32 * kAttnWarps;
+/// Rows a block owns: query rows, or keys in attentionGradKV.
+constexpr int kAttnRows = 16 * kAttnWarps;
+
 /// Element strides of a [batch, heads, time, dim] operand, in that order.
 struct Strides4 {
   int64_t b, h, t, d;
 };
 
 /// An attention's batch, heads, query rows and keys (the head dimension is
-/// the kernels' template parameter D).
+/// the kernels' template parameter D). `causal`: the prologue makes the
+/// score of every key after its query -inf and the epilogue keeps a zero
+/// gradient zero (zero-fuse-attention proves it from the mask's constant),
+/// so those scores add exactly nothing, forward or backward: the kernels
+/// skip the tiles that hold no other score.
 struct AttentionShape {
   int64_t batch, heads, tq, tk;
+  int causal;
 };
 
-constexpr int kAttnWarps = 4;
-constexpr int kAttnThreads = 32 * kAttnWarps;
-/// Rows a block owns: query rows, or keys in attentionGradKV.
-constexpr int kAttnRows = 16 * kAttnWarps;
+/// The keys a block of query rows [row0, row0 + kAttnRows) reads: all, or
+/// up to its last row's when causal.
+ZRT_HD int64_t keysFor(const AttentionShape &g, int64_t row0) {
+  const int64_t last = row0 + kAttnRows < g.tq ? row0 + kAttnRows : g.tq;
+  return g.causal && last < g.tk ? last : g.tk;
+}
+/// The first query row whose tile (of R rows) a block of keys from `key0`
+/// reads: 0, or the tile of key0's own row when causal.
+ZRT_HD int64_t firstQueryFor(const AttentionShape &g, int64_t key0, int64_t r) {
+  return g.causal ? key0 / r * r : 0;
+}
+
 /// Words of padding after each row of a tile in shared memory, so that the
 /// fragment reads of a warp's 8 row groups fall in different banks.
 constexpr int kAttnPad = 4;
@@ -227,12 +245,13 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const T *q, Strides4 qs, 
   const int64_t tiles = (g.tq + kAttnRows - 1) / kAttnRows;
   for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
     const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
-    const int64_t row0 = (blk % tiles) * kAttnRows + 16 * warp;
+    const int64_t blockRow0 = (blk % tiles) * kAttnRows, row0 = blockRow0 + 16 * warp;
+    const int64_t keys = keysFor(g, blockRow0);
     uint32_t qa[D / 16][4];
     attn::loadA<T, D>(qa, q, qs, attn::at(qs, b, h), row0, g.tq, lane);
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
     float acc[D / 8][4] = {};
-    for (int64_t key0 = 0; key0 < g.tk; key0 += BK) {
+    for (int64_t key0 = 0; key0 < keys; key0 += BK) {
       syncBlock(); // the previous tile is read
       attn::loadRows<T, BK, D>(kTile, k, ks, attn::at(ks, b, h), key0, g.tk);
       attn::loadColumns<T, BK, D>(vTile, v, vs, attn::at(vs, b, h), key0, g.tk);
@@ -301,7 +320,8 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, co
   const int64_t tiles = (g.tq + kAttnRows - 1) / kAttnRows;
   for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
     const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
-    const int64_t row0 = (blk % tiles) * kAttnRows + 16 * warp;
+    const int64_t blockRow0 = (blk % tiles) * kAttnRows, row0 = blockRow0 + 16 * warp;
+    const int64_t keys = keysFor(g, blockRow0);
     // delta of the warp's rows, each a warp-wide sum over d.
     float rowDelta[2] = {0.f, 0.f}, rowLse[2] = {0.f, 0.f};
     ZRT_UNROLL
@@ -324,7 +344,7 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, co
     attn::loadA<T, D>(qa, q, qs, attn::at(qs, b, h), row0, g.tq, lane);
     attn::loadA<T, D>(da, dout, dos, attn::at(dos, b, h), row0, g.tq, lane);
     float acc[D / 8][4] = {};
-    for (int64_t key0 = 0; key0 < g.tk; key0 += BK) {
+    for (int64_t key0 = 0; key0 < keys; key0 += BK) {
       syncBlock();
       attn::loadRows<T, BK, D>(kTile, k, ks, attn::at(ks, b, h), key0, g.tk);
       attn::loadRows<T, BK, D>(vTile, v, vs, attn::at(vs, b, h), key0, g.tk);
@@ -373,12 +393,12 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const T *q, Strides4 qs, c
   const int64_t tiles = (g.tk + kAttnRows - 1) / kAttnRows;
   for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
     const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
-    const int64_t key0 = (blk % tiles) * kAttnRows + 16 * warp;
+    const int64_t blockKey0 = (blk % tiles) * kAttnRows, key0 = blockKey0 + 16 * warp;
     uint32_t ka[D / 16][4], va[D / 16][4];
     attn::loadA<T, D>(ka, k, ks, attn::at(ks, b, h), key0, g.tk, lane);
     attn::loadA<T, D>(va, v, vs, attn::at(vs, b, h), key0, g.tk, lane);
     float dkAcc[D / 8][4] = {}, dvAcc[D / 8][4] = {};
-    for (int64_t q0 = 0; q0 < g.tq; q0 += BQ) {
+    for (int64_t q0 = firstQueryFor(g, blockKey0, BQ); q0 < g.tq; q0 += BQ) {
       syncBlock();
       attn::loadRows<T, BQ, D>(qTile, q, qs, attn::at(qs, b, h), q0, g.tq);
       attn::loadColumns<T, BQ, D>(qColumns, q, qs, attn::at(qs, b, h), q0, g.tq);

@@ -16,7 +16,7 @@ namespace {
 ZRT_HD Strides4 strides4(const int64_t (&s)[4]) { return Strides4{s[0], s[1], s[2], s[3]}; }
 
 ZRT_HD AttentionShape shapeOf(const AttentionCall &c) {
-  return AttentionShape{c.batch, c.heads, c.tq, c.tk};
+  return AttentionShape{c.batch, c.heads, c.tq, c.tk, c.causal};
 }
 
 /// The score: the product rounded to T, scaled and rounded again; -inf for

@@ -1,8 +1,9 @@
 //===- kernels/attention.h - The attention kernels with a plain prologue -*- C++ -*-===//
 //
 // zeroc_rt_cuda/attention.h's kernels with the prologue of a scaled dot
-// product, optionally with a causal mask (a key after the query is -inf),
-// and its epilogue (masked to 0, then scaled): what the kernel tests check
+// product, optionally with a causal mask (a key after the query is -inf;
+// the kernels then skip the tiles above the diagonal), and its epilogue
+// (masked to 0, then scaled): what the kernel tests check
 // on the emulation and on a GPU. A generated program instantiates the same
 // templates with its graph.fused_attention's own prologue and epilogue.
 // Each product is rounded to the storage type before it is scaled, and the
