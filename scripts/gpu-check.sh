@@ -49,6 +49,8 @@ gpt2-bf16-s3-w1|gpt2|3|1|bf16|8
 gpt2-fp16-s2-w2|gpt2|2|2|fp16|8
 gpt2-s0-w1-unfused|gpt2|0|1|fp32-unfused|8
 gpt2-bf16-s3-w1-unfused|gpt2|3|1|bf16-unfused|8
+attn-bf16-s0-w1|gpt2_nodropout|0|1|bf16|8
+attn-fp16-s3-w2|gpt2_nodropout|3|2|fp16|8
 EOF
 }
 
@@ -63,6 +65,7 @@ write_configs() {
   echo '{"bf16": {"enabled": true}, "gradient_accumulation_steps": 2, "zeroc": {"fuse_elementwise": false}}' > "$1/bf16-unfused.json"
   echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}' > "$1/bench.json"
   echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zeroc": {"fuse_elementwise": false}}' > "$1/bench-unfused.json"
+  echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zeroc": {"fuse_attention": false}}' > "$1/bench-matmul-attention.json"
 }
 
 # Compiles every case with --target $1 into $dir/stage/progs and records the
@@ -96,11 +99,14 @@ prepare_bench() {
   mkdir -p "$cache"
   [ -f "$cache/gpt2_124m.onnx" ] || /usr/bin/python3 "$root/bench/gpt2_124m.py" export \
     "$cache/gpt2_124m.onnx" --batch 8 || die "exporting GPT-2-124M"
-  # bench-s0u: stage 0 with one kernel per elementwise op, the fusion's peer.
+  # bench-s0u: stage 0 with one kernel per elementwise op, the fusion's
+  # peer; bench-s0a: stage 0 with attention as matmuls and a softmax, the
+  # attention kernels' peer.
   local v s cfg
-  for v in 0 3 0u; do
-    s=${v%u} cfg=bench
+  for v in 0 3 0u 0a; do
+    s=${v%[ua]} cfg=bench
     [ "$v" = 0u ] && cfg=bench-unfused
+    [ "$v" = 0a ] && cfg=bench-matmul-attention
     "$build/bin/zeroc" compile "$cache/gpt2_124m.onnx" --stage $s --config "$stage/configs/$cfg.json" \
       --target cuda --max-constant-bytes 2G -o "$stage/progs/bench-s$v" > /dev/null 2>&1 || die "compiling GPT-2-124M ($cfg) at stage $s"
     rm -f "$stage/progs/bench-s$v/train.cu"
@@ -267,12 +273,13 @@ PY
 
 # GPT-2-124M, bf16, sequence 1024: tokens/s, MFU (6N + 6LCT), the peak of
 # the runtime's device allocations (the JSONL's max_allocated_bytes) against
-# plan.json and the process's peak (nvidia-smi), stage 3 over stage 0, and
-# stage 0 without elementwise fusion (0u).
+# plan.json and the process's peak (nvidia-smi), stage 3 over stage 0,
+# stage 0 without elementwise fusion (0u) and with attention as matmuls
+# and a softmax (0a).
 bench() {
   local -n out=$1
-  local stage=$dir/stage s t0 t3 t0u
-  for s in 0 3 0u; do
+  local stage=$dir/stage s t0 t3 t0u t0a
+  for s in 0 3 0u 0a; do
     local p=$stage/progs/bench-s$s peakfile=$dir/log/bench-s$s.mem
     ( while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; done ) > "$peakfile" &
     local poll=$!
@@ -310,13 +317,15 @@ PY
 )
     local label="stage $s"
     [ "$s" = 0u ] && label="stage 0, unfused"
+    [ "$s" = 0a ] && label="stage 0, matmul attention"
     out+=("gpt2-124m bf16 $label|${line%%|*}|${line#*|}")
     local ms
     ms=$(python3 -c "import json,sys; s=[json.loads(l)['time_ms'] for l in open(sys.argv[1])][3:]; print(sorted(s)[len(s)//2])" "$dir/log/bench-s$s.jsonl" 2>/dev/null || echo 0)
-    case $s in 0) t0=$ms ;; 3) t3=$ms ;; 0u) t0u=$ms ;; esac
+    case $s in 0) t0=$ms ;; 3) t3=$ms ;; 0u) t0u=$ms ;; 0a) t0a=$ms ;; esac
   done
   out+=("stage 3 / stage 0 step time|$(python3 -c "print('%.2f' % ($t3 / $t0))" 2>/dev/null || echo n/a)|goal <= 1.1")
-  out+=("unfused / fused step time (stage 0)|$(python3 -c "print('%.2f' % ($t0u / $t0))" 2>/dev/null || echo n/a)|zero-fuse-elementwise's gain")
+  out+=("unfused / fused step time (stage 0)|$(python3 -c "print('%.2f' % ($t0u / $t0))" 2>/dev/null || echo n/a)|the fusion passes' gain")
+  out+=("matmul / fused attention step time|$(python3 -c "print('%.2f' % ($t0a / $t0))" 2>/dev/null || echo n/a)|zero-fuse-attention's gain (> 1: the kernels win)")
 }
 
 case "$mode" in
