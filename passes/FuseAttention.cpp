@@ -15,7 +15,9 @@
 // one whose ops another op that writes memory separates. When the mask is
 // a constant that drops exactly the keys after each query (to -inf), and
 // the gradient's epilogue keeps zero zero, the fused ops are `causal`: the
-// kernels skip the tiles above the diagonal, whose scores add nothing.
+// kernels skip the tiles above the diagonal, whose scores add nothing (but
+// in a row masked entirely, NaN already in the unfused program:
+// docs/CudaTarget.md, "Attention in one kernel").
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -91,6 +94,14 @@ bool isSoftmaxGradOf(Operation *op, Value p) {
          !llvm::is_contained(g.getInputs(), p);
 }
 
+/// Whether a fused softmax's body holds a dropout (whose mask the
+/// attention kernels cannot draw).
+bool hasDropout(Operation *op) {
+  bool found = false;
+  op->walk([&](DropoutOp) { found = true; });
+  return found;
+}
+
 /// The attention whose scores `s` computes, when its ops are all there.
 std::optional<Attention> match(MatMulOp s) {
   Attention a;
@@ -99,7 +110,11 @@ std::optional<Attention> match(MatMulOp s) {
     return std::nullopt;
   Value q = s.getLhs(), kt = s.getRhs();
   a.softmax = *s.getResult().getUsers().begin();
-  if (!isSoftmaxOfScores(a.softmax, s.getResult()))
+  // The probabilities have the scores' type: a prologue input that
+  // broadcasts them to more dims (a per-example bias over a shared q) is
+  // no attention the kernels compute.
+  if (!isSoftmaxOfScores(a.softmax, s.getResult()) ||
+      a.softmax->getResult(0).getType() != s.getType() || hasDropout(a.softmax))
     return std::nullopt;
   Value p = a.softmax->getResult(0);
   for (Operation *user : p.getUsers()) {
@@ -117,7 +132,7 @@ std::optional<Attention> match(MatMulOp s) {
     return std::nullopt;
   if (!a.gradV && !a.softmaxGrad)
     return a; // forward only
-  if (!a.gradV || !a.softmaxGrad)
+  if (!a.gradV || !a.softmaxGrad || hasDropout(a.softmaxGrad))
     return std::nullopt;
   Value v = a.out.getRhs(), dout = a.gradV.getRhs();
   Value dp = a.softmaxGrad->getOperand(1);
@@ -195,12 +210,30 @@ Value inputOf(Value v, ValueRange inputs) {
   return inputs[arg.getArgNumber() - 1];
 }
 
-/// Whether `v` is a constant whose every element is `want(x)`.
+/// Whether `v` is a constant whose every element, as `v` holds it (rounded
+/// through each cast on the way: an f32 1e5 is an f16 inf), is `want(x)`.
 bool isFloatConstant(Value v, llvm::function_ref<bool(const APFloat &)> want) {
-  DenseElementsAttr c = v ? constantOf(v) : DenseElementsAttr();
+  if (!v)
+    return false;
+  SmallVector<FloatType> casts; // from the constant's type to v's
+  Value at = v;
+  while (auto cast = at.getDefiningOp<CastOp>()) {
+    auto to = llvm::dyn_cast<FloatType>(getElementTypeOrSelf(cast.getType()));
+    if (!to)
+      return false;
+    casts.push_back(to);
+    at = cast.getInput();
+  }
+  DenseElementsAttr c = constantOf(at);
   if (!c || !llvm::isa<FloatType>(c.getElementType()))
     return false;
-  return llvm::all_of(c.getValues<APFloat>(), want);
+  return llvm::all_of(c.getValues<APFloat>(), [&](APFloat x) {
+    for (FloatType t : llvm::reverse(casts)) {
+      bool losesInfo = false;
+      x.convert(t.getFloatSemantics(), APFloat::rmNearestTiesToEven, &losesInfo);
+    }
+    return want(x);
+  });
 }
 
 /// Whether `mask` ([..., tq, tk], its other dims 1) is true exactly where

@@ -105,11 +105,40 @@ func.func @kept(%q: tensor<1x2x8x16xf32>, %kt: tensor<1x2x16x8xf32>, %v: tensor<
 
 // -----
 
+// Tests prologues the kernels cannot take: an input that broadcasts the
+// scores to more dims (a per-example bias over one q: the probabilities
+// are not the scores' shape) and a dropout inside the softmax's prologue.
+// CHECK-LABEL: func.func @kept_prologues
+// CHECK-NOT: graph.fused_attention
+// CHECK-COUNT-4: graph.matmul
+// CHECK-NOT: graph.fused_attention
+func.func @kept_prologues(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>, %bias: tensor<2x2x8x8xbf16>) -> (tensor<2x2x8x16xbf16>, tensor<1x2x8x16xbf16>) {
+  %s0 = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p0 = graph.fused_softmax %s0, %bias {axis = 3 : i64, log = false} : (tensor<1x2x8x8xbf16>, tensor<2x2x8x8xbf16>) -> tensor<2x2x8x8xbf16> {
+  ^bb0(%a: tensor<1x2x8x8xbf16>, %b: tensor<2x2x8x8xbf16>):
+    %0 = graph.add %a, %b : tensor<1x2x8x8xbf16>, tensor<2x2x8x8xbf16> -> tensor<2x2x8x8xbf16>
+    graph.yield %0 : tensor<2x2x8x8xbf16>
+  }
+  %o0 = graph.matmul %p0, %v : tensor<2x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<2x2x8x16xbf16>
+  %s1 = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p1 = graph.fused_softmax %s1 {axis = 3 : i64, log = false} : (tensor<1x2x8x8xbf16>) -> tensor<1x2x8x8xbf16> {
+  ^bb0(%a: tensor<1x2x8x8xbf16>):
+    %0 = graph.dropout %a {ratio = 0.1 : f64, seed = 3 : i64, training = true} : tensor<1x2x8x8xbf16>
+    graph.yield %0 : tensor<1x2x8x8xbf16>
+  }
+  %o1 = graph.matmul %p1, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return %o0, %o1 : tensor<2x2x8x16xbf16>, tensor<1x2x8x16xbf16>
+}
+
+// -----
+
 // Tests the causal proof: a constant mask that drops exactly the keys after
 // each query (to a constant -inf, through a cast) makes the fused ops
 // causal, the gradient's too when its epilogue keeps zero zero (where with
 // a zero constant, a product by a finite constant). A mask that also drops
-// the diagonal proves nothing, and neither does an epilogue that adds.
+// the diagonal proves nothing, and neither does an epilogue that adds or
+// one that multiplies by a constant that is finite as f64 but inf once
+// cast to bf16.
 // CHECK-LABEL: func.func @causal
 // CHECK: graph.fused_attention {{.*}} {causal}
 // CHECK: graph.fused_attention_grad {{.*}} {causal}
@@ -117,6 +146,11 @@ func.func @kept(%q: tensor<1x2x8x16xf32>, %kt: tensor<1x2x16x8xf32>, %v: tensor<
 // CHECK: graph.fused_attention
 // CHECK-NOT: causal
 // CHECK-LABEL: func.func @epilogue_adds
+// CHECK: graph.fused_attention {{.*}} {causal}
+// CHECK: graph.fused_attention_grad
+// CHECK-NOT: causal
+// CHECK: return
+// CHECK-LABEL: func.func @epilogue_scale_overflows
 // CHECK: graph.fused_attention {{.*}} {causal}
 // CHECK: graph.fused_attention_grad
 // CHECK-NOT: causal
@@ -192,6 +226,33 @@ func.func @epilogue_adds(%q: tensor<1x1x4x16xbf16>, %kt: tensor<1x1x16x4xbf16>, 
   ^bb0(%g: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %y: tensor<bf16>, %b: tensor<bf16>):
     %0 = graph.where %c, %y, %g : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
     %1 = graph.add %0, %b : tensor<1x1x4x4xbf16>, tensor<bf16> -> tensor<1x1x4x4xbf16>
+    graph.yield %1 : tensor<1x1x4x4xbf16>
+  }
+  %dq = graph.matmul %ds, %kt {transB = true} : tensor<1x1x4x4xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x16xbf16>
+  %dkt = graph.matmul %q, %ds {transA = true} : tensor<1x1x4x16xbf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x16x4xbf16>
+  return %o, %dv, %dq, %dkt : tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16>
+}
+
+func.func @epilogue_scale_overflows(%q: tensor<1x1x4x16xbf16>, %kt: tensor<1x1x16x4xbf16>, %v: tensor<1x1x4x16xbf16>, %do: tensor<1x1x4x16xbf16>) -> (tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16>) {
+  %m = graph.constant dense<[[[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]]]> : tensor<1x1x4x4xi1>
+  %n32 = graph.constant dense<0xFF800000> : tensor<f32>
+  %n = graph.cast %n32 : tensor<f32> -> tensor<bf16>
+  %z = graph.constant dense<0.0> : tensor<bf16>
+  %k64 = graph.constant dense<1.0e300> : tensor<f64>
+  %k = graph.cast %k64 : tensor<f64> -> tensor<bf16>
+  %s = graph.matmul %q, %kt : tensor<1x1x4x16xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x4xbf16>
+  %p = graph.fused_softmax %s, %m, %n {axis = 3 : i64, log = false} : (tensor<1x1x4x4xbf16>, tensor<1x1x4x4xi1>, tensor<bf16>) -> tensor<1x1x4x4xbf16> {
+  ^bb0(%a: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %d: tensor<bf16>):
+    %0 = graph.where %c, %d, %a : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
+    graph.yield %0 : tensor<1x1x4x4xbf16>
+  }
+  %o = graph.matmul %p, %v : tensor<1x1x4x4xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x16xbf16>
+  %dp = graph.matmul %do, %v {transB = true} : tensor<1x1x4x16xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x4xbf16>
+  %dv = graph.matmul %p, %do {transA = true} : tensor<1x1x4x4xbf16>, tensor<1x1x4x16xbf16> -> tensor<1x1x4x16xbf16>
+  %ds = graph.fused_softmax_grad %p, %dp epilogue(%m, %z, %k : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<bf16>) {axis = 3 : i64, log = false} : tensor<1x1x4x4xbf16> {
+  ^bb0(%g: tensor<1x1x4x4xbf16>, %c: tensor<1x1x4x4xi1>, %y: tensor<bf16>, %b: tensor<bf16>):
+    %0 = graph.where %c, %y, %g : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<1x1x4x4xbf16> -> tensor<1x1x4x4xbf16>
+    %1 = graph.mul %0, %b : tensor<1x1x4x4xbf16>, tensor<bf16> -> tensor<1x1x4x4xbf16>
     graph.yield %1 : tensor<1x1x4x4xbf16>
   }
   %dq = graph.matmul %ds, %kt {transB = true} : tensor<1x1x4x4xbf16>, tensor<1x1x16x4xbf16> -> tensor<1x1x4x16xbf16>

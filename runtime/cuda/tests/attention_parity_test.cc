@@ -103,6 +103,9 @@ TEST(WarpProduct, F16) { checkMma<zc::F16>(); }
 struct Case {
   int64_t batch, heads, tq, tk, dim;
   int causal;
+  /// Elements q, k and v start after their buffer's start: 1 makes their
+  /// rows unaligned, so the kernels read them 2 bytes at a time, not 16.
+  int64_t shift = 0;
 };
 
 /// The reference: the unfused ops' arithmetic (module comment), each
@@ -214,7 +217,7 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
   // q, k, v packed as [b, t, 3, h, d] (tq = tk here when causal; else q's
   // own [b, tq, h, d] block follows k and v's [b, tk, 2, h, d]).
   const int64_t kvSize = B * c.tk * 2 * H * D, qSize = B * c.tq * H * D;
-  std::vector<T> packed(kvSize + qSize), dout(bhs * c.tq * D);
+  std::vector<T> packed(c.shift + kvSize + qSize), dout(bhs * c.tq * D);
   ref.q.resize(bhs * c.tq * D);
   ref.k.resize(bhs * c.tk * D);
   ref.v.resize(bhs * c.tk * D);
@@ -244,7 +247,7 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
       for (int64_t i = 0; i < t; ++i)
         for (int64_t d = 0; d < D; ++d) {
           const T x = zc::fromFloat<T>(uniform(rng));
-          packed[offset(bh / H, bh % H, i, d)] = x;
+          packed[c.shift + offset(bh / H, bh % H, i, d)] = x;
           r[(bh * t + i) * D + d] = zc::toFloat(x);
         }
   };
@@ -269,7 +272,7 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
       dK(kBytes), dV(kBytes);
   EXPECT_STATUS_OK(zc::gpuUpload(dPacked.p, packed.data(), packed.size() * sizeof(T)));
   EXPECT_STATUS_OK(zc::gpuUpload(dDout.p, dout.data(), dout.size() * sizeof(T)));
-  const T *base = static_cast<const T *>(dPacked.p);
+  const T *base = static_cast<const T *>(dPacked.p) + c.shift;
   EXPECT_STATUS_OK(zc::attention(dtype, call, base + kvSize, base, base + H * D, dO.p,
                                  static_cast<float *>(dLse.p)));
   EXPECT_STATUS_OK(zc::attentionGrad(dtype, call, base + kvSize, base, base + H * D, dO.p,
@@ -300,11 +303,12 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
 // Partial tiles (80 rows: one full tile and 16 rows), several heads and
 // batches, every head size, keys longer and shorter than the queries;
 // causal ones long enough that the kernels skip the tiles above the
-// diagonal (200 and 150 rows: several tiles of 64 and 32).
+// diagonal (200 and 150 rows: several tiles of 64 and 32); one with q, k
+// and v unaligned (read 2 bytes at a time; the others 16).
 const Case kCases[] = {
     {2, 3, 80, 80, 16, 1}, {1, 2, 64, 64, 64, 1},  {1, 2, 72, 72, 64, 0},
     {1, 1, 40, 40, 128, 1}, {1, 2, 24, 96, 32, 0}, {1, 1, 100, 36, 64, 0},
-    {1, 2, 200, 200, 32, 1}, {1, 1, 150, 150, 128, 1},
+    {1, 2, 200, 200, 32, 1}, {1, 1, 150, 150, 128, 1}, {2, 2, 80, 80, 64, 1, 1},
 };
 
 TEST(AttentionParity, Bf16) {

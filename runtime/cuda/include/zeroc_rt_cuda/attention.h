@@ -57,7 +57,8 @@ struct Strides4 {
 /// score of every key after its query -inf and the epilogue keeps a zero
 /// gradient zero (zero-fuse-attention proves it from the mask's constant),
 /// so those scores add exactly nothing, forward or backward: the kernels
-/// skip the tiles that hold no other score.
+/// skip the tiles that hold no other score. (A row masked entirely is NaN
+/// either way; the skipped tiles then spread the NaN to fewer of dk, dv.)
 struct AttentionShape {
   int64_t batch, heads, tq, tk;
   int causal;
@@ -93,6 +94,22 @@ ZRT_HD int64_t at(const Strides4 &s, int64_t b, int64_t h) { return b * s.b + h 
 
 template <typename T> ZRT_HD float rounded(float v) { return toFloat(fromFloat<T>(v)); }
 
+/// Whether x's (b, h) matrix (base: its offset) can be read 8 elements,
+/// 16 bytes, at a time: unit stride along d and every row 16-byte aligned
+/// (the same for all of a block's threads).
+template <typename T> ZRT_DEV bool wideRows(const T *x, const Strides4 &s, int64_t base) {
+  return s.d == 1 && s.t % 8 == 0 &&
+         (reinterpret_cast<uintptr_t>(x + base) & 15u) == 0;
+}
+
+/// Elements 8c .. 8c + 7 of row t of x's matrix as 4 words (zeros past
+/// `end`).
+template <typename T>
+ZRT_DEV Words4 rowChunk(const T *x, const Strides4 &s, int64_t base, int64_t t, int c,
+                        int64_t end) {
+  return t < end ? load16(x + base + t * s.t + 8 * c) : Words4{{0u, 0u, 0u, 0u}};
+}
+
 /// Rows [t0, t0 + R) of x's (b, h) matrix (base: its offset), into `tile`
 /// as pairs along d: word w of row r at r * (D / 2 + kAttnPad) + w; rows
 /// at or past `end` are zeros.
@@ -100,6 +117,13 @@ template <typename T, int R, int D>
 ZRT_DEV void loadRows(uint32_t *tile, const T *x, const Strides4 &s, int64_t base,
                       int64_t t0, int64_t end) {
   constexpr int W = D / 2 + kAttnPad;
+  if (wideRows(x, s, base)) {
+    for (int i = threadIndex(); i < R * (D / 8); i += blockThreads()) {
+      const int r = i / (D / 8), c = i % (D / 8);
+      store16(tile + r * W + 4 * c, rowChunk(x, s, base, t0 + r, c, end));
+    }
+    return;
+  }
   for (int i = threadIndex(); i < R * (D / 2); i += blockThreads()) {
     const int r = i / (D / 2), w = i % (D / 2);
     uint32_t word = 0;
@@ -117,6 +141,20 @@ template <typename T, int R, int D>
 ZRT_DEV void loadColumns(uint32_t *tile, const T *x, const Strides4 &s, int64_t base,
                          int64_t t0, int64_t end) {
   constexpr int W = R / 2 + kAttnPad;
+  if (wideRows(x, s, base)) {
+    for (int i = threadIndex(); i < (D / 8) * (R / 2); i += blockThreads()) {
+      const int c = i % (D / 8), w = i / (D / 8);
+      const Words4 lo = rowChunk(x, s, base, t0 + 2 * w, c, end);
+      const Words4 hi = rowChunk(x, s, base, t0 + 2 * w + 1, c, end);
+      ZRT_UNROLL
+      for (int k = 0; k < 8; ++k) {
+        const int shift = 16 * (k & 1);
+        tile[(8 * c + k) * W + w] = ((lo.w[k >> 1] >> shift) & 0xffffu) |
+                                    (((hi.w[k >> 1] >> shift) & 0xffffu) << 16);
+      }
+    }
+    return;
+  }
   for (int i = threadIndex(); i < D * (R / 2); i += blockThreads()) {
     const int d = i % D, w = i / D;
     const int64_t t = t0 + 2 * w;
@@ -239,8 +277,8 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const T *q, Strides4 qs, 
                               float *lse, Score score) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
-  __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
-  __shared__ uint32_t vTile[D * (BK / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t vTile[D * (BK / 2 + kAttnPad)];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   const int64_t tiles = (g.tq + kAttnRows - 1) / kAttnRows;
   for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
@@ -313,9 +351,9 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, co
                             T *dq, Strides4 dqs, Score score, Epilogue epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
-  __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
-  __shared__ uint32_t vTile[BK * (D / 2 + kAttnPad)];
-  __shared__ uint32_t kColumns[D * (BK / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t vTile[BK * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t kColumns[D * (BK / 2 + kAttnPad)];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   const int64_t tiles = (g.tq + kAttnRows - 1) / kAttnRows;
   for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
@@ -384,10 +422,10 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const T *q, Strides4 qs, c
                              Epilogue epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BQ = kAttnTile<D>;
-  __shared__ uint32_t qTile[BQ * (D / 2 + kAttnPad)];
-  __shared__ uint32_t qColumns[D * (BQ / 2 + kAttnPad)];
-  __shared__ uint32_t dTile[BQ * (D / 2 + kAttnPad)];
-  __shared__ uint32_t dColumns[D * (BQ / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t qTile[BQ * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t qColumns[D * (BQ / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t dTile[BQ * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t dColumns[D * (BQ / 2 + kAttnPad)];
   __shared__ float lseTile[BQ], deltaTile[BQ];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   const int64_t tiles = (g.tk + kAttnRows - 1) / kAttnRows;

@@ -3,7 +3,8 @@
 // mma16816: a warp multiplies a 16x16 matrix A (row-major) by a 16x8
 // matrix B (column-major), both f16 or bf16, into a 16x8 f32 accumulator,
 // as PTX's `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}` (sm_80 and
-// later). Each lane holds a fragment of each matrix in registers, two
+// later; built for an older GPU it traps, and the launch reports the
+// error). Each lane holds a fragment of each matrix in registers, two
 // 16-bit elements to a 32-bit word (the lower index in the lower half),
 // laid out as the PTX ISA specifies for that instruction; with g = lane / 4
 // and t = lane % 4:
@@ -36,6 +37,29 @@ template <typename T> ZRT_HD uint32_t packFloats(float lo, float hi) {
   return packPair(fromFloat<T>(lo), fromFloat<T>(hi));
 }
 
+/// 16 bytes: 8 elements of a 16-bit type, two to a word.
+struct Words4 {
+  uint32_t w[4];
+};
+/// A 16-byte load from, and store to, 16-byte aligned memory.
+ZRT_DEV Words4 load16(const void *p) {
+#if ZEROC_RT_CUDA_DEVICE
+  const uint4 v = *static_cast<const uint4 *>(p);
+  return Words4{{v.x, v.y, v.z, v.w}};
+#else
+  Words4 v;
+  std::memcpy(v.w, p, 16);
+  return v;
+#endif
+}
+ZRT_DEV void store16(void *p, const Words4 &v) {
+#if ZEROC_RT_CUDA_DEVICE
+  *static_cast<uint4 *>(p) = make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]);
+#else
+  std::memcpy(p, v.w, 16);
+#endif
+}
+
 /// The lane's A row offset (0..15) of word r, and column offset.
 ZRT_HD int mmaRowA(int lane, int r) { return (lane >> 2) + 8 * (r & 1); }
 ZRT_HD int mmaColA(int lane, int r) { return 2 * (lane & 3) + 8 * (r >> 1); }
@@ -46,19 +70,23 @@ ZRT_HD int mmaColC(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
 #if ZEROC_RT_CUDA_DEVICE
 template <typename T> ZRT_DEV void mma16816(float c[4], const uint32_t a[4], const uint32_t b[2]);
 template <> ZRT_DEV void mma16816<BF16>(float c[4], const uint32_t a[4], const uint32_t b[2]) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(__CUDA_ARCH__)
+  __trap(); // before sm_80 there is no such instruction: the launch fails
 #endif
 }
 template <> ZRT_DEV void mma16816<F16>(float c[4], const uint32_t a[4], const uint32_t b[2]) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(__CUDA_ARCH__)
+  __trap(); // before sm_80 there is no such instruction: the launch fails
 #endif
 }
 #else
