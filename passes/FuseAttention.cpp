@@ -6,6 +6,9 @@
 // and, in the training step's backward pass,
 //   dv = p^T do; dp = do v^T; ds = fused_softmax_grad(p, dp){mask, scale};
 //   dq = ds kt^T; dkt = q^T ds
+// or, where zero-fold-transposes read k's rows with transB (s = q k^T,
+// dq = ds k), the same with kt a view of k with its last two strides
+// swapped.
 // whose scores, probabilities and their gradients are [B, H, Tq, Tk]
 // tensors in memory. The forward ops become one graph.fused_attention
 // (o and each row's log-sum-exp), the backward ops one
@@ -26,11 +29,14 @@
 #include "zeroc/Passes/Passes.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -48,6 +54,9 @@ namespace {
 /// a function without its gradient (@forward).
 struct Attention {
   MatMulOp scores, out;
+  /// The scores read k [B, H, Tk, D] with transB (zero-fold-transposes'
+  /// form: Hugging Face exports) rather than a kt [B, H, D, Tk] view.
+  bool kRows = false;
   Operation *softmax = nullptr; ///< graph.softmax or graph.fused_softmax
   MatMulOp gradV, gradP, gradQ, gradKt;
   Operation *softmaxGrad = nullptr; ///< graph.softmax_grad or fused_softmax_grad
@@ -57,14 +66,23 @@ bool plain(MatMulOp m, bool transA, bool transB) {
   return m.getTransA() == transA && m.getTransB() == transB;
 }
 
+/// `t` with its last two dims swapped.
+RankedTensorType swapLastTwo(RankedTensorType t) {
+  SmallVector<int64_t> dims(t.getShape());
+  std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+  return RankedTensorType::get(dims, t.getElementType());
+}
+
 /// Whether q, kt and v are [B, H, Tq, D], [B, H, D, Tk] and [B, H, Tk, D]
-/// of f16 or bf16 with a head the kernels take.
-bool isAttention(Value q, Value kt, Value v) {
+/// of f16 or bf16 with a head the kernels take (`kRows`: k is [B, H, Tk, D]).
+bool isAttention(Value q, Value k, bool kRows, Value v) {
   auto a = llvm::dyn_cast<RankedTensorType>(q.getType());
-  auto b = llvm::dyn_cast<RankedTensorType>(kt.getType());
+  auto b = llvm::dyn_cast<RankedTensorType>(k.getType());
   auto c = llvm::dyn_cast<RankedTensorType>(v.getType());
   if (!a || !b || !c || a.getRank() != 4 || b.getRank() != 4 || c.getRank() != 4)
     return false;
+  if (kRows)
+    b = swapLastTwo(b);
   Type e = a.getElementType();
   if ((!e.isBF16() && !e.isF16()) || b.getElementType() != e || c.getElementType() != e)
     return false;
@@ -106,9 +124,11 @@ bool hasDropout(Operation *op) {
 std::optional<Attention> match(MatMulOp s) {
   Attention a;
   a.scores = s;
-  if (!plain(s, false, false) || s.getResultPerm() || !s.getResult().hasOneUse())
+  a.kRows = plain(s, false, true);
+  if ((!plain(s, false, false) && !a.kRows) || s.getResultPerm() ||
+      !s.getResult().hasOneUse())
     return std::nullopt;
-  Value q = s.getLhs(), kt = s.getRhs();
+  Value q = s.getLhs(), k = s.getRhs(); // kt, or k when kRows
   a.softmax = *s.getResult().getUsers().begin();
   // The probabilities have the scores' type: a prologue input that
   // broadcasts them to more dims (a per-example bias over a shared q) is
@@ -128,7 +148,7 @@ std::optional<Attention> match(MatMulOp s) {
     else
       return std::nullopt;
   }
-  if (!a.out || !isAttention(q, kt, a.out.getRhs()))
+  if (!a.out || !isAttention(q, k, a.kRows, a.out.getRhs()))
     return std::nullopt;
   if (!a.gradV && !a.softmaxGrad)
     return a; // forward only
@@ -144,7 +164,7 @@ std::optional<Attention> match(MatMulOp s) {
   Value ds = a.softmaxGrad->getResult(0);
   for (Operation *user : ds.getUsers()) {
     auto m = llvm::dyn_cast<MatMulOp>(user);
-    if (m && m.getLhs() == ds && m.getRhs() == kt && plain(m, false, true) && !a.gradQ)
+    if (m && m.getLhs() == ds && m.getRhs() == k && plain(m, false, !a.kRows) && !a.gradQ)
       a.gradQ = m;
     else if (m && m.getLhs() == q && m.getRhs() == ds && plain(m, true, false) && !a.gradKt)
       a.gradKt = m;
@@ -154,6 +174,13 @@ std::optional<Attention> match(MatMulOp s) {
   if (!a.gradQ || !a.gradKt)
     return std::nullopt;
   return a;
+}
+
+/// Whether k's storage is released in the step (a stage-3 gathered
+/// parameter): a view of it, read later, would read freed memory.
+bool isReleased(Value k) {
+  return llvm::any_of(zeroc::zero::storageRoot(k).getUsers(),
+                      [](Operation *u) { return llvm::isa<zeroc::zero::ReleaseOp>(u); });
 }
 
 /// The ancestor of `op` in `block`.
@@ -166,6 +193,8 @@ Operation *inBlock(Operation *op, Block *block) { return block->findAncestorOpIn
 /// of a gradient before the fused gradient's place.
 bool canFuse(Attention a, Operation *&backwardFirst, Operation *&backwardLast) {
   Block *block = a.scores->getBlock();
+  if (a.kRows && isReleased(a.scores.getRhs()))
+    return false;
   if (a.softmax->getBlock() != block || a.out->getBlock() != block ||
       zeroc::fusion::writesBetween(a.scores, a.out))
     return false;
@@ -333,8 +362,33 @@ void buildBody(OpBuilder &b, Region &region, RankedTensorType scores, ValueRange
 
 /// Replaces `a`'s ops by the fused ones; adds the ops it erases to
 /// `erased`.
+/// k [B, H, Tk, D] read as kt [B, H, D, Tk]: a view with its last two
+/// strides swapped, of k's own storage when k is a view.
+Value ktView(OpBuilder &b, Value k) {
+  auto type = llvm::cast<RankedTensorType>(k.getType());
+  Value root = k;
+  int64_t offset = 0;
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  if (auto view = k.getDefiningOp<StridedViewOp>()) {
+    root = view.getInput();
+    offset = view.getOffset();
+    strides.assign(view.getStrides().begin(), view.getStrides().end());
+  } else {
+    for (int64_t d = type.getRank() - 1; d > 0; --d)
+      strides[d - 1] = strides[d] * type.getDimSize(d);
+  }
+  std::swap(strides[2], strides[3]);
+  return b.create<StridedViewOp>(k.getLoc(), swapLastTwo(type), root,
+                                 b.getI64IntegerAttr(offset),
+                                 b.getDenseI64ArrayAttr(strides));
+}
+
 void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &erased) {
-  Value q = a.scores.getLhs(), kt = a.scores.getRhs(), v = a.out.getRhs();
+  Value q = a.scores.getLhs(), v = a.out.getRhs(), kt = a.scores.getRhs();
+  if (a.kRows) {
+    OpBuilder b(a.scores);
+    kt = ktView(b, kt);
+  }
   auto scoresType = llvm::cast<RankedTensorType>(a.scores.getType());
   auto rowsType = RankedTensorType::get(scoresType.getShape().take_front(3),
                                         Float32Type::get(q.getContext()));
@@ -388,10 +442,14 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
       op->erase();
     }
   }
+  Value k = a.scores.getRhs();
   for (Operation *op : {a.out.getOperation(), a.softmax, a.scores.getOperation()}) {
     erased.insert(op);
     op->erase();
   }
+  // k's own view, when the scores read its rows, now has no reader.
+  if (Operation *def = k.getDefiningOp(); def && a.kRows && isOpTriviallyDead(def))
+    def->erase();
 }
 
 struct FuseAttentionPass : zeroc::impl::FuseAttentionBase<FuseAttentionPass> {

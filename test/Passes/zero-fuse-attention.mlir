@@ -132,6 +132,55 @@ func.func @kept_prologues(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>,
 
 // -----
 
+// Tests the form zero-fold-transposes leaves in Hugging Face exports: the
+// scores read k's rows with transB and dq multiplies by k itself. The
+// fused ops read kt as a new view of k's storage with its last two strides
+// swapped (k's own view, now unread, is erased), and dk, which autodiff
+// computes as q^T ds stored as [B, H, Tk, D], keeps its perm. A dense k
+// gets a view of its own.
+// CHECK-LABEL: func.func @k_rows
+// CHECK-NOT: offset = 32 : i64, strides = array<i64: 768, 16, 96, 1>
+// CHECK: %[[KT:.*]] = graph.strided_view %arg0 {offset = 32 : i64, strides = array<i64: 768, 16, 1, 96>} : tensor<2x8x96xbf16> -> tensor<2x2x16x8xbf16>
+// CHECK-NOT: graph.matmul
+// CHECK: graph.fused_attention %{{.*}}, %[[KT]], %{{.*}} prologue
+// CHECK: graph.fused_attention_grad %{{.*}}, %[[KT]], {{.*}} {grad_kt_perm = array<i64: 0, 1, 3, 2>, out_perm = array<i64: 0, 2, 1, 3>}
+// CHECK-NOT: graph.matmul
+// CHECK: return
+func.func @k_rows(%qkv: tensor<2x8x96xbf16>, %do: tensor<2x2x8x16xbf16>, %c: tensor<bf16>) -> (tensor<2x8x2x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>) {
+  %q = graph.strided_view %qkv {offset = 0 : i64, strides = array<i64: 768, 16, 96, 1>} : tensor<2x8x96xbf16> -> tensor<2x2x8x16xbf16>
+  %k = graph.strided_view %qkv {offset = 32 : i64, strides = array<i64: 768, 16, 96, 1>} : tensor<2x8x96xbf16> -> tensor<2x2x8x16xbf16>
+  %v = graph.strided_view %qkv {offset = 64 : i64, strides = array<i64: 768, 16, 96, 1>} : tensor<2x8x96xbf16> -> tensor<2x2x8x16xbf16>
+  %s = graph.matmul %q, %k {transB = true} : tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x2x8x8xbf16>
+  %p = graph.fused_softmax %s, %c {axis = 3 : i64, log = false} : (tensor<2x2x8x8xbf16>, tensor<bf16>) -> tensor<2x2x8x8xbf16> {
+  ^bb0(%a: tensor<2x2x8x8xbf16>, %b: tensor<bf16>):
+    %0 = graph.mul %a, %b : tensor<2x2x8x8xbf16>, tensor<bf16> -> tensor<2x2x8x8xbf16>
+    graph.yield %0 : tensor<2x2x8x8xbf16>
+  }
+  %o = graph.matmul %p, %v {result_perm = array<i64: 0, 2, 1, 3>} : tensor<2x2x8x8xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x8x2x16xbf16>
+  %dp = graph.matmul %do, %v {transB = true} : tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x2x8x8xbf16>
+  %dv = graph.matmul %p, %do {transA = true} : tensor<2x2x8x8xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x2x8x16xbf16>
+  %ds = graph.fused_softmax_grad %p, %dp epilogue(%c : tensor<bf16>) {axis = 3 : i64, log = false} : tensor<2x2x8x8xbf16> {
+  ^bb0(%g: tensor<2x2x8x8xbf16>, %b: tensor<bf16>):
+    %0 = graph.mul %g, %b : tensor<2x2x8x8xbf16>, tensor<bf16> -> tensor<2x2x8x8xbf16>
+    graph.yield %0 : tensor<2x2x8x8xbf16>
+  }
+  %dq = graph.matmul %ds, %k : tensor<2x2x8x8xbf16>, tensor<2x2x8x16xbf16> -> tensor<2x2x8x16xbf16>
+  %dk = graph.matmul %q, %ds {result_perm = array<i64: 0, 1, 3, 2>, transA = true} : tensor<2x2x8x16xbf16>, tensor<2x2x8x8xbf16> -> tensor<2x2x8x16xbf16>
+  return %o, %dv, %dq, %dk : tensor<2x8x2x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>
+}
+
+// CHECK-LABEL: func.func @k_rows_dense
+// CHECK: %[[KT:.*]] = graph.strided_view %arg1 {offset = 0 : i64, strides = array<i64: 512, 256, 1, 32>} : tensor<1x2x8x32xf16> -> tensor<1x2x32x8xf16>
+// CHECK: graph.fused_attention %arg0, %[[KT]], %arg2 :
+func.func @k_rows_dense(%q: tensor<1x2x8x32xf16>, %k: tensor<1x2x8x32xf16>, %v: tensor<1x2x8x32xf16>) -> tensor<1x2x8x32xf16> {
+  %s = graph.matmul %q, %k {transB = true} : tensor<1x2x8x32xf16>, tensor<1x2x8x32xf16> -> tensor<1x2x8x8xf16>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x2x8x8xf16>
+  %o = graph.matmul %p, %v : tensor<1x2x8x8xf16>, tensor<1x2x8x32xf16> -> tensor<1x2x8x32xf16>
+  return %o : tensor<1x2x8x32xf16>
+}
+
+// -----
+
 // Tests the causal proof: a constant mask that drops exactly the keys after
 // each query (to a constant -inf, through a cast) makes the fused ops
 // causal, the gradient's too when its epilogue keeps zero zero (where with

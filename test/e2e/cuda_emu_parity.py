@@ -57,6 +57,9 @@ CASES = [
     # between the softmax and its matmuls, so the model without dropout).
     ("gpt2_nodropout", 0, 2, {"bf16": {"enabled": True}}),
     ("gpt2_nodropout", 3, 2, {"fp16": {"enabled": True, "initial_scale_power": 8}}),
+    # A Hugging Face export's form: k read by rows (transB), an additive
+    # attention mask from the data in the prologue.
+    ("hf/llama", 0, 1, {"bf16": {"enabled": True}}),
 ]
 
 # The --simt cases, each with the order its threads run in: the 16-bit
@@ -78,7 +81,7 @@ SIMT_CASES = [
 # biases' gradient is rounding noise (below), now noise of another sign:
 # Adam may step such an element lr one way in one program and the other
 # way in the other, 2 lr (2e-3) per step apart.
-FUSED_ATTENTION_RTOL = {"gpt2_nodropout": (1e-2, 1e-2, 2e-3)}
+FUSED_ATTENTION_RTOL = {"gpt2_nodropout": (1e-2, 1e-2, 2e-3), "hf/llama": (1e-2, 1e-2, 2e-3)}
 
 # Cases whose cuda-emu program also runs unfused (zeroc.fuse_elementwise
 # false: one kernel per elementwise op): the fused program must give the
