@@ -83,9 +83,24 @@ constexpr int kAttnPad = 4;
 /// heads over 64 (shared memory).
 template <int D> constexpr int kAttnTile = D <= 64 ? 64 : 32;
 
+/// A block's (batch, head) and first row (of `rows` rows per (batch,
+/// head), kAttnRows a block): the grid-stride loop over a launch's blocks
+/// is `for (blk = blockIndex(); blk < attnBlockCount(g, rows); ...)`.
+struct AttnBlock {
+  int64_t bh, b, h, row0;
+};
+ZRT_HD int64_t attnRowTiles(int64_t rows) { return (rows + kAttnRows - 1) / kAttnRows; }
+ZRT_HD int64_t attnBlockCount(const AttentionShape &g, int64_t rows) {
+  return g.batch * g.heads * attnRowTiles(rows);
+}
+ZRT_HD AttnBlock attnBlock(const AttentionShape &g, int64_t blk, int64_t rows) {
+  const int64_t tiles = attnRowTiles(rows), bh = blk / tiles;
+  return AttnBlock{bh, bh / g.heads, bh % g.heads, (blk % tiles) * kAttnRows};
+}
+
 /// Blocks for a launch over `rows` rows of each (batch, head).
 inline int64_t attentionBlocks(const AttentionShape &s, int64_t rows) {
-  return cappedBlocks(s.batch * s.heads * ((rows + kAttnRows - 1) / kAttnRows));
+  return cappedBlocks(attnBlockCount(s, rows));
 }
 
 namespace attn {
@@ -280,11 +295,10 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const T *q, Strides4 qs, 
   alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
   alignas(16) __shared__ uint32_t vTile[D * (BK / 2 + kAttnPad)];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
-  const int64_t tiles = (g.tq + kAttnRows - 1) / kAttnRows;
-  for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
-    const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
-    const int64_t blockRow0 = (blk % tiles) * kAttnRows, row0 = blockRow0 + 16 * warp;
-    const int64_t keys = keysFor(g, blockRow0);
+  for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
+    const AttnBlock at = attnBlock(g, blk, g.tq);
+    const int64_t bh = at.bh, b = at.b, h = at.h, row0 = at.row0 + 16 * warp;
+    const int64_t keys = keysFor(g, at.row0);
     uint32_t qa[D / 16][4];
     attn::loadA<T, D>(qa, q, qs, attn::at(qs, b, h), row0, g.tq, lane);
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
@@ -355,11 +369,10 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, co
   alignas(16) __shared__ uint32_t vTile[BK * (D / 2 + kAttnPad)];
   alignas(16) __shared__ uint32_t kColumns[D * (BK / 2 + kAttnPad)];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
-  const int64_t tiles = (g.tq + kAttnRows - 1) / kAttnRows;
-  for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
-    const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
-    const int64_t blockRow0 = (blk % tiles) * kAttnRows, row0 = blockRow0 + 16 * warp;
-    const int64_t keys = keysFor(g, blockRow0);
+  for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
+    const AttnBlock at = attnBlock(g, blk, g.tq);
+    const int64_t bh = at.bh, b = at.b, h = at.h, row0 = at.row0 + 16 * warp;
+    const int64_t keys = keysFor(g, at.row0);
     // delta of the warp's rows, each a warp-wide sum over d.
     float rowDelta[2] = {0.f, 0.f}, rowLse[2] = {0.f, 0.f};
     ZRT_UNROLL
@@ -428,10 +441,10 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const T *q, Strides4 qs, c
   alignas(16) __shared__ uint32_t dColumns[D * (BQ / 2 + kAttnPad)];
   __shared__ float lseTile[BQ], deltaTile[BQ];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
-  const int64_t tiles = (g.tk + kAttnRows - 1) / kAttnRows;
-  for (int64_t blk = blockIndex(); blk < g.batch * g.heads * tiles; blk += gridBlocks()) {
-    const int64_t bh = blk / tiles, b = bh / g.heads, h = bh % g.heads;
-    const int64_t blockKey0 = (blk % tiles) * kAttnRows, key0 = blockKey0 + 16 * warp;
+  for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tk); blk += gridBlocks()) {
+    const AttnBlock at = attnBlock(g, blk, g.tk);
+    const int64_t bh = at.bh, b = at.b, h = at.h, blockKey0 = at.row0,
+                  key0 = blockKey0 + 16 * warp;
     uint32_t ka[D / 16][4], va[D / 16][4];
     attn::loadA<T, D>(ka, k, ks, attn::at(ks, b, h), key0, g.tk, lane);
     attn::loadA<T, D>(va, v, vs, attn::at(vs, b, h), key0, g.tk, lane);

@@ -19,27 +19,25 @@ ZRT_HD AttentionShape shapeOf(const AttentionCall &c) {
   return AttentionShape{c.batch, c.heads, c.tq, c.tk, c.causal};
 }
 
-/// The score: the product rounded to T, scaled and rounded again; -inf for
-/// a key after its query when causal.
-template <typename T> struct ScaledScore {
+/// Score element i's mask: a key after its query, when causal.
+struct CausalMask {
   int64_t tq, tk;
-  float scale;
   int causal;
+  ZRT_DEV bool masked(int64_t i) const { return causal && i % tk > (i / tk) % tq; }
+};
+/// The score: the product rounded to T, scaled and rounded again; -inf
+/// where masked.
+template <typename T> struct ScaledScore : CausalMask {
+  float scale;
   ZRT_DEV float operator()(int64_t i, float s) const {
-    if (causal && i % tk > (i / tk) % tq)
-      return -INFINITY;
-    return attn::rounded<T>(attn::rounded<T>(s) * scale);
+    return masked(i) ? -INFINITY : attn::rounded<T>(attn::rounded<T>(s) * scale);
   }
 };
 /// The score's gradient: 0 where masked, else scaled (rounded to T).
-template <typename T> struct ScaledGrad {
-  int64_t tq, tk;
+template <typename T> struct ScaledGrad : CausalMask {
   float scale;
-  int causal;
   ZRT_DEV float operator()(int64_t i, float g) const {
-    if (causal && i % tk > (i / tk) % tq)
-      return 0.f;
-    return attn::rounded<T>(g * scale);
+    return masked(i) ? 0.f : attn::rounded<T>(g * scale);
   }
 };
 
@@ -47,7 +45,7 @@ template <typename T, int D>
 ZRT_GLOBAL void forwardKernel(AttentionCall c, const T *q, const T *k, const T *v, T *o,
                               float *lse) {
   attentionForward<T, D>(shapeOf(c), q, strides4(c.q), k, strides4(c.k), v, strides4(c.v), o,
-                         strides4(c.o), lse, ScaledScore<T>{c.tq, c.tk, c.scale, c.causal});
+                         strides4(c.o), lse, ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale});
 }
 
 template <typename T, int D>
@@ -55,8 +53,8 @@ ZRT_GLOBAL void gradQKernel(AttentionCall c, const T *q, const T *k, const T *v,
                             const T *dout, const float *lse, float *delta, T *dq) {
   attentionGradQ<T, D>(shapeOf(c), q, strides4(c.q), k, strides4(c.k), v, strides4(c.v), o,
                        strides4(c.o), dout, strides4(c.dout), lse, delta, dq, strides4(c.dq),
-                       ScaledScore<T>{c.tq, c.tk, c.scale, c.causal},
-                       ScaledGrad<T>{c.tq, c.tk, c.scale, c.causal});
+                       ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale},
+                       ScaledGrad<T>{{c.tq, c.tk, c.causal}, c.scale});
 }
 
 template <typename T, int D>
@@ -65,8 +63,8 @@ ZRT_GLOBAL void gradKVKernel(AttentionCall c, const T *q, const T *k, const T *v
                              T *dv) {
   attentionGradKV<T, D>(shapeOf(c), q, strides4(c.q), k, strides4(c.k), v, strides4(c.v),
                         dout, strides4(c.dout), lse, delta, dk, strides4(c.dk), dv,
-                        strides4(c.dv), ScaledScore<T>{c.tq, c.tk, c.scale, c.causal},
-                        ScaledGrad<T>{c.tq, c.tk, c.scale, c.causal});
+                        strides4(c.dv), ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale},
+                        ScaledGrad<T>{{c.tq, c.tk, c.causal}, c.scale});
 }
 
 /// fn(T{}, std::integral_constant<int, D>{}) for the call's dtype and head.
