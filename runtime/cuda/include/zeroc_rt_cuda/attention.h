@@ -282,6 +282,17 @@ ZRT_DEV void storeRows(T *x, const Strides4 &s, int64_t base, int64_t row0, int6
     }
 }
 
+/// A score's probability, recomputed from its row's log-sum-exp, and the
+/// gradient of its product q k^T, from dp (do v^T) and the row's delta:
+/// each rounded to T where the unfused ops store (the probability, dp, the
+/// softmax gradient before the epilogue). e: its index in the scores.
+template <typename T, typename Score, typename Epilogue>
+ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, int64_t e, float s, float dp,
+                                float lse, float delta, float &p, float &ds) {
+  p = rounded<T>(exp(score(e, s) - lse));
+  ds = epilogue(e, rounded<T>(p * (rounded<T>(dp) - delta)));
+}
+
 } // namespace attn
 
 /// o and lse (module comment). Launch: attentionBlocks(g, g.tq) blocks of
@@ -409,13 +420,11 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, co
         ZRT_UNROLL
         for (int i = 0; i < 4; ++i) {
           const int64_t row = row0 + mmaRowC(lane, i), key = key0 + nt * 8 + mmaColC(lane, i);
-          float ds = 0.f;
-          if (row < g.tq && key < g.tk) {
-            const int64_t e = (bh * g.tq + row) * g.tk + key;
-            const float p = attn::rounded<T>(exp(score(e, s[nt][i]) - rowLse[i >> 1]));
-            ds = epilogue(e, attn::rounded<T>(
-                                 p * (attn::rounded<T>(dp[nt][i]) - rowDelta[i >> 1])));
-          }
+          float p = 0.f, ds = 0.f;
+          if (row < g.tq && key < g.tk)
+            attn::probabilityAndGrad<T>(score, epilogue, (bh * g.tq + row) * g.tk + key,
+                                        s[nt][i], dp[nt][i], rowLse[i >> 1],
+                                        rowDelta[i >> 1], p, ds);
           s[nt][i] = ds;
         }
       attn::accumulateColumns<T, BK, D>(acc, s, kColumns, lane);
@@ -472,12 +481,10 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const T *q, Strides4 qs, c
           const int key = static_cast<int>(mmaRowC(lane, i)), col = nt * 8 + mmaColC(lane, i);
           const int64_t query = q0 + col;
           float pv = 0.f, dsv = 0.f;
-          if (query < g.tq && key0 + key < g.tk) {
-            const int64_t e = (bh * g.tq + query) * g.tk + key0 + key;
-            pv = attn::rounded<T>(exp(score(e, p[nt][i]) - lseTile[col]));
-            dsv = epilogue(e, attn::rounded<T>(
-                                  pv * (attn::rounded<T>(ds[nt][i]) - deltaTile[col])));
-          }
+          if (query < g.tq && key0 + key < g.tk)
+            attn::probabilityAndGrad<T>(score, epilogue, (bh * g.tq + query) * g.tk + key0 + key,
+                                        p[nt][i], ds[nt][i], lseTile[col], deltaTile[col], pv,
+                                        dsv);
           p[nt][i] = pv;
           ds[nt][i] = dsv;
         }
