@@ -556,9 +556,14 @@ def FuseAttention : Pass<"zero-fuse-attention", "::mlir::ModuleOp"> {
     of the last of them. The prologue is the `graph.fused_softmax`'s body
     (the scale and the causal mask), the epilogue the
     `graph.fused_softmax_grad`'s; each result keeps the layout its matmul
-    stored (`result_perm`). Nothing is fused when an op between the forward
-    ops, or between the backward ones, may write or free memory, or when a
-    gradient has a reader before the last backward op.
+    stored (`result_perm`). Where the scores read k's rows with `transB`
+    (`dq = ds k`: Hugging Face exports after zero-fold-transposes), `kt` is
+    a new `graph.strided_view` of k's storage. Nothing is fused when an op
+    between the forward ops, or between the backward ones, may write or
+    free memory, when a gradient has a reader before the last backward op,
+    or when a body holds a dropout. A constant mask that drops exactly the
+    keys after each query to `-inf`, with an epilogue that keeps zero zero,
+    makes the ops `causal`: the kernels skip the tiles above the diagonal.
 
     The kernels (zeroc_rt_cuda/attention.h) keep the `[B, H, Tq, Tk]`
     scores, probabilities and their gradients out of memory: the forward
