@@ -17,6 +17,7 @@
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
+#include "zeroc/Support/Strides.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
@@ -41,12 +42,7 @@ struct Strided {
 Strided rowMajor(RankedTensorType t) {
   Strided s;
   s.sizes.assign(t.getShape().begin(), t.getShape().end());
-  s.strides.resize(s.sizes.size());
-  int64_t stride = 1;
-  for (int64_t i = static_cast<int64_t>(s.sizes.size()) - 1; i >= 0; --i) {
-    s.strides[i] = stride;
-    stride *= s.sizes[i];
-  }
+  s.strides = zeroc::rowMajorStrides(s.sizes);
   return s;
 }
 

@@ -31,6 +31,7 @@
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
+#include "zeroc/Support/Strides.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -368,14 +369,11 @@ Value ktView(OpBuilder &b, Value k) {
   auto type = llvm::cast<RankedTensorType>(k.getType());
   Value root = k;
   int64_t offset = 0;
-  SmallVector<int64_t> strides(type.getRank(), 1);
+  SmallVector<int64_t> strides = zeroc::rowMajorStrides(type.getShape());
   if (auto view = k.getDefiningOp<StridedViewOp>()) {
     root = view.getInput();
     offset = view.getOffset();
     strides.assign(view.getStrides().begin(), view.getStrides().end());
-  } else {
-    for (int64_t d = type.getRank() - 1; d > 0; --d)
-      strides[d - 1] = strides[d] * type.getDimSize(d);
   }
   std::swap(strides[2], strides[3]);
   return b.create<StridedViewOp>(k.getLoc(), swapLastTwo(type), root,

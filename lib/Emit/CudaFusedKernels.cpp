@@ -19,6 +19,7 @@
 
 #include "zeroc/Emit/CxxText.h"
 #include "zeroc/Emit/EmitTypes.h"
+#include "zeroc/Support/Strides.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -195,15 +196,10 @@ void printRowLaunch(ProgramPrinter &p, StringRef name, int64_t rows, StringRef a
 /// kernel reads operand `v` ([B, H, T, D], or [B, H, D, T] when
 /// `transposed`): its graph.strided_view's, or a dense tensor's.
 std::string operandStrides(Value v, bool transposed) {
-  SmallVector<int64_t> strides;
-  if (auto view = v.getDefiningOp<graph::StridedViewOp>()) {
+  SmallVector<int64_t> strides =
+      rowMajorStrides(llvm::cast<RankedTensorType>(v.getType()).getShape());
+  if (auto view = v.getDefiningOp<graph::StridedViewOp>())
     strides.assign(view.getStrides().begin(), view.getStrides().end());
-  } else {
-    auto t = llvm::cast<RankedTensorType>(v.getType());
-    strides.assign(t.getRank(), 1);
-    for (int64_t d = t.getRank() - 1; d > 0; --d)
-      strides[d - 1] = strides[d] * t.getDimSize(d);
-  }
   if (transposed)
     std::swap(strides[2], strides[3]);
   return llvm::formatv("z::Strides4{{{0}, {1}, {2}, {3}}", strides[0], strides[1], strides[2],
@@ -214,15 +210,7 @@ std::string operandStrides(Value v, bool transposed) {
 /// `perm` (graph.matmul's result_perm: stored dim j is logical dim perm[j]).
 std::string resultStrides(RankedTensorType logical, std::optional<ArrayRef<int64_t>> perm,
                           bool transposed) {
-  const int64_t rank = logical.getRank();
-  SmallVector<int64_t> order(rank), strides(rank);
-  for (int64_t j = 0; j < rank; ++j)
-    order[j] = perm ? (*perm)[j] : j;
-  int64_t stride = 1;
-  for (int64_t j = rank - 1; j >= 0; --j) {
-    strides[order[j]] = stride;
-    stride *= logical.getDimSize(order[j]);
-  }
+  SmallVector<int64_t> strides = permutedStrides(logical.getShape(), perm);
   if (transposed)
     std::swap(strides[2], strides[3]);
   return llvm::formatv("z::Strides4{{{0}, {1}, {2}, {3}}", strides[0], strides[1], strides[2],

@@ -10,6 +10,7 @@
 
 #include "zeroc/Emit/CxxText.h"
 #include "zeroc/Emit/EmitTypes.h"
+#include "zeroc/Support/Strides.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -177,14 +178,10 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
         declare("rhs_strides", rhsView.getStrides());
       if (perm) {
         auto stored = llvm::cast<RankedTensorType>(mm.getType());
-        SmallVector<int64_t> dims(perm->size()), strides(perm->size());
-        int64_t stride = 1;
-        for (size_t j = perm->size(); j-- > 0;) {
+        SmallVector<int64_t> dims(perm->size());
+        for (size_t j = 0; j < perm->size(); ++j)
           dims[(*perm)[j]] = stored.getDimSize(j);
-          strides[(*perm)[j]] = stride;
-          stride *= stored.getDimSize(j);
-        }
-        declare("out_strides", strides);
+        declare("out_strides", permutedStrides(dims, perm));
         outDesc = "P(" +
                   p.descOf(p.var(mm.getResult()),
                            RankedTensorType::get(dims, stored.getElementType())) +
