@@ -149,8 +149,7 @@ FailureOr<std::pair<Value, Strided>> viewOf(Value operand) {
   // The view is read where the matmuls are, after the chain's ops: memory
   // released in between (a stage-3 gathered parameter, released after its
   // last direct reader) stays a copy.
-  if (llvm::any_of(zeroc::zero::storageRoot(root).getUsers(),
-                   [](Operation *u) { return llvm::isa<zeroc::zero::ReleaseOp>(u); }))
+  if (zeroc::zero::isReleased(root))
     return failure();
   Strided s = rowMajor(llvm::cast<RankedTensorType>(root.getType()));
   for (Operation *op : llvm::reverse(chain)) {

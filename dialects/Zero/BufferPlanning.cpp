@@ -37,6 +37,11 @@ Value storageRoot(Value v) {
   return v;
 }
 
+bool isReleased(Value v) {
+  return llvm::any_of(storageRoot(v).getUsers(),
+                      [](Operation *u) { return llvm::isa<ReleaseOp>(u); });
+}
+
 bool packRenamesInput(PackOp pack) {
   if (pack.getInputs().size() != 1 ||
       llvm::cast<IntegerAttr>(pack.getOffsets()[0]).getInt() != 0)

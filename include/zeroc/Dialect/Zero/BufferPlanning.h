@@ -96,6 +96,11 @@ mlir::Value storageRoot(mlir::Value v);
 /// between included), so that the buffer can be that storage.
 bool packRenamesInput(PackOp pack);
 
+/// Whether the storage `v` names (storageRoot) is freed by a zero.release
+/// in its function (a stage-3 gathered parameter, released after its last
+/// direct reader): a view of it read later would read freed memory.
+bool isReleased(mlir::Value v);
+
 /// The arena offset zero-plan-buffers gives a result that is not in the
 /// arena but in its parameter's gradient accumulator: the result is the
 /// storage of a gradient that an in-place zero.grad_accumulate consumes
