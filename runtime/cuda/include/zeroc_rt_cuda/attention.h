@@ -107,8 +107,6 @@ namespace attn {
 
 ZRT_HD int64_t at(const Strides4 &s, int64_t b, int64_t h) { return b * s.b + h * s.h; }
 
-template <typename T> ZRT_HD float rounded(float v) { return toFloat(fromFloat<T>(v)); }
-
 /// Whether x's (b, h) matrix (base: its offset) can be read 8 elements,
 /// 16 bytes, at a time: unit stride along d and every row 16-byte aligned
 /// (the same for all of a block's threads).
@@ -254,7 +252,6 @@ ZRT_DEV void accumulateColumns(float (&acc)[D / 8][4], const float (&p)[R / 8][4
   }
 }
 
-ZRT_DEV float maxNaN(float a, float b) { return (b > a || b != b) ? b : a; }
 /// Over the 4 lanes that share an accumulator row.
 ZRT_DEV float quadMax(float v) {
   v = maxNaN(v, shuffleXor(v, 1));
@@ -266,8 +263,8 @@ ZRT_DEV float quadSum(float v) {
 }
 
 /// Writes rows row0 + 0..15 of a warp's accumulators (divided by
-/// scale[0] for its first 8 rows, scale[1] for the others) to x's (b, h)
-/// matrix, rounded to T.
+/// divisor[0] for the lane's first row, divisor[1] for its row 8 below) to
+/// x's (b, h) matrix, rounded to T.
 template <typename T, int D>
 ZRT_DEV void storeRows(T *x, const Strides4 &s, int64_t base, int64_t row0, int64_t end,
                        const float (&acc)[D / 8][4], const float (&divisor)[2], int lane) {
@@ -289,8 +286,8 @@ ZRT_DEV void storeRows(T *x, const Strides4 &s, int64_t base, int64_t row0, int6
 template <typename T, typename Score, typename Epilogue>
 ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, int64_t e, float s, float dp,
                                 float lse, float delta, float &p, float &ds) {
-  p = rounded<T>(exp(score(e, s) - lse));
-  ds = epilogue(e, rounded<T>(p * (rounded<T>(dp) - delta)));
+  p = roundTo<T>(exp(score(e, s) - lse));
+  ds = epilogue(e, roundTo<T>(p * (roundTo<T>(dp) - delta)));
 }
 
 } // namespace attn
@@ -334,8 +331,8 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const T *q, Strides4 qs, 
         float mx = -INFINITY;
         ZRT_UNROLL
         for (int nt = 0; nt < BK / 8; ++nt)
-          mx = attn::maxNaN(attn::maxNaN(mx, s[nt][2 * half]), s[nt][2 * half + 1]);
-        const float mNew = attn::maxNaN(m[half], attn::quadMax(mx));
+          mx = maxNaN(maxNaN(mx, s[nt][2 * half]), s[nt][2 * half + 1]);
+        const float mNew = maxNaN(m[half], attn::quadMax(mx));
         const float base = mNew == -INFINITY ? 0.f : mNew;
         const float alpha = exp(m[half] - base);
         float sum = 0.f;

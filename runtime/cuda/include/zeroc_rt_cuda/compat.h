@@ -129,11 +129,11 @@ template <typename T> ZRT_DEV T warpSum(T v) {
     v += shuffleXor(v, o);
   return v;
 }
+/// The larger of a and b; NaN wins.
+template <typename T> ZRT_HD T maxNaN(T a, T b) { return (b > a || b != b) ? b : a; }
 template <typename T> ZRT_DEV T warpMax(T v) {
-  for (int o = 16; o > 0; o >>= 1) {
-    T w = shuffleXor(v, o);
-    v = (w > v || w != w) ? w : v;
-  }
+  for (int o = 16; o > 0; o >>= 1)
+    v = maxNaN(v, shuffleXor(v, o));
   return v;
 }
 template <typename T> ZRT_DEV T blockSum(T v, T *scratch) {
@@ -330,6 +330,12 @@ template <> ZRT_HD double storeD<double>(double v) { return v; }
 template <> ZRT_HD float storeD<float>(double v) { return static_cast<float>(v); }
 template <> ZRT_HD F16 storeD<F16>(double v) { return toF16(static_cast<float>(v)); }
 template <> ZRT_HD BF16 storeD<BF16>(double v) { return toBF16(static_cast<float>(v)); }
+
+/// `v` rounded to storage type S and read back in S's compute type: the
+/// value the next op reads when an op's kernel stores its result as S.
+template <typename S> ZRT_HD typename Compute<S>::type roundTo(typename Compute<S>::type v) {
+  return load(storeD<S>(v));
+}
 
 } // namespace zeroc_rt::cuda
 

@@ -25,12 +25,6 @@
 
 namespace zeroc_rt::cuda {
 
-/// `v` rounded to storage type S and read back in S's compute type: the
-/// value the next op reads when an op's kernel stores its result as S.
-template <typename S> ZRT_HD typename Compute<S>::type roundTo(typename Compute<S>::type v) {
-  return load(storeD<S>(v));
-}
-
 } // namespace zeroc_rt::cuda
 
 ZEROC_RT_EXTERN_C_BEGIN

@@ -30,14 +30,14 @@ struct CausalMask {
 template <typename T> struct ScaledScore : CausalMask {
   float scale;
   ZRT_DEV float operator()(int64_t i, float s) const {
-    return masked(i) ? -INFINITY : attn::rounded<T>(attn::rounded<T>(s) * scale);
+    return masked(i) ? -INFINITY : roundTo<T>(roundTo<T>(s) * scale);
   }
 };
 /// The score's gradient: 0 where masked, else scaled (rounded to T).
 template <typename T> struct ScaledGrad : CausalMask {
   float scale;
   ZRT_DEV float operator()(int64_t i, float g) const {
-    return masked(i) ? 0.f : attn::rounded<T>(g * scale);
+    return masked(i) ? 0.f : roundTo<T>(g * scale);
   }
 };
 
