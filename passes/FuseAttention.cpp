@@ -8,9 +8,8 @@
 //   dq = ds kt^T; dkt = q^T ds
 // or, where zero-fold-transposes read k's rows with transB (s = q k^T,
 // dq = ds k), the same with kt a view of k with its last two strides
-// swapped.
-// whose scores, probabilities and their gradients are [B, H, Tq, Tk]
-// tensors in memory. The forward ops become one graph.fused_attention
+// swapped. Their scores, probabilities and the gradients of both are
+// [B, H, Tq, Tk] tensors in memory. The forward ops become one graph.fused_attention
 // (o and each row's log-sum-exp), the backward ops one
 // graph.fused_attention_grad that recomputes p from the log-sum-exp: no
 // [B, H, Tq, Tk] tensor is stored. An attention whose probabilities have
@@ -30,7 +29,6 @@
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
-#include "zeroc/Dialect/Zero/ZeroOps.h"
 #include "zeroc/Support/Strides.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -85,12 +83,12 @@ bool isAttention(Value q, Value k, bool kRows, Value v) {
   if (kRows)
     b = swapLastTwo(b);
   Type e = a.getElementType();
-  if ((!e.isBF16() && !e.isF16()) || b.getElementType() != e || c.getElementType() != e)
+  if (!isAttentionElement(e) || b.getElementType() != e || c.getElementType() != e)
     return false;
   ArrayRef<int64_t> x = a.getShape(), y = b.getShape(), z = c.getShape();
   const int64_t d = x[3];
   return y[0] == x[0] && z[0] == x[0] && y[1] == x[1] && z[1] == x[1] && y[2] == d &&
-         z[3] == d && z[2] == y[3] && (d == 16 || d == 32 || d == 64 || d == 128);
+         z[3] == d && z[2] == y[3] && isAttentionHead(d);
 }
 
 bool isLastAxis(int64_t axis) { return axis == 3 || axis == -1; }
@@ -177,24 +175,18 @@ std::optional<Attention> match(MatMulOp s) {
   return a;
 }
 
-/// Whether k's storage is released in the step (a stage-3 gathered
-/// parameter): a view of it, read later, would read freed memory.
-bool isReleased(Value k) {
-  return llvm::any_of(zeroc::zero::storageRoot(k).getUsers(),
-                      [](Operation *u) { return llvm::isa<zeroc::zero::ReleaseOp>(u); });
-}
-
 /// The ancestor of `op` in `block`.
 Operation *inBlock(Operation *op, Block *block) { return block->findAncestorOpInBlock(*op); }
 
 /// Whether the fused ops may stand where they would: every op of `a` in one
 /// block; no op that writes memory between the forward ops or between the
 /// backward ops (the fused op reads all their operands at its place, the
-/// last of them); the backward ops after the forward ones; and no reader
-/// of a gradient before the fused gradient's place.
-bool canFuse(Attention a, Operation *&backwardFirst, Operation *&backwardLast) {
+/// last of them, which goes to `backwardLast`); the backward ops after the
+/// forward ones; and no reader of a gradient before the fused gradient's
+/// place.
+bool canFuse(Attention a, Operation *&backwardLast) {
   Block *block = a.scores->getBlock();
-  if (a.kRows && isReleased(a.scores.getRhs()))
+  if (a.kRows && zeroc::zero::isReleased(a.scores.getRhs()))
     return false;
   if (a.softmax->getBlock() != block || a.out->getBlock() != block ||
       zeroc::fusion::writesBetween(a.scores, a.out))
@@ -202,7 +194,8 @@ bool canFuse(Attention a, Operation *&backwardFirst, Operation *&backwardLast) {
   if (!a.gradV)
     return true;
   SmallVector<Operation *> backward = {a.gradV, a.gradP, a.softmaxGrad, a.gradQ, a.gradKt};
-  backwardFirst = backwardLast = backward.front();
+  Operation *backwardFirst = backward.front();
+  backwardLast = backward.front();
   for (Operation *op : backward) {
     if (op->getBlock() != block)
       return false;
@@ -361,8 +354,6 @@ void buildBody(OpBuilder &b, Region &region, RankedTensorType scores, ValueRange
     b.clone(op, map);
 }
 
-/// Replaces `a`'s ops by the fused ones; adds the ops it erases to
-/// `erased`.
 /// k [B, H, Tk, D] read as kt [B, H, D, Tk]: a view with its last two
 /// strides swapped, of k's own storage when k is a view.
 Value ktView(OpBuilder &b, Value k) {
@@ -381,6 +372,8 @@ Value ktView(OpBuilder &b, Value k) {
                                  b.getDenseI64ArrayAttr(strides));
 }
 
+/// Replaces `a`'s ops by the fused ones, the gradient's at `backwardLast`;
+/// adds the ops it erases to `erased`.
 void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &erased) {
   Value q = a.scores.getLhs(), v = a.out.getRhs(), kt = a.scores.getRhs();
   if (a.kRows) {
@@ -462,8 +455,8 @@ struct FuseAttentionPass : zeroc::impl::FuseAttentionBase<FuseAttentionPass> {
         if (erased.contains(s))
           continue;
         std::optional<Attention> a = match(s);
-        Operation *first = nullptr, *last = nullptr;
-        if (a && canFuse(*a, first, last))
+        Operation *last = nullptr;
+        if (a && canFuse(*a, last))
           fuse(*a, last, erased);
       }
     }

@@ -38,6 +38,12 @@ bool isFusableElementwise(Operation *op) {
 
 } // namespace zeroc::graph
 
+bool zeroc::graph::isAttentionHead(int64_t d) {
+  return d == 16 || d == 32 || d == 64 || d == 128;
+}
+
+bool zeroc::graph::isAttentionElement(Type type) { return type.isF16() || type.isBF16(); }
+
 OperandRange FusedElementwiseOp::getYielded() {
   return llvm::cast<YieldOp>(getBody().front().getTerminator()).getValues();
 }
@@ -138,6 +144,16 @@ LogicalResult verifyStored(Operation *op, StringRef what, Value value, RankedTen
   return success();
 }
 
+/// The scores' type, [B, H, Tq, Tk], of an attention of q [B, H, Tq, D]
+/// and kt [B, H, D, Tk].
+RankedTensorType scoresTypeOf(Value q, Value kt) {
+  auto qt = llvm::cast<RankedTensorType>(q.getType());
+  auto ktt = llvm::cast<RankedTensorType>(kt.getType());
+  return RankedTensorType::get({qt.getDimSize(0), qt.getDimSize(1), qt.getDimSize(2),
+                                ktt.getDimSize(3)},
+                               qt.getElementType());
+}
+
 /// The shapes of an attention's q [B, H, Tq, D], kt [B, H, D, Tk] and
 /// v [B, H, Tk, D]: checks them and returns the scores' type [B, H, Tq, Tk].
 FailureOr<RankedTensorType> verifyAttentionOperands(Operation *op, Value q, Value kt,
@@ -146,7 +162,7 @@ FailureOr<RankedTensorType> verifyAttentionOperands(Operation *op, Value q, Valu
   auto ktt = llvm::cast<RankedTensorType>(kt.getType());
   auto vt = llvm::cast<RankedTensorType>(v.getType());
   Type element = qt.getElementType();
-  if (!element.isF16() && !element.isBF16())
+  if (!isAttentionElement(element))
     return op->emitOpError("needs f16 or bf16 operands (tensor cores), not ") << element;
   if (ktt.getElementType() != element || vt.getElementType() != element)
     return op->emitOpError("q, kt and v must have one element type");
@@ -160,10 +176,10 @@ FailureOr<RankedTensorType> verifyAttentionOperands(Operation *op, Value q, Valu
            << qt << ", kt " << ktt << " and v " << vt
            << " are not [B, H, Tq, D], [B, H, D, Tk] and [B, H, Tk, D]";
   const int64_t d = a[3];
-  if (d != 16 && d != 32 && d != 64 && d != 128)
+  if (!isAttentionHead(d))
     return op->emitOpError("has heads of ") << d << " elements; the kernels take 16, 32, 64 "
                                                  "or 128";
-  return RankedTensorType::get({a[0], a[1], a[2], b[3]}, element);
+  return scoresTypeOf(q, kt);
 }
 
 /// lse or delta: f32 [B, H, Tq] of an attention whose scores are `scores`.
@@ -210,12 +226,10 @@ LogicalResult FusedSoftmaxGradOp::verifyRegions() {
   return verifyElementwiseBody(*this, getBody().front(), 1, getInputs(), type, 1);
 }
 
-RankedTensorType FusedAttentionOp::getScoresType() {
-  auto q = llvm::cast<RankedTensorType>(getQ().getType());
-  auto kt = llvm::cast<RankedTensorType>(getKt().getType());
-  return RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
-                                kt.getDimSize(3)},
-                               q.getElementType());
+RankedTensorType FusedAttentionOp::getScoresType() { return scoresTypeOf(getQ(), getKt()); }
+
+RankedTensorType FusedAttentionGradOp::getScoresType() {
+  return scoresTypeOf(getQ(), getKt());
 }
 
 LogicalResult FusedAttentionOp::verifyRegions() {

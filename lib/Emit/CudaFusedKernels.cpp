@@ -192,6 +192,15 @@ void printRowLaunch(ProgramPrinter &p, StringRef name, int64_t rows, StringRef a
                        kNs, name, rows, args));
 }
 
+/// zeroc_rt_cuda/attention.h's Strides4 of a rank-4 tensor's `strides`, in
+/// (b, h, t, d) order: its last two swapped when it is stored [B, H, D, T].
+std::string strides4(SmallVector<int64_t> strides, bool transposed) {
+  if (transposed)
+    std::swap(strides[2], strides[3]);
+  return llvm::formatv("z::Strides4{{{0}, {1}, {2}, {3}}", strides[0], strides[1], strides[2],
+                       strides[3]);
+}
+
 /// The element strides, in (b, h, t, d) order, at which an attention
 /// kernel reads operand `v` ([B, H, T, D], or [B, H, D, T] when
 /// `transposed`): its graph.strided_view's, or a dense tensor's.
@@ -200,21 +209,14 @@ std::string operandStrides(Value v, bool transposed) {
       rowMajorStrides(llvm::cast<RankedTensorType>(v.getType()).getShape());
   if (auto view = v.getDefiningOp<graph::StridedViewOp>())
     strides.assign(view.getStrides().begin(), view.getStrides().end());
-  if (transposed)
-    std::swap(strides[2], strides[3]);
-  return llvm::formatv("z::Strides4{{{0}, {1}, {2}, {3}}", strides[0], strides[1], strides[2],
-                       strides[3]);
+  return strides4(strides, transposed);
 }
 
 /// The same for a result of logical shape `logical` stored transposed by
 /// `perm` (graph.matmul's result_perm: stored dim j is logical dim perm[j]).
 std::string resultStrides(RankedTensorType logical, std::optional<ArrayRef<int64_t>> perm,
                           bool transposed) {
-  SmallVector<int64_t> strides = permutedStrides(logical.getShape(), perm);
-  if (transposed)
-    std::swap(strides[2], strides[3]);
-  return llvm::formatv("z::Strides4{{{0}, {1}, {2}, {3}}", strides[0], strides[1], strides[2],
-                       strides[3]);
+  return strides4(permutedStrides(logical.getShape(), perm), transposed);
 }
 
 /// An attention's storage type, head size and zeroc_rt_cuda/attention.h
@@ -404,8 +406,7 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
   auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
   auto kt = llvm::cast<RankedTensorType>(op.getKt().getType());
   auto v = llvm::cast<RankedTensorType>(op.getV().getType());
-  auto scores = RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), a.tq, a.tk},
-                                      q.getElementType());
+  RankedTensorType scores = op.getScoresType();
   FailureOr<PrintedBody> prologue = printBody(p, op.getPrologue().front(),
                                               op.getPrologueInputs(), {"s"}, scores,
                                               "        ");

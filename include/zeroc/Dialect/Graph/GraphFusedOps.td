@@ -189,6 +189,11 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
   let results = (outs Graph_FloatTensor:$grad_q, Graph_FloatTensor:$grad_kt,
                       Graph_FloatTensor:$grad_v, Graph_FloatTensor:$delta);
   let regions = (region SizedRegion<1>:$prologue, SizedRegion<1>:$epilogue);
+  let extraClassDeclaration = [{
+    /// The type of the scores the prologue and epilogue compute on:
+    /// [B, H, Tq, Tk].
+    ::mlir::RankedTensorType getScoresType();
+  }];
   let assemblyFormat = [{
     $q `,` $kt `,` $v `,` $out `,` $lse `,` $grad
     `prologue` `(` ($prologue_inputs^ `:` type($prologue_inputs))? `)`

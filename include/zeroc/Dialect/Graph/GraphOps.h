@@ -68,9 +68,14 @@ bool isFusableElementwise(mlir::Operation *op);
 mlir::LogicalResult verifyAxis(mlir::Operation *op, int64_t axis, int64_t rank);
 
 /// Whether `op` is in the body of a fused op (graph.fused_elementwise,
-/// fused_softmax, fused_softmax_grad): a value of one element at a time,
-/// which a kernel keeps in registers.
+/// fused_softmax, fused_softmax_grad, fused_attention(_grad)): a value of
+/// one element at a time, which a kernel keeps in registers.
 bool isInFusedBody(mlir::Operation *op);
+
+/// Whether graph.fused_attention's kernels take heads of `d` elements and
+/// elements of `type`: 16, 32, 64 or 128 of f16 or bf16 (tensor cores).
+bool isAttentionHead(int64_t d);
+bool isAttentionElement(mlir::Type type);
 
 } // namespace zeroc::graph
 
