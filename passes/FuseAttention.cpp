@@ -9,11 +9,16 @@
 // or, where zero-fold-transposes read k's rows with transB (s = q k^T,
 // dq = ds k), the same with kt a view of k with its last two strides
 // swapped. Their scores, probabilities and the gradients of both are
-// [B, H, Tq, Tk] tensors in memory. The forward ops become one graph.fused_attention
+// [B, H, Tq, Tk] tensors in memory. A graph.dropout in training mode may
+// stand between p and the products (pd = dropout(p): o = pd v, dv = pd^T do)
+// and then, with the same ratio and seed, between dp and the softmax
+// gradient (its backward pass); its mask is a function of the seed, the
+// micro-step and the element's index, so the kernels draw it again per
+// score. The forward ops become one graph.fused_attention
 // (o and each row's log-sum-exp), the backward ops one
 // graph.fused_attention_grad that recomputes p from the log-sum-exp: no
 // [B, H, Tq, Tk] tensor is stored. An attention whose probabilities have
-// any other reader (a dropout, a returned value) stays as it is, as does
+// any other reader (a returned value) stays as it is, as does
 // one whose ops another op that writes memory separates. When the mask is
 // a constant that drops exactly the keys after each query (to -inf), and
 // the gradient's epilogue keeps zero zero, the fused ops are `causal`: the
@@ -57,6 +62,9 @@ struct Attention {
   /// form: Hugging Face exports) rather than a kt [B, H, D, Tk] view.
   bool kRows = false;
   Operation *softmax = nullptr; ///< graph.softmax or graph.fused_softmax
+  /// The dropout of the probabilities, or null; backward, the same dropout
+  /// of their gradient.
+  DropoutOp drop, gradDrop;
   MatMulOp gradV, gradP, gradQ, gradKt;
   Operation *softmaxGrad = nullptr; ///< graph.softmax_grad or fused_softmax_grad
 };
@@ -119,6 +127,13 @@ bool hasDropout(Operation *op) {
   return found;
 }
 
+/// Whether `d` draws the mask `forward` draws (the same ratio and seed, in
+/// training mode): the dropout of a gradient in the same micro-step.
+bool isSameDropout(DropoutOp d, DropoutOp forward) {
+  return d && d.getTraining() && d.getRatio() == forward.getRatio() &&
+         d.getSeed() == forward.getSeed() && d.getType() == forward.getType();
+}
+
 /// The attention whose scores `s` computes, when its ops are all there.
 std::optional<Attention> match(MatMulOp s) {
   Attention a;
@@ -136,15 +151,30 @@ std::optional<Attention> match(MatMulOp s) {
       a.softmax->getResult(0).getType() != s.getType() || hasDropout(a.softmax))
     return std::nullopt;
   Value p = a.softmax->getResult(0);
+  // pd: the probabilities the products read, after a dropout when there is one.
+  Value pd = p;
+  for (Operation *user : p.getUsers())
+    if (auto d = llvm::dyn_cast<DropoutOp>(user); d && d.getTraining() && !a.drop) {
+      a.drop = d;
+      pd = d.getResult();
+    }
   for (Operation *user : p.getUsers()) {
-    auto m = llvm::dyn_cast<MatMulOp>(user);
-    if (m && m.getLhs() == p && m.getRhs() != p && plain(m, false, false) && !a.out)
-      a.out = m;
-    else if (m && m.getLhs() == p && m.getRhs() != p && plain(m, true, false) && !a.gradV)
-      a.gradV = m;
-    else if (isSoftmaxGradOf(user, p) && !a.softmaxGrad)
+    if (user == a.drop.getOperation())
+      continue;
+    if (isSoftmaxGradOf(user, p) && !a.softmaxGrad) {
       a.softmaxGrad = user;
-    else
+      continue;
+    }
+    if (a.drop)
+      return std::nullopt;
+  }
+  for (Operation *user : pd.getUsers()) {
+    auto m = llvm::dyn_cast<MatMulOp>(user);
+    if (m && m.getLhs() == pd && m.getRhs() != pd && plain(m, false, false) && !a.out)
+      a.out = m;
+    else if (m && m.getLhs() == pd && m.getRhs() != pd && plain(m, true, false) && !a.gradV)
+      a.gradV = m;
+    else if (user != a.softmaxGrad)
       return std::nullopt;
   }
   if (!a.out || !isAttention(q, k, a.kRows, a.out.getRhs()))
@@ -155,6 +185,12 @@ std::optional<Attention> match(MatMulOp s) {
     return std::nullopt;
   Value v = a.out.getRhs(), dout = a.gradV.getRhs();
   Value dp = a.softmaxGrad->getOperand(1);
+  if (a.drop) {
+    a.gradDrop = dp.getDefiningOp<DropoutOp>();
+    if (!isSameDropout(a.gradDrop, a.drop) || !dp.hasOneUse())
+      return std::nullopt;
+    dp = a.gradDrop.getInput();
+  }
   a.gradP = dp.getDefiningOp<MatMulOp>();
   if (!a.gradP || !dp.hasOneUse() || !plain(a.gradP, false, true) ||
       a.gradP.getResultPerm() || a.gradP.getLhs() != dout || a.gradP.getRhs() != v ||
@@ -189,11 +225,13 @@ bool canFuse(Attention a, Operation *&backwardLast) {
   if (a.kRows && zeroc::zero::isReleased(a.scores.getRhs()))
     return false;
   if (a.softmax->getBlock() != block || a.out->getBlock() != block ||
-      zeroc::fusion::writesBetween(a.scores, a.out))
+      (a.drop && a.drop->getBlock() != block) || zeroc::fusion::writesBetween(a.scores, a.out))
     return false;
   if (!a.gradV)
     return true;
   SmallVector<Operation *> backward = {a.gradV, a.gradP, a.softmaxGrad, a.gradQ, a.gradKt};
+  if (a.gradDrop)
+    backward.push_back(a.gradDrop);
   Operation *backwardFirst = backward.front();
   backwardLast = backward.front();
   for (Operation *op : backward) {
@@ -397,9 +435,16 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
     }
   }
   OpBuilder b(a.out);
+  FloatAttr ratio;
+  IntegerAttr seed;
+  if (a.drop) {
+    ratio = a.drop.getRatioAttr();
+    seed = b.getI64IntegerAttr(a.drop.getSeed());
+  }
   Location loc = b.getFusedLoc({a.scores.getLoc(), a.softmax->getLoc(), a.out.getLoc()});
   auto forward = b.create<FusedAttentionOp>(loc, a.out.getType(), rowsType, q, kt, v,
-                                            prologueInputs, a.out.getResultPermAttr());
+                                            prologueInputs, a.out.getResultPermAttr(),
+                                            /*causal=*/UnitAttr(), ratio, seed);
   buildBody(b, forward.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
   const bool causal =
       isCausalPrologue(forward.getPrologue().front(), prologueInputs, scoresType);
@@ -420,7 +465,8 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
         gradLoc, a.gradQ.getType(), a.gradKt.getType(), a.gradV.getType(), rowsType, q, kt, v,
         forward.getOut(), forward.getLse(), a.gradV.getRhs(), prologueInputs, epilogueInputs,
         a.out.getResultPermAttr(), a.gradQ.getResultPermAttr(),
-        a.gradKt.getResultPermAttr(), a.gradV.getResultPermAttr());
+        a.gradKt.getResultPermAttr(), a.gradV.getResultPermAttr(), /*causal=*/UnitAttr(), ratio,
+        seed);
     buildBody(b, grad.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
     buildBody(b, grad.getEpilogue(), scoresType, epilogueInputs, epilogue, 0, gradLoc);
     grad.setCausal(causal && keepsZero(grad.getEpilogue().front(), epilogueInputs));
@@ -428,13 +474,19 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
     a.gradKt.getResult().replaceAllUsesWith(grad.getGradKt());
     a.gradV.getResult().replaceAllUsesWith(grad.getGradV());
     for (Operation *op : {a.gradQ.getOperation(), a.gradKt.getOperation(), a.softmaxGrad,
-                          a.gradP.getOperation(), a.gradV.getOperation()}) {
+                          a.gradDrop.getOperation(), a.gradP.getOperation(),
+                          a.gradV.getOperation()}) {
+      if (!op)
+        continue;
       erased.insert(op);
       op->erase();
     }
   }
   Value k = a.scores.getRhs();
-  for (Operation *op : {a.out.getOperation(), a.softmax, a.scores.getOperation()}) {
+  for (Operation *op : {a.out.getOperation(), a.drop.getOperation(), a.softmax,
+                        a.scores.getOperation()}) {
+    if (!op)
+      continue;
     erased.insert(op);
     op->erase();
   }

@@ -193,6 +193,19 @@ LogicalResult verifyRowStatistic(Operation *op, StringRef what, Value value,
   return success();
 }
 
+/// A fused attention's dropout: a ratio in [0, 1) and a seed, or neither.
+LogicalResult verifyAttentionDropout(Operation *op, std::optional<APFloat> ratio,
+                                     std::optional<uint64_t> seed) {
+  if (ratio.has_value() != seed.has_value())
+    return op->emitOpError("needs both dropout_ratio and dropout_seed, or neither");
+  if (!ratio)
+    return success();
+  const double r = ratio->convertToDouble();
+  if (!(r >= 0.0 && r < 1.0))
+    return op->emitOpError("dropout_ratio must be in [0, 1), got ") << r;
+  return success();
+}
+
 } // namespace
 
 bool zeroc::graph::isInFusedBody(Operation *op) {
@@ -238,7 +251,8 @@ LogicalResult FusedAttentionOp::verifyRegions() {
     return failure();
   if (failed(verifyStored(*this, "out", getOut(),
                           llvm::cast<RankedTensorType>(getQ().getType()), getOutPerm())) ||
-      failed(verifyRowStatistic(*this, "lse", getLse(), *scores)))
+      failed(verifyRowStatistic(*this, "lse", getLse(), *scores)) ||
+      failed(verifyAttentionDropout(*this, getDropoutRatio(), getDropoutSeed())))
     return failure();
   return verifyElementwiseBody(*this, getPrologue().front(), 1, getInputs(), *scores, 1);
 }
@@ -256,7 +270,8 @@ LogicalResult FusedAttentionGradOp::verifyRegions() {
                           llvm::cast<RankedTensorType>(getKt().getType()), getGradKtPerm())) ||
       failed(verifyStored(*this, "grad_v", getGradV(),
                           llvm::cast<RankedTensorType>(getV().getType()), getGradVPerm())) ||
-      failed(verifyRowStatistic(*this, "delta", getDelta(), *scores)))
+      failed(verifyRowStatistic(*this, "delta", getDelta(), *scores)) ||
+      failed(verifyAttentionDropout(*this, getDropoutRatio(), getDropoutSeed())))
     return failure();
   if (failed(verifyElementwiseBody(*this, getPrologue().front(), 1, getPrologueInputs(),
                                    *scores, 1)))

@@ -66,6 +66,13 @@ std::string broadcastOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
   return expr.empty() ? "0" : expr;
 }
 
+/// The launch's argument for the key of a dropout with `seed`: the key
+/// zeroc_rt_k_dropout makes of it and the micro-step's counter.
+std::string dropoutKeyArg(int64_t seed) {
+  return llvm::formatv(", {0}dropoutKey({1}ull, zeroc_rt_engine_dropout_counter(e))", kNs, seed)
+      .str();
+}
+
 /// A fused op's body as kernel code for element `i`.
 struct PrintedBody {
   /// The kernel's parameters for the inputs and dropout keys, each followed
@@ -138,9 +145,7 @@ FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inpu
       const std::string ratio = cxxDouble(dropout.getRatio().convertToDouble());
       const std::string key = "key" + std::to_string(numKeys++);
       out.params += "uint64_t " + key + ", ";
-      out.keyArgs += llvm::formatv(", {0}dropoutKey({1}ull, zeroc_rt_engine_dropout_counter(e))",
-                                   kNs, dropout.getSeed())
-                         .str();
+      out.keyArgs += dropoutKeyArg(dropout.getSeed());
       expr = llvm::formatv("z::load(z::dropoutOf<{0}>({1}, i, {2}, z::dropoutKeepScale({2}), {3}))",
                            s, arg(0), ratio, key);
     } else
@@ -236,6 +241,22 @@ AttentionText attentionOf(Value q, Value kt, bool causal) {
   a.shape = llvm::formatv("AttentionShape{{{0}, {1}, {2}, {3}, {4}}", qt.getDimSize(0),
                           qt.getDimSize(1), a.tq, a.tk, causal ? 1 : 0);
   return a;
+}
+
+/// An attention's dropout in its kernels: the kernel's parameter for the
+/// mask's key (followed by ", "), the zeroc_rt_cuda/attention.h
+/// AttentionDropout the kernel passes, and the launch's argument for the
+/// key (preceded by ", "); none: no parameter, a dropout of ratio 0.
+struct DropoutText {
+  std::string param, value, launchArg;
+};
+DropoutText dropoutOf(std::optional<APFloat> ratio, std::optional<uint64_t> seed) {
+  if (!ratio)
+    return {"", "z::AttentionDropout{}", ""};
+  const std::string r = cxxDouble(ratio->convertToDouble());
+  return {"uint64_t dropKey, ",
+          llvm::formatv("z::AttentionDropout{{{0}, z::dropoutKeepScale({0}), dropKey}", r),
+          dropoutKeyArg(static_cast<int64_t>(*seed))};
 }
 
 /// A body as the lambda an attention kernel calls per score element:
@@ -371,30 +392,31 @@ LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttention
   if (!body->keyArgs.empty())
     return op.emitOpError("has a dropout in its prologue, which the CUDA emitter cannot print");
   auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
+  const DropoutText drop = dropoutOf(op.getDropoutRatio(), op.getDropoutSeed());
   definitions += kernelHead(op,
                             llvm::formatv("softmax(prologue(q kt)) v, scores [{0}]",
                                           llvm::make_range(scores.getShape().begin(),
                                                            scores.getShape().end()))
                                 .str(),
                             name,
-                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, {1}{0} "
+                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, {1}{2}{0} "
                                           "*out, float *lse",
-                                          a.s, body->params)
+                                          a.s, body->params, drop.param)
                                 .str(),
                             a.s);
   definitions += llvm::formatv(
-      "  z::attentionForward<{0}, {1}>(z::{2}, q, {3}, kt, {4}, v, {5}, out, {6}, lse,\n"
+      "  z::attentionForward<{0}, {1}>(z::{2}, {8}, q, {3}, kt, {4}, v, {5}, out, {6}, lse,\n"
       "{7});\n"
       "}\n\n",
       a.s, a.dim, a.shape, operandStrides(op.getQ(), false),
       operandStrides(op.getKt(), true), operandStrides(op.getV(), false),
-      resultStrides(q, op.getOutPerm(), false), bodyLambda(*body, "s"));
+      resultStrides(q, op.getOutPerm(), false), bodyLambda(*body, "s"), drop.value);
   printAttentionLaunch(
       p, name, a, a.tq,
-      llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3}){4}, "
+      llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3}){4}{7}, "
                     "({0} *)({5}), (float *)({6})",
                     a.s, p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()),
-                    body->launchArgs, p.var(op.getOut()), p.var(op.getLse()))
+                    body->launchArgs, p.var(op.getOut()), p.var(op.getLse()), drop.launchArg)
           .str());
   return success();
 }
@@ -425,7 +447,8 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
   const std::string strides =
       llvm::formatv("q, {0}, kt, {1}, v, {2}", operandStrides(op.getQ(), false),
                     operandStrides(op.getKt(), true), operandStrides(op.getV(), false));
-  const std::string inputs = prologue->params + epilogue->params;
+  const DropoutText drop = dropoutOf(op.getDropoutRatio(), op.getDropoutSeed());
+  const std::string inputs = prologue->params + epilogue->params + drop.param;
   const std::string nameQ = (name + "_q").str(), nameKV = (name + "_kv").str();
   // dq first: its kernel writes delta, which the dk/dv kernel reads.
   definitions += kernelHead(op, "dq and delta", nameQ,
@@ -436,12 +459,12 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
                                 .str(),
                             a.s);
   definitions += llvm::formatv(
-      "  z::attentionGradQ<{0}, {1}>(z::{2}, {3}, o, {4}, dout, {5}, lse, delta, dq, {6},\n"
+      "  z::attentionGradQ<{0}, {1}>(z::{2}, {8}, {3}, o, {4}, dout, {5}, lse, delta, dq, {6},\n"
       "{7});\n"
       "}\n\n",
       a.s, a.dim, a.shape, strides, resultStrides(q, op.getOutPerm(), false),
       operandStrides(op.getGrad(), false), resultStrides(q, op.getGradQPerm(), false),
-      lambdas);
+      lambdas, drop.value);
   definitions += kernelHead(op, "dk and dv", nameKV,
                             llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
                                           "{0} *dout, const float *lse, const float *delta, "
@@ -450,16 +473,16 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
                                 .str(),
                             a.s);
   definitions += llvm::formatv(
-      "  z::attentionGradKV<{0}, {1}>(z::{2}, {3}, dout, {4}, lse, delta, dkt, {5}, dv, {6},\n"
+      "  z::attentionGradKV<{0}, {1}>(z::{2}, {8}, {3}, dout, {4}, lse, delta, dkt, {5}, dv, {6},\n"
       "{7});\n"
       "}\n\n",
       a.s, a.dim, a.shape, strides, operandStrides(op.getGrad(), false),
       resultStrides(kt, op.getGradKtPerm(), true), resultStrides(v, op.getGradVPerm(), false),
-      lambdas);
+      lambdas, drop.value);
   const std::string operands =
       llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3})", a.s,
                     p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()));
-  const std::string bodies = prologue->launchArgs + epilogue->launchArgs;
+  const std::string bodies = prologue->launchArgs + epilogue->launchArgs + drop.launchArg;
   printAttentionLaunch(
       p, nameQ, a, a.tq,
       llvm::formatv("{0}, (const {1} *)({2}), (const {1} *)({3}), (const float *)({4}), "

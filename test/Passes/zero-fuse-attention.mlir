@@ -69,9 +69,9 @@ func.func @forward_only(%q: tensor<1x2x8x32xf16>, %kt: tensor<1x2x32x24xf16>, %v
 // -----
 
 // Tests attentions that stay as they are: f32 (no tensor cores), a head of
-// 24 elements, probabilities with another reader (a dropout before the
-// product; a returned value), a softmax over another axis, and an op
-// between the forward ops that writes memory in place.
+// 24 elements, probabilities with another reader (dropped probabilities
+// that are returned too; a returned value), a softmax over another axis,
+// and an op between the forward ops that writes memory in place.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: graph.fused_attention
 // CHECK-COUNT-12: graph.matmul
@@ -79,7 +79,7 @@ func.func @forward_only(%q: tensor<1x2x8x32xf16>, %kt: tensor<1x2x32x24xf16>, %v
 func.func @kept(%q: tensor<1x2x8x16xf32>, %kt: tensor<1x2x16x8xf32>, %v: tensor<1x2x8x16xf32>,
                 %q24: tensor<1x2x8x24xbf16>, %kt24: tensor<1x2x24x8xbf16>, %v24: tensor<1x2x8x24xbf16>,
                 %qb: tensor<1x2x8x16xbf16>, %ktb: tensor<1x2x16x8xbf16>, %vb: tensor<1x2x8x16xbf16>)
-    -> (tensor<1x2x8x16xf32>, tensor<1x2x8x24xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) {
+    -> (tensor<1x2x8x16xf32>, tensor<1x2x8x24xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) {
   %s0 = graph.matmul %q, %kt : tensor<1x2x8x16xf32>, tensor<1x2x16x8xf32> -> tensor<1x2x8x8xf32>
   %p0 = graph.softmax %s0 {axis = 3 : i64} : tensor<1x2x8x8xf32>
   %o0 = graph.matmul %p0, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
@@ -100,7 +100,76 @@ func.func @kept(%q: tensor<1x2x8x16xf32>, %kt: tensor<1x2x16x8xf32>, %v: tensor<
   %p5 = graph.softmax %s5 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
   %r5 = zero.all_reduce %vb {reduction = #zero<reduction sum>} : tensor<1x2x8x16xbf16>
   %o5 = graph.matmul %p5, %vb : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
-  return %o0, %o1, %o2, %o3, %p3, %o4, %o5 : tensor<1x2x8x16xf32>, tensor<1x2x8x24xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
+  return %o0, %o1, %o2, %d2, %o3, %p3, %o4, %o5 : tensor<1x2x8x16xf32>, tensor<1x2x8x24xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+// Tests a dropout on the probabilities (GPT-2's attn_pdrop): forward,
+// between the softmax and both products that read the probabilities; in
+// the backward pass, the same dropout (ratio, seed) of dp before the
+// softmax gradient. Both fused ops carry it and no dropout is left; the
+// eval function's attention (forward only) carries its own.
+// CHECK-LABEL: func.func @attention_dropout
+// CHECK-NOT: graph.dropout
+// CHECK: %[[O:.*]], %[[LSE:.*]] = graph.fused_attention %arg0, %arg1, %arg2 {dropout_ratio = 1.000000e-01 : f64, dropout_seed = 7 : i64}
+// CHECK: graph.fused_attention_grad %arg0, %arg1, %arg2, %[[O]], %[[LSE]], %arg3 prologue() epilogue() {dropout_ratio = 1.000000e-01 : f64, dropout_seed = 7 : i64}
+// CHECK-NOT: graph.dropout
+// CHECK-NOT: graph.matmul
+// CHECK-LABEL: func.func @forward_dropout
+// CHECK: graph.fused_attention %arg0, %arg1, %arg2 {dropout_ratio = 2.000000e-01 : f64, dropout_seed = 3 : i64}
+// CHECK-NOT: graph.dropout
+func.func @attention_dropout(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>, %do: tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>) {
+  %s = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %pd = graph.dropout %p {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o = graph.matmul %pd, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dv = graph.matmul %pd, %do {transA = true} : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dpd = graph.matmul %do, %v {transB = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x8xbf16>
+  %dp = graph.dropout %dpd {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %ds = graph.softmax_grad %p, %dp {axis = 3 : i64, log = false} : tensor<1x2x8x8xbf16>
+  %dq = graph.matmul %ds, %kt {transB = true} : tensor<1x2x8x8xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x16xbf16>
+  %dkt = graph.matmul %q, %ds {transA = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16> -> tensor<1x2x16x8xbf16>
+  return %o, %dv, %dq, %dkt : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>
+}
+func.func @forward_dropout(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {
+  %s = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %pd = graph.dropout %p {ratio = 0.2 : f64, seed = 3 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o = graph.matmul %pd, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return %o : tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+// Tests dropouts the kernels cannot draw: the gradient's dropout with
+// another seed (not the forward one's mask), a dropout of the
+// probabilities in eval mode (training false), and one that reads the
+// probabilities where the product reads them undropped.
+// CHECK-LABEL: func.func @kept_dropouts
+// CHECK-NOT: graph.fused_attention
+// CHECK-COUNT-9: graph.matmul
+// CHECK-NOT: graph.fused_attention
+func.func @kept_dropouts(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>, %do: tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>) {
+  %s = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %pd = graph.dropout %p {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o = graph.matmul %pd, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dv = graph.matmul %pd, %do {transA = true} : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dpd = graph.matmul %do, %v {transB = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x8xbf16>
+  %dp = graph.dropout %dpd {ratio = 0.1 : f64, seed = 8 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %ds = graph.softmax_grad %p, %dp {axis = 3 : i64, log = false} : tensor<1x2x8x8xbf16>
+  %dq = graph.matmul %ds, %kt {transB = true} : tensor<1x2x8x8xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x16xbf16>
+  %dkt = graph.matmul %q, %ds {transA = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16> -> tensor<1x2x16x8xbf16>
+  %s1 = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p1 = graph.softmax %s1 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %d1 = graph.dropout %p1 {ratio = 0.1 : f64, seed = 9 : i64, training = false} : tensor<1x2x8x8xbf16>
+  %o1 = graph.matmul %d1, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %s2 = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p2 = graph.softmax %s2 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %d2 = graph.dropout %p2 {ratio = 0.1 : f64, seed = 10 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o2 = graph.matmul %p2, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return %o, %dv, %dq, %dkt, %o1, %o2, %d2 : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16>
 }
 
 // -----

@@ -10,7 +10,11 @@
 // k and v are read from one packed [batch, time, 2, heads, dim] tensor
 // and q from [batch, time, heads, dim] (the head split of a QKV
 // projection), dO from a dense [batch, heads, time, dim]; o, dq, dk and dv
-// are written as [batch, time, heads, dim]. Tolerance: the largest difference within a fraction of the
+// are written as [batch, time, heads, dim]. With a dropout on the
+// probabilities, the reference drops p before o = p v and dv, and dp
+// before the softmax gradient, by the mask the CPU runtime's
+// zeroc_rt_k_dropout draws over the [batch, heads, tq, tk] scores (what a
+// dropout op between the softmax and the product draws). Tolerance: the largest difference within a fraction of the
 // largest reference element (1.5e-2 for BF16, 2.5e-3 for F16; seen: 7.4e-3
 // and 1.3e-3, about two units in the last place): the kernels
 // normalize the probabilities after the product and take the gradient's
@@ -20,6 +24,7 @@
 
 #include "gpu.h"
 #include "kernels/attention.h"
+#include "zeroc_rt/kernels.h"
 #include "zeroc_rt_cuda/compat.h"
 
 #include <gtest/gtest.h>
@@ -106,7 +111,11 @@ struct Case {
   /// Elements q, k and v start after their buffer's start: 1 makes their
   /// rows unaligned, so the kernels read them 2 bytes at a time, not 16.
   int64_t shift = 0;
+  /// A dropout on the probabilities (0: none).
+  double dropout = 0;
 };
+
+constexpr uint64_t kDropoutSeed = 0x5eedull, kDropoutCounter = 3;
 
 /// The reference: the unfused ops' arithmetic (module comment), each
 /// (batch, head) a dense [t, dim] matrix.
@@ -115,6 +124,29 @@ template <typename T> struct Reference {
   float scale;
   std::vector<float> q, k, v, dout;                // [b, h, t, d]
   std::vector<float> o, lse, dq, dk, dv;           // [b, h, t, d] / [b, h, tq]
+  std::vector<float> kept;                         // [b, h, tq, tk]: 1 or 0
+
+  /// Whether the dropout keeps each score: zeroc_rt_k_dropout (the CPU
+  /// runtime's) over ones.
+  void drawMask() {
+    const int64_t n = c.batch * c.heads * c.tq * c.tk;
+    std::vector<float> ones(n, 1.f), out(n);
+    zeroc_rt_tensor_t in{ones.data(), ZEROC_RT_DTYPE_F32, 4, {c.batch, c.heads, c.tq, c.tk}};
+    zeroc_rt_tensor_t res{out.data(), ZEROC_RT_DTYPE_F32, 4, {c.batch, c.heads, c.tq, c.tk}};
+    EXPECT_STATUS_OK(zeroc_rt_k_dropout(&in, c.dropout, kDropoutSeed, kDropoutCounter, &res));
+    kept.resize(n);
+    for (int64_t i = 0; i < n; ++i)
+      kept[i] = out[i] != 0.f ? 1.f : 0.f;
+  }
+  /// x after the dropout of score (bh, i, j), stored as T.
+  float dropped(int64_t bh, int64_t i, int64_t j, float x) const {
+    if (c.dropout == 0)
+      return x;
+    const double keepScale = 1.0 / (1.0 - c.dropout);
+    return kept[(bh * c.tq + i) * c.tk + j] != 0.f
+               ? rounded<T>(static_cast<float>(static_cast<double>(x) * keepScale))
+               : 0.f;
+  }
 
   float score(int64_t bh, int64_t i, int64_t j) const {
     if (c.causal && j > i)
@@ -132,7 +164,8 @@ template <typename T> struct Reference {
     dk.assign(bhs * c.tk * D, 0.f);
     dv.assign(bhs * c.tk * D, 0.f);
     lse.assign(bhs * c.tq, 0.f);
-    std::vector<float> p(c.tk), ds(c.tk);
+    drawMask();
+    std::vector<float> p(c.tk), pd(c.tk), ds(c.tk);
     std::vector<float> accK(bhs * c.tk * D, 0.f), accV(bhs * c.tk * D, 0.f);
     for (int64_t bh = 0; bh < bhs; ++bh)
       for (int64_t i = 0; i < c.tq; ++i) {
@@ -142,12 +175,14 @@ template <typename T> struct Reference {
         for (int64_t j = 0; j < c.tk; ++j)
           sum += std::exp(p[j] - mx);
         lse[bh * c.tq + i] = mx + std::log(sum);
-        for (int64_t j = 0; j < c.tk; ++j)
+        for (int64_t j = 0; j < c.tk; ++j) {
           p[j] = rounded<T>(std::exp(p[j] - mx) / sum);
+          pd[j] = dropped(bh, i, j, p[j]);
+        }
         for (int64_t d = 0; d < D; ++d) {
           float s = 0.f;
           for (int64_t j = 0; j < c.tk; ++j)
-            s += p[j] * v[(bh * c.tk + j) * D + d];
+            s += pd[j] * v[(bh * c.tk + j) * D + d];
           o[(bh * c.tq + i) * D + d] = rounded<T>(s);
         }
         float dot = 0.f;
@@ -155,7 +190,7 @@ template <typename T> struct Reference {
           float s = 0.f;
           for (int64_t d = 0; d < D; ++d)
             s += dout[(bh * c.tq + i) * D + d] * v[(bh * c.tk + j) * D + d];
-          ds[j] = rounded<T>(s);
+          ds[j] = dropped(bh, i, j, rounded<T>(s));
           dot += p[j] * ds[j];
         }
         for (int64_t j = 0; j < c.tk; ++j) {
@@ -171,7 +206,7 @@ template <typename T> struct Reference {
         for (int64_t j = 0; j < c.tk; ++j)
           for (int64_t d = 0; d < D; ++d) {
             accK[(bh * c.tk + j) * D + d] += ds[j] * q[(bh * c.tq + i) * D + d];
-            accV[(bh * c.tk + j) * D + d] += p[j] * dout[(bh * c.tq + i) * D + d];
+            accV[(bh * c.tk + j) * D + d] += pd[j] * dout[(bh * c.tq + i) * D + d];
           }
       }
     for (size_t n = 0; n < accK.size(); ++n) {
@@ -209,11 +244,13 @@ void expectNear(const char *what, const std::vector<T> &got, Offset offset,
 template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype, double tol) {
   SCOPED_TRACE("batch " + std::to_string(c.batch) + " heads " + std::to_string(c.heads) +
                " tq " + std::to_string(c.tq) + " tk " + std::to_string(c.tk) + " dim " +
-               std::to_string(c.dim) + (c.causal ? " causal" : ""));
+               std::to_string(c.dim) + (c.causal ? " causal" : "") +
+               (c.dropout ? " dropout " + std::to_string(c.dropout) : ""));
   const int64_t B = c.batch, H = c.heads, D = c.dim, bhs = B * H;
   std::mt19937_64 rng(20261206 + c.dim + c.tq);
   std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  Reference<T> ref{c, 1.f / std::sqrt(static_cast<float>(D)), {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  Reference<T> ref{c, 1.f / std::sqrt(static_cast<float>(D)), {}, {}, {}, {}, {}, {}, {}, {}, {},
+                   {}};
   // q, k, v packed as [b, t, 3, h, d] (tq = tk here when causal; else q's
   // own [b, tq, h, d] block follows k and v's [b, tk, 2, h, d]).
   const int64_t kvSize = B * c.tk * 2 * H * D, qSize = B * c.tq * H * D;
@@ -230,6 +267,9 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
   call.dim = D;
   call.scale = ref.scale;
   call.causal = c.causal;
+  call.dropout = c.dropout;
+  call.seed = kDropoutSeed;
+  call.counter = kDropoutCounter;
   const int64_t kv[4] = {c.tk * 2 * H * D, D, 2 * H * D, 1};
   const int64_t qs[4] = {c.tq * H * D, D, H * D, 1};
   std::memcpy(call.k, kv, sizeof kv);
@@ -304,11 +344,13 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
 // batches, every head size, keys longer and shorter than the queries;
 // causal ones long enough that the kernels skip the tiles above the
 // diagonal (200 and 150 rows: several tiles of 64 and 32); one with q, k
-// and v unaligned (read 2 bytes at a time; the others 16).
+// and v unaligned (read 2 bytes at a time; the others 16); dropouts,
+// causal and not, with partial tiles and keys longer than the queries.
 const Case kCases[] = {
-    {2, 3, 80, 80, 16, 1}, {1, 2, 64, 64, 64, 1},  {1, 2, 72, 72, 64, 0},
-    {1, 1, 40, 40, 128, 1}, {1, 2, 24, 96, 32, 0}, {1, 1, 100, 36, 64, 0},
-    {1, 2, 200, 200, 32, 1}, {1, 1, 150, 150, 128, 1}, {2, 2, 80, 80, 64, 1, 1},
+    {2, 3, 80, 80, 16, 1},        {1, 2, 64, 64, 64, 1},         {1, 2, 72, 72, 64, 0},
+    {1, 1, 40, 40, 128, 1},       {1, 2, 24, 96, 32, 0},         {1, 1, 100, 36, 64, 0},
+    {1, 2, 200, 200, 32, 1},      {1, 1, 150, 150, 128, 1},      {2, 2, 80, 80, 64, 1, 1},
+    {2, 2, 80, 80, 16, 1, 0, 0.1}, {1, 2, 72, 72, 64, 0, 0, 0.3}, {1, 1, 24, 96, 128, 0, 0, 0.5},
 };
 
 TEST(AttentionParity, Bf16) {

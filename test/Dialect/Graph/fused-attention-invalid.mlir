@@ -102,3 +102,28 @@ func.func @epilogue(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: t
   }
   return
 }
+
+// -----
+
+func.func @dropout_without_seed(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>) {
+  // expected-error @+1 {{'graph.fused_attention' op needs both dropout_ratio and dropout_seed, or neither}}
+  %o, %l = graph.fused_attention %q, %kt, %v {dropout_ratio = 0.1 : f64} : (tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x8xf32>) {
+  ^bb0(%s: tensor<1x2x8x8xbf16>):
+    graph.yield %s : tensor<1x2x8x8xbf16>
+  }
+  return
+}
+
+// -----
+
+func.func @dropout_ratio(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>, %do: tensor<1x2x8x16xbf16>, %o: tensor<1x2x8x16xbf16>, %lse: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{'graph.fused_attention_grad' op dropout_ratio must be in [0, 1), got 1}}
+  %dq, %dkt, %dv, %delta = graph.fused_attention_grad %q, %kt, %v, %o, %lse, %do prologue() epilogue() {dropout_ratio = 1.0 : f64, dropout_seed = 3 : i64} : (tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8xf32>, tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8xf32>) {
+  ^bb0(%s: tensor<1x2x8x8xbf16>):
+    graph.yield %s : tensor<1x2x8x8xbf16>
+  } {
+  ^bb0(%g: tensor<1x2x8x8xbf16>):
+    graph.yield %g : tensor<1x2x8x8xbf16>
+  }
+  return
+}

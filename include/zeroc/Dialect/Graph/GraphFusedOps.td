@@ -132,7 +132,12 @@ def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
     docs/CudaTarget.md "Attention in one kernel"). `causal` says that the
     prologue makes the score of every key after its query `-inf` (its pass
     proved it from the mask's constant), so the kernel skips the key tiles
-    that hold no other score.
+    that hold no other score. `dropout_ratio` and `dropout_seed` (both or
+    neither) are a `graph.dropout` in training mode between the softmax and
+    the product with `v`: the probabilities are dropped by the mask that op
+    draws over the `[B, H, Tq, Tk]` probabilities (the seed's, and the
+    micro-step's counter), kept ones scaled by 1/(1-ratio), while the
+    softmax's sum counts every key.
 
     ```mlir
     %o, %lse = graph.fused_attention %q, %kt, %v prologue(%k, %mask, %ninf : tensor<bf16>, tensor<1x1x64x64xi1>, tensor<bf16>) {out_perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x64x16xbf16>, tensor<2x4x16x64xbf16>, tensor<2x4x64x16xbf16>) -> (tensor<2x64x4x16xbf16>, tensor<2x4x64xf32>) {
@@ -145,7 +150,9 @@ def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
   }];
   let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
                    Variadic<Graph_Tensor>:$inputs,
-                   OptionalAttr<DenseI64ArrayAttr>:$out_perm, UnitAttr:$causal);
+                   OptionalAttr<DenseI64ArrayAttr>:$out_perm, UnitAttr:$causal,
+                   OptionalAttr<F64Attr>:$dropout_ratio,
+                   OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Graph_FloatTensor:$out, Graph_FloatTensor:$lse);
   let regions = (region SizedRegion<1>:$prologue);
   let assemblyFormat = [{
@@ -176,7 +183,10 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
     `q kt`. `delta` is scratch: each row's sum of `grad * out` (f32
     `[B, H, Tq]`), the softmax gradient's dot product. `causal`: as the
     forward op's, and the epilogue keeps a zero gradient zero, so the
-    kernels skip the tiles above the diagonal.
+    kernels skip the tiles above the diagonal. `dropout_ratio` and
+    `dropout_seed`: the forward op's dropout, whose mask drops the
+    probabilities `grad_v` is computed from and the gradient of the dropped
+    probabilities (`grad v^T`), as the dropout op of the gradient does.
   }];
   let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
                    Graph_FloatTensor:$out, Graph_FloatTensor:$lse, Graph_FloatTensor:$grad,
@@ -185,7 +195,9 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
                    OptionalAttr<DenseI64ArrayAttr>:$out_perm,
                    OptionalAttr<DenseI64ArrayAttr>:$grad_q_perm,
                    OptionalAttr<DenseI64ArrayAttr>:$grad_kt_perm,
-                   OptionalAttr<DenseI64ArrayAttr>:$grad_v_perm, UnitAttr:$causal);
+                   OptionalAttr<DenseI64ArrayAttr>:$grad_v_perm, UnitAttr:$causal,
+                   OptionalAttr<F64Attr>:$dropout_ratio,
+                   OptionalAttr<I64Attr>:$dropout_seed);
   let results = (outs Graph_FloatTensor:$grad_q, Graph_FloatTensor:$grad_kt,
                       Graph_FloatTensor:$grad_v, Graph_FloatTensor:$delta);
   let regions = (region SizedRegion<1>:$prologue, SizedRegion<1>:$epilogue);

@@ -11,7 +11,11 @@
 // [batch, heads, tq, tk] scores; it returns the softmax's input (the
 // scale, the mask: -inf drops a key). The gradient's `epilogue(i, g)` takes
 // the softmax's input gradient, as softmax_grad would store it, and returns
-// the gradient of the product q k^T.
+// the gradient of the product q k^T. `drop` is a dropout on the
+// probabilities (between the softmax and the product with v), its mask
+// drawn per score as the dropout op draws it; backward, the same mask
+// applies to dO v^T. o is still the sum of the dropped p times v, so the
+// softmax gradient's dot product is still dO . o.
 //
 // Products on tensor cores (zeroc_rt_cuda/mma.h, f16 or bf16), the
 // softmax in float. A block has kAttnWarps warps of 16 rows each:
@@ -39,6 +43,7 @@
 
 #include "zeroc_rt_cuda/compat.h"
 #include "zeroc_rt_cuda/mma.h"
+#include "zeroc_rt_cuda/scalar_ops.h"
 
 namespace zeroc_rt::cuda {
 
@@ -62,6 +67,17 @@ struct Strides4 {
 struct AttentionShape {
   int64_t batch, heads, tq, tk;
   int causal;
+};
+
+/// A dropout on the probabilities: zeroc_rt_k_dropout's mask under `key`
+/// (dropoutKey of the op's seed and the micro-step's counter), element i
+/// the score's flat index in [batch, heads, tq, tk], as the dropout op of
+/// the [batch, heads, tq, tk] probabilities indexes it. Ratio 0 (the
+/// default): none.
+struct AttentionDropout {
+  double ratio = 0.0, keepScale = 1.0;
+  uint64_t key = 0;
+  ZRT_HD bool keeps(int64_t i) const { return ratio <= 0.0 || dropoutKeeps(i, ratio, key); }
 };
 
 /// The keys a block of query rows [row0, row0 + kAttnRows) reads: all, or
@@ -282,12 +298,22 @@ ZRT_DEV void storeRows(T *x, const Strides4 &s, int64_t base, int64_t row0, int6
 /// A score's probability, recomputed from its row's log-sum-exp, and the
 /// gradient of its product q k^T, from dp (do v^T) and the row's delta:
 /// each rounded to T where the unfused ops store (the probability, dp, the
-/// softmax gradient before the epilogue). e: its index in the scores.
+/// dropped probability and dp, the softmax gradient before the epilogue).
+/// e: its index in the scores; p: the probability as the product with dO
+/// reads it (after the dropout).
 template <typename T, typename Score, typename Epilogue>
-ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, int64_t e, float s, float dp,
-                                float lse, float delta, float &p, float &ds) {
-  p = roundTo<T>(exp(score(e, s) - lse));
-  ds = epilogue(e, roundTo<T>(p * (roundTo<T>(dp) - delta)));
+ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, const AttentionDropout &drop,
+                                int64_t e, float s, float dp, float lse, float delta, float &p,
+                                float &ds) {
+  const float prob = roundTo<T>(exp(score(e, s) - lse));
+  float grad = roundTo<T>(dp);
+  p = prob;
+  if (drop.ratio > 0.0) {
+    const bool keep = drop.keeps(e);
+    p = keep ? load(dropoutKept<T>(prob, drop.keepScale)) : 0.f;
+    grad = keep ? load(dropoutKept<T>(grad, drop.keepScale)) : 0.f;
+  }
+  ds = epilogue(e, roundTo<T>(prob * (grad - delta)));
 }
 
 } // namespace attn
@@ -295,9 +321,9 @@ ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, int64_t e, flo
 /// o and lse (module comment). Launch: attentionBlocks(g, g.tq) blocks of
 /// kAttnThreads, with launchWarps.
 template <typename T, int D, typename Score>
-ZRT_DEV void attentionForward(const AttentionShape &g, const T *q, Strides4 qs, const T *k,
-                              Strides4 ks, const T *v, Strides4 vs, T *o, Strides4 os,
-                              float *lse, Score score) {
+ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &drop, const T *q,
+                              Strides4 qs, const T *k, Strides4 ks, const T *v, Strides4 vs,
+                              T *o, Strides4 os, float *lse, Score score) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
   alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
@@ -351,9 +377,22 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const T *q, Strides4 qs, 
           acc[nd][2 * half + 1] *= alpha;
         }
       }
+      // The dropout: the row's sum counts every key, the product only the
+      // kept ones (scaled at the end).
+      if (drop.ratio > 0.0)
+        ZRT_UNROLL
+        for (int nt = 0; nt < BK / 8; ++nt)
+          ZRT_UNROLL
+          for (int i = 0; i < 4; ++i) {
+            const int64_t row = row0 + mmaRowC(lane, i), key = key0 + nt * 8 + mmaColC(lane, i);
+            if (row < g.tq && key < g.tk && !drop.keeps((bh * g.tq + row) * g.tk + key))
+              s[nt][i] = 0.f;
+          }
       attn::accumulateColumns<T, BK, D>(acc, s, vTile, lane);
     }
-    attn::storeRows<T, D>(o, os, attn::at(os, b, h), row0, g.tq, acc, l, lane);
+    const float keepScale = static_cast<float>(drop.keepScale);
+    const float divisor[2] = {l[0] / keepScale, l[1] / keepScale};
+    attn::storeRows<T, D>(o, os, attn::at(os, b, h), row0, g.tq, acc, divisor, lane);
     if ((lane & 3) == 0)
       ZRT_UNROLL
       for (int half = 0; half < 2; ++half) {
@@ -367,10 +406,11 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const T *q, Strides4 qs, 
 /// delta and dq (module comment). Launch: attentionBlocks(g, g.tq) blocks
 /// of kAttnThreads, with launchWarps, before attentionGradKV.
 template <typename T, int D, typename Score, typename Epilogue>
-ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, const T *k,
-                            Strides4 ks, const T *v, Strides4 vs, const T *o, Strides4 os,
-                            const T *dout, Strides4 dos, const float *lse, float *delta,
-                            T *dq, Strides4 dqs, Score score, Epilogue epilogue) {
+ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &drop, const T *q,
+                            Strides4 qs, const T *k, Strides4 ks, const T *v, Strides4 vs,
+                            const T *o, Strides4 os, const T *dout, Strides4 dos,
+                            const float *lse, float *delta, T *dq, Strides4 dqs, Score score,
+                            Epilogue epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
   alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
@@ -419,7 +459,7 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, co
           const int64_t row = row0 + mmaRowC(lane, i), key = key0 + nt * 8 + mmaColC(lane, i);
           float p = 0.f, ds = 0.f;
           if (row < g.tq && key < g.tk)
-            attn::probabilityAndGrad<T>(score, epilogue, (bh * g.tq + row) * g.tk + key,
+            attn::probabilityAndGrad<T>(score, epilogue, drop, (bh * g.tq + row) * g.tk + key,
                                         s[nt][i], dp[nt][i], rowLse[i >> 1],
                                         rowDelta[i >> 1], p, ds);
           s[nt][i] = ds;
@@ -434,10 +474,10 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const T *q, Strides4 qs, co
 /// dk and dv (module comment). Launch: attentionBlocks(g, g.tk) blocks of
 /// kAttnThreads, with launchWarps, after attentionGradQ.
 template <typename T, int D, typename Score, typename Epilogue>
-ZRT_DEV void attentionGradKV(const AttentionShape &g, const T *q, Strides4 qs, const T *k,
-                             Strides4 ks, const T *v, Strides4 vs, const T *dout,
-                             Strides4 dos, const float *lse, const float *delta, T *dk,
-                             Strides4 dks, T *dv, Strides4 dvs, Score score,
+ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &drop, const T *q,
+                             Strides4 qs, const T *k, Strides4 ks, const T *v, Strides4 vs,
+                             const T *dout, Strides4 dos, const float *lse, const float *delta,
+                             T *dk, Strides4 dks, T *dv, Strides4 dvs, Score score,
                              Epilogue epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BQ = kAttnTile<D>;
@@ -479,9 +519,9 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const T *q, Strides4 qs, c
           const int64_t query = q0 + col;
           float pv = 0.f, dsv = 0.f;
           if (query < g.tq && key0 + key < g.tk)
-            attn::probabilityAndGrad<T>(score, epilogue, (bh * g.tq + query) * g.tk + key0 + key,
-                                        p[nt][i], ds[nt][i], lseTile[col], deltaTile[col], pv,
-                                        dsv);
+            attn::probabilityAndGrad<T>(score, epilogue, drop,
+                                        (bh * g.tq + query) * g.tk + key0 + key, p[nt][i],
+                                        ds[nt][i], lseTile[col], deltaTile[col], pv, dsv);
           p[nt][i] = pv;
           ds[nt][i] = dsv;
         }

@@ -101,13 +101,22 @@ ZRT_HD uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
 ZRT_HD double dropoutKeepScale(double ratio) {
   return ratio < 1.0 ? 1.0 / (1.0 - ratio) : 0.0;
 }
+/// Whether dropout keeps element i (its flat index in the dropout's
+/// tensor) under `key`: zeroc_rt_k_dropout's mask.
+ZRT_HD bool dropoutKeeps(int64_t i, double ratio, uint64_t key) {
+  const uint64_t z = dropoutMix64(key + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull);
+  return static_cast<double>(static_cast<uint32_t>(z >> 32)) * (1.0 / 4294967296.0) >= ratio;
+}
+/// A kept element x (in the compute type) as dropout stores it.
+template <typename S>
+ZRT_HD S dropoutKept(typename Compute<S>::type x, double keepScale) {
+  return storeD<S>(static_cast<double>(x) * keepScale);
+}
 /// Element i of dropout's result, x its input in the compute type.
 template <typename S>
 ZRT_HD S dropoutOf(typename Compute<S>::type x, int64_t i, double ratio,
                    double keepScale, uint64_t key) {
-  const uint64_t z = dropoutMix64(key + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull);
-  const double u = static_cast<double>(static_cast<uint32_t>(z >> 32)) * (1.0 / 4294967296.0);
-  return u >= ratio ? storeD<S>(static_cast<double>(x) * keepScale) : storeD<S>(0.0);
+  return dropoutKeeps(i, ratio, key) ? dropoutKept<S>(x, keepScale) : storeD<S>(0.0);
 }
 
 } // namespace zeroc_rt::cuda

@@ -3,7 +3,8 @@
 // zeroc_rt_cuda/attention.h's kernels with the prologue of a scaled dot
 // product, optionally with a causal mask (a key after the query is -inf;
 // the kernels then skip the tiles above the diagonal), and its epilogue
-// (masked to 0, then scaled): what the kernel tests check
+// (masked to 0, then scaled), with or without a dropout on the
+// probabilities: what the kernel tests check
 // on the emulation and on a GPU. A generated program instantiates the same
 // templates with its graph.fused_attention's own prologue and epilogue.
 // Each product is rounded to the storage type before it is scaled, and the
@@ -21,13 +22,17 @@
 
 namespace zeroc_rt::cuda {
 
-/// An attention's sizes (dim: the head's, 16, 32, 64 or 128) and each
-/// operand's element strides in (batch, head, time, dim) order.
+/// An attention's sizes (dim: the head's, 16, 32, 64 or 128), each
+/// operand's element strides in (batch, head, time, dim) order, and a
+/// dropout on the probabilities (ratio 0: none) with zeroc_rt_k_dropout's
+/// seed and counter.
 struct AttentionCall {
   int64_t batch, heads, tq, tk, dim;
   int64_t q[4], k[4], v[4], o[4], dout[4], dq[4], dk[4], dv[4];
   float scale;
   int causal;
+  double dropout;
+  uint64_t seed, counter;
 };
 
 /// o and lse (float [batch, heads, tq]); q, k, v, o of `dtype` (F16 or
