@@ -98,7 +98,7 @@ ZRT_DEV void softmaxRows(const Rows &g, int log, In in, Out out) {
         const int64_t j = cachedElement(i, g.count);
         v[i] = j < 0 ? C(0) : in(base + j * g.inner);
         if (j >= 0)
-          mx = (v[i] > mx || v[i] != v[i]) ? v[i] : mx;
+          mx = maxNaN(mx, v[i]);
       }
       mx = blockMax(mx, scratch);
       sum = C(0);

@@ -63,7 +63,7 @@ ZRT_GLOBAL void reduceKernel(const S *in, S *out, Split s, int op) {
     for (int64_t k = threadIndex(); k < s.count; k += blockThreads()) {
       const C v = load(in[base + offsetIn(s.redDims, s.redStrides, s.reduced, k)]);
       if (op == ZEROC_RT_REDUCE_OP_MAX)
-        acc = (v > acc || v != v) ? v : acc;
+        acc = maxNaN(acc, v);
       else
         acc += v;
     }
@@ -75,7 +75,7 @@ ZRT_GLOBAL void reduceKernel(const S *in, S *out, Split s, int op) {
 
 /// The NaN-propagating max, or the sum, of two partial values.
 template <typename C> ZRT_DEV C combineOp(C a, C b, int op) {
-  return op == ZEROC_RT_REDUCE_OP_MAX ? ((b > a || b != b) ? b : a) : a + b;
+  return op == ZEROC_RT_REDUCE_OP_MAX ? maxNaN(a, b) : a + b;
 }
 
 template <typename S>
