@@ -174,6 +174,56 @@ func.func @kept_dropouts(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, 
 
 // -----
 
+// Tests gradient dropouts that are not the forward one's and probabilities
+// dropped twice: the gradient's dropout with another ratio, in eval mode,
+// and with another reader (the dropped gradient returned too); two
+// training dropouts of one softmax, each read by a product.
+// CHECK-LABEL: func.func @kept_gradient_dropouts
+// CHECK-NOT: graph.fused_attention
+// CHECK-COUNT-18: graph.matmul
+// CHECK-NOT: graph.fused_attention
+func.func @kept_gradient_dropouts(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>, %do: tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) {
+  %s0 = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p0 = graph.softmax %s0 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %pd0 = graph.dropout %p0 {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o0 = graph.matmul %pd0, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dv0 = graph.matmul %pd0, %do {transA = true} : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dpd0 = graph.matmul %do, %v {transB = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x8xbf16>
+  %dp0 = graph.dropout %dpd0 {ratio = 0.2 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %ds0 = graph.softmax_grad %p0, %dp0 {axis = 3 : i64, log = false} : tensor<1x2x8x8xbf16>
+  %dq0 = graph.matmul %ds0, %kt {transB = true} : tensor<1x2x8x8xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x16xbf16>
+  %dkt0 = graph.matmul %q, %ds0 {transA = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16> -> tensor<1x2x16x8xbf16>
+  %s1 = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p1 = graph.softmax %s1 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %pd1 = graph.dropout %p1 {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o1 = graph.matmul %pd1, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dv1 = graph.matmul %pd1, %do {transA = true} : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dpd1 = graph.matmul %do, %v {transB = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x8xbf16>
+  %dp1 = graph.dropout %dpd1 {ratio = 0.1 : f64, seed = 7 : i64, training = false} : tensor<1x2x8x8xbf16>
+  %ds1 = graph.softmax_grad %p1, %dp1 {axis = 3 : i64, log = false} : tensor<1x2x8x8xbf16>
+  %dq1 = graph.matmul %ds1, %kt {transB = true} : tensor<1x2x8x8xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x16xbf16>
+  %dkt1 = graph.matmul %q, %ds1 {transA = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16> -> tensor<1x2x16x8xbf16>
+  %s2 = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p2 = graph.softmax %s2 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %pd2 = graph.dropout %p2 {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o2 = graph.matmul %pd2, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dv2 = graph.matmul %pd2, %do {transA = true} : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %dpd2 = graph.matmul %do, %v {transB = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x8xbf16>
+  %dp2 = graph.dropout %dpd2 {ratio = 0.1 : f64, seed = 7 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %ds2 = graph.softmax_grad %p2, %dp2 {axis = 3 : i64, log = false} : tensor<1x2x8x8xbf16>
+  %dq2 = graph.matmul %ds2, %kt {transB = true} : tensor<1x2x8x8xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x16xbf16>
+  %dkt2 = graph.matmul %q, %ds2 {transA = true} : tensor<1x2x8x16xbf16>, tensor<1x2x8x8xbf16> -> tensor<1x2x16x8xbf16>
+  %s3 = graph.matmul %q, %kt : tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16> -> tensor<1x2x8x8xbf16>
+  %p3 = graph.softmax %s3 {axis = 3 : i64} : tensor<1x2x8x8xbf16>
+  %d3 = graph.dropout %p3 {ratio = 0.1 : f64, seed = 11 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %d3b = graph.dropout %p3 {ratio = 0.1 : f64, seed = 12 : i64, training = true} : tensor<1x2x8x8xbf16>
+  %o3 = graph.matmul %d3, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  %o3b = graph.matmul %d3b, %v : tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+  return %o0, %dv0, %dq0, %dkt0, %o1, %dv1, %dq1, %dkt1, %o2, %dv2, %dq2, %dkt2, %dp2, %o3, %o3b : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>
+}
+
+// -----
+
 // Tests prologues the kernels cannot take: an input that broadcasts the
 // scores to more dims (a per-example bias over one q: the probabilities
 // are not the scores' shape) and a dropout inside the softmax's prologue.
