@@ -104,7 +104,7 @@ public:
   }
   zeroc_rt_status_t broadcast(void *buf, size_t count, zeroc_rt_dtype_t dtype,
                               int root) override {
-    return enqueue(nullptr, [&](cudaStream_t s) {
+    return enqueue("broadcast", nullptr, [&](cudaStream_t s) {
       return ncclStatus(ncclBroadcast(buf, buf, count * zeroc_rt_dtype_size(dtype), ncclUint8,
                                       root, nccl, s),
                         "broadcast");
@@ -172,7 +172,7 @@ private:
   /// records its completion: into a request (*id) or, blocking, into the
   /// compute stream's order.
   template <typename Issue>
-  zeroc_rt_status_t enqueue(int64_t *id, Issue &&issue) {
+  zeroc_rt_status_t enqueue(const char *name, int64_t *id, Issue &&issue) {
     if (aborted)
       return ZEROC_RT_ERROR(ZEROC_RT_COMM_ERROR,
                             "NCCL: the communicator was aborted after an earlier "
@@ -180,7 +180,9 @@ private:
     cudaStream_t comm = static_cast<cudaStream_t>(commStream());
     ZEROC_RT_RETURN_IF_ERROR(gpuEventRecord(before, computeStream()));
     ZEROC_RT_RETURN_IF_ERROR(gpuStreamWait(comm, before));
+    gpuTimelineCollective(name, true);
     ZEROC_RT_RETURN_IF_ERROR(issue(comm));
+    gpuTimelineCollective(name, false);
     int64_t slot;
     if (!free.empty()) {
       slot = free.back();
@@ -212,7 +214,7 @@ private:
 
   zeroc_rt_status_t allReduceOn(const void *send, void *recv, size_t count,
                                 zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op, int64_t *id) {
-    return enqueue(id, [&](cudaStream_t s) {
+    return enqueue("all_reduce", id, [&](cudaStream_t s) {
       return ncclStatus(ncclAllReduce(send, recv, count, ncclType(dtype),
                                       op == ZEROC_RT_REDUCE_MAX ? ncclMax : ncclSum, nccl, s),
                         "all_reduce");
@@ -220,7 +222,7 @@ private:
   }
   zeroc_rt_status_t allGatherOn(const void *send, void *recv, size_t countPerRank,
                                 zeroc_rt_dtype_t dtype, int64_t *id) {
-    return enqueue(id, [&](cudaStream_t s) {
+    return enqueue("all_gather", id, [&](cudaStream_t s) {
       return ncclStatus(ncclAllGather(send, recv, countPerRank, ncclType(dtype), nccl, s),
                         "all_gather");
     });
@@ -233,7 +235,7 @@ private:
     const size_t bytes = countPerRank * zeroc_rt_dtype_size(dtype);
     const bool inPlace = send == recv;
     char *dst = static_cast<char *>(recv) + (inPlace ? bytes * static_cast<size_t>(rank) : 0);
-    return enqueue(id, [&](cudaStream_t s) -> zeroc_rt_status_t {
+    return enqueue("reduce_scatter", id, [&](cudaStream_t s) -> zeroc_rt_status_t {
       ZEROC_RT_RETURN_IF_ERROR(ncclStatus(
           ncclReduceScatter(send, dst, countPerRank, ncclType(dtype),
                             op == ZEROC_RT_REDUCE_MAX ? ncclMax : ncclSum, nccl, s),

@@ -14,11 +14,13 @@
 #ifndef ZEROC_RT_CUDA_SRC_GPU_H
 #define ZEROC_RT_CUDA_SRC_GPU_H
 
+#include "train/device.h"
 #include "zeroc_rt/status.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace zeroc_rt::cuda {
 
@@ -90,6 +92,29 @@ void gpuEventDestroy(void *event);
 ZEROC_RT_MUST_USE zeroc_rt_status_t gpuEventRecord(void *event, void *stream);
 ZEROC_RT_MUST_USE zeroc_rt_status_t gpuStreamWait(void *stream, void *event);
 ZEROC_RT_MUST_USE zeroc_rt_status_t gpuEventSynchronize(void *event);
+/// An event that keeps the time it completes at (--trace's GPU timeline,
+/// gpu_timeline.cc), and the milliseconds from `from` to `to`, both
+/// recorded and complete.
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuTimedEventCreate(void **event);
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuEventElapsed(void *from, void *to, float *ms);
+
+/// --trace's GPU timeline (gpu_timeline.cc): while it is on, a timed event
+/// on the compute stream where each op starts and on the communication
+/// stream before and after each collective; once they complete, their
+/// times as spans on the host's steady clock (the timeline's origin is an
+/// event recorded on an idle GPU, at a host time).
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuTimelineStart();
+bool gpuTimelineOn();
+/// The compute stream starts op `op` of setOpNames' names here (-1: the
+/// ops stop here, as before a wait for the GPU).
+void gpuTimelineOp(int32_t op);
+/// Collective `name` (a static string) starts (`begin`) or ends here on
+/// the communication stream.
+void gpuTimelineCollective(const char *name, bool begin);
+/// Waits for the marks recorded so far and appends their spans to `out`
+/// (an op still open at the last mark stays open); the first error in
+/// recording a mark, if any.
+ZEROC_RT_MUST_USE zeroc_rt_status_t gpuTimelineTake(std::vector<train::DeviceSpan> &out);
 
 /// Eight doubles of device memory for one reduction's result at a time
 /// (sum_squares, has_inf_or_nan), read back by the call that made it.
@@ -115,6 +140,8 @@ unsigned *kernelErrorWord();
 /// The program's op names (program.op_names) and the op now running.
 void setOpNames(const char *const *names, int32_t count);
 void setCurrentOp(int32_t op);
+/// Op `op`'s name, or NULL.
+const char *opName(int32_t op);
 /// The op index to pass to a kernel that may flag an error.
 int32_t currentOp();
 /// "an index is out of range in op graph.gather /wte/Gather" for the two

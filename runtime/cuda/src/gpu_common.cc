@@ -35,6 +35,9 @@ void setOpNames(const char *const *names, int32_t count) {
   numOps = count;
 }
 void setCurrentOp(int32_t op) { runningOp = op; }
+const char *opName(int32_t op) {
+  return opNames && op >= 0 && op < numOps ? opNames[op] : nullptr;
+}
 int32_t currentOp() { return runningOp; }
 
 std::string kernelErrorText(unsigned code, unsigned op) {

@@ -198,6 +198,17 @@ zeroc_rt_status_t gpuEventCreate(void **event) {
   *event = e;
   return nullptr;
 }
+zeroc_rt_status_t gpuTimedEventCreate(void **event) {
+  cudaEvent_t e = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(cudaEventCreate(&e), "creating a timed event"));
+  *event = e;
+  return nullptr;
+}
+zeroc_rt_status_t gpuEventElapsed(void *from, void *to, float *ms) {
+  return cudaStatus(cudaEventElapsedTime(ms, static_cast<cudaEvent_t>(from),
+                                         static_cast<cudaEvent_t>(to)),
+                    "timing two events");
+}
 void gpuEventDestroy(void *event) {
   if (event)
     cudaEventDestroy(static_cast<cudaEvent_t>(event));

@@ -132,8 +132,30 @@ zeroc_rt_status_t gpuEventCreate(void **event) {
   *event = &eventToken;
   return nullptr;
 }
-void gpuEventDestroy(void *) {}
-zeroc_rt_status_t gpuEventRecord(void *, void *) { return nullptr; }
+// A timed event: the work before it is done when it is recorded, so it
+// completes then.
+struct TimedEvent {
+  std::chrono::steady_clock::time_point at;
+};
+zeroc_rt_status_t gpuTimedEventCreate(void **event) {
+  *event = new TimedEvent{std::chrono::steady_clock::now()};
+  return nullptr;
+}
+zeroc_rt_status_t gpuEventElapsed(void *from, void *to, float *ms) {
+  *ms = std::chrono::duration<float, std::milli>(static_cast<TimedEvent *>(to)->at -
+                                                 static_cast<TimedEvent *>(from)->at)
+            .count();
+  return nullptr;
+}
+void gpuEventDestroy(void *event) {
+  if (event != &eventToken)
+    delete static_cast<TimedEvent *>(event);
+}
+zeroc_rt_status_t gpuEventRecord(void *event, void *) {
+  if (event != &eventToken)
+    static_cast<TimedEvent *>(event)->at = std::chrono::steady_clock::now();
+  return nullptr;
+}
 zeroc_rt_status_t gpuStreamWait(void *, void *) { return nullptr; }
 zeroc_rt_status_t gpuEventSynchronize(void *) { return nullptr; }
 bool isHostPointer(const void *p) { return !onDevice(p, 1); }

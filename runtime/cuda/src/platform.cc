@@ -113,8 +113,18 @@ public:
     }
     return nullptr;
   }
-  void beginOp(int32_t op) override { setCurrentOp(op); }
-  zeroc_rt_status_t synchronize() override { return gpuSynchronize(); }
+  void beginOp(int32_t op) override {
+    setCurrentOp(op);
+    gpuTimelineOp(op);
+  }
+  zeroc_rt_status_t synchronize() override {
+    gpuTimelineOp(-1); // the ops stop here: the wait is no op's
+    return gpuSynchronize();
+  }
+  zeroc_rt_status_t startTimeline() override { return gpuTimelineStart(); }
+  zeroc_rt_status_t takeTimeline(std::vector<train::DeviceSpan> &spans) override {
+    return gpuTimelineTake(spans);
+  }
 
   std::string description;
 };

@@ -19,9 +19,11 @@
 #include "zeroc_rt/status.h"
 #include "zeroc_rt/train.h"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace zeroc_rt::train {
 
@@ -48,6 +50,15 @@ struct AdamHyper {
   double factor, lr, beta1, beta2, eps, weightDecay;
   int adamW, biasCorrection;
   int64_t step;
+};
+
+/// A span of a device's own timeline (Device::takeTimeline): on its
+/// compute (stream 0) or communication (stream 1) queue, named by a static
+/// string or one of the program's op names, on the host's steady clock.
+struct DeviceSpan {
+  int stream;
+  const char *name;
+  std::chrono::steady_clock::time_point begin, end;
 };
 
 class Device {
@@ -117,6 +128,16 @@ public:
 
   /// Waits for the work queued so far and reports what failed in it.
   ZEROC_RT_MUST_USE virtual zeroc_rt_status_t synchronize() = 0;
+
+  /// --trace: the device's own timeline, where its work runs later than the
+  /// host queues it (a GPU's compute and communication streams), from
+  /// startTimeline on; takeTimeline appends the spans completed so far.
+  /// The host runs its work as it is queued and keeps none.
+  ZEROC_RT_MUST_USE virtual zeroc_rt_status_t startTimeline() { return nullptr; }
+  ZEROC_RT_MUST_USE virtual zeroc_rt_status_t takeTimeline(std::vector<DeviceSpan> &spans) {
+    (void)spans;
+    return nullptr;
+  }
 };
 
 /// The host: aligned_alloc'ed memory and the CPU kernels.

@@ -4,7 +4,9 @@
 // ui.perfetto.dev): complete events ("ph": "X") with microsecond timestamps
 // from the rank's own start, pid = rank, tid 0 = compute (the micro-step's
 // ops, the engine's phases), tid 1 = communication (every collective, with
-// the bytes this rank sends).
+// the bytes this rank sends), as the host ran or queued them; on a GPU,
+// tid 2 and 3 = the same as its compute and communication streams ran
+// them (Device::takeTimeline).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,8 +80,9 @@ zeroc_rt_status_t Tracer::write() const {
   std::string text = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"rank\": " +
                      std::to_string(rank) + ", \"dropped_events\": " +
                      std::to_string(dropped) + "}, \"traceEvents\": [\n";
-  const char *threads[] = {"compute", "communication"};
-  for (int t = 0; t < 2; ++t)
+  const char *threads[] = {"compute", "communication", "device compute",
+                           "device communication"};
+  for (int t = 0; t < 4; ++t)
     text += format("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, "
                    "\"tid\": %d, \"args\": {\"name\": \"%s\"}},\n",
                    rank, t, threads[t]);

@@ -437,14 +437,18 @@ std::string blasCoreNote();
 /// Chrome / Perfetto trace events of one rank, written as
 /// DIR/rank<r>.trace.json: the micro-step's ops on the compute track
 /// (tid 0), every collective on the communication track (tid 1), and the
-/// engine's own phases (micro-step, optimizer step) on the compute track.
+/// engine's own phases (micro-step, optimizer step) on the compute track,
+/// as the host ran or queued them; a device that runs its work later (a
+/// GPU's streams) adds its own timeline: the ops as its compute stream ran
+/// them (tid 2) and the collectives as its communication stream did
+/// (tid 3).
 /// Names point at static strings or the program's op names (never copied).
 /// At most kMaxEvents events are kept; the rest are counted as dropped.
 class Tracer {
 public:
   using Clock = std::chrono::steady_clock;
   static constexpr size_t kMaxEvents = 1 << 20;
-  enum Track { kCompute = 0, kComm = 1 };
+  enum Track { kCompute = 0, kComm = 1, kDeviceCompute = 2, kDeviceComm = 3 };
 
   /// Creates DIR and checks that DIR/rank<r>.trace.json can be written.
   ZEROC_RT_MUST_USE zeroc_rt_status_t open(const std::string &dir, int rank);

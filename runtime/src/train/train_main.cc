@@ -185,8 +185,22 @@ zeroc_rt_status_t setUp(zeroc_rt_engine &engine, Dataset &data, JsonlLog &log,
     ZEROC_RT_RETURN_IF_ERROR(log.open(args.logJsonl));
   if (engine.rank == 0)
     ZEROC_RT_RETURN_IF_ERROR(csv.open(program));
-  if (!args.traceDir.empty())
+  if (!args.traceDir.empty()) {
     ZEROC_RT_RETURN_IF_ERROR(engine.tracer.open(args.traceDir, engine.rank));
+    ZEROC_RT_RETURN_IF_ERROR(device.startTimeline());
+  }
+  return nullptr;
+}
+
+/// --trace: the device's own timeline since the last step (a GPU's
+/// streams) onto the device tracks.
+zeroc_rt_status_t takeDeviceTimeline(zeroc_rt_engine &engine) {
+  std::vector<DeviceSpan> spans;
+  if (zeroc_rt_status_t status = engine.device->takeTimeline(spans))
+    return ZEROC_RT_TRAIN_WRAP(status, "--trace: the device's timeline: ");
+  for (const DeviceSpan &s : spans)
+    engine.tracer.span(s.stream ? Tracer::kDeviceComm : Tracer::kDeviceCompute, s.name,
+                       s.stream ? "device_collective" : "device_op", s.begin, s.end);
   return nullptr;
 }
 
@@ -548,6 +562,8 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       status = engine.device->synchronize();
     engine.tracer.span(Tracer::kCompute, "optimizer_step", "engine", stepStart,
                        Clock::now());
+    if (!status && engine.tracer.enabled())
+      status = takeDeviceTimeline(engine);
     lastMicro.bwdAllreduceMs +=
         engine.times.bwdAllreduceMs - beforeStep.bwdAllreduceMs;
     lastMicro.stepMs += engine.times.stepMs - beforeStep.stepMs;
