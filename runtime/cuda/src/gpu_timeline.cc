@@ -6,7 +6,8 @@
 // and end on the communication stream; gpuTimelineTake turns the completed
 // marks into spans on the host's clock: the origin is an event recorded
 // on an idle GPU (after a synchronize) at a known host time, and each mark
-// is that time plus the event's elapsed time from the origin. Events are
+// is that time plus the event's elapsed time from the origin (recorded
+// again at each take, so that the elapsed times stay short). Events are
 // reused once taken. On the emulation a timed event completes when it is
 // recorded, so the timeline is the host's own.
 //
@@ -137,6 +138,12 @@ zeroc_rt_status_t gpuTimelineTake(std::vector<train::DeviceSpan> &out) {
     else
       t.pool.push_back(m.event);
   t.marks = std::move(keep);
+  // A new origin on the idle GPU while no mark needs the old one: elapsed
+  // times stay short, so a float's milliseconds stay microsecond-exact.
+  if (t.marks.empty()) {
+    t.originHost = std::chrono::steady_clock::now();
+    ZEROC_RT_RETURN_IF_ERROR(gpuEventRecord(t.origin, computeStream()));
+  }
   return nullptr;
 }
 
