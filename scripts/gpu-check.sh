@@ -330,10 +330,14 @@ PY
   done
   # The comm/compute overlap, from the GPU's own timeline (--trace; the
   # events cost time, so a run of its own, not the timed ones above).
-  timeout 300 "$stage/progs/bench-s3/train" --data "$stage/data/gpt2_124m" --steps 4 \
-    --trace "$dir/log/trace-s3" --quiet > "$dir/log/trace-s3.out" 2>&1
   local ov
-  ov=$(python3 "$root/scripts/trace_overlap.py" "$dir/log/trace-s3/rank0.trace.json" 2>&1 | tail -1)
+  if timeout 300 "$stage/progs/bench-s3/train" --data "$stage/data/gpt2_124m" --steps 4 \
+      --trace "$dir/log/trace-s3" --quiet > "$dir/log/trace-s3.out" 2>&1; then
+    ov=$(python3 "$root/scripts/trace_overlap.py" "$dir/log/trace-s3/rank0.trace.json" 2>&1 | tail -1)
+    [[ $ov == *"|"* ]] || ov="FAIL|trace_overlap.py: ${ov:0:80}"
+  else
+    ov="FAIL|the traced run failed: $(grep -m1 error "$dir/log/trace-s3.out" | cut -c1-80)"
+  fi
   out+=("stage 3 comm/compute overlap (trace)|${ov%%|*}|${ov#*|}")
   out+=("stage 3 / stage 0 step time|$(python3 -c "print('%.2f' % ($t3 / $t0))" 2>/dev/null || echo n/a)|goal <= 1.1")
   out+=("unfused / fused step time (stage 0)|$(python3 -c "print('%.2f' % ($t0u / $t0))" 2>/dev/null || echo n/a)|the fusion passes' gain")

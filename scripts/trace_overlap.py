@@ -11,7 +11,10 @@ stream ran them), prints one line:
   ok|<p>% of <c> ms of collectives per step ran while the compute stream worked; ...
 
 or "n/a|..." when the device ran no collective, "FAIL|..." when the trace
-has no device timeline. The first N optimizer steps (default 1: the
+has no device timeline. The compute stream counts as working during its
+ops, not while it waits for a collective (the runtime marks those waits)
+nor between micro-steps; an op's span may include the GPU's wait for the
+host to queue its first kernel. The first N optimizer steps (default 1: the
 warm-up) are left out: only device spans that start after the end of the
 N-th "optimizer_step" span (tid 0) count.
 """
@@ -42,6 +45,9 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--skip-steps", type=int, default=1)
     a = ap.parse_args()
+    if a.skip_steps < 0:
+        print("FAIL|--skip-steps must be 0 or more, got %d" % a.skip_steps)
+        return 1
     try:
         events = [e for e in json.load(open(a.trace))["traceEvents"] if e.get("ph") == "X"]
     except (OSError, ValueError, KeyError) as err:
@@ -67,11 +73,14 @@ def main():
         return 0
     union = merged(compute)
     total = sum(e - b for b, e in comm)
+    if total <= 0:
+        print("n/a|%d collectives per step, none longer than the clock's resolution; "
+              "compute stream busy %.1f ms/step" % (len(comm) // counted, busy))
+        return 0
     covered = sum(overlap(s, union) for s in comm)
     print("ok|%.0f%% of %.2f ms of collectives per step ran while the compute stream "
           "worked (%d collectives per step); compute stream busy %.1f ms/step" % (
-              100 * covered / total if total > 0 else 100, total / 1000 / counted,
-              len(comm) // counted, busy))
+              100 * covered / total, total / 1000 / counted, len(comm) // counted, busy))
     return 0
 
 

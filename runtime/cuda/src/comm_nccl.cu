@@ -130,7 +130,10 @@ public:
   zeroc_rt_status_t wait(int64_t id) override {
     if (id < 0 || static_cast<size_t>(id) >= events.size() || !busy[id])
       return nullptr;
+    // The compute stream's stall is no op's time (--trace's GPU timeline).
+    gpuTimelineOp(-1);
     ZEROC_RT_RETURN_IF_ERROR(gpuStreamWait(computeStream(), events[id]));
+    gpuTimelineOp(currentOp());
     busy[id] = false;
     free.push_back(id);
     return nullptr;

@@ -106,7 +106,8 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t gpuEventElapsed(void *from, void *to, float 
 ZEROC_RT_MUST_USE zeroc_rt_status_t gpuTimelineStart();
 bool gpuTimelineOn();
 /// The compute stream starts op `op` of setOpNames' names here (-1: the
-/// ops stop here, as before a wait for the GPU).
+/// ops stop here: before a wait for the GPU, the compute stream's wait for
+/// a collective, the end of a micro-step).
 void gpuTimelineOp(int32_t op);
 /// Collective `name` (a static string) starts (`begin`) or ends here on
 /// the communication stream.

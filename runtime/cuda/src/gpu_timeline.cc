@@ -67,6 +67,17 @@ void mark(int stream, const char *name, bool begin) {
   t.marks.push_back({event, stream, name, begin});
 }
 
+/// Records the origin on the idle GPU: its host time is the middle of the
+/// host's readings before the record and after the event completed.
+zeroc_rt_status_t anchor(Timeline &t) {
+  ZEROC_RT_RETURN_IF_ERROR(gpuSynchronize());
+  const auto before = std::chrono::steady_clock::now();
+  ZEROC_RT_RETURN_IF_ERROR(gpuEventRecord(t.origin, computeStream()));
+  ZEROC_RT_RETURN_IF_ERROR(gpuEventSynchronize(t.origin));
+  t.originHost = before + (std::chrono::steady_clock::now() - before) / 2;
+  return nullptr;
+}
+
 } // namespace
 
 zeroc_rt_status_t gpuTimelineStart() {
@@ -74,9 +85,7 @@ zeroc_rt_status_t gpuTimelineStart() {
   if (t.on)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(gpuTimedEventCreate(&t.origin));
-  ZEROC_RT_RETURN_IF_ERROR(gpuSynchronize());
-  t.originHost = std::chrono::steady_clock::now();
-  ZEROC_RT_RETURN_IF_ERROR(gpuEventRecord(t.origin, computeStream()));
+  ZEROC_RT_RETURN_IF_ERROR(anchor(t));
   t.on = true;
   return nullptr;
 }
@@ -102,8 +111,10 @@ zeroc_rt_status_t gpuTimelineTake(std::vector<train::DeviceSpan> &out) {
   }
   if (!t.on || t.marks.empty())
     return nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(gpuSynchronize());
   auto at = [&](void *event, std::chrono::steady_clock::time_point *when) -> zeroc_rt_status_t {
+    // A collective started in the optimizer step may still run on the
+    // communication stream, which the compute stream has not waited for.
+    ZEROC_RT_RETURN_IF_ERROR(gpuEventSynchronize(event));
     float ms = 0;
     ZEROC_RT_RETURN_IF_ERROR(gpuEventElapsed(t.origin, event, &ms));
     *when = t.originHost + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -140,10 +151,8 @@ zeroc_rt_status_t gpuTimelineTake(std::vector<train::DeviceSpan> &out) {
   t.marks = std::move(keep);
   // A new origin on the idle GPU while no mark needs the old one: elapsed
   // times stay short, so a float's milliseconds stay microsecond-exact.
-  if (t.marks.empty()) {
-    t.originHost = std::chrono::steady_clock::now();
-    ZEROC_RT_RETURN_IF_ERROR(gpuEventRecord(t.origin, computeStream()));
-  }
+  if (t.marks.empty())
+    return anchor(t);
   return nullptr;
 }
 

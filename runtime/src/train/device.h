@@ -123,7 +123,8 @@ public:
                 void *scratch);
 
   /// The generated code starts op `op` of program.op_names (its trace
-  /// mark): a device names it in the errors its kernels flag.
+  /// mark): a device names it in the errors its kernels flag (-1: no op
+  /// runs now, as between micro-steps).
   virtual void beginOp(int32_t op) { (void)op; }
 
   /// Waits for the work queued so far and reports what failed in it.

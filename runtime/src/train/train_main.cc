@@ -484,6 +484,7 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
       if (engine.stashedLosses != stashedBefore)
         loss = 0.0;
       engine.tracer.endOp();
+      engine.device->beginOp(-1); // no op runs between micro-steps
       const Clock::time_point microEnd = Clock::now();
       engine.tracer.span(Tracer::kCompute, "micro_step", "engine", microStart,
                          microEnd);
@@ -719,8 +720,12 @@ int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
     else
       finalError = status;
   }
+  // The device's timeline since the last step (the loss reads, the saves).
+  zeroc_rt_status_t timeline = nullptr;
+  if (engine.tracer.enabled() && !finalError)
+    timeline = takeDeviceTimeline(engine);
   for (zeroc_rt_status_t closed :
-       {log.close(), csv.close(), engine.tracer.write(), checkStdout()}) {
+       {timeline, log.close(), csv.close(), engine.tracer.write(), checkStdout()}) {
     if (finalError)
       zeroc_rt_status_free(closed);
     else
