@@ -79,25 +79,32 @@ def _covered(intervals, lo, hi):
     return sum(max(0.0, min(b, hi) - max(a, lo)) for a, b in intervals)
 
 
-def trace_comm(path, steps, warmup):
+def trace_comm(path, steps, warmup, device=False):
     """From a rank's out/train --trace file: the median over the steps after
     warmup of the exposed communication, the time covered by collectives
     (the union of the communication track's spans within the step) that no
     compute op covers (a started collective's span runs from its start to
     its wait, and the ops between overlap it; blocking collectives and waits
-    are not compute), and the median seconds per step of each kind of
-    collective. None when the file does not have `steps` optimizer steps."""
+    are not compute), the median seconds per step of all collectives
+    (`total_s`) and of each kind. With `device`, from a GPU program's own
+    timeline instead (tid 2: the ops as the compute stream ran them, its
+    waits for collectives left out; tid 3: the collectives as the
+    communication stream ran them). None when the file does not have
+    `steps` optimizer steps."""
     with open(path) as f:
         ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
     ends = sorted(e["ts"] + e["dur"] for e in ev if e["name"] == "optimizer_step")
     if len(ends) != steps:
         return None
     comm = sorted((e["ts"], e["ts"] + e["dur"], e["name"])
-                  for e in ev if e.get("tid") == 1)
+                  for e in ev if e.get("tid") == (3 if device else 1))
     comm_union = _union((a, b) for a, b, _ in comm)
-    compute = _union((e["ts"], e["ts"] + e["dur"]) for e in ev
-                     if e.get("cat") == "op" and not e["name"].startswith(COMM_OPS))
-    exposed, kinds = [], {}
+    if device:
+        compute = _union((e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("tid") == 2)
+    else:
+        compute = _union((e["ts"], e["ts"] + e["dur"]) for e in ev
+                         if e.get("cat") == "op" and not e["name"].startswith(COMM_OPS))
+    exposed, totals, kinds = [], [], {}
     for k in range(steps):
         lo, hi = (ends[k - 1] if k else float("-inf")), ends[k]
         per_kind = {}
@@ -109,9 +116,10 @@ def trace_comm(path, steps, warmup):
         hidden = sum(_covered(compute, max(a, lo), min(b, hi))
                      for a, b in comm_union if min(b, hi) > max(a, lo))
         exposed.append((total - hidden) / 1e6)
+        totals.append(total / 1e6)
         for name, v in per_kind.items():
             kinds.setdefault(name, [0.0] * steps)[k] = v
-    return dict(exposed_s=median_after(exposed, warmup),
+    return dict(exposed_s=median_after(exposed, warmup), total_s=median_after(totals, warmup),
                 by_kind={n: median_after(v, warmup) for n, v in sorted(kinds.items())})
 
 

@@ -3,41 +3,28 @@
 
   trace_overlap.py DIR/rank0.trace.json [--skip-steps N]
 
-Reads a trainer's --trace file (Chrome trace events; runtime/src/train/
-trace.cc) and, from the device's own timeline (tid 2: the ops as the
-compute stream ran them, tid 3: the collectives as the communication
-stream ran them), prints one line:
+Reads a trainer's --trace file (runtime/src/train/trace.cc) and, from the
+device's own timeline (tid 2: the ops as the compute stream ran them, the
+stream's waits for collectives left out; tid 3: the collectives as the
+communication stream ran them), takes per optimizer step the time
+collectives ran and the part of it no op covered (bench_util.trace_comm,
+which bench_net.py and bench_peers.py use on the host's tracks). Prints
+one line for scripts/gpu-check.sh's table, medians over the steps after
+the first N (default 1: the warm-up):
 
-  ok|<p>% of <c> ms of collectives per step ran while the compute stream worked; ...
+  ok|<p>% of <c> ms of collectives per step overlapped the compute stream; ...
 
-or "n/a|..." when the device ran no collective, "FAIL|..." when the trace
-has no device timeline. The compute stream counts as working during its
-ops, not while it waits for a collective (the runtime marks those waits)
-nor between micro-steps; an op's span may include the GPU's wait for the
-host to queue its first kernel. The first N optimizer steps (default 1: the
-warm-up) are left out: only device spans that start after the end of the
-N-th "optimizer_step" span (tid 0) count.
+"n/a|..." when no collective ran on the device, "FAIL|..." when the trace
+cannot be read, has too few steps or no device timeline. An op's span
+may include the GPU's wait for the host to queue its first kernel.
 """
 import argparse
 import json
+import os
 import sys
 
-
-def merged(intervals):
-    """The union of [begin, end) intervals, as sorted disjoint ones."""
-    out = []
-    for b, e in sorted(intervals):
-        if out and b <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([b, e])
-    return out
-
-
-def overlap(span, union):
-    """The length of `span` covered by the sorted disjoint `union`."""
-    b, e = span
-    return sum(max(0.0, min(e, ue) - max(b, ub)) for ub, ue in union)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from bench_util import trace_comm  # noqa: E402
 
 
 def main():
@@ -45,42 +32,28 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--skip-steps", type=int, default=1)
     a = ap.parse_args()
-    if a.skip_steps < 0:
-        print("FAIL|--skip-steps must be 0 or more, got %d" % a.skip_steps)
-        return 1
     try:
         events = [e for e in json.load(open(a.trace))["traceEvents"] if e.get("ph") == "X"]
     except (OSError, ValueError, KeyError) as err:
         print("FAIL|cannot read %s: %s" % (a.trace, err))
         return 1
-    steps = sorted(e["ts"] + e["dur"] for e in events
-                   if e["tid"] == 0 and e["name"] == "optimizer_step")
-    if len(steps) <= a.skip_steps:
-        print("FAIL|%d optimizer steps in the trace; need more than %d" % (len(steps), a.skip_steps))
+    steps = sum(1 for e in events if e.get("tid") == 0 and e["name"] == "optimizer_step")
+    if a.skip_steps < 0 or steps <= a.skip_steps:
+        print("FAIL|%d optimizer steps in the trace; need more than --skip-steps %d" % (
+            steps, a.skip_steps))
         return 1
-    start = steps[a.skip_steps - 1] if a.skip_steps else float("-inf")
-    counted = len(steps) - a.skip_steps
-    device = [e for e in events if e["tid"] in (2, 3) and e["ts"] >= start]
-    compute = [(e["ts"], e["ts"] + e["dur"]) for e in device if e["tid"] == 2]
-    comm = [(e["ts"], e["ts"] + e["dur"]) for e in device if e["tid"] == 3]
-    if not compute:
+    if not any(e.get("tid") == 2 for e in events):
         print("FAIL|no device timeline (tid 2) in %s" % a.trace)
         return 1
-    busy = sum(e - b for b, e in merged(compute)) / 1000 / counted
-    if not comm:
-        print("n/a|no collective ran on the device's communication stream; "
-              "compute stream busy %.1f ms/step" % busy)
+    comm = trace_comm(a.trace, steps, a.skip_steps, device=True)
+    if comm["total_s"] <= 0:
+        print("n/a|no collective ran on the device's communication stream after step %d"
+              % a.skip_steps)
         return 0
-    union = merged(compute)
-    total = sum(e - b for b, e in comm)
-    if total <= 0:
-        print("n/a|%d collectives per step, none longer than the clock's resolution; "
-              "compute stream busy %.1f ms/step" % (len(comm) // counted, busy))
-        return 0
-    covered = sum(overlap(s, union) for s in comm)
-    print("ok|%.0f%% of %.2f ms of collectives per step ran while the compute stream "
-          "worked (%d collectives per step); compute stream busy %.1f ms/step" % (
-              100 * covered / total, total / 1000 / counted, len(comm) // counted, busy))
+    total, exposed = comm["total_s"], comm["exposed_s"]
+    print("ok|%.0f%% of %.2f ms of collectives per step overlapped the compute stream; "
+          "%.2f ms/step exposed (medians of %d steps)" % (
+              100 * (total - exposed) / total, total * 1e3, exposed * 1e3, steps - a.skip_steps))
     return 0
 
 
