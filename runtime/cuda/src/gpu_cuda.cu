@@ -27,6 +27,9 @@ HostWaitWatcher *watcher = nullptr;
 zeroc_rt_status_t cudaStatus(cudaError_t error, const char *what) {
   if (error == cudaSuccess)
     return nullptr;
+  // The status reports it: a later launch's cudaGetLastError must not
+  // report it again against its own kernel (a sticky error stays anyway).
+  (void)cudaGetLastError();
   return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL, "CUDA: %s: %s (%s)", what,
                         cudaGetErrorString(error), cudaGetErrorName(error));
 }
