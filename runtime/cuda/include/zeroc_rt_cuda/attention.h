@@ -76,8 +76,11 @@ struct AttentionShape {
 /// default): none.
 struct AttentionDropout {
   double ratio = 0.0, keepScale = 1.0;
-  uint64_t key = 0;
-  ZRT_HD bool keeps(int64_t i) const { return ratio <= 0.0 || dropoutKeeps(i, ratio, key); }
+  uint64_t key = 0, threshold = 0;
+  AttentionDropout() = default;
+  ZRT_HD AttentionDropout(double ratio, double keepScale, uint64_t key)
+      : ratio(ratio), keepScale(keepScale), key(key), threshold(dropoutThreshold(ratio)) {}
+  ZRT_HD bool keeps(int64_t i) const { return ratio <= 0.0 || dropoutKeeps(i, threshold, key); }
 };
 
 /// The keys a block of query rows [row0, row0 + kAttnRows) reads: all, or

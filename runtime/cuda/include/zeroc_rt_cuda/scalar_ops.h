@@ -101,11 +101,18 @@ ZRT_HD uint64_t dropoutKey(uint64_t seed, uint64_t counter) {
 ZRT_HD double dropoutKeepScale(double ratio) {
   return ratio < 1.0 ? 1.0 / (1.0 - ratio) : 0.0;
 }
+/// The mask's rule, hash / 2^32 >= ratio, as an integer compare: the hash
+/// h is an integer and h * 2^-32 is exact in double, so it holds exactly
+/// when h >= ceil(ratio * 2^32) (ratio in [0, 1]; 2^32 keeps nothing).
+ZRT_HD uint64_t dropoutThreshold(double ratio) {
+  return static_cast<uint64_t>(ceil(ratio * 4294967296.0));
+}
 /// Whether dropout keeps element i (its flat index in the dropout's
-/// tensor) under `key`: zeroc_rt_k_dropout's mask.
-ZRT_HD bool dropoutKeeps(int64_t i, double ratio, uint64_t key) {
+/// tensor) under `key`: zeroc_rt_k_dropout's mask, `threshold` the ratio's
+/// dropoutThreshold.
+ZRT_HD bool dropoutKeeps(int64_t i, uint64_t threshold, uint64_t key) {
   const uint64_t z = dropoutMix64(key + static_cast<uint64_t>(i + 1) * 0x9E3779B97F4A7C15ull);
-  return static_cast<double>(static_cast<uint32_t>(z >> 32)) * (1.0 / 4294967296.0) >= ratio;
+  return (z >> 32) >= threshold;
 }
 /// A kept element x (in the compute type) as dropout stores it.
 template <typename S>
@@ -116,7 +123,8 @@ ZRT_HD S dropoutKept(typename Compute<S>::type x, double keepScale) {
 template <typename S>
 ZRT_HD S dropoutOf(typename Compute<S>::type x, int64_t i, double ratio,
                    double keepScale, uint64_t key) {
-  return dropoutKeeps(i, ratio, key) ? dropoutKept<S>(x, keepScale) : storeD<S>(0.0);
+  return dropoutKeeps(i, dropoutThreshold(ratio), key) ? dropoutKept<S>(x, keepScale)
+                                                      : storeD<S>(0.0);
 }
 
 } // namespace zeroc_rt::cuda
