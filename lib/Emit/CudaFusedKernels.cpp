@@ -250,12 +250,12 @@ AttentionText attentionOf(Value q, Value kt, bool causal) {
 struct DropoutText {
   std::string param, value, launchArg;
 };
-DropoutText dropoutOf(std::optional<APFloat> ratio, std::optional<uint64_t> seed) {
+DropoutText dropoutText(std::optional<APFloat> ratio, std::optional<uint64_t> seed) {
   if (!ratio)
     return {"", "z::AttentionDropout{}", ""};
-  const std::string r = cxxDouble(ratio->convertToDouble());
   return {"uint64_t dropKey, ",
-          llvm::formatv("z::AttentionDropout{{{0}, z::dropoutKeepScale({0}), dropKey}", r),
+          llvm::formatv("z::AttentionDropout{{{0}, dropKey}",
+                        cxxDouble(ratio->convertToDouble())),
           dropoutKeyArg(static_cast<int64_t>(*seed))};
 }
 
@@ -392,7 +392,7 @@ LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttention
   if (!body->keyArgs.empty())
     return op.emitOpError("has a dropout in its prologue, which the CUDA emitter cannot print");
   auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
-  const DropoutText drop = dropoutOf(op.getDropoutRatio(), op.getDropoutSeed());
+  const DropoutText drop = dropoutText(op.getDropoutRatio(), op.getDropoutSeed());
   definitions += kernelHead(op,
                             llvm::formatv("softmax(prologue(q kt)) v, scores [{0}]",
                                           llvm::make_range(scores.getShape().begin(),
@@ -447,7 +447,7 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
   const std::string strides =
       llvm::formatv("q, {0}, kt, {1}, v, {2}", operandStrides(op.getQ(), false),
                     operandStrides(op.getKt(), true), operandStrides(op.getV(), false));
-  const DropoutText drop = dropoutOf(op.getDropoutRatio(), op.getDropoutSeed());
+  const DropoutText drop = dropoutText(op.getDropoutRatio(), op.getDropoutSeed());
   const std::string inputs = prologue->params + epilogue->params + drop.param;
   const std::string nameQ = (name + "_q").str(), nameKV = (name + "_kv").str();
   // dq first: its kernel writes delta, which the dk/dv kernel reads.

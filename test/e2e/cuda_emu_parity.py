@@ -230,7 +230,7 @@ def main():
                                      else tight)
         if not why and "cuda-emu-matmul-attention" in losses:
             # The same program with attention as matmuls: every other kernel
-        # checked at (nearly) the unfused programs' bounds.
+            # checked at (nearly) the unfused programs' bounds.
             twin, why = against_cpu(losses, params, "cuda-emu-matmul-attention", args.steps,
                                     MATMUL_TWIN_RTOL)
         if not why and "cuda-emu-unfused" in losses:

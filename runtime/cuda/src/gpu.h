@@ -104,7 +104,6 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t gpuEventElapsed(void *from, void *to, float 
 /// times as spans on the host's steady clock (the timeline's origin is an
 /// event recorded on an idle GPU, at a host time).
 ZEROC_RT_MUST_USE zeroc_rt_status_t gpuTimelineStart();
-bool gpuTimelineOn();
 /// The compute stream starts op `op` of setOpNames' names here (-1: the
 /// ops stop here: before a wait for the GPU, the compute stream's wait for
 /// a collective, the end of a micro-step).

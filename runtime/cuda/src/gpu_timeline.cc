@@ -41,6 +41,14 @@ Timeline &timeline() {
   return t;
 }
 
+/// Keeps the first failure to record a mark for gpuTimelineTake.
+void keepFirstError(Timeline &t, zeroc_rt_status_t s) {
+  if (!t.error)
+    t.error = s;
+  else
+    zeroc_rt_status_free(s);
+}
+
 /// Records a mark on `stream`'s GPU stream; a failure is kept for
 /// gpuTimelineTake (the callers cannot return one).
 void mark(int stream, const char *name, bool begin) {
@@ -50,19 +58,11 @@ void mark(int stream, const char *name, bool begin) {
     event = t.pool.back();
     t.pool.pop_back();
   } else if (zeroc_rt_status_t s = gpuTimedEventCreate(&event)) {
-    if (!t.error)
-      t.error = s;
-    else
-      zeroc_rt_status_free(s);
-    return;
+    return keepFirstError(t, s);
   }
   if (zeroc_rt_status_t s = gpuEventRecord(event, stream ? commStream() : computeStream())) {
     t.pool.push_back(event);
-    if (!t.error)
-      t.error = s;
-    else
-      zeroc_rt_status_free(s);
-    return;
+    return keepFirstError(t, s);
   }
   t.marks.push_back({event, stream, name, begin});
 }
@@ -89,8 +89,6 @@ zeroc_rt_status_t gpuTimelineStart() {
   t.on = true;
   return nullptr;
 }
-
-bool gpuTimelineOn() { return timeline().on; }
 
 void gpuTimelineOp(int32_t op) {
   if (timeline().on)

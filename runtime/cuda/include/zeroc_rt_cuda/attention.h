@@ -72,15 +72,17 @@ struct AttentionShape {
 /// A dropout on the probabilities: zeroc_rt_k_dropout's mask under `key`
 /// (dropoutKey of the op's seed and the micro-step's counter), element i
 /// the score's flat index in [batch, heads, tq, tk], as the dropout op of
-/// the [batch, heads, tq, tk] probabilities indexes it. Ratio 0 (the
+/// the [batch, heads, tq, tk] probabilities indexes it; the kept ones'
+/// scale and the mask's threshold follow from the ratio. Ratio 0 (the
 /// default): none.
 struct AttentionDropout {
   double ratio = 0.0, keepScale = 1.0;
   uint64_t key = 0, threshold = 0;
   AttentionDropout() = default;
-  ZRT_HD AttentionDropout(double ratio, double keepScale, uint64_t key)
-      : ratio(ratio), keepScale(keepScale), key(key), threshold(dropoutThreshold(ratio)) {}
-  ZRT_HD bool keeps(int64_t i) const { return ratio <= 0.0 || dropoutKeeps(i, threshold, key); }
+  ZRT_HD AttentionDropout(double ratio, uint64_t key)
+      : ratio(ratio), keepScale(dropoutKeepScale(ratio)), key(key),
+        threshold(dropoutThreshold(ratio)) {}
+  ZRT_HD bool keeps(int64_t i) const { return dropoutKeeps(i, threshold, key); }
 };
 
 /// The keys a block of query rows [row0, row0 + kAttnRows) reads: all, or

@@ -20,7 +20,7 @@ ZRT_HD AttentionShape shapeOf(const AttentionCall &c) {
   return AttentionShape{c.batch, c.heads, c.tq, c.tk, c.causal};
 }
 ZRT_HD AttentionDropout dropoutFor(const AttentionCall &c) {
-  return AttentionDropout{c.dropout, dropoutKeepScale(c.dropout), dropoutKey(c.seed, c.counter)};
+  return AttentionDropout{c.dropout, dropoutKey(c.seed, c.counter)};
 }
 
 /// Score element i's mask: a key after its query, when causal.
