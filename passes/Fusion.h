@@ -3,6 +3,7 @@
 // zero-fuse-elementwise (passes/FuseElementwise.cpp) and zero-fuse-softmax
 // (passes/FuseSoftmax.cpp) move where values are read: a fused op reads
 // its inputs where it stands, which is after some of the ops it replaces.
+// zero-rematerialize-elementwise reads a value where a later op stands.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,10 @@
 #include "mlir/IR/Operation.h"
 
 namespace zeroc::fusion {
+
+/// Whether `op` may write or free memory: a write or free effect, or
+/// effects it does not declare.
+bool mayWriteOrFree(mlir::Operation *op);
 
 /// Whether an op between `from` and `to` (both in one block, `from` first)
 /// writes or frees memory: a value `from` reads may have changed or be gone

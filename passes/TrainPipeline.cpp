@@ -116,6 +116,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   if (o.target == "cuda" && o.fuseElementwise) {
     phases.push_back({"fuse-elementwise", [](OpPassManager &pm) {
                         pm.addPass(createFuseElementwise());
+                        pm.addPass(createRematerializeElementwise());
                       }});
     phases.push_back({"fuse-softmax", [](OpPassManager &pm) {
                         pm.addPass(createFuseSoftmax());

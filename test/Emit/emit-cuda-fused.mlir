@@ -6,10 +6,11 @@
 
 // Tests the CUDA pipeline's elementwise fusion (zero-fuse-elementwise) and
 // its kernels: the forward chain after the matmul is one fused op that
-// also yields the value the backward pass reads (tanh's output; exp's
-// gradient reads the loss's exp, the chain's last value); the backward
-// chain (unary_grad and the scalings around it) another, in which the
-// forward inputs the derivatives do not read are 0. Each prints as a
+// also yields the value the backward pass reads (tanh's output; the chain's
+// last value, the loss's exp, is the mean's); the backward chain
+// (unary_grad and the scalings around it) another, which computes exp's
+// output again from tanh's (zero-rematerialize-elementwise) and in which
+// the forward inputs the derivatives do not read are 0. Each prints as a
 // kernel of the program's own: the inputs read at their broadcast offsets
 // (the bias by column, the scalar at 0), every value rounded to the
 // storage type, each result stored, and one launch where the ops were.
@@ -37,10 +38,13 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // IR-NEXT: graph.exp
 // IR-NEXT: graph.yield %{{.*}}, %{{.*}} :
 // IR: graph.reduce_mean %[[F]]#1
-// IR: graph.fused_elementwise
-// IR: graph.unary_grad
-// IR: graph.unary_grad
-// IR: graph.yield
+// IR: graph.fused_elementwise %{{.*}}, %{{.*}}, %[[F]]#0 {{.*}} -> tensor<2x3xf32> {
+// IR: graph.mul
+// IR-NEXT: graph.exp
+// IR-NEXT: graph.unary_grad
+// IR-NEXT: graph.mul
+// IR-NEXT: graph.unary_grad
+// IR-NEXT: graph.yield
 // IR-LABEL: func.func @train_step
 
 // CHECK: #include "zeroc_rt_cuda/fused.h"
@@ -58,8 +62,9 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // CHECK-NEXT: const zc v3 = z::roundTo<float>(z::unaryOf(ZEROC_RT_UNARY_EXP, v2));
 // CHECK-NEXT: out0[i] = z::storeD<float>(v1);
 // CHECK-NEXT: out1[i] = z::storeD<float>(v3);
-// CHECK: a1 * z::derivativeOf(ZEROC_RT_UNARY_EXP, zc(0), a0)
-// CHECK: v1 * z::derivativeOf(ZEROC_RT_UNARY_TANH, zc(0), a3)
+// CHECK: const zc v1 = z::roundTo<float>(z::unaryOf(ZEROC_RT_UNARY_EXP, v0));
+// CHECK-NEXT: a0 * z::derivativeOf(ZEROC_RT_UNARY_EXP, zc(0), v1)
+// CHECK: v3 * z::derivativeOf(ZEROC_RT_UNARY_TANH, zc(0), a2)
 // CHECK-LABEL: part0(
 // CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launch([[K:fused[0-9]+]], zeroc_rt::cuda::blocksFor(6), zeroc_rt::cuda::kBlock, (const float *)(V[{{[0-9]+}}]), {{.*}}, (float *)(V[{{[0-9]+}}]), (int64_t)6), "[[K]]"));
 

@@ -504,6 +504,56 @@ def FuseElementwise : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
 }
 
+def RematerializeElementwise
+    : Pass<"zero-rematerialize-elementwise", "::mlir::ModuleOp"> {
+  let summary = "recomputes in a fused elementwise op the values another one stored for it";
+  let description = [{
+    Runs after zero-fuse-elementwise. A `graph.fused_elementwise` that
+    reads a result of another one of its type (an activation the forward
+    chain saved for the backward chain) computes that value in its own body
+    instead, when the producer's body computes it from values the consumer
+    reads anyway: the producer's inputs that the consumer reads too, its
+    results that the consumer reads too, and rank-0 values (a GELU's
+    constants; the consumer takes those as new inputs), none of whose
+    storage an op writes or frees (an in-place collective, a
+    `zero.release`; views share their value's storage). A training-mode
+    dropout is never computed again (its mask belongs to the launch). The producer stops yielding a result that nothing reads any
+    more, and a value it no longer yields is never stored.
+
+    Every value in a fused body is rounded to the element type as its op
+    stores it, so the recomputed value has the stored value's bits. A GELU
+    after a bias add then stores its input and its result, not also
+    `x / sqrt 2` and `1 + erf` (docs/CudaTarget.md, "Recomputing saved
+    values").
+
+    ```mlir
+    %h, %e = graph.fused_elementwise %x, %b, %c : (tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> (tensor<8xf32>, tensor<8xf32>) {
+    ^bb0(%a: tensor<8xf32>, %d: tensor<8xf32>, %k: tensor<f32>):
+      %0 = graph.add %a, %d : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+      %1 = graph.div %0, %k : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+      %2 = graph.erf %1 : tensor<8xf32>
+      graph.yield %0, %2 : tensor<8xf32>, tensor<8xf32>
+    }
+    %g = graph.fused_elementwise %dy, %h, %e : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> {
+    ^bb0(%a: tensor<8xf32>, %d: tensor<8xf32>, %f: tensor<8xf32>):
+      %0 = graph.mul %a, %d : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+      %1 = graph.mul %0, %f : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+      graph.yield %1 : tensor<8xf32>
+    }
+    // becomes a producer that yields %h only, and
+    %g = graph.fused_elementwise %dy, %h, %c : (tensor<8xf32>, tensor<8xf32>, tensor<f32>) -> tensor<8xf32> {
+    ^bb0(%a: tensor<8xf32>, %d: tensor<8xf32>, %k: tensor<f32>):
+      %0 = graph.div %d, %k : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+      %1 = graph.erf %0 : tensor<8xf32>
+      %2 = graph.mul %a, %d : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+      %3 = graph.mul %2, %1 : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+      graph.yield %3 : tensor<8xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FuseSoftmax : Pass<"zero-fuse-softmax", "::mlir::ModuleOp"> {
   let summary = "makes a softmax's elementwise prologue and a softmax gradient's epilogue part of it";
   let description = [{
