@@ -1032,6 +1032,8 @@ TEST_P(KernelParity, SoftmaxGrad) {
 
 // [5, 60, 40] at axis 1: rows of 2400, more than a block keeps in registers
 // (zeroc_rt_cuda/rows.h's kRowCache); at axis -1 many rows, in several column chunks.
+// {3, 300, 20}: more rows (900) than the gradient's blocks (512), and over
+// axis 1 a row longer than the threads' cache (6000 elements).
 const Dims kLayerNormShapes[] = {{3, 4, 6}, {5, 60, 40}};
 
 /// The scale's (and bias's) dims of a layer norm of `x` over `axis` (1 or -1).
@@ -1061,7 +1063,11 @@ TEST_P(KernelParity, LayerNorm) {
 }
 
 TEST_P(KernelParity, LayerNormGrad) {
-  for (const Dims &xDims : kLayerNormShapes) {
+  // {1, 520, 8}: more rows than the gradient's blocks (512), so that a
+  // block sums two rows into its partials.
+  std::vector<Dims> shapes(std::begin(kLayerNormShapes), std::end(kLayerNormShapes));
+  shapes.push_back({1, 520, 8});
+  for (const Dims &xDims : shapes) {
     for (int64_t axis : {int64_t{-1}, int64_t{1}})
       for (bool withBias : {true, false}) {
         SCOPED_TRACE(dimsText(xDims) + " axis " + std::to_string(axis) +

@@ -4,12 +4,11 @@
 // at a stride when the axis is not the last), its threads striding over
 // the row and reducing with blockSum/blockMax. Statistics in float (double
 // for F64). The softmax rows are zeroc_rt_cuda/rows.h's, which fused
-// softmax kernels share. The layer norm's parameter gradients sum down the
-// columns (kernels/columns.h).
+// softmax kernels share. The layer norm's gradient is one pass over its
+// rows, which also sums the parameter gradients' columns per block.
 //
 //===----------------------------------------------------------------------===//
 
-#include "kernels/columns.h"
 #include "kernels/common.h"
 
 #include "zeroc_rt_cuda/rows.h"
@@ -47,53 +46,55 @@ ZRT_GLOBAL void softmaxGradKernel(const S *y, const S *gy, S *gx, Rows g, int lo
                                              Stores<S>{gx});
 }
 
-/// Layer norm over rows of `cols` contiguous elements; saves each row's mean
-/// and 1/std (in the compute type) when `stats` is set (the gradient's first
-/// pass).
+/// A layer norm row's mean and 1/std, in every thread of the block: the
+/// row's `cols` elements from `xr`, into the thread's cache `v` when the
+/// row fits it (rowFitsCache; zeros past the row's end). The forward kernel
+/// and the gradient's compute them with this one function, so the
+/// gradient's statistics have the forward pass's bits.
+template <typename S, typename C>
+ZRT_DEV void layerNormRow(const S *xr, int64_t cols, double epsilon, bool cached,
+                          C (&v)[kRowCache], C *scratch, C &mean, C &rstd) {
+  C sum = C(0);
+  if (cached) {
+    for (int i = 0; i < kRowCache; ++i) {
+      const int64_t j = cachedElement(i, cols);
+      v[i] = j < 0 ? C(0) : load(xr[j]);
+      if (j >= 0)
+        sum += v[i];
+    }
+  } else {
+    for (int64_t j = threadIndex(); j < cols; j += blockThreads())
+      sum += load(xr[j]);
+  }
+  mean = blockSum(sum, scratch) / C(cols);
+  C sq = C(0);
+  if (cached) {
+    for (int i = 0; i < kRowCache; ++i)
+      if (cachedElement(i, cols) >= 0) {
+        const C d = v[i] - mean;
+        sq += d * d;
+      }
+  } else {
+    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
+      const C d = load(xr[j]) - mean;
+      sq += d * d;
+    }
+  }
+  rstd = C(1) / sqrt(blockSum(sq, scratch) / C(cols) + C(epsilon));
+}
+
+/// Layer norm over rows of `cols` contiguous elements.
 template <typename S>
 ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
-                                int64_t rows, int64_t cols, double epsilon,
-                                typename Compute<S>::type *stats) {
+                                int64_t rows, int64_t cols, double epsilon) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   const bool cached = rowFitsCache(cols);
   for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
     const S *xr = x + r * cols;
     C v[kRowCache]; // the row's elements, read once (kRowCache)
-    C sum = C(0);
-    if (cached) {
-      for (int i = 0; i < kRowCache; ++i) {
-        const int64_t j = cachedElement(i, cols);
-        v[i] = j < 0 ? C(0) : load(xr[j]);
-        if (j >= 0)
-          sum += v[i];
-      }
-    } else {
-      for (int64_t j = threadIndex(); j < cols; j += blockThreads())
-        sum += load(xr[j]);
-    }
-    const C mean = blockSum(sum, scratch) / C(cols);
-    C sq = C(0);
-    if (cached) {
-      for (int i = 0; i < kRowCache; ++i)
-        if (cachedElement(i, cols) >= 0) {
-          const C d = v[i] - mean;
-          sq += d * d;
-        }
-    } else {
-      for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
-        const C d = load(xr[j]) - mean;
-        sq += d * d;
-      }
-    }
-    const C rstd = C(1) / sqrt(blockSum(sq, scratch) / C(cols) + C(epsilon));
-    if (stats) {
-      if (threadIndex() == 0) {
-        stats[2 * r] = mean;
-        stats[2 * r + 1] = rstd;
-      }
-      continue;
-    }
+    C mean, rstd;
+    layerNormRow(xr, cols, epsilon, cached, v, scratch, mean, rstd);
     for (int i = 0; cached && i < kRowCache; ++i) {
       const int64_t j = cachedElement(i, cols);
       if (j < 0)
@@ -112,79 +113,106 @@ ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
   }
 }
 
+/// The blocks of a layer norm gradient over `rows` rows: fixed by the
+/// shape (so the parameter gradients' order of sums is the same on every
+/// GPU and run), few enough that the blocks' partial sums are a small
+/// fraction of the rows they sum.
+inline int64_t layerNormGradBlocks(int64_t rows) {
+  constexpr int64_t kMost = 512;
+  return rows < 1 ? 1 : (rows < kMost ? rows : kMost);
+}
+
+/// The layer norm gradient in one pass over x and gy: each block takes rows
+/// with the grid's stride, computes a row's statistics as the forward pass
+/// does (layerNormRow), writes gx (when set), and adds gy * xhat and gy of
+/// each of its columns into its partial sums, which it leaves in
+/// `partials[block][col][2]` (when set) for layerNormGradParamsKernel. A
+/// thread sums the same columns in every row: its cached elements in
+/// registers, or (a row longer than the cache) its columns of the block's
+/// partials in memory, which no other thread touches.
 template <typename S>
-ZRT_GLOBAL void layerNormGradXKernel(const S *x, const S *scale, const S *gy, S *gx,
-                                     int64_t rows, int64_t cols,
-                                     const typename Compute<S>::type *stats) {
+ZRT_GLOBAL void layerNormGradKernel(const S *x, const S *scale, const S *gy, S *gx,
+                                    int64_t rows, int64_t cols, double epsilon,
+                                    typename Compute<S>::type *partials) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   const bool cached = rowFitsCache(cols);
+  C *mine = partials ? partials + blockIndex() * cols * 2 : nullptr;
+  C sumXhat[kRowCache], sumG[kRowCache]; // the cached columns' partial sums
+  for (int i = 0; i < kRowCache; ++i)
+    sumXhat[i] = sumG[i] = C(0);
+  for (int64_t j = threadIndex(); mine && !cached && j < cols; j += blockThreads())
+    mine[2 * j] = mine[2 * j + 1] = C(0);
   for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
-    const C mean = stats[2 * r], rstd = stats[2 * r + 1];
     const int64_t o = r * cols;
+    C xmv[kRowCache]; // x, then x - mean, read once (kRowCache)
+    C mean, rstd;
+    layerNormRow(x + o, cols, epsilon, cached, xmv, scratch, mean, rstd);
     C a = C(0), b = C(0); // sums of gy*s and gy*s*xhat
-    C gsv[kRowCache], xmv[kRowCache]; // gy*s and x - mean, read once (kRowCache)
+    C gv[kRowCache], gsv[kRowCache]; // gy and gy*s, read once (kRowCache)
     if (cached) {
       for (int i = 0; i < kRowCache; ++i) {
         const int64_t j = cachedElement(i, cols);
-        gsv[i] = j < 0 ? C(0) : load(gy[o + j]) * load(scale[j]);
-        xmv[i] = j < 0 ? C(0) : load(x[o + j]) - mean;
+        gv[i] = j < 0 ? C(0) : load(gy[o + j]);
+        gsv[i] = j < 0 ? C(0) : gv[i] * load(scale[j]);
+        xmv[i] = j < 0 ? C(0) : xmv[i] - mean;
         if (j >= 0) {
           a += gsv[i];
           b += gsv[i] * xmv[i] * rstd;
+          sumXhat[i] += gv[i] * xmv[i] * rstd;
+          sumG[i] += gv[i];
         }
       }
     } else {
       for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
-        const C gs = load(gy[o + j]) * load(scale[j]);
+        const C g = load(gy[o + j]), xm = load(x[o + j]) - mean;
+        const C gs = g * load(scale[j]);
         a += gs;
-        b += gs * (load(x[o + j]) - mean) * rstd;
+        b += gs * xm * rstd;
+        if (mine) {
+          mine[2 * j] += g * xm * rstd;
+          mine[2 * j + 1] += g;
+        }
       }
     }
     a = blockSum(a, scratch) / C(cols);
     b = blockSum(b, scratch) / C(cols);
-    for (int i = 0; cached && i < kRowCache; ++i) {
+    for (int i = 0; gx && cached && i < kRowCache; ++i) {
       const int64_t j = cachedElement(i, cols);
       if (j >= 0)
         gx[o + j] = storeD<S>(rstd * (gsv[i] - a - xmv[i] * rstd * b));
     }
-    for (int64_t j = threadIndex(); !cached && j < cols; j += blockThreads()) {
+    for (int64_t j = threadIndex(); gx && !cached && j < cols; j += blockThreads()) {
       const C xhat = (load(x[o + j]) - mean) * rstd;
       const C gs = load(gy[o + j]) * load(scale[j]);
       gx[o + j] = storeD<S>(rstd * (gs - a - xhat * b));
     }
   }
+  for (int i = 0; mine && cached && i < kRowCache; ++i) {
+    const int64_t j = cachedElement(i, cols);
+    if (j >= 0) {
+      mine[2 * j] = sumXhat[i];
+      mine[2 * j + 1] = sumG[i];
+    }
+  }
 }
 
-/// grad_scale[j] = sum_r gy * xhat, grad_bias[j] = sum_r gy: down the
-/// columns of [rows, cols] (kernels/columns.h), both sums in one pass.
+/// grad_scale[j] and grad_bias[j]: the `blocks` blocks' partial sums of
+/// column j (layerNormGradKernel), added in block order.
 template <typename S>
-ZRT_GLOBAL void layerNormGradParamsKernel(const S *x, const S *gy, ColumnPlan p,
-                                          const typename Compute<S>::type *stats,
-                                          typename Compute<S>::type *partials) {
+ZRT_GLOBAL void layerNormGradParamsKernel(const typename Compute<S>::type *partials,
+                                          int64_t blocks, int64_t cols, S *gscale, S *gbias) {
   using C = typename Compute<S>::type;
-  __shared__ C shared[2][kColumnTile][kColumnTile + 1];
-  columnPartials<2>(
-      p, C(0), shared, partials,
-      [&](int64_t, int64_t r, int64_t c, C *v) {
-        const C g = load(gy[r * p.cols + c]);
-        v[0] = g * (load(x[r * p.cols + c]) - stats[2 * r]) * stats[2 * r + 1];
-        v[1] = g;
-      },
-      [](C a, C b) { return a + b; });
-}
-
-template <typename S>
-ZRT_GLOBAL void layerNormGradParamsFinishKernel(const typename Compute<S>::type *partials,
-                                                S *gscale, S *gbias, ColumnPlan p) {
-  using C = typename Compute<S>::type;
-  for (int64_t j = gridFirst(); j < p.outputs(); j += gridStride()) {
-    C v[2];
-    combineColumn<2>(p, partials, j, v, [](C a, C b) { return a + b; });
+  for (int64_t j = gridFirst(); j < cols; j += gridStride()) {
+    C xhat = C(0), g = C(0);
+    for (int64_t b = 0; b < blocks; ++b) {
+      xhat += partials[(b * cols + j) * 2];
+      g += partials[(b * cols + j) * 2 + 1];
+    }
     if (gscale)
-      gscale[j] = storeD<S>(v[0]);
+      gscale[j] = storeD<S>(xhat);
     if (gbias)
-      gbias[j] = storeD<S>(v[1]);
+      gbias[j] = storeD<S>(g);
   }
 }
 
@@ -388,8 +416,7 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm(zrt_ct x, zrt_ct scale, zrt_ct bias
     return ZRT_LAUNCH(k, layerNormKernel<S>, rowBlocks(rows), kBlock,
                       static_cast<const S *>(x->data), static_cast<const S *>(scale->data),
                       bias ? static_cast<const S *>(bias->data) : nullptr,
-                      static_cast<S *>(y->data), rows, cols, epsilon,
-                      static_cast<typename Compute<S>::type *>(nullptr));
+                      static_cast<S *>(y->data), rows, cols, epsilon);
   });
 }
 
@@ -403,36 +430,29 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_
   ZEROC_RT_RETURN_IF_ERROR(layerNormShape(k, x, scale, nullptr, axis, &rows, &cols));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_y", grad_y));
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_y", *grad_y, "x", *x));
-  // The scratch: each row's mean and 1/std in the compute type, then the
-  // parameter gradients' partial sums.
-  const ColumnPlan plan = columnPlan(1, rows, cols);
-  const size_t statsBytes = (static_cast<size_t>(rows) * 2 * sizeof(double) + 255) / 256 * 256;
+  // One pass over x and gy (layerNormGradKernel); the scratch holds its
+  // blocks' partial sums of the parameter gradients.
+  const bool params = grad_scale || grad_bias;
+  const int64_t blocks = layerNormGradBlocks(rows);
   void *scratch = nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(gpuScratch(
-      statsBytes + static_cast<size_t>(columnPartialCount(plan, 2)) * sizeof(double), &scratch));
+  if (params)
+    ZEROC_RT_RETURN_IF_ERROR(
+        gpuScratch(static_cast<size_t>(blocks) * static_cast<size_t>(cols) * 2 * sizeof(double),
+                   &scratch));
   return dispatchFloat(k, x->dtype, [&](auto s) -> zeroc_rt_status_t {
     using S = decltype(s);
     using C = typename Compute<S>::type;
-    C *stats = static_cast<C *>(scratch);
-    C *partials = reinterpret_cast<C *>(static_cast<char *>(scratch) + statsBytes);
-    const S *xp = static_cast<const S *>(x->data), *sp = static_cast<const S *>(scale->data);
-    const S *gyp = static_cast<const S *>(grad_y->data);
-    ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormKernel<S>, rowBlocks(rows), kBlock, xp, sp,
-                                        static_cast<const S *>(nullptr), static_cast<S *>(nullptr),
-                                        rows, cols, epsilon, stats));
-    if (grad_x)
-      ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormGradXKernel<S>, rowBlocks(rows), kBlock, xp,
-                                          sp, gyp, static_cast<S *>(grad_x->data), rows, cols,
-                                          static_cast<const C *>(stats)));
-    if (!grad_scale && !grad_bias)
+    C *partials = static_cast<C *>(scratch);
+    ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
+        k, layerNormGradKernel<S>, blocks, kBlock, static_cast<const S *>(x->data),
+        static_cast<const S *>(scale->data), static_cast<const S *>(grad_y->data),
+        grad_x ? static_cast<S *>(grad_x->data) : nullptr, rows, cols, epsilon, partials));
+    if (!params)
       return nullptr;
-    ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, layerNormGradParamsKernel<S>,
-                                        cappedBlocks(plan.blocks()), kBlock, xp, gyp, plan,
-                                        static_cast<const C *>(stats), partials));
-    return ZRT_LAUNCH(k, layerNormGradParamsFinishKernel<S>, blocksFor(plan.outputs()), kBlock,
-                      static_cast<const C *>(partials),
+    return ZRT_LAUNCH(k, layerNormGradParamsKernel<S>, blocksFor(cols), kBlock,
+                      static_cast<const C *>(partials), blocks, cols,
                       grad_scale ? static_cast<S *>(grad_scale->data) : nullptr,
-                      grad_bias ? static_cast<S *>(grad_bias->data) : nullptr, plan);
+                      grad_bias ? static_cast<S *>(grad_bias->data) : nullptr);
   });
 }
 
