@@ -2,7 +2,10 @@
 
 #include "Fusion.h"
 
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
+
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 
@@ -18,6 +21,18 @@ bool mayWriteOrFree(Operation *op) {
 bool writesBetween(Operation *from, Operation *to) {
   for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode())
     if (mayWriteOrFree(op))
+      return true;
+  return false;
+}
+
+bool writesStorageBetween(Operation *from, Operation *to, ValueRange values) {
+  llvm::DenseSet<Value> roots;
+  for (Value v : values)
+    roots.insert(zero::storageRoot(v));
+  for (Operation *op = from->getNextNode(); op && op != to; op = op->getNextNode())
+    if (mayWriteOrFree(op) && llvm::any_of(op->getOperands(), [&](Value v) {
+          return roots.contains(zero::storageRoot(v));
+        }))
       return true;
   return false;
 }

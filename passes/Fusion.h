@@ -24,6 +24,12 @@ bool mayWriteOrFree(mlir::Operation *op);
 /// parameter buffer). Ops whose effects are unknown count as such.
 bool writesBetween(mlir::Operation *from, mlir::Operation *to);
 
+/// Whether an op between `from` and `to` (both in one block, `from` first)
+/// may write or free (mayWriteOrFree) the storage (zero::storageRoot) of
+/// one of `values`: an op at `from` would read them as they are at `to`
+/// unless one is.
+bool writesStorageBetween(mlir::Operation *from, mlir::Operation *to, mlir::ValueRange values);
+
 } // namespace zeroc::fusion
 
 #endif // ZEROC_PASSES_FUSION_H

@@ -120,6 +120,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                       }});
     phases.push_back({"fuse-softmax", [](OpPassManager &pm) {
                         pm.addPass(createFuseSoftmax());
+                        pm.addPass(createFuseCrossEntropy());
                       }});
   }
   // A GEMM reads attention's head split and writes its transposed products

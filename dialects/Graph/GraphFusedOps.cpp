@@ -239,6 +239,17 @@ LogicalResult FusedSoftmaxGradOp::verifyRegions() {
   return verifyElementwiseBody(*this, getBody().front(), 1, getInputs(), type, 1);
 }
 
+LogicalResult FusedSoftmaxCrossEntropyOp::verify() {
+  FailureOr<RankedTensorType> loss =
+      crossEntropyLossType(getLoc(), getOperationName(), getScores().getType(),
+                           getLabels().getType(), getReductionAttr());
+  if (failed(loss))
+    return failure();
+  if (getLoss().getType() != *loss)
+    return emitOpError("loss has type ") << getLoss().getType() << "; expected " << *loss;
+  return success();
+}
+
 RankedTensorType FusedAttentionOp::getScoresType() { return scoresTypeOf(getQ(), getKt()); }
 
 RankedTensorType FusedAttentionGradOp::getScoresType() {

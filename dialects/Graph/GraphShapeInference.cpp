@@ -275,33 +275,41 @@ ZEROC_REDUCE_INFER(ReduceMeanOp)
 ZEROC_REDUCE_INFER(ReduceMaxOp)
 #undef ZEROC_REDUCE_INFER
 
+FailureOr<RankedTensorType> zeroc::graph::crossEntropyLossType(std::optional<Location> loc,
+                                                             StringRef opName, Type scoresType,
+                                                             Type labelsType,
+                                                             StringAttr reduction) {
+  auto scores = llvm::dyn_cast<RankedTensorType>(scoresType);
+  auto labels = llvm::dyn_cast<RankedTensorType>(labelsType);
+  if (!scores || !labels || scores.getRank() < 2)
+    return fail(loc, opName, "scores must have rank >= 2");
+  SmallVector<int64_t> expected{scores.getDimSize(0)};
+  llvm::append_range(expected, scores.getShape().drop_front(2));
+  if (labels.getShape() != ArrayRef<int64_t>(expected))
+    return fail(loc, opName,
+                "labels shape " + shapeStr(labels.getShape()) + " does not match scores " +
+                    shapeStr(scores.getShape()) + " (expected " + shapeStr(expected) + ")");
+  if (!reduction)
+    return fail(loc, opName, "requires a reduction");
+  if (reduction.getValue() == "none")
+    return RankedTensorType::get(expected, scores.getElementType());
+  if (reduction.getValue() == "mean" || reduction.getValue() == "sum")
+    return RankedTensorType::get({}, scores.getElementType());
+  return fail(loc, opName,
+              "reduction must be 'mean', 'sum' or 'none', got '" + reduction.getValue() + "'");
+}
+
 LogicalResult SoftmaxCrossEntropyLossOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, ValueRange operands,
     DictionaryAttr attributes, OpaqueProperties properties,
     RegionRange regions, SmallVectorImpl<Type> &results) {
   Adaptor adaptor(operands, attributes, properties, regions);
-  RankedTensorType scores = ranked(adaptor.getScores());
-  RankedTensorType labels = ranked(adaptor.getLabels());
-  if (!scores || !labels || scores.getRank() < 2)
-    return fail(loc, getOperationName(), "scores must have rank >= 2");
-  SmallVector<int64_t> expected{scores.getDimSize(0)};
-  llvm::append_range(expected, scores.getShape().drop_front(2));
-  if (labels.getShape() != ArrayRef<int64_t>(expected))
-    return fail(loc, getOperationName(),
-                "labels shape " + shapeStr(labels.getShape()) +
-                    " does not match scores " + shapeStr(scores.getShape()) +
-                    " (expected " + shapeStr(expected) + ")");
-  StringAttr reduction = adaptor.getReductionAttr();
-  if (!reduction)
-    return fail(loc, getOperationName(), "requires a reduction");
-  if (reduction.getValue() == "none")
-    results.push_back(RankedTensorType::get(expected, scores.getElementType()));
-  else if (reduction.getValue() == "mean" || reduction.getValue() == "sum")
-    results.push_back(RankedTensorType::get({}, scores.getElementType()));
-  else
-    return fail(loc, getOperationName(),
-                "reduction must be 'mean', 'sum' or 'none', got '" +
-                    reduction.getValue() + "'");
+  FailureOr<RankedTensorType> loss =
+      crossEntropyLossType(loc, getOperationName(), adaptor.getScores().getType(),
+                           adaptor.getLabels().getType(), adaptor.getReductionAttr());
+  if (failed(loss))
+    return failure();
+  results.push_back(*loss);
   return success();
 }
 

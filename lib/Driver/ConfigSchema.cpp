@@ -428,9 +428,11 @@ std::vector<Field> makeTopLevel() {
                               "CPU target warns"),
                 F::boolean("fuse_elementwise", true)
                     .withNote("zeroc's own: the CUDA target computes each "
-                              "chain of elementwise ops in one kernel; false "
-                              "keeps one kernel per op (to compare or "
-                              "bisect); the CPU target has no fusion"),
+                              "chain of elementwise ops in one kernel, a "
+                              "softmax with its chains, a loss with its "
+                              "gradient; false keeps one kernel per op (to "
+                              "compare or bisect); the CPU target has no "
+                              "fusion"),
                 F::boolean("fuse_attention", true)
                     .withNote("zeroc's own: the CUDA target computes each "
                               "f16/bf16 softmax attention, and its gradient, "

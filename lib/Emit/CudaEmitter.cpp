@@ -56,7 +56,7 @@ public:
         "unary", "unary_grad", "binary", "where", "broadcast", "sum_to",
         "dropout", "matmul", "matmul_trans", "matmul_strided", "gemm", "reduce", "softmax", "softmax_grad",
         "layer_norm", "layer_norm_grad", "softmax_cross_entropy",
-        "softmax_cross_entropy_grad", "copy", "copy_multi", "gather", "gather_grad",
+        "softmax_cross_entropy_grad", "softmax_cross_entropy_with_grad", "copy", "copy_multi", "gather", "gather_grad",
         "transpose", "slice", "slice_grad", "zero", "cast",
         "sum_squares", "has_inf_or_nan", "sum_squares_multi",
         "has_inf_or_nan_multi", "clip_grad_norm",

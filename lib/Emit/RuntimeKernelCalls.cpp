@@ -279,6 +279,16 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
                          out()));
     return success();
   }
+  if (auto l = llvm::dyn_cast<graph::FusedSoftmaxCrossEntropyOp>(op)) {
+    auto ignore = l.getIgnoreIndex();
+    p.call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy_with_grad({0}, {1}, {2}, {3}, "
+                         "{4}, {5}, {6}, {7})",
+                         d(l.getScores()), d(l.getLabels()), reduction(l.getReduction()),
+                         int(ignore.has_value()),
+                         cxxInt64(static_cast<int64_t>(ignore.value_or(0))), d(l.getGrad()),
+                         out(0), out(1)));
+    return success();
+  }
   if (auto g = llvm::dyn_cast<graph::GatherOp>(op)) {
     p.call(llvm::formatv("zeroc_rt_k_gather({0}, {1}, {2}, {3})", d(g.getData()),
                          d(g.getIndices()), g.getAxis(), out()));

@@ -592,6 +592,31 @@ def FuseSoftmax : Pass<"zero-fuse-softmax", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
 }
 
+def FuseCrossEntropy : Pass<"zero-fuse-cross-entropy", "::mlir::ModuleOp"> {
+  let summary = "makes a softmax cross-entropy loss and its gradient one op that reads the scores once";
+  let description = [{
+    A `graph.softmax_cross_entropy_loss_grad` and the
+    `graph.softmax_cross_entropy_loss` before it in its block, of the same
+    scores, labels, reduction and ignore_index, become one
+    `graph.fused_softmax_cross_entropy` at the loss's place, when the
+    loss's gradient is defined before the loss (the training step's seed)
+    and no op between the two writes or frees the storage of what the
+    gradient reads. The CUDA runtime computes each row's max and sum of
+    exponentials once for both, with the two kernels' arithmetic: the same
+    bits, where the loss read the scores once and its gradient twice
+    (docs/CudaTarget.md, "The loss and its gradient in one pass"). The
+    CUDA pipeline runs it in the fuse-softmax phase.
+
+    ```mlir
+    %l = graph.softmax_cross_entropy_loss %s, %t {reduction = "mean"} : tensor<16x61xf32>, tensor<16xi64> -> tensor<f32>
+    %gs = graph.softmax_cross_entropy_loss_grad %s, %t, %g {reduction = "mean"} : tensor<16x61xf32>, tensor<16xi64>, tensor<f32>
+    // becomes
+    %l, %gs = graph.fused_softmax_cross_entropy %s, %t, %g {reduction = "mean"} : tensor<16x61xf32>, tensor<16xi64>, tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FuseAttention : Pass<"zero-fuse-attention", "::mlir::ModuleOp"> {
   let summary = "makes a softmax attention, and its gradient, one kernel each that never stores the scores";
   let description = [{

@@ -1136,6 +1136,19 @@ TEST_P(KernelParity, SoftmaxCrossEntropy) {
               scores.gpu(), lab.gpu(), reduction, ignore.has, ignore.index, gout.gpu(),
               gscores.gpu()));
           expectClose(gscores, tol(true), "softmax_cross_entropy_grad");
+
+          // Both in one pass: the gradient has the two kernels' bits; the
+          // loss is close to the CPU's (its sum's order is the atomics').
+          Tensor fusedLoss = output(lossDims), fusedGrad = output(shape.scores);
+          ASSERT_OK(zeroc_rt_k_softmax_cross_entropy(scores.cpu(), lab.cpu(), reduction,
+                                                     ignore.has, ignore.index, fusedLoss.cpu()));
+          ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
+              scores.gpu(), lab.gpu(), reduction, ignore.has, ignore.index, gout.gpu(),
+              fusedLoss.gpu(), fusedGrad.gpu()));
+          expectClose(fusedLoss, tol(true), "softmax_cross_entropy_with_grad loss");
+          EXPECT_TRUE(fusedGrad.deviceCopy() == gscores.deviceCopy())
+              << "softmax_cross_entropy_with_grad: the gradient's bits differ from "
+                 "softmax_cross_entropy_grad's";
         }
 }
 
@@ -2541,6 +2554,10 @@ TEST(KernelParityFixed, CrossEntropyLabelOutOfRange) {
   ASSERT_OK(zeroc_rt_cuda_k_softmax_cross_entropy(scores.gpu(), lab.gpu(), ZEROC_RT_LOSS_MEAN,
                                                   0, 0, loss.gpu()));
   expectFlaggedOnce("softmax_cross_entropy");
+  Tensor gout = randomTensor(F32, {}, rng), grad = outputTensor(F32, {4, 5});
+  ASSERT_OK(zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
+      scores.gpu(), lab.gpu(), ZEROC_RT_LOSS_MEAN, 0, 0, gout.gpu(), loss.gpu(), grad.gpu()));
+  expectFlaggedOnce("softmax_cross_entropy_with_grad");
 }
 
 

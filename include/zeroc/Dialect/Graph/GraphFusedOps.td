@@ -3,8 +3,9 @@
 // The ops the fusion passes make: a chain of elementwise ops that one kernel
 // computes element by element (zero-fuse-elementwise), and a softmax or
 // softmax gradient with such a chain before or after it (zero-fuse-softmax;
-// docs/CudaTarget.md), and an attention with its softmax's chains, forward
-// and backward (zero-fuse-attention).
+// docs/CudaTarget.md), an attention with its softmax's chains, forward
+// and backward (zero-fuse-attention), and a cross-entropy loss with its
+// gradient (zero-fuse-cross-entropy).
 //
 //===----------------------------------------------------------------------===//
 
@@ -224,6 +225,30 @@ def Graph_YieldOp : Graph_Op<"yield",
   let summary = "the results of a fused op's body";
   let arguments = (ins Variadic<Graph_FloatTensor>:$values);
   let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
+def Graph_FusedSoftmaxCrossEntropyOp : Graph_Op<"fused_softmax_cross_entropy",
+    [Pure, AllTypesMatch<["scores", "grad_scores"]>, AllTypesMatch<["grad", "loss"]>]> {
+  let summary = "a softmax cross-entropy loss and its gradient in one pass over the scores";
+  let description = [{
+    `graph.softmax_cross_entropy_loss` of `scores` against `labels` and its
+    `graph.softmax_cross_entropy_loss_grad` for the loss's gradient `grad`,
+    computed together (zero-fuse-cross-entropy): each row's max and sum of
+    exponentials are computed once, the loss and the row's gradient from
+    them, with the two ops' arithmetic, so the results have their bits.
+
+    ```mlir
+    %l, %gs = graph.fused_softmax_cross_entropy %s, %t, %g {reduction = "mean"} : tensor<16x61xf32>, tensor<16xi64>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$scores, Graph_IndexTensor:$labels,
+                   Graph_FloatTensor:$grad, StrAttr:$reduction,
+                   OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Graph_FloatTensor:$loss, Graph_FloatTensor:$grad_scores);
+  let assemblyFormat = [{
+    $scores `,` $labels `,` $grad attr-dict `:` type($scores) `,` type($labels) `,` type($grad)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHFUSEDOPS_TD

@@ -72,6 +72,14 @@ mlir::LogicalResult verifyAxis(mlir::Operation *op, int64_t axis, int64_t rank);
 /// one element at a time, which a kernel keeps in registers.
 bool isInFusedBody(mlir::Operation *op);
 
+/// The loss type of a softmax cross-entropy of `scores` against `labels`
+/// with `reduction` (the scores' element type; the labels' shape for
+/// "none", a scalar for "mean" and "sum"); failure, with an error at `loc`
+/// naming `opName`, for shapes or a reduction it does not take.
+mlir::FailureOr<mlir::RankedTensorType>
+crossEntropyLossType(std::optional<mlir::Location> loc, llvm::StringRef opName,
+                     mlir::Type scores, mlir::Type labels, mlir::StringAttr reduction);
+
 /// Whether graph.fused_attention's kernels take heads of `d` elements and
 /// elements of `type`: 16, 32, 64 or 128 of f16 or bf16 (tensor cores).
 bool isAttentionHead(int64_t d);

@@ -61,6 +61,10 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm(zrt_ct x, zrt_ct 
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_t axis, double epsilon, zrt_ct grad_y, zrt_ct grad_x, zrt_ct grad_scale, zrt_ct grad_bias);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct grad_out, zrt_ct grad_scores);
+/* zeroc_rt_k_softmax_cross_entropy and zeroc_rt_k_softmax_cross_entropy_grad
+   (the loss's gradient grad_out given) in one pass over the scores, with
+   their bits. */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct grad_out, zrt_ct out, zrt_ct grad_scores);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_copy(zrt_ct in, zrt_ct out);
 /* zeroc_rt_k_copy_multi: the small copies in one launch (a table in the
    kernel scratch), large ones as copies of their own. */

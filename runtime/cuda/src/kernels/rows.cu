@@ -216,9 +216,61 @@ ZRT_GLOBAL void layerNormGradParamsKernel(const typename Compute<S>::type *parti
   }
 }
 
-/// Per sample (n, d): its loss (lse - score of the label, in the compute
-/// type) into `loss`, and into acc[0] the sum of the losses, acc[1] the
-/// count of labels not ignored.
+/// Sample s's row of the scores: its first element, and whether its label
+/// is ignored or (flagged as an error when `error` is set) out of range.
+template <typename L>
+ZRT_DEV int64_t crossEntropyRow(int64_t s, const L *labels, int64_t classes, int64_t inner,
+                                int hasIgnore, int64_t ignore, int64_t &label, bool &ignored,
+                                bool &outOfRange) {
+  label = static_cast<int64_t>(labels[s]);
+  ignored = hasIgnore && label == ignore;
+  outOfRange = !ignored && (label < 0 || label >= classes);
+  return (s / inner) * classes * inner + s % inner;
+}
+
+/// Thread 0's part of sample s's loss (lse - score of the label, in the
+/// compute type, from the row's max and sum of exponentials): into `loss`,
+/// and into acc[0] the sum of the losses, acc[1] the count of labels not
+/// ignored.
+template <typename S, typename C>
+ZRT_DEV void crossEntropyLoss(const S *scores, int64_t s, int64_t base, int64_t label,
+                              int64_t inner, bool ignored, C mx, C sum, C *loss, double *acc) {
+  if (threadIndex() != 0)
+    return;
+  const C l = ignored ? C(0) : mx + log_(sum) - load(scores[base + label * inner]);
+  if (loss)
+    loss[s] = l;
+  if (!ignored) {
+    atomicAddDouble(acc, static_cast<double>(l));
+    atomicAddDouble(acc + 1, 1.0);
+  }
+}
+
+/// Sample s's gradient row: the loss's gradient `gout` times
+/// softmax - onehot (zeros for an ignored or out-of-range label); acc[1]
+/// is the mean's count of labels not ignored.
+template <typename S, typename C>
+ZRT_DEV void crossEntropyGradRow(const S *scores, const S *gout, S *gscores, int64_t s,
+                                 int64_t base, int64_t label, int64_t classes, int64_t inner,
+                                 bool ignored, int reduction, const double *acc, C mx, C sum) {
+  C g = C(0);
+  if (!ignored) {
+    if (reduction == ZEROC_RT_LOSS_NONE)
+      g = load(gout[s]);
+    else if (reduction == ZEROC_RT_LOSS_SUM)
+      g = load(gout[0]);
+    else
+      g = acc[1] > 0 ? static_cast<C>(static_cast<double>(load(gout[0])) / acc[1]) : C(0);
+  }
+  for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
+    const int64_t i = base + c * inner;
+    const C p = exp(load(scores[i]) - mx) / sum;
+    gscores[i] = storeD<S>(ignored ? C(0) : g * (p - (c == label ? C(1) : C(0))));
+  }
+}
+
+/// Per sample (n, d): its loss (crossEntropyLoss); an out-of-range label
+/// is an error.
 template <typename S, typename L>
 ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
                                    int64_t classes, int64_t inner, int hasIgnore,
@@ -227,25 +279,18 @@ ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t sam
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
-    const int64_t base = (s / inner) * classes * inner + s % inner;
-    const int64_t label = static_cast<int64_t>(labels[s]);
-    const bool ignored = hasIgnore && label == ignore;
-    if (!ignored && (label < 0 || label >= classes)) {
+    int64_t label;
+    bool ignored, outOfRange;
+    const int64_t base =
+        crossEntropyRow(s, labels, classes, inner, hasIgnore, ignore, label, ignored, outOfRange);
+    if (outOfRange) {
       if (threadIndex() == 0)
         flagError(error, kIndexOutOfRange, op);
       continue;
     }
     C mx, sum;
     rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
-    if (threadIndex() == 0) {
-      const C l = ignored ? C(0) : mx + log_(sum) - load(scores[base + label * inner]);
-      if (loss)
-        loss[s] = l;
-      if (!ignored) {
-        atomicAddDouble(acc, static_cast<double>(l));
-        atomicAddDouble(acc + 1, 1.0);
-      }
-    }
+    crossEntropyLoss(scores, s, base, label, inner, ignored, mx, sum, loss, acc);
   }
 }
 
@@ -261,33 +306,53 @@ ZRT_GLOBAL void lossNoneKernel(const T *loss, S *out, int64_t n) {
     out[i] = storeD<S>(static_cast<double>(loss[i]));
 }
 
+/// Per sample: its gradient row (crossEntropyGradRow); `gradAcc` holds the
+/// mean's count.
 template <typename S, typename L>
 ZRT_GLOBAL void crossEntropyGradKernel(const S *scores, const L *labels, const S *gout,
                                        S *gscores, int64_t samples, int64_t classes,
                                        int64_t inner, int hasIgnore, int64_t ignore,
-                                       int reduction, const double *acc) {
+                                       int reduction, const double *gradAcc) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
-    const int64_t base = (s / inner) * classes * inner + s % inner;
-    const int64_t label = static_cast<int64_t>(labels[s]);
-    const bool ignored = (hasIgnore && label == ignore) || label < 0 || label >= classes;
-    C g = C(0);
-    if (!ignored) {
-      if (reduction == ZEROC_RT_LOSS_NONE)
-        g = load(gout[s]);
-      else if (reduction == ZEROC_RT_LOSS_SUM)
-        g = load(gout[0]);
-      else
-        g = acc[1] > 0 ? static_cast<C>(static_cast<double>(load(gout[0])) / acc[1]) : C(0);
-    }
+    int64_t label;
+    bool ignored, outOfRange;
+    const int64_t base =
+        crossEntropyRow(s, labels, classes, inner, hasIgnore, ignore, label, ignored, outOfRange);
     C mx, sum;
     rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
-    for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
-      const int64_t i = base + c * inner;
-      const C p = exp(load(scores[i]) - mx) / sum;
-      gscores[i] = storeD<S>(ignored ? C(0) : g * (p - (c == label ? C(1) : C(0))));
-    }
+    crossEntropyGradRow(scores, gout, gscores, s, base, label, classes, inner,
+                        ignored || outOfRange, reduction, gradAcc, mx, sum);
+  }
+}
+
+/// The loss and its gradient in one pass over each row of scores: the
+/// row's max and sum once, then crossEntropyKernel's loss and
+/// crossEntropyGradKernel's gradient row from them (the same arithmetic,
+/// so the same bits as the two kernels).
+template <typename S, typename L>
+ZRT_GLOBAL void crossEntropyWithGradKernel(const S *scores, const L *labels, const S *gout,
+                                           S *gscores, int64_t samples, int64_t classes,
+                                           int64_t inner, int hasIgnore, int64_t ignore,
+                                           int reduction, typename Compute<S>::type *loss,
+                                           double *acc, const double *gradAcc,
+                                           unsigned *error, int32_t op) {
+  using C = typename Compute<S>::type;
+  __shared__ C scratch[32];
+  for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
+    int64_t label;
+    bool ignored, outOfRange;
+    const int64_t base =
+        crossEntropyRow(s, labels, classes, inner, hasIgnore, ignore, label, ignored, outOfRange);
+    if (outOfRange && threadIndex() == 0)
+      flagError(error, kIndexOutOfRange, op);
+    C mx, sum;
+    rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
+    if (!outOfRange)
+      crossEntropyLoss(scores, s, base, label, inner, ignored, mx, sum, loss, acc);
+    crossEntropyGradRow(scores, gout, gscores, s, base, label, classes, inner,
+                        ignored || outOfRange, reduction, gradAcc, mx, sum);
   }
 }
 
@@ -522,6 +587,55 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(
                         static_cast<S *>(grad_scores->data), samples, classes, inner,
                         has_ignore, ignore_index, int(reduction),
                         static_cast<const double *>(acc));
+    });
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
+    zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore,
+    int64_t ignore_index, zrt_ct grad_out, zrt_ct out, zrt_ct grad_scores) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "softmax_cross_entropy_with_grad";
+  int64_t classes = 0, inner = 0, samples = 0;
+  ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_scores", grad_scores));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_scores", *grad_scores, "scores", *scores));
+  // acc[0..1]: the loss's sum and count (as softmax_cross_entropy's);
+  // acc[2..3]: the gradient's count (as softmax_cross_entropy_grad's).
+  double *acc = deviceScalars();
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 4 * sizeof(double)));
+  void *scratch = nullptr; // the per-sample losses, in the compute type
+  if (reduction == ZEROC_RT_LOSS_NONE)
+    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(samples) * sizeof(double), &scratch));
+  return dispatchFloat(k, scores->dtype, [&](auto s) {
+    using S = decltype(s);
+    using C = typename Compute<S>::type;
+    C *loss = static_cast<C *>(scratch);
+    return dispatchLabels(k, labels->dtype, [&](auto l) -> zeroc_rt_status_t {
+      using L = decltype(l);
+      if (reduction == ZEROC_RT_LOSS_MEAN)
+        ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, countLabelsKernel<L>, 64, kBlock,
+                                            static_cast<const L *>(labels->data), samples,
+                                            has_ignore, ignore_index, acc + 2));
+      ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
+          k, crossEntropyWithGradKernel<S, L>, rowBlocks(samples), kBlock,
+          static_cast<const S *>(scores->data), static_cast<const L *>(labels->data),
+          static_cast<const S *>(grad_out->data), static_cast<S *>(grad_scores->data), samples,
+          classes, inner, has_ignore, ignore_index, int(reduction), loss, acc,
+          static_cast<const double *>(acc + 2), kernelErrorWord(), currentOp()));
+      if (reduction == ZEROC_RT_LOSS_NONE)
+        return dispatchFloat(k, out->dtype, [&](auto o) {
+          using O = decltype(o);
+          return ZRT_LAUNCH(k, lossNoneKernel<C, O>, blocksFor(samples), kBlock,
+                            static_cast<const C *>(loss), static_cast<O *>(out->data), samples);
+        });
+      return dispatchFloat(k, out->dtype, [&](auto o) {
+        using O = decltype(o);
+        return ZRT_LAUNCH(k, lossFinishKernel<O>, 1, 32, static_cast<const double *>(acc),
+                          static_cast<O *>(out->data), reduction == ZEROC_RT_LOSS_MEAN ? 1 : 0);
+      });
     });
   });
 }
