@@ -26,15 +26,6 @@ using namespace zeroc::graph;
 
 namespace {
 
-/// Whether `v` is defined before `op`, in its block (or is an argument of
-/// the block).
-bool definedBefore(Value v, Operation *op) {
-  if (auto arg = llvm::dyn_cast<BlockArgument>(v))
-    return arg.getOwner() == op->getBlock();
-  Operation *def = v.getDefiningOp();
-  return def->getBlock() == op->getBlock() && def->isBeforeInBlock(op);
-}
-
 /// The loss in `grad`'s block, before it, of the same scores, labels,
 /// reduction and ignore_index, that can compute `grad` where it stands: the
 /// loss's gradient is defined before it, and no op between the two writes
@@ -44,7 +35,7 @@ SoftmaxCrossEntropyLossOp lossOf(SoftmaxCrossEntropyLossGradOp grad) {
     auto loss = llvm::dyn_cast<SoftmaxCrossEntropyLossOp>(user);
     if (!loss || loss->getBlock() != grad->getBlock() || !loss->isBeforeInBlock(grad) ||
         loss.getLabels() != grad.getLabels() || loss.getReduction() != grad.getReduction() ||
-        loss.getIgnoreIndex() != grad.getIgnoreIndex() || !definedBefore(grad.getGrad(), loss))
+        loss.getIgnoreIndex() != grad.getIgnoreIndex() || !zeroc::fusion::definedBefore(grad.getGrad(), loss))
       continue;
     if (!zeroc::fusion::writesStorageBetween(loss, grad, grad->getOperands()))
       return loss;

@@ -25,6 +25,13 @@ bool writesBetween(Operation *from, Operation *to) {
   return false;
 }
 
+bool definedBefore(Value v, Operation *op) {
+  if (auto arg = llvm::dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == op->getBlock();
+  Operation *def = v.getDefiningOp();
+  return def->getBlock() == op->getBlock() && def->isBeforeInBlock(op);
+}
+
 bool writesStorageBetween(Operation *from, Operation *to, ValueRange values) {
   llvm::DenseSet<Value> roots;
   for (Value v : values)

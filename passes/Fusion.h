@@ -24,6 +24,10 @@ bool mayWriteOrFree(mlir::Operation *op);
 /// parameter buffer). Ops whose effects are unknown count as such.
 bool writesBetween(mlir::Operation *from, mlir::Operation *to);
 
+/// Whether `v` is defined before `op` in its block (or is an argument of
+/// that block): an op at `op`'s place may read it.
+bool definedBefore(mlir::Value v, mlir::Operation *op);
+
 /// Whether an op between `from` and `to` (both in one block, `from` first)
 /// may write or free (mayWriteOrFree) the storage (zero::storageRoot) of
 /// one of `values`: an op at `from` would read them as they are at `to`

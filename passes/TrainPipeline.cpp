@@ -117,6 +117,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
     phases.push_back({"fuse-elementwise", [](OpPassManager &pm) {
                         pm.addPass(createFuseElementwise());
                         pm.addPass(createRematerializeElementwise());
+                        pm.addPass(createFuseLayerNormGradAdd());
                       }});
     phases.push_back({"fuse-softmax", [](OpPassManager &pm) {
                         pm.addPass(createFuseSoftmax());

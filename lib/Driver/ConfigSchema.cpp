@@ -430,9 +430,10 @@ std::vector<Field> makeTopLevel() {
                     .withNote("zeroc's own: the CUDA target computes each "
                               "chain of elementwise ops in one kernel, a "
                               "softmax with its chains, a loss with its "
-                              "gradient; false keeps one kernel per op (to "
-                              "compare or bisect); the CPU target has no "
-                              "fusion"),
+                              "gradient, a layer norm gradient with the "
+                              "residual add; false keeps one kernel per op "
+                              "(to compare or bisect); the CPU target has "
+                              "no fusion"),
                 F::boolean("fuse_attention", true)
                     .withNote("zeroc's own: the CUDA target computes each "
                               "f16/bf16 softmax attention, and its gradient, "

@@ -55,7 +55,7 @@ public:
     static const llvm::StringSet<> kernels = {
         "unary", "unary_grad", "binary", "where", "broadcast", "sum_to",
         "dropout", "matmul", "matmul_trans", "matmul_strided", "gemm", "reduce", "softmax", "softmax_grad",
-        "layer_norm", "layer_norm_grad", "softmax_cross_entropy",
+        "layer_norm", "layer_norm_grad", "layer_norm_grad_add", "softmax_cross_entropy",
         "softmax_cross_entropy_grad", "softmax_cross_entropy_with_grad", "copy", "copy_multi", "gather", "gather_grad",
         "transpose", "slice", "slice_grad", "zero", "cast",
         "sum_squares", "has_inf_or_nan", "sum_squares_multi",

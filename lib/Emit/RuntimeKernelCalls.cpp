@@ -256,6 +256,14 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
                          out(1), out(2)));
     return success();
   }
+  if (auto lg = llvm::dyn_cast<graph::FusedLayerNormGradAddOp>(op)) {
+    p.call(llvm::formatv("zeroc_rt_k_layer_norm_grad_add({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                         "{8})",
+                         d(lg.getInput()), d(lg.getScale()), lg.getAxis(),
+                         cxxDouble(lg.getEpsilon().convertToDouble()), d(lg.getGrad()),
+                         d(lg.getAddend()), out(0), out(1), out(2)));
+    return success();
+  }
   auto reduction = [](StringRef r) {
     return r == "sum" ? "ZEROC_RT_LOSS_SUM"
                       : (r == "none" ? "ZEROC_RT_LOSS_NONE" : "ZEROC_RT_LOSS_MEAN");

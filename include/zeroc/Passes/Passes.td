@@ -554,6 +554,30 @@ def RematerializeElementwise
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
 }
 
+def FuseLayerNormGradAdd
+    : Pass<"zero-fuse-layer-norm-grad-add", "::mlir::ModuleOp"> {
+  let summary = "makes a layer norm gradient write its input gradient added to the residual's";
+  let description = [{
+    Runs after zero-fuse-elementwise. A `graph.layer_norm_grad` whose input
+    gradient only a `graph.add` reads, with an operand of its type defined
+    before the layer norm gradient that no op writes or frees up to the
+    add, becomes one `graph.fused_layer_norm_grad_add` at the layer norm
+    gradient's place: its first result is the add's, its others the
+    parameter gradients. The CUDA runtime rounds each input gradient
+    element as it would store it and adds it as the add would, so the sum
+    has the two ops' bits; the input gradient is never stored
+    (docs/CudaTarget.md, "A layer norm's gradient and the residual add").
+
+    ```mlir
+    %gx, %gs, %gb = graph.layer_norm_grad %x, %s, %gy {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<2x4xf32>, tensor<4xf32>
+    %sum = graph.add %r, %gx : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+    // becomes
+    %sum, %gs, %gb = graph.fused_layer_norm_grad_add %x, %s, %gy, %r {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<2x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FuseSoftmax : Pass<"zero-fuse-softmax", "::mlir::ModuleOp"> {
   let summary = "makes a softmax's elementwise prologue and a softmax gradient's epilogue part of it";
   let description = [{

@@ -1068,6 +1068,9 @@ TEST_P(KernelParity, LayerNormGrad) {
   std::vector<Dims> shapes(std::begin(kLayerNormShapes), std::end(kLayerNormShapes));
   shapes.push_back({1, 520, 8});
   for (const Dims &xDims : shapes) {
+    // The add's variant on kLayerNormShapes (many-thread emulation is slow).
+    const bool withAdd =
+        &xDims - shapes.data() < static_cast<std::ptrdiff_t>(std::size(kLayerNormShapes));
     for (int64_t axis : {int64_t{-1}, int64_t{1}})
       for (bool withBias : {true, false}) {
         SCOPED_TRACE(dimsText(xDims) + " axis " + std::to_string(axis) +
@@ -1086,6 +1089,28 @@ TEST_P(KernelParity, LayerNormGrad) {
         expectClose(gx, tol(true), "layer_norm_grad grad_x");
         expectClose(gscale, tol(true), "layer_norm_grad grad_scale");
         expectClose(gbias, tol(true), "layer_norm_grad grad_bias"); // the sentinel without
+
+        // grad_x added to another gradient as it is written: the bits of
+        // layer_norm_grad then binary add, and the same parameter gradients.
+        if (!withAdd)
+          continue;
+        // (Its own generator: the cases after this one keep their inputs.)
+        Rng addendRng(kSeed + 1);
+        Tensor addend = randomTensor(GetParam(), xDims, addendRng);
+        Tensor added = output(xDims), sum = output(xDims);
+        Tensor gscale2 = output(params), gbias2 = output(params);
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_binary(ZEROC_RT_BINARY_ADD, addend.gpu(), gx.gpu(),
+                                             added.gpu()));
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm_grad_add(
+            x.gpu(), scale.gpu(), axis, eps, gy.gpu(), addend.gpu(), sum.gpu(), gscale2.gpu(),
+            withBias ? gbias2.gpu() : nullptr));
+        EXPECT_TRUE(sum.deviceCopy() == added.deviceCopy())
+            << "layer_norm_grad_add: the sum's bits differ from layer_norm_grad then add";
+        EXPECT_TRUE(gscale2.deviceCopy() == gscale.deviceCopy())
+            << "layer_norm_grad_add: grad_scale differs from layer_norm_grad's";
+        if (withBias)
+          EXPECT_TRUE(gbias2.deviceCopy() == gbias.deviceCopy())
+              << "layer_norm_grad_add: grad_bias differs from layer_norm_grad's";
       }
   }
 }

@@ -4,8 +4,9 @@
 // computes element by element (zero-fuse-elementwise), and a softmax or
 // softmax gradient with such a chain before or after it (zero-fuse-softmax;
 // docs/CudaTarget.md), an attention with its softmax's chains, forward
-// and backward (zero-fuse-attention), and a cross-entropy loss with its
-// gradient (zero-fuse-cross-entropy).
+// and backward (zero-fuse-attention), a cross-entropy loss with its
+// gradient (zero-fuse-cross-entropy), and a layer norm's gradient with the
+// add after it (zero-fuse-layer-norm-grad-add).
 //
 //===----------------------------------------------------------------------===//
 
@@ -249,6 +250,32 @@ def Graph_FusedSoftmaxCrossEntropyOp : Graph_Op<"fused_softmax_cross_entropy",
     $scores `,` $labels `,` $grad attr-dict `:` type($scores) `,` type($labels) `,` type($grad)
   }];
   let hasVerifier = 1;
+}
+
+def Graph_FusedLayerNormGradAddOp : Graph_Op<"fused_layer_norm_grad_add",
+    [Pure, AllTypesMatch<["input", "grad", "addend", "sum"]>,
+     AllTypesMatch<["scale", "grad_scale", "grad_bias"]>]> {
+  let summary = "a layer norm's gradient added to another gradient as it is written";
+  let description = [{
+    `graph.layer_norm_grad` of `input`, `scale` and `grad`, whose input
+    gradient `graph.add` adds to `addend` (a residual connection's other
+    gradient): `sum` is `addend + grad_input` (zero-fuse-layer-norm-grad-add).
+    The input gradient is rounded to its element type as the layer norm
+    gradient stores it, then added as the add computes it, so `sum` has
+    the two ops' bits; the input gradient itself is never stored.
+
+    ```mlir
+    %sum, %gs, %gb = graph.fused_layer_norm_grad_add %x, %s, %gy, %r {axis = 1 : i64, epsilon = 1.0e-05 : f64} : tensor<2x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+                   Graph_FloatTensor:$grad, Graph_FloatTensor:$addend, I64Attr:$axis,
+                   F64Attr:$epsilon);
+  let results = (outs Graph_FloatTensor:$sum, Graph_FloatTensor:$grad_scale,
+                 Graph_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $grad `,` $addend attr-dict `:` type($input) `,` type($scale)
+  }];
 }
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHFUSEDOPS_TD

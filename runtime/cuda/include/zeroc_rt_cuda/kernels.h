@@ -59,6 +59,10 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax(zrt_ct in, int64_t a
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_grad(zrt_ct y, zrt_ct grad_y, int64_t axis, int log, zrt_ct grad_x);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm(zrt_ct x, zrt_ct scale, zrt_ct bias, int64_t axis, double epsilon, zrt_ct y);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_t axis, double epsilon, zrt_ct grad_y, zrt_ct grad_x, zrt_ct grad_scale, zrt_ct grad_bias);
+/* zeroc_rt_k_layer_norm_grad whose grad_x is added to `addend` as it is
+   written (sum = addend + grad_x, grad_x rounded as stored): the two ops'
+   bits, without storing grad_x. */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad_add(zrt_ct x, zrt_ct scale, int64_t axis, double epsilon, zrt_ct grad_y, zrt_ct addend, zrt_ct sum, zrt_ct grad_scale, zrt_ct grad_bias);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct grad_out, zrt_ct grad_scores);
 /* zeroc_rt_k_softmax_cross_entropy and zeroc_rt_k_softmax_cross_entropy_grad

@@ -124,15 +124,15 @@ inline int64_t layerNormGradBlocks(int64_t rows) {
 
 /// The layer norm gradient in one pass over x and gy: each block takes rows
 /// with the grid's stride, computes a row's statistics as the forward pass
-/// does (layerNormRow), writes gx (when set), and adds gy * xhat and gy of
+/// does (layerNormRow), writes gx (when set; plus `addend` when set), and adds gy * xhat and gy of
 /// each of its columns into its partial sums, which it leaves in
 /// `partials[block][col][2]` (when set) for layerNormGradParamsKernel. A
 /// thread sums the same columns in every row: its cached elements in
 /// registers, or (a row longer than the cache) its columns of the block's
 /// partials in memory, which no other thread touches.
 template <typename S>
-ZRT_GLOBAL void layerNormGradKernel(const S *x, const S *scale, const S *gy, S *gx,
-                                    int64_t rows, int64_t cols, double epsilon,
+ZRT_GLOBAL void layerNormGradKernel(const S *x, const S *scale, const S *gy, const S *addend,
+                                    S *gx, int64_t rows, int64_t cols, double epsilon,
                                     typename Compute<S>::type *partials) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
@@ -177,15 +177,20 @@ ZRT_GLOBAL void layerNormGradKernel(const S *x, const S *scale, const S *gy, S *
     }
     a = blockSum(a, scratch) / C(cols);
     b = blockSum(b, scratch) / C(cols);
+    // gx, stored; with an addend, rounded as stored and added as an add
+    // of the two would.
+    auto write = [&](int64_t k, C v) {
+      gx[k] = addend ? storeD<S>(load(addend[k]) + load(storeD<S>(v))) : storeD<S>(v);
+    };
     for (int i = 0; gx && cached && i < kRowCache; ++i) {
       const int64_t j = cachedElement(i, cols);
       if (j >= 0)
-        gx[o + j] = storeD<S>(rstd * (gsv[i] - a - xmv[i] * rstd * b));
+        write(o + j, rstd * (gsv[i] - a - xmv[i] * rstd * b));
     }
     for (int64_t j = threadIndex(); gx && !cached && j < cols; j += blockThreads()) {
       const C xhat = (load(x[o + j]) - mean) * rstd;
       const C gs = load(gy[o + j]) * load(scale[j]);
-      gx[o + j] = storeD<S>(rstd * (gs - a - xhat * b));
+      write(o + j, rstd * (gs - a - xhat * b));
     }
   }
   for (int i = 0; mine && cached && i < kRowCache; ++i) {
@@ -425,6 +430,46 @@ zeroc_rt_status_t crossEntropyShape(const char *k, const zeroc_rt_tensor_t *scor
   return nullptr;
 }
 
+/// layer_norm_grad, its input gradient plus `addend` when that is set.
+zeroc_rt_status_t layerNormGrad(const char *k, zrt_ct x, zrt_ct scale, int64_t axis,
+                                double epsilon, zrt_ct grad_y, zrt_ct addend, zrt_ct grad_x,
+                                zrt_ct grad_scale, zrt_ct grad_bias) {
+  using namespace zeroc_rt::kernels;
+  int64_t rows = 0, cols = 0;
+  ZEROC_RT_RETURN_IF_ERROR(layerNormShape(k, x, scale, nullptr, axis, &rows, &cols));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_y", grad_y));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_y", *grad_y, "x", *x));
+  if (addend) {
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "addend", addend));
+    ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "addend", *addend, "x", *x));
+  }
+  // One pass over x and gy (layerNormGradKernel); the scratch holds its
+  // blocks' partial sums of the parameter gradients.
+  const bool params = grad_scale || grad_bias;
+  const int64_t blocks = layerNormGradBlocks(rows);
+  void *scratch = nullptr;
+  if (params)
+    ZEROC_RT_RETURN_IF_ERROR(
+        gpuScratch(static_cast<size_t>(blocks) * static_cast<size_t>(cols) * 2 * sizeof(double),
+                   &scratch));
+  return dispatchFloat(k, x->dtype, [&](auto s) -> zeroc_rt_status_t {
+    using S = decltype(s);
+    using C = typename Compute<S>::type;
+    C *partials = static_cast<C *>(scratch);
+    ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
+        k, layerNormGradKernel<S>, blocks, kBlock, static_cast<const S *>(x->data),
+        static_cast<const S *>(scale->data), static_cast<const S *>(grad_y->data),
+        addend ? static_cast<const S *>(addend->data) : nullptr,
+        grad_x ? static_cast<S *>(grad_x->data) : nullptr, rows, cols, epsilon, partials));
+    if (!params)
+      return nullptr;
+    return ZRT_LAUNCH(k, layerNormGradParamsKernel<S>, blocksFor(cols), kBlock,
+                      static_cast<const C *>(partials), blocks, cols,
+                      grad_scale ? static_cast<S *>(grad_scale->data) : nullptr,
+                      grad_bias ? static_cast<S *>(grad_bias->data) : nullptr);
+  });
+}
+
 } // namespace
 } // namespace zeroc_rt::cuda
 
@@ -489,36 +534,19 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad(zrt_ct x, zrt_ct scale, int64_
                                                   double epsilon, zrt_ct grad_y,
                                                   zrt_ct grad_x, zrt_ct grad_scale,
                                                   zrt_ct grad_bias) {
-  using namespace zeroc_rt::kernels;
-  const char *k = "layer_norm_grad";
-  int64_t rows = 0, cols = 0;
-  ZEROC_RT_RETURN_IF_ERROR(layerNormShape(k, x, scale, nullptr, axis, &rows, &cols));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_y", grad_y));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_y", *grad_y, "x", *x));
-  // One pass over x and gy (layerNormGradKernel); the scratch holds its
-  // blocks' partial sums of the parameter gradients.
-  const bool params = grad_scale || grad_bias;
-  const int64_t blocks = layerNormGradBlocks(rows);
-  void *scratch = nullptr;
-  if (params)
-    ZEROC_RT_RETURN_IF_ERROR(
-        gpuScratch(static_cast<size_t>(blocks) * static_cast<size_t>(cols) * 2 * sizeof(double),
-                   &scratch));
-  return dispatchFloat(k, x->dtype, [&](auto s) -> zeroc_rt_status_t {
-    using S = decltype(s);
-    using C = typename Compute<S>::type;
-    C *partials = static_cast<C *>(scratch);
-    ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
-        k, layerNormGradKernel<S>, blocks, kBlock, static_cast<const S *>(x->data),
-        static_cast<const S *>(scale->data), static_cast<const S *>(grad_y->data),
-        grad_x ? static_cast<S *>(grad_x->data) : nullptr, rows, cols, epsilon, partials));
-    if (!params)
-      return nullptr;
-    return ZRT_LAUNCH(k, layerNormGradParamsKernel<S>, blocksFor(cols), kBlock,
-                      static_cast<const C *>(partials), blocks, cols,
-                      grad_scale ? static_cast<S *>(grad_scale->data) : nullptr,
-                      grad_bias ? static_cast<S *>(grad_bias->data) : nullptr);
-  });
+  return layerNormGrad("layer_norm_grad", x, scale, axis, epsilon, grad_y, nullptr, grad_x,
+                       grad_scale, grad_bias);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm_grad_add(zrt_ct x, zrt_ct scale, int64_t axis,
+                                                      double epsilon, zrt_ct grad_y,
+                                                      zrt_ct addend, zrt_ct sum,
+                                                      zrt_ct grad_scale, zrt_ct grad_bias) {
+  if (!addend || !sum)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "layer_norm_grad_add: needs the addend and the sum");
+  return layerNormGrad("layer_norm_grad_add", x, scale, axis, epsilon, grad_y, addend, sum,
+                       grad_scale, grad_bias);
 }
 
 zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct labels,
