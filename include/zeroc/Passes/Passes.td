@@ -468,6 +468,36 @@ def OverflowFromNorm : Pass<"zero-overflow-from-norm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }
 
+def PrintComputeCost : Pass<"zero-print-compute-cost", "::mlir::ModuleOp"> {
+  let summary = "prints each function's FLOPs, bytes and roofline time per op name";
+  let description = [{
+    For every function with a body, sums the compute cost model's
+    floating-point operations and bytes (zeroc::ComputeCostModel: a GEMM's
+    2MNK, one per result element otherwise; every tensor operand and result
+    read or written once) over the ops of each name, outside fused bodies,
+    and prints them to stdout as a table of comments, with each op's time
+    at `gflops` or `memory-gb-per-s`, whichever is longer, most costly
+    first. The IR is unchanged. The defaults are an H200's dense bf16
+    tensor-core rate and memory bandwidth. It shows what a fusion pass
+    saves without a GPU (docs/CudaTarget.md, "What the step moves"); a
+    kernel that reads an operand twice, or an attention's products (one
+    FLOP per result element here), are not modelled.
+
+    ```
+    zeroc-opt ir/16-plan-buffers.mlir -zero-print-compute-cost -o /dev/null
+    // @train_micro_step: each op's FLOPs and bytes (...)
+    //   op                                        count        GFLOP         GB         us
+    //   graph.gemm                                  147       6089.0     10.500     6156.9
+    ```
+  }];
+  let options = [
+    Option<"gflops", "gflops", "double", "989000.0",
+           "the peak rate, in GFLOP/s">,
+    Option<"memoryGBPerS", "memory-gb-per-s", "double", "4800.0",
+           "the memory bandwidth, in GB/s">,
+  ];
+}
+
 def FuseElementwise : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "makes chains of elementwise ops one graph.fused_elementwise";
   let description = [{

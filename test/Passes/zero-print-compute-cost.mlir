@@ -1,0 +1,31 @@
+// RUN: zeroc-opt %s -zero-print-compute-cost='gflops=1000 memory-gb-per-s=100' -o /dev/null | FileCheck %s
+
+// Tests the table: per op name, most costly first, the FLOPs (a GEMM's
+// 2MNK, 2*256*1024*512 = 0.268 GFLOP; one per result element otherwise)
+// and bytes (every operand and result once: the GEMM's 256x512, 512x1024
+// and 256x1024 f32 are 3.67 MB), each op's time the longer of the two at
+// the given rate and bandwidth (the GEMM: 268.4 us of FLOPs over 36.7 us
+// of bytes; a fused op: 2.1 MB, 21.0 us), a fused op counted once and not
+// its body's ops, a reshape (which only names memory) not at all.
+// CHECK: // @step: each op's FLOPs and bytes (operands and results), its time at 1000 GFLOP/s or 100 GB/s, whichever is longer
+// CHECK-NEXT: //   op                                        count        GFLOP         GB         us
+// CHECK-NEXT: //   graph.gemm                                    1          0.3      0.004      268.4
+// CHECK-NEXT: //   graph.fused_elementwise                       2          0.0      0.004       41.9
+// CHECK-NEXT: //   total                                         3          0.3      0.008      310.4
+// CHECK-NOT: graph.reshape
+// CHECK-NOT: graph.exp
+func.func @step(%a: tensor<256x512xf32>, %b: tensor<512x1024xf32>) -> tensor<262144xf32> {
+  %c = graph.gemm %a, %b : (tensor<256x512xf32>, tensor<512x1024xf32>) -> tensor<256x1024xf32>
+  %e = graph.fused_elementwise %c : (tensor<256x1024xf32>) -> tensor<256x1024xf32> {
+  ^bb0(%x: tensor<256x1024xf32>):
+    %0 = graph.exp %x : tensor<256x1024xf32>
+    graph.yield %0 : tensor<256x1024xf32>
+  }
+  %f = graph.fused_elementwise %e : (tensor<256x1024xf32>) -> tensor<256x1024xf32> {
+  ^bb0(%x: tensor<256x1024xf32>):
+    %0 = graph.neg %x : tensor<256x1024xf32>
+    graph.yield %0 : tensor<256x1024xf32>
+  }
+  %r = graph.reshape %f : tensor<256x1024xf32> -> tensor<262144xf32>
+  return %r : tensor<262144xf32>
+}
