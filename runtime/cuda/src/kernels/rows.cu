@@ -430,6 +430,36 @@ zeroc_rt_status_t crossEntropyShape(const char *k, const zeroc_rt_tensor_t *scor
   return nullptr;
 }
 
+/// The device scalars, `count` of them zeroed (a sum and a count per
+/// pass), and for reduction none the kernel scratch for the per-sample
+/// losses.
+zeroc_rt_status_t lossScratch(zeroc_rt_loss_reduction_t reduction, int64_t samples, int count,
+                              double **acc, void **scratch) {
+  *acc = deviceScalars();
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(*acc, static_cast<size_t>(count) * sizeof(double)));
+  if (reduction != ZEROC_RT_LOSS_NONE)
+    return nullptr;
+  return gpuScratch(static_cast<size_t>(samples) * sizeof(double), scratch);
+}
+
+/// The loss `out` from the per-sample losses (`loss`, reduction none) or
+/// the sum and count in acc[0..1] (mean, sum).
+template <typename C>
+zeroc_rt_status_t finishLoss(const char *k, zeroc_rt_loss_reduction_t reduction, const C *loss,
+                             const double *acc, int64_t samples, zrt_ct out) {
+  if (reduction == ZEROC_RT_LOSS_NONE)
+    return dispatchFloat(k, out->dtype, [&](auto o) {
+      using O = decltype(o);
+      return ZRT_LAUNCH(k, lossNoneKernel<C, O>, blocksFor(samples), kBlock, loss,
+                        static_cast<O *>(out->data), samples);
+    });
+  return dispatchFloat(k, out->dtype, [&](auto o) {
+    using O = decltype(o);
+    return ZRT_LAUNCH(k, lossFinishKernel<O>, 1, 32, acc, static_cast<O *>(out->data),
+                      reduction == ZEROC_RT_LOSS_MEAN ? 1 : 0);
+  });
+}
+
 /// layer_norm_grad, its input gradient plus `addend` when that is set.
 zeroc_rt_status_t layerNormGrad(const char *k, zrt_ct x, zrt_ct scale, int64_t axis,
                                 double epsilon, zrt_ct grad_y, zrt_ct addend, zrt_ct grad_x,
@@ -558,11 +588,9 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct la
   int64_t classes = 0, inner = 0, samples = 0;
   ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
-  double *acc = deviceScalars();
-  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 2 * sizeof(double)));
+  double *acc = nullptr;
   void *scratch = nullptr; // the per-sample losses, in the compute type
-  if (reduction == ZEROC_RT_LOSS_NONE)
-    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(samples) * sizeof(double), &scratch));
+  ZEROC_RT_RETURN_IF_ERROR(lossScratch(reduction, samples, 2, &acc, &scratch));
   return dispatchFloat(k, scores->dtype, [&](auto s) {
     using S = decltype(s);
     using C = typename Compute<S>::type;
@@ -573,17 +601,8 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct la
           k, crossEntropyKernel<S, L>, rowBlocks(samples), kBlock,
           static_cast<const S *>(scores->data), static_cast<const L *>(labels->data), samples,
           classes, inner, has_ignore, ignore_index, loss, acc, kernelErrorWord(), currentOp()));
-      if (reduction == ZEROC_RT_LOSS_NONE)
-        return dispatchFloat(k, out->dtype, [&](auto o) {
-          using O = decltype(o);
-          return ZRT_LAUNCH(k, lossNoneKernel<C, O>, blocksFor(samples), kBlock,
-                            static_cast<const C *>(loss), static_cast<O *>(out->data), samples);
-        });
-      return dispatchFloat(k, out->dtype, [&](auto o) {
-        using O = decltype(o);
-        return ZRT_LAUNCH(k, lossFinishKernel<O>, 1, 32, static_cast<const double *>(acc),
-                          static_cast<O *>(out->data), reduction == ZEROC_RT_LOSS_MEAN ? 1 : 0);
-      });
+      return finishLoss(k, reduction, static_cast<const C *>(loss),
+                        static_cast<const double *>(acc), samples, out);
     });
   });
 }
@@ -632,11 +651,9 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_scores", *grad_scores, "scores", *scores));
   // acc[0..1]: the loss's sum and count (as softmax_cross_entropy's);
   // acc[2..3]: the gradient's count (as softmax_cross_entropy_grad's).
-  double *acc = deviceScalars();
-  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 4 * sizeof(double)));
+  double *acc = nullptr;
   void *scratch = nullptr; // the per-sample losses, in the compute type
-  if (reduction == ZEROC_RT_LOSS_NONE)
-    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(samples) * sizeof(double), &scratch));
+  ZEROC_RT_RETURN_IF_ERROR(lossScratch(reduction, samples, 4, &acc, &scratch));
   return dispatchFloat(k, scores->dtype, [&](auto s) {
     using S = decltype(s);
     using C = typename Compute<S>::type;
@@ -653,17 +670,8 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
           static_cast<const S *>(grad_out->data), static_cast<S *>(grad_scores->data), samples,
           classes, inner, has_ignore, ignore_index, int(reduction), loss, acc,
           static_cast<const double *>(acc + 2), kernelErrorWord(), currentOp()));
-      if (reduction == ZEROC_RT_LOSS_NONE)
-        return dispatchFloat(k, out->dtype, [&](auto o) {
-          using O = decltype(o);
-          return ZRT_LAUNCH(k, lossNoneKernel<C, O>, blocksFor(samples), kBlock,
-                            static_cast<const C *>(loss), static_cast<O *>(out->data), samples);
-        });
-      return dispatchFloat(k, out->dtype, [&](auto o) {
-        using O = decltype(o);
-        return ZRT_LAUNCH(k, lossFinishKernel<O>, 1, 32, static_cast<const double *>(acc),
-                          static_cast<O *>(out->data), reduction == ZEROC_RT_LOSS_MEAN ? 1 : 0);
-      });
+      return finishLoss(k, reduction, static_cast<const C *>(loss),
+                        static_cast<const double *>(acc), samples, out);
     });
   });
 }
