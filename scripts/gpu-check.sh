@@ -110,9 +110,21 @@ prepare_bench() {
     [ "$v" = 0u ] && cfg=bench-unfused
     [ "$v" = 0a ] && cfg=bench-matmul-attention
     "$build/bin/zeroc" compile "$cache/gpt2_124m.onnx" --stage $s --config "$stage/configs/$cfg.json" \
-      --target cuda --max-constant-bytes 2G -o "$stage/progs/bench-s$v" > /dev/null 2>&1 || die "compiling GPT-2-124M ($cfg) at stage $s"
+      --target cuda --max-constant-bytes 2G -o "$stage/progs/bench-s$v" --dump-ir "$dir/ir-bench-s$v" \
+      > /dev/null 2>&1 || die "compiling GPT-2-124M ($cfg) at stage $s"
     rm -f "$stage/progs/bench-s$v/train.cu"
   done
+  # The fused stage-0 micro-step's roofline time (zero-print-compute-cost)
+  # at an H100's and an H200's memory bandwidth, for the bench's row.
+  local bw
+  for bw in 3350 4800; do
+    "$build/bin/zeroc-opt" "$dir/ir-bench-s0/"*-plan-buffers.mlir -o /dev/null \
+      -zero-print-compute-cost="memory-gb-per-s=$bw" |
+      awk '/@train_micro_step/ { f = 1 } f && $2 == "total" { print $NF; exit }' \
+      > "$stage/progs/bench-s0/roofline-$bw.us"
+    [ -s "$stage/progs/bench-s0/roofline-$bw.us" ] || die "the GPT-2-124M roofline (zero-print-compute-cost)"
+  done
+  rm -rf "$dir"/ir-bench-s*
   /usr/bin/python3 "$root/bench/gpt2_124m.py" data "$stage/data/gpt2_124m" --samples 32
   echo "prepared the GPT-2-124M benchmark (bf16, micro batch 8, sequence 1024)"
 }
@@ -300,6 +312,17 @@ overlap_row() {
   rows_+=("$label|${ov%%|*}|${ov#*|}")
 }
 
+# The bench's roofline row: the fused stage-0 micro-step's computed floor
+# (prepare_bench; the H100's bandwidth on an H100, else the H200's) against
+# $1, the measured stage-0 step in ms.
+roofline_row() {
+  local bw=4800 gpu us
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+  [[ $gpu == *H100* ]] && bw=3350
+  us=$(cat "$dir/stage/progs/bench-s0/roofline-$bw.us" 2> /dev/null)
+  echo "stage 0 micro-step roofline (computed)|$(python3 -c "import sys; r = float(sys.argv[1]) / 1000; print('%.1f ms, %.0f%% of the measured %.1f ms' % (r, 100 * r / float(sys.argv[2]), float(sys.argv[2])))" "$us" "$1" 2> /dev/null || echo n/a)|zero-print-compute-cost: 989 TFLOP/s, $bw GB/s; GEMMs and traffic only"
+}
+
 bench() {
   local -n out=$1
   local stage=$dir/stage s t0 t3 t0u t0a
@@ -351,6 +374,7 @@ PY
   # events cost time, so a run of its own, not the timed ones above).
   overlap_row out "stage 3 comm/compute overlap (trace)" bench-s3 gpt2_124m
   out+=("stage 3 / stage 0 step time|$(python3 -c "print('%.2f' % ($t3 / $t0))" 2>/dev/null || echo n/a)|goal <= 1.1")
+  out+=("$(roofline_row "$t0")")
   out+=("unfused / fused step time (stage 0)|$(python3 -c "print('%.2f' % ($t0u / $t0))" 2>/dev/null || echo n/a)|the fusion passes' gain")
   out+=("matmul / fused attention step time|$(python3 -c "print('%.2f' % ($t0a / $t0))" 2>/dev/null || echo n/a)|zero-fuse-attention's gain (> 1: the kernels win)")
 }
