@@ -222,7 +222,7 @@ ZRT_GLOBAL void layerNormGradParamsKernel(const typename Compute<S>::type *parti
 }
 
 /// Sample s's row of the scores: its first element, and whether its label
-/// is ignored or (flagged as an error when `error` is set) out of range.
+/// is ignored or out of range.
 template <typename L>
 ZRT_DEV int64_t crossEntropyRow(int64_t s, const L *labels, int64_t classes, int64_t inner,
                                 int hasIgnore, int64_t ignore, int64_t &label, bool &ignored,
@@ -274,31 +274,6 @@ ZRT_DEV void crossEntropyGradRow(const S *scores, const S *gout, S *gscores, int
   }
 }
 
-/// Per sample (n, d): its loss (crossEntropyLoss); an out-of-range label
-/// is an error.
-template <typename S, typename L>
-ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
-                                   int64_t classes, int64_t inner, int hasIgnore,
-                                   int64_t ignore, typename Compute<S>::type *loss,
-                                   double *acc, unsigned *error, int32_t op) {
-  using C = typename Compute<S>::type;
-  __shared__ C scratch[32];
-  for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
-    int64_t label;
-    bool ignored, outOfRange;
-    const int64_t base =
-        crossEntropyRow(s, labels, classes, inner, hasIgnore, ignore, label, ignored, outOfRange);
-    if (outOfRange) {
-      if (threadIndex() == 0)
-        flagError(error, kIndexOutOfRange, op);
-      continue;
-    }
-    C mx, sum;
-    rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
-    crossEntropyLoss(scores, s, base, label, inner, ignored, mx, sum, loss, acc);
-  }
-}
-
 template <typename S>
 ZRT_GLOBAL void lossFinishKernel(const double *acc, S *out, int mean) {
   if (blockIndex() == 0 && threadIndex() == 0)
@@ -311,13 +286,18 @@ ZRT_GLOBAL void lossNoneKernel(const T *loss, S *out, int64_t n) {
     out[i] = storeD<S>(static_cast<double>(loss[i]));
 }
 
-/// Per sample: its gradient row (crossEntropyGradRow); `gradAcc` holds the
-/// mean's count.
+/// Per sample (n, d), from the row's max and sum of exponentials computed
+/// once: its loss (crossEntropyLoss, when `acc` is set; an out-of-range
+/// label is flagged when `error` is) and its gradient row
+/// (crossEntropyGradRow, when `gscores` is; `gradAcc` holds the mean's
+/// count). softmax_cross_entropy, its gradient and both in one pass are
+/// this kernel, so the fused call has the two calls' bits.
 template <typename S, typename L>
-ZRT_GLOBAL void crossEntropyGradKernel(const S *scores, const L *labels, const S *gout,
-                                       S *gscores, int64_t samples, int64_t classes,
-                                       int64_t inner, int hasIgnore, int64_t ignore,
-                                       int reduction, const double *gradAcc) {
+ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
+                                   int64_t classes, int64_t inner, int hasIgnore, int64_t ignore,
+                                   int reduction, typename Compute<S>::type *loss, double *acc,
+                                   const S *gout, S *gscores, const double *gradAcc,
+                                   unsigned *error, int32_t op) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
@@ -325,39 +305,15 @@ ZRT_GLOBAL void crossEntropyGradKernel(const S *scores, const L *labels, const S
     bool ignored, outOfRange;
     const int64_t base =
         crossEntropyRow(s, labels, classes, inner, hasIgnore, ignore, label, ignored, outOfRange);
-    C mx, sum;
-    rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
-    crossEntropyGradRow(scores, gout, gscores, s, base, label, classes, inner,
-                        ignored || outOfRange, reduction, gradAcc, mx, sum);
-  }
-}
-
-/// The loss and its gradient in one pass over each row of scores: the
-/// row's max and sum once, then crossEntropyKernel's loss and
-/// crossEntropyGradKernel's gradient row from them (the same arithmetic,
-/// so the same bits as the two kernels).
-template <typename S, typename L>
-ZRT_GLOBAL void crossEntropyWithGradKernel(const S *scores, const L *labels, const S *gout,
-                                           S *gscores, int64_t samples, int64_t classes,
-                                           int64_t inner, int hasIgnore, int64_t ignore,
-                                           int reduction, typename Compute<S>::type *loss,
-                                           double *acc, const double *gradAcc,
-                                           unsigned *error, int32_t op) {
-  using C = typename Compute<S>::type;
-  __shared__ C scratch[32];
-  for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
-    int64_t label;
-    bool ignored, outOfRange;
-    const int64_t base =
-        crossEntropyRow(s, labels, classes, inner, hasIgnore, ignore, label, ignored, outOfRange);
-    if (outOfRange && threadIndex() == 0)
+    if (outOfRange && error && threadIndex() == 0)
       flagError(error, kIndexOutOfRange, op);
     C mx, sum;
     rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
-    if (!outOfRange)
+    if (acc && !outOfRange)
       crossEntropyLoss(scores, s, base, label, inner, ignored, mx, sum, loss, acc);
-    crossEntropyGradRow(scores, gout, gscores, s, base, label, classes, inner,
-                        ignored || outOfRange, reduction, gradAcc, mx, sum);
+    if (gscores)
+      crossEntropyGradRow(scores, gout, gscores, s, base, label, classes, inner,
+                          ignored || outOfRange, reduction, gradAcc, mx, sum);
   }
 }
 
@@ -430,18 +386,6 @@ zeroc_rt_status_t crossEntropyShape(const char *k, const zeroc_rt_tensor_t *scor
   return nullptr;
 }
 
-/// The device scalars, `count` of them zeroed (a sum and a count per
-/// pass), and for reduction none the kernel scratch for the per-sample
-/// losses.
-zeroc_rt_status_t lossScratch(zeroc_rt_loss_reduction_t reduction, int64_t samples, int count,
-                              double **acc, void **scratch) {
-  *acc = deviceScalars();
-  ZEROC_RT_RETURN_IF_ERROR(gpuZero(*acc, static_cast<size_t>(count) * sizeof(double)));
-  if (reduction != ZEROC_RT_LOSS_NONE)
-    return nullptr;
-  return gpuScratch(static_cast<size_t>(samples) * sizeof(double), scratch);
-}
-
 /// The loss `out` from the per-sample losses (`loss`, reduction none) or
 /// the sum and count in acc[0..1] (mean, sum).
 template <typename C>
@@ -457,6 +401,55 @@ zeroc_rt_status_t finishLoss(const char *k, zeroc_rt_loss_reduction_t reduction,
     using O = decltype(o);
     return ZRT_LAUNCH(k, lossFinishKernel<O>, 1, 32, acc, static_cast<O *>(out->data),
                       reduction == ZEROC_RT_LOSS_MEAN ? 1 : 0);
+  });
+}
+
+/// softmax_cross_entropy's loss into `out` (when set) and its gradient for
+/// the loss's gradient `grad_out` into `grad_scores` (when set), in one
+/// pass over the scores (crossEntropyKernel). The device scalars hold the
+/// loss's sum and count (0-1) and the gradient's count (2-3); the kernel
+/// scratch the per-sample losses of reduction none.
+zeroc_rt_status_t crossEntropy(const char *k, zrt_ct scores, zrt_ct labels,
+                               zeroc_rt_loss_reduction_t reduction, int has_ignore,
+                               int64_t ignore_index, zrt_ct out, zrt_ct grad_out,
+                               zrt_ct grad_scores) {
+  using namespace zeroc_rt::kernels;
+  int64_t classes = 0, inner = 0, samples = 0;
+  ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
+  if (out)
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  if (grad_scores) {
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
+    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_scores", grad_scores));
+    ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_scores", *grad_scores, "scores", *scores));
+  }
+  double *acc = deviceScalars();
+  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 4 * sizeof(double)));
+  void *scratch = nullptr;
+  if (out && reduction == ZEROC_RT_LOSS_NONE)
+    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(samples) * sizeof(double), &scratch));
+  return dispatchFloat(k, scores->dtype, [&](auto s) {
+    using S = decltype(s);
+    using C = typename Compute<S>::type;
+    C *loss = static_cast<C *>(scratch);
+    return dispatchLabels(k, labels->dtype, [&](auto l) -> zeroc_rt_status_t {
+      using L = decltype(l);
+      if (grad_scores && reduction == ZEROC_RT_LOSS_MEAN)
+        ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, countLabelsKernel<L>, 64, kBlock,
+                                            static_cast<const L *>(labels->data), samples,
+                                            has_ignore, ignore_index, acc + 2));
+      ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
+          k, crossEntropyKernel<S, L>, rowBlocks(samples), kBlock,
+          static_cast<const S *>(scores->data), static_cast<const L *>(labels->data), samples,
+          classes, inner, has_ignore, ignore_index, int(reduction), loss, out ? acc : nullptr,
+          grad_scores ? static_cast<const S *>(grad_out->data) : nullptr,
+          grad_scores ? static_cast<S *>(grad_scores->data) : nullptr,
+          static_cast<const double *>(acc + 2), out ? kernelErrorWord() : nullptr, currentOp()));
+      if (!out)
+        return nullptr;
+      return finishLoss(k, reduction, static_cast<const C *>(loss),
+                        static_cast<const double *>(acc), samples, out);
+    });
   });
 }
 
@@ -583,97 +576,26 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy(zrt_ct scores, zrt_ct la
                                                         zeroc_rt_loss_reduction_t reduction,
                                                         int has_ignore, int64_t ignore_index,
                                                         zrt_ct out) {
-  using namespace zeroc_rt::kernels;
-  const char *k = "softmax_cross_entropy";
-  int64_t classes = 0, inner = 0, samples = 0;
-  ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
-  double *acc = nullptr;
-  void *scratch = nullptr; // the per-sample losses, in the compute type
-  ZEROC_RT_RETURN_IF_ERROR(lossScratch(reduction, samples, 2, &acc, &scratch));
-  return dispatchFloat(k, scores->dtype, [&](auto s) {
-    using S = decltype(s);
-    using C = typename Compute<S>::type;
-    C *loss = static_cast<C *>(scratch);
-    return dispatchLabels(k, labels->dtype, [&](auto l) -> zeroc_rt_status_t {
-      using L = decltype(l);
-      ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
-          k, crossEntropyKernel<S, L>, rowBlocks(samples), kBlock,
-          static_cast<const S *>(scores->data), static_cast<const L *>(labels->data), samples,
-          classes, inner, has_ignore, ignore_index, loss, acc, kernelErrorWord(), currentOp()));
-      return finishLoss(k, reduction, static_cast<const C *>(loss),
-                        static_cast<const double *>(acc), samples, out);
-    });
-  });
+  return crossEntropy("softmax_cross_entropy", scores, labels, reduction, has_ignore,
+                      ignore_index, out, nullptr, nullptr);
 }
 
 zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(
     zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore,
     int64_t ignore_index, zrt_ct grad_out, zrt_ct grad_scores) {
-  using namespace zeroc_rt::kernels;
-  const char *k = "softmax_cross_entropy_grad";
-  int64_t classes = 0, inner = 0, samples = 0;
-  ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_scores", grad_scores));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_scores", *grad_scores, "scores", *scores));
-  double *acc = deviceScalars();
-  ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 2 * sizeof(double)));
-  return dispatchFloat(k, scores->dtype, [&](auto s) {
-    using S = decltype(s);
-    return dispatchLabels(k, labels->dtype, [&](auto l) -> zeroc_rt_status_t {
-      using L = decltype(l);
-      if (reduction == ZEROC_RT_LOSS_MEAN)
-        ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, countLabelsKernel<L>, 64, kBlock,
-                                            static_cast<const L *>(labels->data), samples,
-                                            has_ignore, ignore_index, acc));
-      return ZRT_LAUNCH(k, crossEntropyGradKernel<S, L>, rowBlocks(samples), kBlock,
-                        static_cast<const S *>(scores->data),
-                        static_cast<const L *>(labels->data),
-                        static_cast<const S *>(grad_out->data),
-                        static_cast<S *>(grad_scores->data), samples, classes, inner,
-                        has_ignore, ignore_index, int(reduction),
-                        static_cast<const double *>(acc));
-    });
-  });
+  return crossEntropy("softmax_cross_entropy_grad", scores, labels, reduction, has_ignore,
+                      ignore_index, nullptr, grad_out, grad_scores);
 }
 
 zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
     zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore,
     int64_t ignore_index, zrt_ct grad_out, zrt_ct out, zrt_ct grad_scores) {
-  using namespace zeroc_rt::kernels;
-  const char *k = "softmax_cross_entropy_with_grad";
-  int64_t classes = 0, inner = 0, samples = 0;
-  ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_scores", grad_scores));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "grad_scores", *grad_scores, "scores", *scores));
-  // acc[0..1]: the loss's sum and count (as softmax_cross_entropy's);
-  // acc[2..3]: the gradient's count (as softmax_cross_entropy_grad's).
-  double *acc = nullptr;
-  void *scratch = nullptr; // the per-sample losses, in the compute type
-  ZEROC_RT_RETURN_IF_ERROR(lossScratch(reduction, samples, 4, &acc, &scratch));
-  return dispatchFloat(k, scores->dtype, [&](auto s) {
-    using S = decltype(s);
-    using C = typename Compute<S>::type;
-    C *loss = static_cast<C *>(scratch);
-    return dispatchLabels(k, labels->dtype, [&](auto l) -> zeroc_rt_status_t {
-      using L = decltype(l);
-      if (reduction == ZEROC_RT_LOSS_MEAN)
-        ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(k, countLabelsKernel<L>, 64, kBlock,
-                                            static_cast<const L *>(labels->data), samples,
-                                            has_ignore, ignore_index, acc + 2));
-      ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
-          k, crossEntropyWithGradKernel<S, L>, rowBlocks(samples), kBlock,
-          static_cast<const S *>(scores->data), static_cast<const L *>(labels->data),
-          static_cast<const S *>(grad_out->data), static_cast<S *>(grad_scores->data), samples,
-          classes, inner, has_ignore, ignore_index, int(reduction), loss, acc,
-          static_cast<const double *>(acc + 2), kernelErrorWord(), currentOp()));
-      return finishLoss(k, reduction, static_cast<const C *>(loss),
-                        static_cast<const double *>(acc), samples, out);
-    });
-  });
+  if (!out || !grad_out || !grad_scores)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "softmax_cross_entropy_with_grad: needs the loss, its gradient and "
+                          "the scores' gradient");
+  return crossEntropy("softmax_cross_entropy_with_grad", scores, labels, reduction, has_ignore,
+                      ignore_index, out, grad_out, grad_scores);
 }
 
 } // extern "C"
