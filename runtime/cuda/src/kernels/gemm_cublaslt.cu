@@ -8,7 +8,9 @@
 // and a column-major one its flag flipped. f16 and
 // bf16 run on tensor cores with f32 accumulation; f32 stays IEEE f32
 // (CUBLAS_COMPUTE_32F) unless the program allows TF32 (zeroc.tf32:
-// CUBLAS_COMPUTE_32F_FAST_TF32), and f64 is f64.
+// CUBLAS_COMPUTE_32F_FAST_TF32), and f64 is f64. A GEMM's descriptors and
+// the heuristic's algorithm are made once per key (sizes, strides,
+// alignments) and kept for the program's life.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,7 +19,10 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <utility>
 
 namespace zeroc_rt::cuda {
@@ -72,6 +77,9 @@ bool uniform(const std::vector<int64_t> &off, size_t group, int64_t *stride) {
 struct Layouts {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  Layouts() = default;
+  Layouts(const Layouts &) = delete;
+  Layouts &operator=(const Layouts &) = delete;
   ~Layouts() {
     if (a) cublasLtMatrixLayoutDestroy(a);
     if (b) cublasLtMatrixLayoutDestroy(b);
@@ -92,6 +100,73 @@ zeroc_rt_status_t layout(cublasLtMatrixLayout_t *out, cudaDataType type, uint64_
                                             &stride, sizeof stride),
            "a batch stride"));
   }
+  return nullptr;
+}
+
+/// A GEMM's descriptors and the algorithm cuBLASLt's heuristic chose for
+/// them, kept for the next GEMM of the same key: a program runs the same
+/// few shapes every micro-step, and the heuristic costs the host far more
+/// than the launch.
+struct Plan {
+  Layouts layouts;
+  cublasLtMatmulAlgo_t algo{};
+};
+
+/// Everything a plan depends on: the types, the operations, the sizes,
+/// leading dimensions, batch and batch strides, and each operand's
+/// alignment.
+using PlanKey = std::array<int64_t, 18>;
+
+std::map<PlanKey, std::unique_ptr<Plan>> &plans() {
+  static std::map<PlanKey, std::unique_ptr<Plan>> cache;
+  return cache;
+}
+
+/// The descriptors of a column-major C^T (n x m) = op(B)^T (n x k) *
+/// op(A)^T (k x m), batched, and the heuristic's first algorithm for them
+/// at these alignments (cuBLASLt's A is our B, its B our A).
+zeroc_rt_status_t makePlan(Plan &plan, cudaDataType type, cublasComputeType_t compute,
+                           cudaDataType scaleType, bool tA, bool tB, uint64_t m, uint64_t n,
+                           uint64_t k, int64_t ldA, int64_t ldB, int64_t ldC, int32_t batch,
+                           int64_t sA, int64_t sB, int64_t sC, uint32_t alignA, uint32_t alignB,
+                           uint32_t alignC) {
+  Layouts &l = plan.layouts;
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescCreate(&l.desc, compute, scaleType), "a matmul"));
+  cublasOperation_t opFirst = tB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = tA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                             &opFirst, sizeof opFirst), "transa"));
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                             &opSecond, sizeof opSecond), "transb"));
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.a, type, tB ? k : n, tB ? n : k, ldB, batch, sB));
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.b, type, tA ? m : k, tA ? k : m, ldA, batch, sA));
+  ZEROC_RT_RETURN_IF_ERROR(layout(&l.c, type, n, m, ldC, batch, sC));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulPreferenceCreate(&pref), "a preference"));
+  size_t ws = kWorkspaceBytes;
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignC}};
+  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+  for (const auto &[attribute, bytes] : aligns)
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatmulPreferenceSetAttribute(pref, attribute, &bytes, sizeof bytes);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cublasLtMatmulAlgoGetHeuristic(handle, l.desc, l.a, l.b, l.c, l.c, pref, 1, &result,
+                                        &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  ZEROC_RT_RETURN_IF_ERROR(lt(st, "choosing an algorithm"));
+  if (found == 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL, "cuBLASLt: no algorithm for a %llux%llux%llu GEMM",
+                          static_cast<unsigned long long>(m), static_cast<unsigned long long>(n),
+                          static_cast<unsigned long long>(k));
+  plan.algo = result.algo;
   return nullptr;
 }
 
@@ -153,51 +228,26 @@ zeroc_rt_status_t runGemm(const GemmCall &planned, zeroc_rt_dtype_t dtype, const
   const bool tA = call.transA != call.colA, tB = call.transB != call.colB;
 
   // Column-major: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
-  Layouts l;
-  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescCreate(&l.desc, compute, scaleType), "a matmul"));
-  cublasOperation_t opFirst = tB ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opSecond = tA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                             &opFirst, sizeof opFirst), "transa"));
-  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                             &opSecond, sizeof opSecond), "transb"));
   // Stored (row-major) B is k x n (or n x k transposed): column-major n x k.
   const uint64_t m = call.m, n = call.n, k = call.k;
   const int64_t ldA = call.ldA ? call.ldA : (tA ? m : k);
   const int64_t ldB = call.ldB ? call.ldB : (tB ? k : n);
-  ZEROC_RT_RETURN_IF_ERROR(layout(&l.a, type, tB ? k : n, tB ? n : k, ldB, batch, sB));
-  ZEROC_RT_RETURN_IF_ERROR(layout(&l.b, type, tA ? m : k, tA ? k : m, ldA, batch, sA));
   const int64_t ldC = call.ldOut ? call.ldOut : static_cast<int64_t>(n);
-  ZEROC_RT_RETURN_IF_ERROR(layout(&l.c, type, n, m, ldC, batch, sC));
-
-  cublasLtMatmulPreference_t pref = nullptr;
-  ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulPreferenceCreate(&pref), "a preference"));
-  size_t ws = kWorkspaceBytes;
   // cuBLASLt's A is our B, its B our A, its C and D our out.
   const uint32_t alignA = alignmentOf(b, call.offB, es, group, sB, ldB);
   const uint32_t alignB = alignmentOf(a, call.offA, es, group, sA, ldA);
   const uint32_t alignC = alignmentOf(out, call.offOut, es, group, sC, ldC);
-  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignC}};
-  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-  for (const auto &[attribute, bytes] : aligns)
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulPreferenceSetAttribute(pref, attribute, &bytes, sizeof bytes);
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasLtMatmulAlgoGetHeuristic(handle, l.desc, l.a, l.b, l.c, l.c, pref, 1, &result,
-                                        &found);
-  cublasLtMatmulPreferenceDestroy(pref);
-  ZEROC_RT_RETURN_IF_ERROR(lt(st, "choosing an algorithm"));
-  if (found == 0)
-    return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL, "cuBLASLt: no algorithm for a %llux%llux%llu GEMM",
-                          static_cast<unsigned long long>(m), static_cast<unsigned long long>(n),
-                          static_cast<unsigned long long>(k));
+  const PlanKey key = {type,   compute, tA,     tB,     static_cast<int64_t>(m),
+                       static_cast<int64_t>(n), static_cast<int64_t>(k), ldA, ldB, ldC,
+                       batch,  sA,      sB,     sC,     alignA, alignB, alignC,
+                       scaleType};
+  std::unique_ptr<Plan> &plan = plans()[key];
+  if (!plan) {
+    auto made = std::make_unique<Plan>();
+    ZEROC_RT_RETURN_IF_ERROR(makePlan(*made, type, compute, scaleType, tA, tB, m, n, k, ldA, ldB,
+                                      ldC, batch, sA, sB, sC, alignA, alignB, alignC));
+    plan = std::move(made);
+  }
   const float alphaF = static_cast<float>(alpha), betaF = static_cast<float>(beta);
   const void *alphaP = dtype == ZEROC_RT_DTYPE_F64 ? static_cast<const void *>(&alpha) : &alphaF;
   const void *betaP = dtype == ZEROC_RT_DTYPE_F64 ? static_cast<const void *>(&beta) : &betaF;
@@ -206,8 +256,9 @@ zeroc_rt_status_t runGemm(const GemmCall &planned, zeroc_rt_dtype_t dtype, const
     const char *pa = static_cast<const char *>(a) + call.offA[first] * es;
     const char *pb = static_cast<const char *>(b) + call.offB[first] * es;
     char *po = static_cast<char *>(out) + call.offOut[first] * es;
+    const Layouts &l = plan->layouts;
     ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmul(handle, l.desc, alphaP, pb, l.a, pa, l.b, betaP, po,
-                                               l.c, po, l.c, &result.algo, workspace,
+                                               l.c, po, l.c, &plan->algo, workspace,
                                                kWorkspaceBytes,
                                                static_cast<cudaStream_t>(computeStream())),
                                 "a GEMM"));
