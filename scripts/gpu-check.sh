@@ -116,12 +116,13 @@ prepare_bench() {
   done
   # The fused stage-0 micro-step's roofline time (zero-print-compute-cost)
   # at an H100's and an H200's memory bandwidth, for the bench's row.
+  # The whole listing (cost-$bw.txt) is the op table's peer (ops_row).
   local bw
   for bw in 3350 4800; do
     "$build/bin/zeroc-opt" "$dir/ir-bench-s0/"*-plan-buffers.mlir -o /dev/null \
-      -zero-print-compute-cost="memory-gb-per-s=$bw" |
-      awk '/@train_micro_step/ { f = 1 } f && $2 == "total" { print $NF; exit }' \
-      > "$stage/progs/bench-s0/roofline-$bw.us"
+      -zero-print-compute-cost="memory-gb-per-s=$bw" > "$stage/progs/bench-s0/cost-$bw.txt"
+    awk '/@train_micro_step/ { f = 1 } f && $2 == "total" { print $NF; exit }' \
+      "$stage/progs/bench-s0/cost-$bw.txt" > "$stage/progs/bench-s0/roofline-$bw.us"
     [ -s "$stage/progs/bench-s0/roofline-$bw.us" ] || die "the GPT-2-124M roofline (zero-print-compute-cost)"
   done
   rm -rf "$dir"/ir-bench-s*
@@ -267,9 +268,12 @@ PY
     rows+=("$pair fused = unfused|${same%%|*}|${same#*|}")
   done
 
-  # The dry run checks the overlap row's plumbing on an emulated stage-3
-  # program (no collective runs on a device stream there: n/a).
-  [ "$emulated" = 1 ] && overlap_row rows "gpt2-s3-w1 comm/compute overlap" gpt2-s3-w1 gpt2
+  # The dry run checks the trace rows' plumbing on emulated programs (no
+  # collective runs on a device stream there: n/a).
+  if [ "$emulated" = 1 ]; then
+    overlap_row rows "gpt2-s3-w1 comm/compute overlap" gpt2-s3-w1 gpt2
+    ops_row rows "gpt2-s0-w1 device time by op" gpt2-s0-w1 gpt2
+  fi
   if [ "$emulated" = 0 ]; then
     bench rows
     local peer
@@ -287,6 +291,13 @@ PY
     IFS='|' read -r a b c <<< "$r"
     printf '| %-34s | %-6s | %s |\n' "$a" "$b" "$c"
   done
+  local ops
+  for ops in "$log"/ops-*.md; do
+    [ -f "$ops" ] || continue
+    echo
+    echo "== $(basename "$ops" .md | sed 's/^ops-//'): device time by op (scripts/trace_ops.py)"
+    head -n -1 "$ops"
+  done
   echo "gpu-check: $failures failure(s)"
   [ "$failures" = 0 ]
 }
@@ -302,8 +313,7 @@ PY
 overlap_row() {
   local -n rows_=$1
   local label=$2 prog=$3 data=$4 trace=$dir/log/trace-$3 ov
-  if timeout 300 "$dir/stage/progs/$prog/train" --data "$dir/stage/data/$data" --steps 4 \
-      --trace "$trace" --quiet < /dev/null > "$trace.out" 2>&1; then
+  if traced_run "$prog" "$data"; then
     ov=$(python3 "$root/scripts/trace_overlap.py" "$trace/rank0.trace.json" 2>&1 | tail -1)
     [[ $ov == *"|"* ]] || ov="FAIL|trace_overlap.py: ${ov:0:80}"
   else
@@ -312,13 +322,47 @@ overlap_row() {
   rows_+=("$label|${ov%%|*}|${ov#*|}")
 }
 
+# Program $1 (under stage/progs) on data $2 for 4 steps with --trace into
+# $dir/log/trace-$1, once (overlap_row and ops_row may read the same run).
+traced_run() {
+  local trace=$dir/log/trace-$1
+  [ -f "$trace/rank0.trace.json" ] && return 0
+  timeout 300 "$dir/stage/progs/$1/train" --data "$dir/stage/data/$2" --steps 4 \
+    --trace "$trace" --quiet < /dev/null > "$trace.out" 2>&1
+}
+
+# Where program $3's step time goes on the device, op kind by op kind, from
+# a traced run on data $4 (scripts/trace_ops.py; the cost model's listing
+# $5, when given, beside it): the tables into $dir/log/ops-$3.md, which the
+# run prints after its table, and a row labelled $2 appended to array $1.
+ops_row() {
+  local -n rows_=$1
+  local label=$2 prog=$3 data=$4 cost=${5:-} out=$dir/log/ops-$3.md ops
+  if traced_run "$prog" "$data"; then
+    python3 "$root/scripts/trace_ops.py" "$dir/log/trace-$prog/rank0.trace.json" \
+      ${cost:+--cost "$cost"} > "$out" 2>&1
+    ops=$(tail -1 "$out")
+    [[ $ops == *"|"* ]] || ops="FAIL|trace_ops.py: ${ops:0:80}"
+  else
+    ops="FAIL|the traced run failed: $(grep -m1 error "$dir/log/trace-$prog.out" | cut -c1-80)"
+  fi
+  rows_+=("$label|${ops%%|*}|${ops#*|}")
+}
+
+# The memory bandwidth (GB/s) the cost model assumes for this GPU: an
+# H100's, else an H200's (prepare_bench's two listings).
+gpu_bandwidth() {
+  local gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+  [[ $gpu == *H100* ]] && echo 3350 || echo 4800
+}
+
 # The bench's roofline row: the fused stage-0 micro-step's computed floor
 # (prepare_bench; the H100's bandwidth on an H100, else the H200's) against
 # $1, the measured stage-0 step in ms.
 roofline_row() {
-  local bw=4800 gpu us
-  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
-  [[ $gpu == *H100* ]] && bw=3350
+  local bw us
+  bw=$(gpu_bandwidth)
   us=$(cat "$dir/stage/progs/bench-s0/roofline-$bw.us" 2> /dev/null)
   echo "stage 0 micro-step roofline (computed)|$(python3 -c "import sys; r = float(sys.argv[1]) / 1000; print('%.1f ms, %.0f%% of the measured %.1f ms' % (r, 100 * r / float(sys.argv[2]), float(sys.argv[2])))" "$us" "$1" 2> /dev/null || echo n/a)|zero-print-compute-cost: 989 TFLOP/s, $bw GB/s; GEMMs and traffic only"
 }
@@ -373,6 +417,8 @@ PY
   # The comm/compute overlap, from the GPU's own timeline (--trace; the
   # events cost time, so a run of its own, not the timed ones above).
   overlap_row out "stage 3 comm/compute overlap (trace)" bench-s3 gpt2_124m
+  ops_row out "stage 0 device time by op (trace)" bench-s0 gpt2_124m \
+    "$stage/progs/bench-s0/cost-$(gpu_bandwidth).txt"
   out+=("stage 3 / stage 0 step time|$(python3 -c "print('%.2f' % ($t3 / $t0))" 2>/dev/null || echo n/a)|goal <= 1.1")
   out+=("$(roofline_row "$t0")")
   out+=("unfused / fused step time (stage 0)|$(python3 -c "print('%.2f' % ($t0u / $t0))" 2>/dev/null || echo n/a)|the fusion passes' gain")
