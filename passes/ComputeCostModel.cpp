@@ -28,8 +28,11 @@ double convFlops(Value output, Value weight) {
   return 2.0 * numel(output.getType()) * perChannel;
 }
 
+/// Views and aliases, and a concat whose operands zero-plan-buffers had
+/// written in its storage: they move nothing.
 bool onlyNamesMemory(Operation *op) {
-  return op->getNumResults() > 0 && !zero::resultsNeedArena(op);
+  return op->getNumResults() > 0 &&
+         (!zero::resultsNeedArena(op) || op->hasAttr(zero::kOperandsInPlaceAttr));
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 #include "zeroc/Dialect/Zero/ZeroTypes.h"
+#include "zeroc/Support/Strides.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -116,6 +117,77 @@ llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
   return placed;
 }
 
+/// Where a result that zero-plan-buffers writes inside a graph.concat's
+/// storage goes: the concat and its byte offset in it.
+struct InConcat {
+  zeroc::graph::ConcatOp concat;
+  int64_t byteOffset;
+};
+
+/// A graph.concat copies its operands into its storage; when each operand
+/// is a result (through reshapes, each read by nothing else) of an op that
+/// can write it at any strides (writesResultAtStrides), the ops can write
+/// them there in the first place: the q, k and v gradients of an attention
+/// into the [B, T, 3HD] gradient of the QKV projection. Records each such
+/// result's strides (kResultStridesAttr) and marks the concat
+/// (kOperandsInPlaceAttr); returns where each result goes. `outside`: the
+/// results the plan puts elsewhere (accumulators, carried gathers).
+llvm::DenseMap<Value, InConcat> placeConcatOperands(ArrayRef<Operation *> ops,
+                                                    const llvm::DenseSet<Value> &outside) {
+  llvm::DenseMap<Value, InConcat> placed;
+  for (Operation *op : ops) {
+    auto concat = llvm::dyn_cast<zeroc::graph::ConcatOp>(op);
+    if (!concat || !resultsNeedArena(concat) || outside.contains(concat.getResult()))
+      continue;
+    auto type = llvm::cast<RankedTensorType>(concat.getType());
+    const int64_t elements = type.getNumElements(), bytes = storageBytes(type);
+    if (!type.hasStaticShape() || elements <= 0 || bytes <= 0 || bytes % elements)
+      continue;
+    const SmallVector<int64_t> dense = zeroc::rowMajorStrides(type.getShape());
+    const int64_t axis = concat.getAxis();
+    // Each operand's root result, strides and element offset, or none.
+    SmallVector<std::tuple<OpResult, SmallVector<int64_t>, int64_t>> roots;
+    int64_t along = 0;
+    for (Value in : concat.getInputs()) {
+      auto inType = llvm::cast<RankedTensorType>(in.getType());
+      const int64_t offset = along * dense[axis];
+      along += inType.getDimSize(axis);
+      std::optional<SmallVector<int64_t>> strides = SmallVector<int64_t>(dense);
+      Value v = in;
+      while (v.hasOneUse() && strides) {
+        auto reshape = v.getDefiningOp<zeroc::graph::ReshapeOp>();
+        if (!reshape)
+          break;
+        strides = zeroc::reshapedStrides(
+            llvm::cast<RankedTensorType>(v.getType()).getShape(), *strides,
+            llvm::cast<RankedTensorType>(reshape.getInput().getType()).getShape());
+        v = reshape.getInput();
+      }
+      auto result = llvm::dyn_cast<OpResult>(v);
+      if (!strides || !v.hasOneUse() || !result || outside.contains(v) ||
+          result.getOwner()->getBlock() != concat->getBlock() ||
+          !writesResultAtStrides(result.getOwner(), result.getResultNumber()))
+        break;
+      roots.emplace_back(result, std::move(*strides), offset);
+    }
+    if (roots.size() != concat.getInputs().size())
+      continue;
+    Builder b(concat.getContext());
+    for (auto &[result, strides, offset] : roots) {
+      Operation *producer = result.getOwner();
+      SmallVector<Attribute> all;
+      if (auto recorded = producer->getAttrOfType<ArrayAttr>(kResultStridesAttr))
+        all.assign(recorded.begin(), recorded.end());
+      all.resize(producer->getNumResults(), b.getDenseI64ArrayAttr({}));
+      all[result.getResultNumber()] = b.getDenseI64ArrayAttr(strides);
+      producer->setAttr(kResultStridesAttr, b.getArrayAttr(all));
+      placed[result] = InConcat{concat, offset * (bytes / elements)};
+    }
+    concat->setAttr(kOperandsInPlaceAttr, b.getUnitAttr());
+  }
+  return placed;
+}
+
 /// Plans one function's values from offset 0; returns the bytes it needs.
 /// Ops are taken in the order they run: each top-level op, then the ops
 /// nested in its regions (the step's zero.if_finite runs its body once, in
@@ -170,6 +242,12 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
         releases.insert({lastUse.lookup(v), {off, size}});
     }
   }
+  llvm::DenseSet<Value> outside(inAccumulator.begin(), inAccumulator.end());
+  for (auto &[v, off] : pinned)
+    outside.insert(v);
+  const llvm::DenseMap<Value, InConcat> inConcat = placeConcatOperands(ops, outside);
+  // Each in-place concat's storage, taken when its first operand is made.
+  llvm::DenseMap<Operation *, int64_t> concatBase;
   Builder b(fn.getContext());
   auto allScalars = [](Operation *op) {
     return llvm::all_of(op->getResultTypes(), [](Type t) {
@@ -198,13 +276,27 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
           offsets.push_back(it->second);
           continue;
         }
-        int64_t bytes = storageBytes(r.getType());
+        // An in-place concat's operand, or the concat: its storage.
+        Operation *concat = op->hasAttr(kOperandsInPlaceAttr) ? op : nullptr;
+        int64_t within = 0;
+        if (auto it = inConcat.find(r); it != inConcat.end()) {
+          concat = it->second.concat;
+          within = it->second.byteOffset;
+        }
+        if (concat && concatBase.count(concat)) {
+          offsets.push_back(concatBase[concat] + within);
+          continue;
+        }
+        Value stored = concat ? concat->getResult(0) : r;
+        int64_t bytes = storageBytes(stored.getType());
         if (bytes < 0)
           return op->emitOpError("result type ") << r.getType() << " has no static size to plan";
         int64_t size = alignUp(std::max<int64_t>(1, bytes));
         int64_t off = arena.allocate(size);
-        offsets.push_back(off);
-        releases.insert({lastUse.lookup(r), {off, size}});
+        offsets.push_back(off + within);
+        if (concat)
+          concatBase[concat] = off;
+        releases.insert({lastUse.lookup(stored), {off, size}});
       }
       op->setAttr(kArenaOffsetsAttr, b.getI64ArrayAttr(offsets));
     }

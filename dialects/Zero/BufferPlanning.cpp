@@ -69,6 +69,19 @@ Value accumulatorStorageOf(Value grad) {
   return grad;
 }
 
+bool writesResultAtStrides(Operation *op, unsigned index) {
+  return llvm::isa<graph::FusedAttentionGradOp>(op) && index < 3;
+}
+
+SmallVector<int64_t> recordedResultStrides(Value result) {
+  auto r = llvm::dyn_cast<OpResult>(result);
+  auto all = r ? r.getOwner()->getAttrOfType<ArrayAttr>(kResultStridesAttr) : ArrayAttr();
+  if (!all || r.getResultNumber() >= all.size())
+    return {};
+  auto strides = llvm::dyn_cast<DenseI64ArrayAttr>(all[r.getResultNumber()]);
+  return strides ? SmallVector<int64_t>(strides.asArrayRef()) : SmallVector<int64_t>();
+}
+
 bool resultsNeedArena(Operation *op) {
   // A fused op's body computes one element at a time: its values are the
   // kernel's registers.

@@ -17,6 +17,7 @@
 
 #include "RuntimeTarget.h"
 
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Emit/CxxText.h"
 #include "zeroc/Emit/EmitTypes.h"
 #include "zeroc/Support/Strides.h"
@@ -217,11 +218,19 @@ std::string operandStrides(Value v, bool transposed) {
   return strides4(strides, transposed);
 }
 
-/// The same for a result of logical shape `logical` stored transposed by
-/// `perm` (graph.matmul's result_perm: stored dim j is logical dim perm[j]).
-std::string resultStrides(RankedTensorType logical, std::optional<ArrayRef<int64_t>> perm,
-                          bool transposed) {
-  return strides4(permutedStrides(logical.getShape(), perm), transposed);
+/// The same for `result`, of logical shape `logical` stored transposed by
+/// `perm` (graph.matmul's result_perm: stored dim j is logical dim
+/// perm[j]): dense, or at the strides zero-plan-buffers recorded for it
+/// (written in place into a concat's storage).
+std::string resultStrides(Value result, RankedTensorType logical,
+                          std::optional<ArrayRef<int64_t>> perm, bool transposed) {
+  SmallVector<int64_t> stored = zero::recordedResultStrides(result);
+  if (stored.empty())
+    return strides4(permutedStrides(logical.getShape(), perm), transposed);
+  SmallVector<int64_t> strides(stored.size(), 0);
+  for (auto [j, stride] : llvm::enumerate(stored))
+    strides[perm ? (*perm)[j] : static_cast<int64_t>(j)] = stride;
+  return strides4(strides, transposed);
 }
 
 /// An attention's storage type, head size and zeroc_rt_cuda/attention.h
@@ -408,9 +417,9 @@ LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttention
       "  z::attentionForward<{0}, {1}>(z::{2}, {8}, q, {3}, kt, {4}, v, {5}, out, {6}, lse,\n"
       "{7});\n"
       "}\n\n",
-      a.s, a.dim, a.shape, operandStrides(op.getQ(), false),
-      operandStrides(op.getKt(), true), operandStrides(op.getV(), false),
-      resultStrides(q, op.getOutPerm(), false), bodyLambda(*body, "s"), drop.value);
+      a.s, a.dim, a.shape, operandStrides(op.getQ(), false), operandStrides(op.getKt(), true),
+      operandStrides(op.getV(), false), resultStrides(op.getOut(), q, op.getOutPerm(), false),
+      bodyLambda(*body, "s"), drop.value);
   printAttentionLaunch(
       p, name, a, a.tq,
       llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3}){4}{7}, "
@@ -462,9 +471,9 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
       "  z::attentionGradQ<{0}, {1}>(z::{2}, {8}, {3}, o, {4}, dout, {5}, lse, delta, dq, {6},\n"
       "{7});\n"
       "}\n\n",
-      a.s, a.dim, a.shape, strides, resultStrides(q, op.getOutPerm(), false),
-      operandStrides(op.getGrad(), false), resultStrides(q, op.getGradQPerm(), false),
-      lambdas, drop.value);
+      a.s, a.dim, a.shape, strides, resultStrides(op.getOut(), q, op.getOutPerm(), false),
+      operandStrides(op.getGrad(), false),
+      resultStrides(op.getGradQ(), q, op.getGradQPerm(), false), lambdas, drop.value);
   definitions += kernelHead(op, "dk and dv", nameKV,
                             llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
                                           "{0} *dout, const float *lse, const float *delta, "
@@ -477,8 +486,8 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
       "{7});\n"
       "}\n\n",
       a.s, a.dim, a.shape, strides, operandStrides(op.getGrad(), false),
-      resultStrides(kt, op.getGradKtPerm(), true), resultStrides(v, op.getGradVPerm(), false),
-      lambdas, drop.value);
+      resultStrides(op.getGradKt(), kt, op.getGradKtPerm(), true),
+      resultStrides(op.getGradV(), v, op.getGradVPerm(), false), lambdas, drop.value);
   const std::string operands =
       llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3})", a.s,
                     p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()));

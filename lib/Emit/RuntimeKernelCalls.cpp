@@ -8,6 +8,7 @@
 
 #include "RuntimeTarget.h"
 
+#include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Emit/CxxText.h"
 #include "zeroc/Emit/EmitTypes.h"
 #include "zeroc/Support/Strides.h"
@@ -333,6 +334,11 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto c = llvm::dyn_cast<graph::ConcatOp>(op)) {
+    // zero-plan-buffers had the operands' producers write them here.
+    if (c->hasAttr(zero::kOperandsInPlaceAttr)) {
+      p.line("// graph.concat: its operands were written in place");
+      return success();
+    }
     // The input descriptors as named temporaries: cat<id>_<i>.
     int id = p.uniqueId();
     std::string list;

@@ -44,7 +44,12 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 
 // IR-LABEL: func.func @train_micro_step
 // IR: %[[O:.*]], %[[LSE:.*]] = graph.fused_attention %{{.*}}, %{{.*}}, %{{.*}} prologue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<bf16>, tensor<1x1x8x8xi1>, tensor<bf16>) {causal, out_perm = array<i64: 0, 2, 1, 3>, zero.arena_offsets = [{{.*}}]} : (tensor<2x1x8x16xbf16>, tensor<2x1x16x8xbf16>, tensor<2x1x8x16xbf16>) -> (tensor<2x8x1x16xbf16>, tensor<2x1x8xf32>)
+// zero-plan-buffers has the gradients of q, k and v written where their
+// concat (the gradient of the QKV projection's [2, 8, 48] result) wants
+// them, 16 elements apart in its rows, and the concat copies nothing.
 // IR: graph.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[LSE]], %{{.*}} prologue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<bf16>, tensor<1x1x8x8xi1>, tensor<bf16>) epilogue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<bf16>) {causal,
+// IR-SAME: zero.arena_offsets = [[[C:[0-9]+]], {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], zero.result_strides = [array<i64: 384, 48, 16, 1>, array<i64: 384, 48, 16, 1>, array<i64: 384, 48, 16, 1>, array<i64>]}
+// IR: graph.concat {{.*}} {axis = 2 : i64, zero.arena_offsets = [[[C]]], zero.operands_in_place}
 // IR-NOT: graph.matmul
 // IR-LABEL: func.func @train_step
 
@@ -64,7 +69,7 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 // CHECK-NEXT: });
 // CHECK: // graph.fused_attention_grad: dq and delta
 // CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_q(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, const float *lse, float *delta, const zeroc_rt::cuda::BF16 *in1, const unsigned char *in2, const zeroc_rt::cuda::BF16 *in3, const unsigned char *ep1, const zeroc_rt::cuda::BF16 *ep2, const zeroc_rt::cuda::BF16 *ep3, zeroc_rt::cuda::BF16 *dq) {
-// CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{128, 16, 16, 1},
+// CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{384, 16, 48, 1},
 // CHECK: [&](int64_t i, zc g) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(g);
 // CHECK-NEXT: const bool a1 = ep1[(i / 8 % 8) * 8 + i % 8] != 0;
@@ -75,10 +80,12 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 // CHECK-NEXT: return v1;
 // CHECK: // graph.fused_attention_grad: dk and dv
 // CHECK-NEXT: ZRT_GLOBAL void [[G]]_kv(
-// CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{128, 16, 16, 1}, dv, z::Strides4{128, 16, 16, 1},
+// CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{384, 16, 48, 1}, dv, z::Strides4{384, 16, 48, 1},
 // CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[F]], zeroc_rt::cuda::attentionBlocks(zeroc_rt::cuda::AttentionShape{2, 1, 8, 8, 1}, 8), zeroc_rt::cuda::kAttnThreads, {{.*}}), "[[F]]"));
 // CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_q, {{.*}}), "[[G]]_q"));
 // CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_kv, {{.*}}), "[[G]]_kv"));
+// CHECK-NOT: zeroc_rt_k_concat
+// CHECK: // graph.concat: its operands were written in place
 
 // OFF-LABEL: func.func @train_micro_step
 // OFF-NOT: graph.fused_attention

@@ -6,7 +6,8 @@
 // and 256x1024 f32 are 3.67 MB), each op's time the longer of the two at
 // the given rate and bandwidth (the GEMM: 268.4 us of FLOPs over 36.7 us
 // of bytes; a fused op: 2.1 MB, 21.0 us), a fused op counted once and not
-// its body's ops, a reshape (which only names memory) not at all.
+// its body's ops, a reshape (which only names memory) and a concat whose
+// operands were written in its storage (zero.operands_in_place) not at all.
 // CHECK: // @step: each op's FLOPs and bytes (operands and results), its time at 1000 GFLOP/s or 100 GB/s, whichever is longer
 // CHECK-NEXT: //   op                                        count        GFLOP         GB         us
 // CHECK-NEXT: //   graph.gemm                                    1          0.3      0.004      268.4
@@ -14,6 +15,7 @@
 // CHECK-NEXT: //   total                                         3          0.3      0.008      310.4
 // CHECK-NOT: graph.reshape
 // CHECK-NOT: graph.exp
+// CHECK-NOT: graph.concat
 func.func @step(%a: tensor<256x512xf32>, %b: tensor<512x1024xf32>) -> tensor<262144xf32> {
   %c = graph.gemm %a, %b : (tensor<256x512xf32>, tensor<512x1024xf32>) -> tensor<256x1024xf32>
   %e = graph.fused_elementwise %c : (tensor<256x1024xf32>) -> tensor<256x1024xf32> {
@@ -27,5 +29,6 @@ func.func @step(%a: tensor<256x512xf32>, %b: tensor<512x1024xf32>) -> tensor<262
     graph.yield %0 : tensor<256x1024xf32>
   }
   %r = graph.reshape %f : tensor<256x1024xf32> -> tensor<262144xf32>
+  %in = graph.concat %r, %r {axis = 0 : i64, zero.operands_in_place} : (tensor<262144xf32>, tensor<262144xf32>) -> tensor<524288xf32>
   return %r : tensor<262144xf32>
 }

@@ -850,6 +850,24 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
     in the accumulator itself: its op's offset is -1 and the accumulation is
     marked `in_place` (no copy, no arena space).
 
+    A `graph.concat` whose every operand is a result (through reshapes,
+    each read by nothing else) of an op whose emitters write that result at
+    any strides (`writesResultAtStrides`: a `graph.fused_attention_grad`'s
+    q, k and v gradients) copies nothing: its storage is taken when its
+    first operand is made, each operand's op writes it there at its byte
+    offset and the concat's strides (`zero.result_strides` on that op, one
+    array per result, empty for a dense one), and the concat is marked
+    `zero.operands_in_place`. GPT-2's QKV projection then gets its gradient
+    straight from the attention's kernels.
+
+    ```mlir
+    %dq, %dkt, %dv, %delta = graph.fused_attention_grad ... {...,
+        zero.arena_offsets = [0, 32, 64, 1536],
+        zero.result_strides = [array<i64: 384, 48, 16, 1>, ..., array<i64>]}
+    %c = graph.concat %rq, %rk, %rv {axis = 2 : i64, zero.arena_offsets = [0],
+                                     zero.operands_in_place}
+    ```
+
     Ops nested in a region (the step's `zero.if_finite`, which may hold a
     bucket of replica gathers) are planned in the order they run: each
     top-level op, then the ops of its region.

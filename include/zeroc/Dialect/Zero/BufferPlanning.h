@@ -32,6 +32,15 @@ inline constexpr llvm::StringLiteral kArenaBytesAttr = "zero.arena_bytes";
 /// runs on the host.
 inline constexpr llvm::StringLiteral kHostOffsetsAttr = "zero.host_offsets";
 inline constexpr llvm::StringLiteral kHostBytesAttr = "zero.host_bytes";
+/// Attribute zero-plan-buffers puts on an op that writes some of its
+/// results inside another value's storage (a graph.concat's, placed in
+/// place): one DenseI64ArrayAttr per result, that result's element strides
+/// (empty: dense, as everywhere else). Only ops for which
+/// writesResultAtStrides holds get it; their emitters print these strides.
+inline constexpr llvm::StringLiteral kResultStridesAttr = "zero.result_strides";
+/// Unit attribute zero-plan-buffers puts on a graph.concat whose operands'
+/// producers wrote them into its storage: it copies nothing.
+inline constexpr llvm::StringLiteral kOperandsInPlaceAttr = "zero.operands_in_place";
 /// Alignment of every arena buffer, in bytes.
 inline constexpr int64_t kArenaAlignment = 64;
 /// Unit attribute zero-partition puts on the last op of the forward pass of
@@ -111,6 +120,17 @@ inline constexpr int64_t kInAccumulatorOffset = -1;
 /// gradient (its operand, through graph.reshape): the op result that
 /// zero-plan-buffers places in the accumulator.
 mlir::Value accumulatorStorageOf(mlir::Value grad);
+
+/// Whether every target's emitter writes result `index` of `op` at any
+/// element strides zero-plan-buffers records (kResultStridesAttr): the
+/// gradients of a graph.fused_attention_grad, whose kernels take each
+/// operand's strides.
+bool writesResultAtStrides(mlir::Operation *op, unsigned index);
+
+/// The element strides zero-plan-buffers recorded for `result`
+/// (kResultStridesAttr), in the order of its type's dims; empty when it is
+/// stored dense.
+llvm::SmallVector<int64_t> recordedResultStrides(mlir::Value result);
 
 /// Whether `op`'s results are arena buffers (as opposed to aliases, runtime
 /// state, constants or the per-element values of a fused op's body).
