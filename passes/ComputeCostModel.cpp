@@ -70,8 +70,20 @@ double ComputeCostModel::bytes(Operation *op) {
     if (llvm::isa<RankedTensorType>(t))
       total += static_cast<double>(zero::storageBytes(t));
   };
-  for (Type t : op->getOperandTypes())
-    add(t);
+  for (Value v : op->getOperands()) {
+    // A strided view reads each element it names once: one per index of
+    // its dims of nonzero stride (a broadcast bias: its own elements).
+    auto view = v.getDefiningOp<graph::StridedViewOp>();
+    const double n = numel(v.getType());
+    if (!view || n == 0.0) {
+      add(v.getType());
+      continue;
+    }
+    double distinct = 1.0;
+    for (auto [dim, stride] : llvm::zip(view.getType().getShape(), view.getStrides()))
+      distinct *= stride ? static_cast<double>(dim) : 1.0;
+    total += static_cast<double>(zero::storageBytes(v.getType())) / n * distinct;
+  }
   for (Type t : op->getResultTypes())
     add(t);
   return total;

@@ -442,9 +442,11 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
     seed = b.getI64IntegerAttr(a.drop.getSeed());
   }
   Location loc = b.getFusedLoc({a.scores.getLoc(), a.softmax->getLoc(), a.out.getLoc()});
-  auto forward = b.create<FusedAttentionOp>(loc, a.out.getType(), rowsType, q, kt, v,
-                                            prologueInputs, a.out.getResultPermAttr(),
-                                            /*causal=*/UnitAttr(), ratio, seed);
+  auto forward =
+      b.create<FusedAttentionOp>(loc, a.out.getType(), rowsType, q, kt, v,
+                                 /*q_bias=*/Value(), /*kt_bias=*/Value(),
+                                 /*v_bias=*/Value(), prologueInputs, a.out.getResultPermAttr(),
+                                 /*causal=*/UnitAttr(), ratio, seed);
   buildBody(b, forward.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
   const bool causal =
       isCausalPrologue(forward.getPrologue().front(), prologueInputs, scoresType);
@@ -463,10 +465,10 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
                                       a.gradKt.getLoc()});
     auto grad = b.create<FusedAttentionGradOp>(
         gradLoc, a.gradQ.getType(), a.gradKt.getType(), a.gradV.getType(), rowsType, q, kt, v,
-        forward.getOut(), forward.getLse(), a.gradV.getRhs(), prologueInputs, epilogueInputs,
-        a.out.getResultPermAttr(), a.gradQ.getResultPermAttr(),
-        a.gradKt.getResultPermAttr(), a.gradV.getResultPermAttr(), /*causal=*/UnitAttr(), ratio,
-        seed);
+        forward.getOut(), forward.getLse(), a.gradV.getRhs(), /*q_bias=*/Value(),
+        /*kt_bias=*/Value(), /*v_bias=*/Value(), prologueInputs, epilogueInputs,
+        a.out.getResultPermAttr(), a.gradQ.getResultPermAttr(), a.gradKt.getResultPermAttr(),
+        a.gradV.getResultPermAttr(), /*causal=*/UnitAttr(), ratio, seed);
     buildBody(b, grad.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
     buildBody(b, grad.getEpilogue(), scoresType, epilogueInputs, epilogue, 0, gradLoc);
     grad.setCausal(causal && keepsZero(grad.getEpilogue().front(), epilogueInputs));

@@ -136,6 +136,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
     if (o.fuseElementwise && o.fuseAttention)
       phases.push_back({"fuse-attention", [](OpPassManager &pm) {
                           pm.addPass(createFuseAttention());
+                          pm.addPass(createFuseAttentionBias());
                         }});
     phases.push_back({"fuse-optimizer-step", [](OpPassManager &pm) {
                         pm.addPass(createFuseOptimizerStep());

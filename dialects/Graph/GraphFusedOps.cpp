@@ -182,6 +182,18 @@ FailureOr<RankedTensorType> verifyAttentionOperands(Operation *op, Value q, Valu
   return scoresTypeOf(q, kt);
 }
 
+/// An attention's q_bias, kt_bias and v_bias: each absent or of its
+/// operand's type.
+LogicalResult verifyAttentionBiases(Operation *op, ValueRange operands, ArrayRef<Value> biases) {
+  static constexpr const char *kNames[] = {"q_bias", "kt_bias", "v_bias"};
+  for (auto [k, bias] : llvm::enumerate(biases))
+    if (bias && bias.getType() != operands[k].getType())
+      return op->emitOpError(kNames[k])
+             << " has type " << bias.getType() << "; it must have its operand's, "
+             << operands[k].getType();
+  return success();
+}
+
 /// lse or delta: f32 [B, H, Tq] of an attention whose scores are `scores`.
 LogicalResult verifyRowStatistic(Operation *op, StringRef what, Value value,
                                  RankedTensorType scores) {
@@ -260,8 +272,10 @@ LogicalResult FusedAttentionOp::verifyRegions() {
   FailureOr<RankedTensorType> scores = verifyAttentionOperands(*this, getQ(), getKt(), getV());
   if (failed(scores))
     return failure();
-  if (failed(verifyStored(*this, "out", getOut(),
-                          llvm::cast<RankedTensorType>(getQ().getType()), getOutPerm())) ||
+  if (failed(verifyAttentionBiases(*this, {getQ(), getKt(), getV()},
+                                   {getQBias(), getKtBias(), getVBias()})) ||
+      failed(verifyStored(*this, "out", getOut(), llvm::cast<RankedTensorType>(getQ().getType()),
+                          getOutPerm())) ||
       failed(verifyRowStatistic(*this, "lse", getLse(), *scores)) ||
       failed(verifyAttentionDropout(*this, getDropoutRatio(), getDropoutSeed())))
     return failure();
@@ -273,7 +287,9 @@ LogicalResult FusedAttentionGradOp::verifyRegions() {
   if (failed(scores))
     return failure();
   auto q = llvm::cast<RankedTensorType>(getQ().getType());
-  if (failed(verifyStored(*this, "out", getOut(), q, getOutPerm())) ||
+  if (failed(verifyAttentionBiases(*this, {getQ(), getKt(), getV()},
+                                   {getQBias(), getKtBias(), getVBias()})) ||
+      failed(verifyStored(*this, "out", getOut(), q, getOutPerm())) ||
       failed(verifyStored(*this, "grad", getGrad(), q, std::nullopt)) ||
       failed(verifyRowStatistic(*this, "lse", getLse(), *scores)) ||
       failed(verifyStored(*this, "grad_q", getGradQ(), q, getGradQPerm())) ||

@@ -390,6 +390,31 @@ LogicalResult printFusedSoftmaxGradKernel(ProgramPrinter &p, graph::FusedSoftmax
 
 namespace zeroc {
 
+/// An attention kernel's q, kt and v as zeroc_rt_cuda/attention.h's AttnIn
+/// (the kernel's parameters q, kt and v, and qb, ktb and vb for the
+/// biases it has), the bias parameters (each followed by ", ") and the
+/// launch's bias arguments (each after ", ").
+struct AttentionInputs {
+  std::string ins, biasParams, biasArgs;
+};
+AttentionInputs attentionInputs(ProgramPrinter &p, StringRef s, ValueRange operands,
+                                ArrayRef<Value> biases) {
+  static constexpr const char *kNames[] = {"q", "kt", "v"};
+  AttentionInputs r;
+  for (auto [k, x] : llvm::enumerate(operands)) {
+    const bool transposed = k == 1; // kt: [B, H, D, Tk]
+    r.ins += llvm::formatv("{0}z::AttnIn<{1}>{{{2}, {3}", k ? ", " : "", s, kNames[k],
+                           operandStrides(x, transposed));
+    if (Value bias = biases[k]) {
+      r.ins += llvm::formatv(", {0}b, {1}", kNames[k], operandStrides(bias, transposed));
+      r.biasParams += llvm::formatv("const {0} *{1}b, ", s, kNames[k]);
+      r.biasArgs += llvm::formatv(", (const {0} *)({1})", s, p.var(bias));
+    }
+    r.ins += "}";
+  }
+  return r;
+}
+
 LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttentionOp op,
                                         StringRef name, std::string &definitions) {
   const AttentionText a = attentionOf(op.getQ(), op.getKt(), op.getCausal());
@@ -402,30 +427,32 @@ LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttention
     return op.emitOpError("has a dropout in its prologue, which the CUDA emitter cannot print");
   auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
   const DropoutText drop = dropoutText(op.getDropoutRatio(), op.getDropoutSeed());
-  definitions += kernelHead(op,
-                            llvm::formatv("softmax(prologue(q kt)) v, scores [{0}]",
-                                          llvm::make_range(scores.getShape().begin(),
-                                                           scores.getShape().end()))
-                                .str(),
-                            name,
-                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, {1}{2}{0} "
-                                          "*out, float *lse",
-                                          a.s, body->params, drop.param)
-                                .str(),
-                            a.s);
-  definitions += llvm::formatv(
-      "  z::attentionForward<{0}, {1}>(z::{2}, {8}, q, {3}, kt, {4}, v, {5}, out, {6}, lse,\n"
-      "{7});\n"
-      "}\n\n",
-      a.s, a.dim, a.shape, operandStrides(op.getQ(), false), operandStrides(op.getKt(), true),
-      operandStrides(op.getV(), false), resultStrides(op.getOut(), q, op.getOutPerm(), false),
-      bodyLambda(*body, "s"), drop.value);
+  const AttentionInputs ins = attentionInputs(p, a.s, {op.getQ(), op.getKt(), op.getV()},
+                                              {op.getQBias(), op.getKtBias(), op.getVBias()});
+  definitions +=
+      kernelHead(op,
+                 llvm::formatv("softmax(prologue(q kt)) v, scores [{0}]",
+                               llvm::make_range(scores.getShape().begin(), scores.getShape().end()))
+                     .str(),
+                 name,
+                 llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, {1}{2}{0} "
+                               "*out, float *lse",
+                               a.s, ins.biasParams + body->params, drop.param)
+                     .str(),
+                 a.s);
+  definitions += llvm::formatv("  z::attentionForward<{0}, {1}>(z::{2}, {6}, {3}, out, {4}, lse,\n"
+                               "{5});\n"
+                               "}\n\n",
+                               a.s, a.dim, a.shape, ins.ins,
+                               resultStrides(op.getOut(), q, op.getOutPerm(), false),
+                               bodyLambda(*body, "s"), drop.value);
   printAttentionLaunch(
       p, name, a, a.tq,
       llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3}){4}{7}, "
                     "({0} *)({5}), (float *)({6})",
                     a.s, p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()),
-                    body->launchArgs, p.var(op.getOut()), p.var(op.getLse()), drop.launchArg)
+                    ins.biasArgs + body->launchArgs, p.var(op.getOut()), p.var(op.getLse()),
+                    drop.launchArg)
           .str());
   return success();
 }
@@ -453,11 +480,11 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
                           "emitter cannot print");
   const std::string lambdas =
       bodyLambda(*prologue, "s") + ",\n" + bodyLambda(*epilogue, "g");
-  const std::string strides =
-      llvm::formatv("q, {0}, kt, {1}, v, {2}", operandStrides(op.getQ(), false),
-                    operandStrides(op.getKt(), true), operandStrides(op.getV(), false));
+  const AttentionInputs ins = attentionInputs(p, a.s, {op.getQ(), op.getKt(), op.getV()},
+                                              {op.getQBias(), op.getKtBias(), op.getVBias()});
+  const std::string &strides = ins.ins;
   const DropoutText drop = dropoutText(op.getDropoutRatio(), op.getDropoutSeed());
-  const std::string inputs = prologue->params + epilogue->params + drop.param;
+  const std::string inputs = ins.biasParams + prologue->params + epilogue->params + drop.param;
   const std::string nameQ = (name + "_q").str(), nameKV = (name + "_kv").str();
   // dq first: its kernel writes delta, which the dk/dv kernel reads.
   definitions += kernelHead(op, "dq and delta", nameQ,
@@ -491,7 +518,8 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
   const std::string operands =
       llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3})", a.s,
                     p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()));
-  const std::string bodies = prologue->launchArgs + epilogue->launchArgs + drop.launchArg;
+  const std::string bodies =
+      ins.biasArgs + prologue->launchArgs + epilogue->launchArgs + drop.launchArg;
   printAttentionLaunch(
       p, nameQ, a, a.tq,
       llvm::formatv("{0}, (const {1} *)({2}), (const {1} *)({3}), (const float *)({4}), "

@@ -57,7 +57,7 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 // CHECK-NEXT: ZRT_GLOBAL void [[F:fused[0-9]+]](const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *in1, const unsigned char *in2, const zeroc_rt::cuda::BF16 *in3, zeroc_rt::cuda::BF16 *out, float *lse) {
 // CHECK-NEXT: namespace z = zeroc_rt::cuda;
 // CHECK-NEXT: using zc = z::Compute<zeroc_rt::cuda::BF16>::type;
-// CHECK-NEXT: z::attentionForward<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, out, z::Strides4{128, 16, 16, 1}, lse,
+// CHECK-NEXT: z::attentionForward<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, out, z::Strides4{128, 16, 16, 1}, lse,
 // CHECK-NEXT: [&](int64_t i, zc s) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(s);
 // CHECK-NEXT: const zc a1 = z::load(in1[0]);
@@ -69,7 +69,7 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 // CHECK-NEXT: });
 // CHECK: // graph.fused_attention_grad: dq and delta
 // CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_q(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, const float *lse, float *delta, const zeroc_rt::cuda::BF16 *in1, const unsigned char *in2, const zeroc_rt::cuda::BF16 *in3, const unsigned char *ep1, const zeroc_rt::cuda::BF16 *ep2, const zeroc_rt::cuda::BF16 *ep3, zeroc_rt::cuda::BF16 *dq) {
-// CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{384, 16, 48, 1},
+// CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{384, 16, 48, 1},
 // CHECK: [&](int64_t i, zc g) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(g);
 // CHECK-NEXT: const bool a1 = ep1[(i / 8 % 8) * 8 + i % 8] != 0;
@@ -80,7 +80,7 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 // CHECK-NEXT: return v1;
 // CHECK: // graph.fused_attention_grad: dk and dv
 // CHECK-NEXT: ZRT_GLOBAL void [[G]]_kv(
-// CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, q, z::Strides4{384, 0, 48, 1}, kt, z::Strides4{384, 0, 48, 1}, v, z::Strides4{384, 0, 48, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{384, 16, 48, 1}, dv, z::Strides4{384, 16, 48, 1},
+// CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{384, 16, 48, 1}, dv, z::Strides4{384, 16, 48, 1},
 // CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[F]], zeroc_rt::cuda::attentionBlocks(zeroc_rt::cuda::AttentionShape{2, 1, 8, 8, 1}, 8), zeroc_rt::cuda::kAttnThreads, {{.*}}), "[[F]]"));
 // CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_q, {{.*}}), "[[G]]_q"));
 // CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_kv, {{.*}}), "[[G]]_kv"));

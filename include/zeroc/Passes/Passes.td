@@ -711,6 +711,36 @@ def FuseAttention : Pass<"zero-fuse-attention", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
 }
 
+def FuseAttentionBias : Pass<"zero-fuse-attention-bias", "::mlir::ModuleOp"> {
+  let summary = "has the attention kernels add a QKV projection's bias as they load q, k and v";
+  let description = [{
+    CUDA target, after zero-fuse-attention. A `graph.add` of a tensor `x`
+    and a bias along its last dim (`[N]` or `[1, .., 1, N]`), whose readers
+    are all `graph.strided_view`s that fused attention ops (forward and
+    gradient) read as `q`, `kt` or `v` and nothing else reads, goes: each
+    view becomes the same view of `x`, and the attention ops get the bias,
+    viewed with the offset and strides modulo N (strides 0 along batch and
+    time), as `q_bias`, `kt_bias` or `v_bias`. The kernels add it as they
+    load, rounding each sum as the add stored it, so the results have the
+    add's bits and the `[B, T, 3HD]` sum is never stored (GPT-2's `c_attn`
+    bias: docs/CudaTarget.md, "Attention in one kernel"). Nothing is
+    folded when a view's row would run past the end of the bias (its bias
+    index would not be affine), or when an op between the add and an
+    attention op may write or free `x`'s or the bias's storage (a stage-3
+    bias, released after the forward pass, stays an add).
+
+    ```mlir
+    %qkv = graph.add %b, %x : tensor<48xbf16>, tensor<2x8x48xbf16> -> tensor<2x8x48xbf16>
+    %q = graph.strided_view %qkv {offset = 0 : i64, strides = array<i64: 384, 16, 48, 1>} : tensor<2x8x48xbf16> -> tensor<2x1x8x16xbf16>
+    // becomes
+    %q = graph.strided_view %x {offset = 0 : i64, strides = array<i64: 384, 16, 48, 1>} : tensor<2x8x48xbf16> -> tensor<2x1x8x16xbf16>
+    %qb = graph.strided_view %b {offset = 0 : i64, strides = array<i64: 0, 16, 0, 1>} : tensor<48xbf16> -> tensor<2x1x8x16xbf16>
+    %o, %lse = graph.fused_attention %q, %kt, %v q_bias(%qb : tensor<2x1x8x16xbf16>) ...
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FuseOptimizerStep : Pass<"zero-fuse-optimizer-step", "::mlir::ModuleOp"> {
   let summary = "makes consecutive Adam updates one multi-tensor update";
   let description = [{

@@ -113,6 +113,10 @@ struct Case {
   int64_t shift = 0;
   /// A dropout on the probabilities (0: none).
   double dropout = 0;
+  /// Biases of q, k and v ([heads, dim] each, broadcast over batch and
+  /// time) that the kernels add as they load (AttnIn's addends): the
+  /// results must have the bits of the kernels run on the sums.
+  bool bias = false;
 };
 
 constexpr uint64_t kDropoutSeed = 0x5eedull, kDropoutCounter = 3;
@@ -242,10 +246,11 @@ void expectNear(const char *what, const std::vector<T> &got, Offset offset,
 }
 
 template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype, double tol) {
-  SCOPED_TRACE("batch " + std::to_string(c.batch) + " heads " + std::to_string(c.heads) +
-               " tq " + std::to_string(c.tq) + " tk " + std::to_string(c.tk) + " dim " +
+  SCOPED_TRACE("batch " + std::to_string(c.batch) + " heads " + std::to_string(c.heads) + " tq " +
+               std::to_string(c.tq) + " tk " + std::to_string(c.tk) + " dim " +
                std::to_string(c.dim) + (c.causal ? " causal" : "") +
-               (c.dropout ? " dropout " + std::to_string(c.dropout) : ""));
+               (c.dropout ? " dropout " + std::to_string(c.dropout) : "") +
+               (c.bias ? " bias" : ""));
   const int64_t B = c.batch, H = c.heads, D = c.dim, bhs = B * H;
   std::mt19937_64 rng(20261206 + c.dim + c.tq);
   std::uniform_real_distribution<float> uniform(-1.f, 1.f);
@@ -282,22 +287,32 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
   const int64_t kvOut[4] = {c.tk * H * D, D, H * D, 1};
   std::memcpy(call.dk, kvOut, sizeof kvOut);
   std::memcpy(call.dv, kvOut, sizeof kvOut);
-  auto fill = [&](std::vector<float> &r, int64_t t, auto offset) {
+  // The biases of q, k and v, [3, heads, dim] (zeros without c.bias); the
+  // reference and `summed` hold each element plus its bias, rounded to T
+  // as the add op stores it.
+  std::vector<T> bias(3 * H * D, zc::fromFloat<T>(0.f));
+  for (T &b : bias)
+    b = c.bias ? zc::fromFloat<T>(0.25f * uniform(rng)) : b;
+  std::vector<T> summed(packed.size());
+  auto fill = [&](std::vector<float> &r, int64_t t, int which, auto offset) {
     for (int64_t bh = 0; bh < bhs; ++bh)
       for (int64_t i = 0; i < t; ++i)
         for (int64_t d = 0; d < D; ++d) {
           const T x = zc::fromFloat<T>(uniform(rng));
+          const T sum =
+              zc::fromFloat<T>(zc::toFloat(bias[(which * H + bh % H) * D + d]) + zc::toFloat(x));
           packed[c.shift + offset(bh / H, bh % H, i, d)] = x;
-          r[(bh * t + i) * D + d] = zc::toFloat(x);
+          summed[c.shift + offset(bh / H, bh % H, i, d)] = c.bias ? sum : x;
+          r[(bh * t + i) * D + d] = zc::toFloat(c.bias ? sum : x);
         }
   };
-  fill(ref.k, c.tk, [&](int64_t b, int64_t h, int64_t t, int64_t d) {
+  fill(ref.k, c.tk, 1, [&](int64_t b, int64_t h, int64_t t, int64_t d) {
     return b * kv[0] + h * kv[1] + t * kv[2] + d;
   });
-  fill(ref.v, c.tk, [&](int64_t b, int64_t h, int64_t t, int64_t d) {
+  fill(ref.v, c.tk, 2, [&](int64_t b, int64_t h, int64_t t, int64_t d) {
     return H * D + b * kv[0] + h * kv[1] + t * kv[2] + d;
   });
-  fill(ref.q, c.tq, [&](int64_t b, int64_t h, int64_t t, int64_t d) {
+  fill(ref.q, c.tq, 0, [&](int64_t b, int64_t h, int64_t t, int64_t d) {
     return kvSize + b * qs[0] + h * qs[1] + t * qs[2] + d;
   });
   for (size_t n = 0; n < dout.size(); ++n) {
@@ -312,6 +327,14 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
       dK(kBytes), dV(kBytes);
   EXPECT_STATUS_OK(zc::gpuUpload(dPacked.p, packed.data(), packed.size() * sizeof(T)));
   EXPECT_STATUS_OK(zc::gpuUpload(dDout.p, dout.data(), dout.size() * sizeof(T)));
+  DeviceBuffer dBias(bias.size() * sizeof(T));
+  EXPECT_STATUS_OK(zc::gpuUpload(dBias.p, bias.data(), bias.size() * sizeof(T)));
+  if (c.bias)
+    for (int k = 0; k < 3; ++k) {
+      call.add[k] = static_cast<const T *>(dBias.p) + k * H * D;
+      const int64_t strides[4] = {0, D, 0, 1};
+      std::memcpy(call.addStrides[k], strides, sizeof strides);
+    }
   const T *base = static_cast<const T *>(dPacked.p) + c.shift;
   EXPECT_STATUS_OK(zc::attention(dtype, call, base + kvSize, base, base + H * D, dO.p,
                                  static_cast<float *>(dLse.p)));
@@ -338,6 +361,28 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
   for (size_t n = 0; n < lse.size(); ++n)
     EXPECT_NEAR(lse[n], ref.lse[n], 1e-3 * std::max(1.f, std::fabs(ref.lse[n])))
         << "lse of row " << n;
+  if (!c.bias)
+    return;
+  // The same kernels on the sums, without addends: the same bits.
+  EXPECT_STATUS_OK(zc::gpuUpload(dPacked.p, summed.data(), summed.size() * sizeof(T)));
+  call.add[0] = call.add[1] = call.add[2] = nullptr;
+  DeviceBuffer sO(qBytes), sLse(bhs * c.tq * 4), sDelta(bhs * c.tq * 4), sQ(qBytes), sK(kBytes),
+      sV(kBytes);
+  EXPECT_STATUS_OK(zc::attention(dtype, call, base + kvSize, base, base + H * D, sO.p,
+                                 static_cast<float *>(sLse.p)));
+  EXPECT_STATUS_OK(zc::attentionGrad(dtype, call, base + kvSize, base, base + H * D, sO.p, dDout.p,
+                                     static_cast<const float *>(sLse.p),
+                                     static_cast<float *>(sDelta.p), sQ.p, sK.p, sV.p));
+  auto same = [&](const char *what, const void *device, const std::vector<T> &got, size_t n) {
+    std::vector<T> want(n);
+    EXPECT_STATUS_OK(zc::gpuDownload(want.data(), device, n * sizeof(T)));
+    EXPECT_EQ(0, std::memcmp(want.data(), got.data(), n * sizeof(T)))
+        << what << ": the addends give other bits than the sums";
+  };
+  same("o", sO.p, o, qSize);
+  same("dq", sQ.p, dq, qSize);
+  same("dk", sK.p, dk, dk.size());
+  same("dv", sV.p, dv, dv.size());
 }
 
 // Partial tiles (80 rows: one full tile and 16 rows), several heads and
@@ -345,12 +390,24 @@ template <typename T> void checkAttention(const Case &c, zeroc_rt_dtype_t dtype,
 // causal ones long enough that the kernels skip the tiles above the
 // diagonal (200 and 150 rows: several tiles of 64 and 32); one with q, k
 // and v unaligned (read 2 bytes at a time; the others 16); dropouts,
-// causal and not, with partial tiles and keys longer than the queries.
+// causal and not, with partial tiles and keys longer than the queries;
+// biases added as q, k and v load, aligned (16 bytes at a time) and not,
+// with a dropout.
 const Case kCases[] = {
-    {2, 3, 80, 80, 16, 1},        {1, 2, 64, 64, 64, 1},         {1, 2, 72, 72, 64, 0},
-    {1, 1, 40, 40, 128, 1},       {1, 2, 24, 96, 32, 0},         {1, 1, 100, 36, 64, 0},
-    {1, 2, 200, 200, 32, 1},      {1, 1, 150, 150, 128, 1},      {2, 2, 80, 80, 64, 1, 1},
-    {2, 2, 80, 80, 16, 1, 0, 0.1}, {1, 2, 72, 72, 64, 0, 0, 0.3}, {1, 1, 24, 96, 128, 0, 0, 0.5},
+    {2, 3, 80, 80, 16, 1},
+    {1, 2, 64, 64, 64, 1},
+    {1, 2, 72, 72, 64, 0},
+    {1, 1, 40, 40, 128, 1},
+    {1, 2, 24, 96, 32, 0},
+    {1, 1, 100, 36, 64, 0},
+    {1, 2, 200, 200, 32, 1},
+    {1, 1, 150, 150, 128, 1},
+    {2, 2, 80, 80, 64, 1, 1},
+    {2, 2, 80, 80, 16, 1, 0, 0.1},
+    {1, 2, 72, 72, 64, 0, 0, 0.3},
+    {1, 1, 24, 96, 128, 0, 0, 0.5},
+    {2, 3, 80, 80, 64, 1, 0, 0, true},
+    {1, 2, 72, 72, 32, 0, 1, 0.1, true},
 };
 
 TEST(AttentionParity, Bf16) {

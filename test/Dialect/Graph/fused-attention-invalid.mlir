@@ -127,3 +127,28 @@ func.func @dropout_ratio(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, 
   }
   return
 }
+
+// -----
+
+func.func @bias(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>, %b: tensor<1x2x8x16xbf16>) {
+  // expected-error @+1 {{'graph.fused_attention' op kt_bias has type 'tensor<1x2x8x16xbf16>'; it must have its operand's, 'tensor<1x2x16x8xbf16>'}}
+  %o, %l = graph.fused_attention %q, %kt, %v q_bias(%b : tensor<1x2x8x16xbf16>) kt_bias(%b : tensor<1x2x8x16xbf16>) : (tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x8xf32>) {
+  ^bb0(%s: tensor<1x2x8x8xbf16>):
+    graph.yield %s : tensor<1x2x8x8xbf16>
+  }
+  return
+}
+
+// -----
+
+func.func @grad_bias(%q: tensor<1x2x8x16xbf16>, %kt: tensor<1x2x16x8xbf16>, %v: tensor<1x2x8x16xbf16>, %o: tensor<1x2x8x16xbf16>, %lse: tensor<1x2x8xf32>, %b: tensor<1x2x8x16xf16>) {
+  // expected-error @+1 {{'graph.fused_attention_grad' op v_bias has type 'tensor<1x2x8x16xf16>'; it must have its operand's, 'tensor<1x2x8x16xbf16>'}}
+  %dq, %dkt, %dv, %delta = graph.fused_attention_grad %q, %kt, %v, %o, %lse, %o v_bias(%b : tensor<1x2x8x16xf16>) prologue() epilogue() : (tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8xf32>, tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8xf32>) {
+  ^bb0(%s: tensor<1x2x8x8xbf16>):
+    graph.yield %s : tensor<1x2x8x8xbf16>
+  } {
+  ^bb0(%s: tensor<1x2x8x8xbf16>):
+    graph.yield %s : tensor<1x2x8x8xbf16>
+  }
+  return
+}

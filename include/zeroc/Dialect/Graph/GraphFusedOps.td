@@ -118,7 +118,7 @@ def Graph_FusedSoftmaxGradOp : Graph_Op<"fused_softmax_grad",
 }
 
 def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
-    [Pure, IsolatedFromAbove]> {
+    [Pure, IsolatedFromAbove, AttrSizedOperandSegments]> {
   let summary = "a softmax attention in one kernel: softmax(prologue(q kt)) v";
   let description = [{
     `q` is `[B, H, Tq, D]`, `kt` `[B, H, D, Tk]` and `v` `[B, H, Tk, D]`,
@@ -139,7 +139,11 @@ def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
     the product with `v`: the probabilities are dropped by the mask that op
     draws over the `[B, H, Tq, Tk]` probabilities (the seed's, and the
     micro-step's counter), kept ones scaled by 1/(1-ratio), while the
-    softmax's sum counts every key.
+    softmax's sum counts every key. `q_bias`, `kt_bias` and `v_bias`, each
+    optional and of its operand's type, are added to it as the kernels load
+    it, each sum rounded to the element type as a `graph.add` (bias + x)
+    stores it: the bias of a QKV projection, usually a `graph.strided_view`
+    with strides 0 along batch and time (zero-fuse-attention-bias).
 
     ```mlir
     %o, %lse = graph.fused_attention %q, %kt, %v prologue(%k, %mask, %ninf : tensor<bf16>, tensor<1x1x64x64xi1>, tensor<bf16>) {out_perm = array<i64: 0, 2, 1, 3>} : (tensor<2x4x64x16xbf16>, tensor<2x4x16x64xbf16>, tensor<2x4x64x16xbf16>) -> (tensor<2x64x4x16xbf16>, tensor<2x4x64xf32>) {
@@ -151,6 +155,8 @@ def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
     ```
   }];
   let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
+                   Optional<Graph_FloatTensor>:$q_bias, Optional<Graph_FloatTensor>:$kt_bias,
+                   Optional<Graph_FloatTensor>:$v_bias,
                    Variadic<Graph_Tensor>:$inputs,
                    OptionalAttr<DenseI64ArrayAttr>:$out_perm, UnitAttr:$causal,
                    OptionalAttr<F64Attr>:$dropout_ratio,
@@ -158,7 +164,10 @@ def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
   let results = (outs Graph_FloatTensor:$out, Graph_FloatTensor:$lse);
   let regions = (region SizedRegion<1>:$prologue);
   let assemblyFormat = [{
-    $q `,` $kt `,` $v (`prologue` `(` $inputs^ `:` type($inputs) `)`)? attr-dict `:`
+    $q `,` $kt `,` $v (`q_bias` `(` $q_bias^ `:` type($q_bias) `)`)?
+    (`kt_bias` `(` $kt_bias^ `:` type($kt_bias) `)`)?
+    (`v_bias` `(` $v_bias^ `:` type($v_bias) `)`)?
+    (`prologue` `(` $inputs^ `:` type($inputs) `)`)? attr-dict `:`
     `(` type($q) `,` type($kt) `,` type($v) `)` `->` `(` type($out) `,` type($lse) `)` $prologue
   }];
   let hasRegionVerifier = 1;
@@ -189,9 +198,13 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
     `dropout_seed`: the forward op's dropout, whose mask drops the
     probabilities `grad_v` is computed from and the gradient of the dropped
     probabilities (`grad v^T`), as the dropout op of the gradient does.
+    `q_bias`, `kt_bias` and `v_bias`: as the forward op's (q, kt and v are
+    the sums).
   }];
   let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
                    Graph_FloatTensor:$out, Graph_FloatTensor:$lse, Graph_FloatTensor:$grad,
+                   Optional<Graph_FloatTensor>:$q_bias, Optional<Graph_FloatTensor>:$kt_bias,
+                   Optional<Graph_FloatTensor>:$v_bias,
                    Variadic<Graph_Tensor>:$prologue_inputs,
                    Variadic<Graph_Tensor>:$epilogue_inputs,
                    OptionalAttr<DenseI64ArrayAttr>:$out_perm,
@@ -210,6 +223,9 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
   }];
   let assemblyFormat = [{
     $q `,` $kt `,` $v `,` $out `,` $lse `,` $grad
+    (`q_bias` `(` $q_bias^ `:` type($q_bias) `)`)?
+    (`kt_bias` `(` $kt_bias^ `:` type($kt_bias) `)`)?
+    (`v_bias` `(` $v_bias^ `:` type($v_bias) `)`)?
     `prologue` `(` ($prologue_inputs^ `:` type($prologue_inputs))? `)`
     `epilogue` `(` ($epilogue_inputs^ `:` type($epilogue_inputs))? `)` attr-dict `:`
     `(` type($q) `,` type($kt) `,` type($v) `,` type($out) `,` type($lse) `,` type($grad) `)`

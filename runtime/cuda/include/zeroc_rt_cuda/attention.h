@@ -6,7 +6,8 @@
 // [batch, heads, tq, D], k and v [batch, heads, tk, D], each at element
 // strides of its own (Strides4), so the kernels read q, k and v where the
 // QKV projection put them and write o, dq, dk and dv where their readers
-// want them. `score(i, s)` is the prologue a graph.fused_attention carries:
+// want them; q, k and v may each carry an addend (a bias the kernels add as
+// they load, AttnIn). `score(i, s)` is the prologue a graph.fused_attention carries:
 // s is a product of q's and k's rows in float, i its element's index in the
 // [batch, heads, tq, tk] scores; it returns the softmax's input (the
 // scale, the mask: -inf drops a key). The gradient's `epilogue(i, g)` takes
@@ -55,6 +56,18 @@ constexpr int kAttnRows = 16 * kAttnWarps;
 /// Element strides of a [batch, heads, time, dim] operand, in that order.
 struct Strides4 {
   int64_t b, h, t, d;
+};
+
+/// An operand the kernels read, q, k or v: `x` at strides `s`, plus, when
+/// `add` is set, `add` at strides `as` (a bias broadcast over batch and
+/// time: strides 0 there), which the kernels add as they load x, each sum
+/// rounded to T as the graph.add that zero-fuse-attention-bias folded in
+/// stores it (bias + x in float, then T).
+template <typename T> struct AttnIn {
+  const T *x;
+  Strides4 s;
+  const T *add = nullptr;
+  Strides4 as{0, 0, 0, 0};
 };
 
 /// An attention's batch, heads, query rows and keys (the head dimension is
@@ -128,43 +141,78 @@ namespace attn {
 
 ZRT_HD int64_t at(const Strides4 &s, int64_t b, int64_t h) { return b * s.b + h * s.h; }
 
-/// Whether x's (b, h) matrix (base: its offset) can be read 8 elements,
-/// 16 bytes, at a time: unit stride along d and every row 16-byte aligned
-/// (the same for all of a block's threads).
-template <typename T> ZRT_DEV bool wideRows(const T *x, const Strides4 &s, int64_t base) {
-  return s.d == 1 && s.t % 8 == 0 &&
-         (reinterpret_cast<uintptr_t>(x + base) & 15u) == 0;
+/// Where operand `in`'s (b, h) matrix starts: in x and in its addend.
+struct AttnBase {
+  int64_t x, add;
+};
+template <typename T> ZRT_HD AttnBase baseOf(const AttnIn<T> &in, int64_t b, int64_t h) {
+  return AttnBase{at(in.s, b, h), at(in.as, b, h)};
 }
 
-/// Elements 8c .. 8c + 7 of row t of x's matrix as 4 words (zeros past
-/// `end`).
+/// Element (t, d) of `in`'s matrix at `base`: x's, plus the addend's,
+/// rounded to T.
 template <typename T>
-ZRT_DEV Words4 rowChunk(const T *x, const Strides4 &s, int64_t base, int64_t t, int c,
-                        int64_t end) {
-  return t < end ? load16(x + base + t * s.t + 8 * c) : Words4{{0u, 0u, 0u, 0u}};
+ZRT_DEV T element(const AttnIn<T> &in, const AttnBase &base, int64_t t, int64_t d) {
+  const T x = in.x[base.x + t * in.s.t + d * in.s.d];
+  if (!in.add)
+    return x;
+  return store<T>(load(in.add[base.add + t * in.as.t + d * in.as.d]) + load(x));
 }
 
-/// Rows [t0, t0 + R) of x's (b, h) matrix (base: its offset), into `tile`
-/// as pairs along d: word w of row r at r * (D / 2 + kAttnPad) + w; rows
-/// at or past `end` are zeros.
+/// Whether a matrix at `p` with strides `s` can be read 8 elements, 16
+/// bytes, at a time: unit stride along d and every row 16-byte aligned.
+template <typename T> ZRT_DEV bool wide(const T *p, const Strides4 &s) {
+  return s.d == 1 && s.t % 8 == 0 && (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+/// Whether `in`'s (b, h) matrix at `base` can, x and the addend both (the
+/// same for all of a block's threads).
+template <typename T> ZRT_DEV bool wideRows(const AttnIn<T> &in, const AttnBase &base) {
+  return wide(in.x + base.x, in.s) && (!in.add || wide(in.add + base.add, in.as));
+}
+
+/// The 8 sums of two 16-byte chunks, each rounded to T.
+template <typename T> ZRT_DEV Words4 addChunks(const Words4 &x, const Words4 &add) {
+  Words4 out;
+  ZRT_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    const T xLo{static_cast<uint16_t>(x.w[k] & 0xffffu)};
+    const T xHi{static_cast<uint16_t>(x.w[k] >> 16)};
+    const T aLo{static_cast<uint16_t>(add.w[k] & 0xffffu)};
+    const T aHi{static_cast<uint16_t>(add.w[k] >> 16)};
+    out.w[k] = packPair(store<T>(load(aLo) + load(xLo)), store<T>(load(aHi) + load(xHi)));
+  }
+  return out;
+}
+
+/// Elements 8c .. 8c + 7 of row t of `in`'s matrix as 4 words (zeros past
+/// `end`); wideRows holds.
+template <typename T>
+ZRT_DEV Words4 rowChunk(const AttnIn<T> &in, const AttnBase &base, int64_t t, int c, int64_t end) {
+  if (t >= end)
+    return Words4{{0u, 0u, 0u, 0u}};
+  const Words4 x = load16(in.x + base.x + t * in.s.t + 8 * c);
+  return in.add ? addChunks<T>(x, load16(in.add + base.add + t * in.as.t + 8 * c)) : x;
+}
+
+/// Rows [t0, t0 + R) of `in`'s (b, h) matrix (base: its offsets), into
+/// `tile` as pairs along d: word w of row r at r * (D / 2 + kAttnPad) + w;
+/// rows at or past `end` are zeros.
 template <typename T, int R, int D>
-ZRT_DEV void loadRows(uint32_t *tile, const T *x, const Strides4 &s, int64_t base,
-                      int64_t t0, int64_t end) {
+ZRT_DEV void loadRows(uint32_t *tile, const AttnIn<T> &in, const AttnBase &base, int64_t t0,
+                      int64_t end) {
   constexpr int W = D / 2 + kAttnPad;
-  if (wideRows(x, s, base)) {
+  if (wideRows(in, base)) {
     for (int i = threadIndex(); i < R * (D / 8); i += blockThreads()) {
       const int r = i / (D / 8), c = i % (D / 8);
-      store16(tile + r * W + 4 * c, rowChunk(x, s, base, t0 + r, c, end));
+      store16(tile + r * W + 4 * c, rowChunk(in, base, t0 + r, c, end));
     }
     return;
   }
   for (int i = threadIndex(); i < R * (D / 2); i += blockThreads()) {
     const int r = i / (D / 2), w = i % (D / 2);
     uint32_t word = 0;
-    if (t0 + r < end) {
-      const T *p = x + base + (t0 + r) * s.t + 2 * w * s.d;
-      word = packPair(p[0], p[s.d]);
-    }
+    if (t0 + r < end)
+      word = packPair(element(in, base, t0 + r, 2 * w), element(in, base, t0 + r, 2 * w + 1));
     tile[r * W + w] = word;
   }
 }
@@ -172,14 +220,14 @@ ZRT_DEV void loadRows(uint32_t *tile, const T *x, const Strides4 &s, int64_t bas
 /// The same rows transposed: pairs of rows along time, word w of column d
 /// at d * (R / 2 + kAttnPad) + w.
 template <typename T, int R, int D>
-ZRT_DEV void loadColumns(uint32_t *tile, const T *x, const Strides4 &s, int64_t base,
-                         int64_t t0, int64_t end) {
+ZRT_DEV void loadColumns(uint32_t *tile, const AttnIn<T> &in, const AttnBase &base, int64_t t0,
+                         int64_t end) {
   constexpr int W = R / 2 + kAttnPad;
-  if (wideRows(x, s, base)) {
+  if (wideRows(in, base)) {
     for (int i = threadIndex(); i < (D / 8) * (R / 2); i += blockThreads()) {
       const int c = i % (D / 8), w = i / (D / 8);
-      const Words4 lo = rowChunk(x, s, base, t0 + 2 * w, c, end);
-      const Words4 hi = rowChunk(x, s, base, t0 + 2 * w + 1, c, end);
+      const Words4 lo = rowChunk(in, base, t0 + 2 * w, c, end);
+      const Words4 hi = rowChunk(in, base, t0 + 2 * w + 1, c, end);
       ZRT_UNROLL
       for (int k = 0; k < 8; ++k) {
         const int shift = 16 * (k & 1);
@@ -193,16 +241,16 @@ ZRT_DEV void loadColumns(uint32_t *tile, const T *x, const Strides4 &s, int64_t 
     const int d = i % D, w = i / D;
     const int64_t t = t0 + 2 * w;
     const T zero{0};
-    const T lo = t < end ? x[base + t * s.t + d * s.d] : zero;
-    const T hi = t + 1 < end ? x[base + (t + 1) * s.t + d * s.d] : zero;
+    const T lo = t < end ? element(in, base, t, d) : zero;
+    const T hi = t + 1 < end ? element(in, base, t + 1, d) : zero;
     tile[d * W + w] = packPair(lo, hi);
   }
 }
 
-/// A's fragments of a warp's 16 rows from `row0` of x's (b, h) matrix,
+/// A's fragments of a warp's 16 rows from `row0` of `in`'s (b, h) matrix,
 /// for each 16-wide step of d; rows at or past `end` are zeros.
 template <typename T, int D>
-ZRT_DEV void loadA(uint32_t (&a)[D / 16][4], const T *x, const Strides4 &s, int64_t base,
+ZRT_DEV void loadA(uint32_t (&a)[D / 16][4], const AttnIn<T> &in, const AttnBase &base,
                    int64_t row0, int64_t end, int lane) {
   ZRT_UNROLL
   for (int kk = 0; kk < D / 16; ++kk)
@@ -210,11 +258,8 @@ ZRT_DEV void loadA(uint32_t (&a)[D / 16][4], const T *x, const Strides4 &s, int6
     for (int r = 0; r < 4; ++r) {
       const int64_t row = row0 + mmaRowA(lane, r);
       const int col = kk * 16 + mmaColA(lane, r);
-      a[kk][r] = 0;
-      if (row < end) {
-        const T *p = x + base + row * s.t + col * s.d;
-        a[kk][r] = packPair(p[0], p[s.d]);
-      }
+      a[kk][r] =
+          row < end ? packPair(element(in, base, row, col), element(in, base, row, col + 1)) : 0u;
     }
 }
 
@@ -326,9 +371,9 @@ ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, const Attentio
 /// o and lse (module comment). Launch: attentionBlocks(g, g.tq) blocks of
 /// kAttnThreads, with launchWarps.
 template <typename T, int D, typename Score>
-ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &drop, const T *q,
-                              Strides4 qs, const T *k, Strides4 ks, const T *v, Strides4 vs,
-                              T *o, Strides4 os, float *lse, Score score) {
+ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &drop, AttnIn<T> q,
+                              AttnIn<T> k, AttnIn<T> v, T *o, Strides4 os, float *lse,
+                              Score score) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
   alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
@@ -339,13 +384,14 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
     const int64_t bh = at.bh, b = at.b, h = at.h, row0 = at.row0 + 16 * warp;
     const int64_t keys = keysFor(g, at.row0);
     uint32_t qa[D / 16][4];
-    attn::loadA<T, D>(qa, q, qs, attn::at(qs, b, h), row0, g.tq, lane);
+    attn::loadA<T, D>(qa, q, attn::baseOf(q, b, h), row0, g.tq, lane);
+    const attn::AttnBase kBase = attn::baseOf(k, b, h), vBase = attn::baseOf(v, b, h);
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
     float acc[D / 8][4] = {};
     for (int64_t key0 = 0; key0 < keys; key0 += BK) {
       syncBlock(); // the previous tile is read
-      attn::loadRows<T, BK, D>(kTile, k, ks, attn::at(ks, b, h), key0, g.tk);
-      attn::loadColumns<T, BK, D>(vTile, v, vs, attn::at(vs, b, h), key0, g.tk);
+      attn::loadRows<T, BK, D>(kTile, k, kBase, key0, g.tk);
+      attn::loadColumns<T, BK, D>(vTile, v, vBase, key0, g.tk);
       syncBlock();
       float s[BK / 8][4];
       attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
@@ -411,11 +457,10 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
 /// delta and dq (module comment). Launch: attentionBlocks(g, g.tq) blocks
 /// of kAttnThreads, with launchWarps, before attentionGradKV.
 template <typename T, int D, typename Score, typename Epilogue>
-ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &drop, const T *q,
-                            Strides4 qs, const T *k, Strides4 ks, const T *v, Strides4 vs,
-                            const T *o, Strides4 os, const T *dout, Strides4 dos,
-                            const float *lse, float *delta, T *dq, Strides4 dqs, Score score,
-                            Epilogue epilogue) {
+ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &drop, AttnIn<T> q,
+                            AttnIn<T> k, AttnIn<T> v, const T *o, Strides4 os, const T *dout,
+                            Strides4 dos, const float *lse, float *delta, T *dq, Strides4 dqs,
+                            Score score, Epilogue epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
   alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
@@ -445,14 +490,16 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
       }
     }
     uint32_t qa[D / 16][4], da[D / 16][4];
-    attn::loadA<T, D>(qa, q, qs, attn::at(qs, b, h), row0, g.tq, lane);
-    attn::loadA<T, D>(da, dout, dos, attn::at(dos, b, h), row0, g.tq, lane);
+    const AttnIn<T> dO{dout, dos};
+    attn::loadA<T, D>(qa, q, attn::baseOf(q, b, h), row0, g.tq, lane);
+    attn::loadA<T, D>(da, dO, attn::baseOf(dO, b, h), row0, g.tq, lane);
+    const attn::AttnBase kBase = attn::baseOf(k, b, h), vBase = attn::baseOf(v, b, h);
     float acc[D / 8][4] = {};
     for (int64_t key0 = 0; key0 < keys; key0 += BK) {
       syncBlock();
-      attn::loadRows<T, BK, D>(kTile, k, ks, attn::at(ks, b, h), key0, g.tk);
-      attn::loadRows<T, BK, D>(vTile, v, vs, attn::at(vs, b, h), key0, g.tk);
-      attn::loadColumns<T, BK, D>(kColumns, k, ks, attn::at(ks, b, h), key0, g.tk);
+      attn::loadRows<T, BK, D>(kTile, k, kBase, key0, g.tk);
+      attn::loadRows<T, BK, D>(vTile, v, vBase, key0, g.tk);
+      attn::loadColumns<T, BK, D>(kColumns, k, kBase, key0, g.tk);
       syncBlock();
       float s[BK / 8][4], dp[BK / 8][4];
       attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
@@ -479,11 +526,10 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
 /// dk and dv (module comment). Launch: attentionBlocks(g, g.tk) blocks of
 /// kAttnThreads, with launchWarps, after attentionGradQ.
 template <typename T, int D, typename Score, typename Epilogue>
-ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &drop, const T *q,
-                             Strides4 qs, const T *k, Strides4 ks, const T *v, Strides4 vs,
-                             const T *dout, Strides4 dos, const float *lse, const float *delta,
-                             T *dk, Strides4 dks, T *dv, Strides4 dvs, Score score,
-                             Epilogue epilogue) {
+ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &drop, AttnIn<T> q,
+                             AttnIn<T> k, AttnIn<T> v, const T *dout, Strides4 dos,
+                             const float *lse, const float *delta, T *dk, Strides4 dks, T *dv,
+                             Strides4 dvs, Score score, Epilogue epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BQ = kAttnTile<D>;
   alignas(16) __shared__ uint32_t qTile[BQ * (D / 2 + kAttnPad)];
@@ -497,15 +543,17 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
     const int64_t bh = at.bh, b = at.b, h = at.h, blockKey0 = at.row0,
                   key0 = blockKey0 + 16 * warp;
     uint32_t ka[D / 16][4], va[D / 16][4];
-    attn::loadA<T, D>(ka, k, ks, attn::at(ks, b, h), key0, g.tk, lane);
-    attn::loadA<T, D>(va, v, vs, attn::at(vs, b, h), key0, g.tk, lane);
+    const AttnIn<T> dO{dout, dos};
+    const attn::AttnBase qBase = attn::baseOf(q, b, h), dBase = attn::baseOf(dO, b, h);
+    attn::loadA<T, D>(ka, k, attn::baseOf(k, b, h), key0, g.tk, lane);
+    attn::loadA<T, D>(va, v, attn::baseOf(v, b, h), key0, g.tk, lane);
     float dkAcc[D / 8][4] = {}, dvAcc[D / 8][4] = {};
     for (int64_t q0 = firstQueryFor(g, blockKey0, BQ); q0 < g.tq; q0 += BQ) {
       syncBlock();
-      attn::loadRows<T, BQ, D>(qTile, q, qs, attn::at(qs, b, h), q0, g.tq);
-      attn::loadColumns<T, BQ, D>(qColumns, q, qs, attn::at(qs, b, h), q0, g.tq);
-      attn::loadRows<T, BQ, D>(dTile, dout, dos, attn::at(dos, b, h), q0, g.tq);
-      attn::loadColumns<T, BQ, D>(dColumns, dout, dos, attn::at(dos, b, h), q0, g.tq);
+      attn::loadRows<T, BQ, D>(qTile, q, qBase, q0, g.tq);
+      attn::loadColumns<T, BQ, D>(qColumns, q, qBase, q0, g.tq);
+      attn::loadRows<T, BQ, D>(dTile, dO, dBase, q0, g.tq);
+      attn::loadColumns<T, BQ, D>(dColumns, dO, dBase, q0, g.tq);
       for (int i = threadIndex(); i < BQ; i += blockThreads()) {
         const bool in = q0 + i < g.tq;
         lseTile[i] = in ? lse[bh * g.tq + q0 + i] : 0.f;

@@ -1,8 +1,8 @@
 //===- kernels/attention.cu - The attention kernels with a plain prologue -===//
 //
 // kernels/attention.h: zeroc_rt_cuda/attention.h instantiated with a scaled,
-// optionally causal, score and an optional dropout, for heads of 16, 32,
-// 64 and 128 in F16 and BF16.
+// optionally causal, score, an optional dropout and optional addends of q,
+// k and v, for heads of 16, 32, 64 and 128 in F16 and BF16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,12 @@ namespace zeroc_rt::cuda {
 namespace {
 
 ZRT_HD Strides4 strides4(const int64_t (&s)[4]) { return Strides4{s[0], s[1], s[2], s[3]}; }
+
+/// Operand i (q, k, v) of the call at `x`, with its addend.
+template <typename T> ZRT_HD AttnIn<T> input(const AttentionCall &c, int i, const T *x) {
+  const int64_t(&s)[4] = i == 0 ? c.q : i == 1 ? c.k : c.v;
+  return AttnIn<T>{x, strides4(s), static_cast<const T *>(c.add[i]), strides4(c.addStrides[i])};
+}
 
 ZRT_HD AttentionShape shapeOf(const AttentionCall &c) {
   return AttentionShape{c.batch, c.heads, c.tq, c.tk, c.causal};
@@ -48,17 +54,16 @@ template <typename T> struct ScaledGrad : CausalMask {
 template <typename T, int D>
 ZRT_GLOBAL void forwardKernel(AttentionCall c, const T *q, const T *k, const T *v, T *o,
                               float *lse) {
-  attentionForward<T, D>(shapeOf(c), dropoutFor(c), q, strides4(c.q), k, strides4(c.k), v,
-                         strides4(c.v), o, strides4(c.o), lse,
-                         ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale});
+  attentionForward<T, D>(shapeOf(c), dropoutFor(c), input(c, 0, q), input(c, 1, k), input(c, 2, v),
+                         o, strides4(c.o), lse, ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale});
 }
 
 template <typename T, int D>
 ZRT_GLOBAL void gradQKernel(AttentionCall c, const T *q, const T *k, const T *v, const T *o,
                             const T *dout, const float *lse, float *delta, T *dq) {
-  attentionGradQ<T, D>(shapeOf(c), dropoutFor(c), q, strides4(c.q), k, strides4(c.k), v,
-                       strides4(c.v), o, strides4(c.o), dout, strides4(c.dout), lse, delta, dq,
-                       strides4(c.dq), ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale},
+  attentionGradQ<T, D>(shapeOf(c), dropoutFor(c), input(c, 0, q), input(c, 1, k), input(c, 2, v), o,
+                       strides4(c.o), dout, strides4(c.dout), lse, delta, dq, strides4(c.dq),
+                       ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale},
                        ScaledGrad<T>{{c.tq, c.tk, c.causal}, c.scale});
 }
 
@@ -66,9 +71,9 @@ template <typename T, int D>
 ZRT_GLOBAL void gradKVKernel(AttentionCall c, const T *q, const T *k, const T *v,
                              const T *dout, const float *lse, const float *delta, T *dk,
                              T *dv) {
-  attentionGradKV<T, D>(shapeOf(c), dropoutFor(c), q, strides4(c.q), k, strides4(c.k), v,
-                        strides4(c.v), dout, strides4(c.dout), lse, delta, dk, strides4(c.dk), dv,
-                        strides4(c.dv), ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale},
+  attentionGradKV<T, D>(shapeOf(c), dropoutFor(c), input(c, 0, q), input(c, 1, k), input(c, 2, v),
+                        dout, strides4(c.dout), lse, delta, dk, strides4(c.dk), dv, strides4(c.dv),
+                        ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale},
                         ScaledGrad<T>{{c.tq, c.tk, c.causal}, c.scale});
 }
 

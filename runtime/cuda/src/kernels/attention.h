@@ -33,6 +33,11 @@ struct AttentionCall {
   int causal;
   double dropout;
   uint64_t seed, counter;
+  /// Addends of q, k and v (null: none), each at element strides of its
+  /// own (zeroc_rt_cuda/attention.h's AttnIn: a bias broadcast with strides
+  /// 0), which the kernels add as they load them.
+  const void *add[3] = {nullptr, nullptr, nullptr};
+  int64_t addStrides[3][4] = {};
 };
 
 /// o and lse (float [batch, heads, tq]); q, k, v, o of `dtype` (F16 or
