@@ -1,9 +1,13 @@
 #!/usr/bin/python3
 """GPT-2-124M-shaped model for the GPU benchmark (scripts/gpu-check.sh).
 
-  export OUT.onnx [--batch B]     the ONNX model (examples/models.py's GPT at
+  export OUT.onnx [--batch B] [--vocab V]
+                                  the ONNX model (examples/models.py's GPT at
                                   GPT-2 small's sizes: V 50257, T 1024, C 768,
-                                  12 heads, 12 layers, tied head, no dropout)
+                                  12 heads, 12 layers, tied head, no dropout;
+                                  --vocab 50304 is nanoGPT's and llm.c's
+                                  padded vocabulary, whose rows of logits are
+                                  16-byte aligned: gpu-check's diagnostic row)
   data DIR [--batch B]            idx.npy / targets.npy token samples
   torch [--batch B] [--steps N]   the PyTorch peer on the GPU: the same model
                                   in bf16 autocast with fused AdamW; prints
@@ -33,11 +37,11 @@ def flops_per_token(n_params):
     return 6 * n_params + 6 * NL * C * T
 
 
-def model():
+def model(vocab=V):
     import torch
     import models
     torch.manual_seed(0)
-    m = models.without_dropout(models.GPT(V=V, T=T, C=C, nh=NH, nl=NL))
+    m = models.without_dropout(models.GPT(V=vocab, T=T, C=C, nh=NH, nl=NL))
     with torch.no_grad():
         for name, p in m.named_parameters():
             p.fill_(1.0 if "ln" in name and name.endswith("weight") else 0.02)
@@ -51,7 +55,10 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--samples", type=int, default=64)
+    ap.add_argument("--vocab", type=int, default=V)
     a = ap.parse_args()
+    if a.vocab < V:
+        ap.error("--vocab %d: the data's tokens go up to %d" % (a.vocab, V - 1))
     if a.what == "data":
         import numpy as np
         os.makedirs(a.path, exist_ok=True)
@@ -60,7 +67,7 @@ def main():
         np.save(os.path.join(a.path, "targets.npy"), rng.integers(0, V, (a.samples, T), dtype=np.int64))
         return 0
     import torch
-    m = model()
+    m = model(a.vocab)
     if a.what == "export":
         from zeroc_torch.export import export
         idx = torch.zeros(a.batch, T, dtype=torch.int64)

@@ -2,8 +2,9 @@
 //
 // docs/CudaTarget.md, "What the step moves": the compute cost model's FLOPs
 // and bytes (ComputeCostModel) summed per op name for each function, and
-// the roofline time at a peak rate and bandwidth, printed to stdout. The
-// numbers the fusion passes' notes call "computed" come from here.
+// the roofline time at a peak rate and bandwidth, printed to stdout (with
+// by-node, per op name and ONNX node, as the trainer's trace names ops).
+// The numbers the fusion passes' notes call "computed" come from here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,9 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <string>
 
 namespace zeroc {
 #define GEN_PASS_DEF_PRINTCOMPUTECOST
@@ -51,17 +55,21 @@ struct PrintComputeCostPass : zeroc::impl::PrintComputeCostBase<PrintComputeCost
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
-      llvm::MapVector<StringRef, Cost> byName;
+      llvm::MapVector<std::string, Cost, std::map<std::string, unsigned>> byName;
       fn.walk([&](Operation *op) {
         if (op == fn || op->hasTrait<OpTrait::IsTerminator>() || zeroc::graph::isInFusedBody(op))
           return;
-        Cost &c = byName[op->getName().getStringRef()];
+        // By node: the name the trainer's trace gives the op (ProgramPrinter).
+        std::string key = op->getName().getStringRef().str();
+        if (std::string node = zeroc::graph::onnxNameOf(op->getLoc()); byNode && !node.empty())
+          key += " " + node;
+        Cost &c = byName[key];
         c.count += 1;
         c.flops += zeroc::ComputeCostModel::flops(op);
         c.bytes += zeroc::ComputeCostModel::bytes(op);
         c.us += model.opUs(op);
       });
-      SmallVector<std::pair<StringRef, Cost>> rows(byName.begin(), byName.end());
+      SmallVector<std::pair<std::string, Cost>> rows(byName.begin(), byName.end());
       llvm::stable_sort(rows,
                         [](const auto &a, const auto &b) { return a.second.us > b.second.us; });
       os << llvm::formatv("// @{0}: each op's FLOPs and bytes (operands and results), its time "

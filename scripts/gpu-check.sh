@@ -101,26 +101,32 @@ prepare_bench() {
   mkdir -p "$cache"
   [ -f "$cache/gpt2_124m.onnx" ] || /usr/bin/python3 "$root/bench/gpt2_124m.py" export \
     "$cache/gpt2_124m.onnx" --batch 8 || die "exporting GPT-2-124M"
+  [ -f "$cache/gpt2_124m_v50304.onnx" ] || /usr/bin/python3 "$root/bench/gpt2_124m.py" export \
+    "$cache/gpt2_124m_v50304.onnx" --batch 8 --vocab 50304 || die "exporting GPT-2-124M (vocab 50304)"
   # bench-s0u: stage 0 with one kernel per elementwise op, the fusion's
   # peer; bench-s0a: stage 0 with attention as matmuls and a softmax, the
-  # attention kernels' peer.
-  local v s cfg
-  for v in 0 3 0u 0a; do
-    s=${v%[ua]} cfg=bench
+  # attention kernels' peer; bench-s0p: stage 0 of the same model with
+  # nanoGPT's padded vocabulary of 50304, whose logits' rows (100,608
+  # bytes, not 100,514) are 16-byte aligned for the GEMMs: a diagnostic.
+  local v s cfg onnx
+  for v in 0 3 0u 0a 0p; do
+    s=${v%[uap]} cfg=bench onnx=$cache/gpt2_124m.onnx
     [ "$v" = 0u ] && cfg=bench-unfused
     [ "$v" = 0a ] && cfg=bench-matmul-attention
-    "$build/bin/zeroc" compile "$cache/gpt2_124m.onnx" --stage $s --config "$stage/configs/$cfg.json" \
+    [ "$v" = 0p ] && onnx=$cache/gpt2_124m_v50304.onnx
+    "$build/bin/zeroc" compile "$onnx" --stage $s --config "$stage/configs/$cfg.json" \
       --target cuda --max-constant-bytes 2G -o "$stage/progs/bench-s$v" --dump-ir "$dir/ir-bench-s$v" \
       > /dev/null 2>&1 || die "compiling GPT-2-124M ($cfg) at stage $s"
     rm -f "$stage/progs/bench-s$v/train.cu"
   done
   # The fused stage-0 micro-step's roofline time (zero-print-compute-cost)
   # at an H100's and an H200's memory bandwidth, for the bench's row.
-  # The whole listing (cost-$bw.txt) is the op table's peer (ops_row).
+  # The whole listing by node (cost-$bw.txt) is the op tables' peer
+  # (ops_row): per op kind and per op class.
   local bw
   for bw in 3350 4800; do
     "$build/bin/zeroc-opt" "$dir/ir-bench-s0/"*-plan-buffers.mlir -o /dev/null \
-      -zero-print-compute-cost="memory-gb-per-s=$bw" > "$stage/progs/bench-s0/cost-$bw.txt"
+      -zero-print-compute-cost="memory-gb-per-s=$bw by-node=true" > "$stage/progs/bench-s0/cost-$bw.txt"
     awk '/@train_micro_step/ { f = 1 } f && $2 == "total" { print $NF; exit }' \
       "$stage/progs/bench-s0/cost-$bw.txt" > "$stage/progs/bench-s0/roofline-$bw.us"
     [ -s "$stage/progs/bench-s0/roofline-$bw.us" ] || die "the GPT-2-124M roofline (zero-print-compute-cost)"
@@ -369,8 +375,8 @@ roofline_row() {
 
 bench() {
   local -n out=$1
-  local stage=$dir/stage s t0 t3 t0u t0a
-  for s in 0 3 0u 0a; do
+  local stage=$dir/stage s t0 t3 t0u t0a t0p
+  for s in 0 3 0u 0a 0p; do
     local p=$stage/progs/bench-s$s peakfile=$dir/log/bench-s$s.mem
     ( while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; done ) > "$peakfile" &
     local poll=$!
@@ -409,10 +415,11 @@ PY
     local label="stage $s"
     [ "$s" = 0u ] && label="stage 0, unfused"
     [ "$s" = 0a ] && label="stage 0, matmul attention"
+    [ "$s" = 0p ] && label="stage 0, vocab 50304"
     out+=("gpt2-124m bf16 $label|${line%%|*}|${line#*|}")
     local ms
     ms=$(python3 -c "import json,sys; s=[json.loads(l)['time_ms'] for l in open(sys.argv[1])][3:]; print(sorted(s)[len(s)//2])" "$dir/log/bench-s$s.jsonl" 2>/dev/null || echo 0)
-    case $s in 0) t0=$ms ;; 3) t3=$ms ;; 0u) t0u=$ms ;; 0a) t0a=$ms ;; esac
+    case $s in 0) t0=$ms ;; 3) t3=$ms ;; 0u) t0u=$ms ;; 0a) t0a=$ms ;; 0p) t0p=$ms ;; esac
   done
   # The comm/compute overlap, from the GPU's own timeline (--trace; the
   # events cost time, so a run of its own, not the timed ones above).
@@ -423,6 +430,7 @@ PY
   out+=("$(roofline_row "$t0")")
   out+=("unfused / fused step time (stage 0)|$(python3 -c "print('%.2f' % ($t0u / $t0))" 2>/dev/null || echo n/a)|the fusion passes' gain")
   out+=("matmul / fused attention step time|$(python3 -c "print('%.2f' % ($t0a / $t0))" 2>/dev/null || echo n/a)|zero-fuse-attention's gain (> 1: the kernels win)")
+  out+=("vocab 50257 / 50304 step time|$(python3 -c "print('%.2f' % ($t0 / $t0p))" 2>/dev/null || echo n/a)|> 1: unaligned rows of logits slow the head's GEMMs")
 }
 
 case "$mode" in

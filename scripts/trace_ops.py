@@ -20,7 +20,9 @@ GPU's rates), the cost model's GFLOP, GB and roofline time per step for
 that kind, the rates reached (TFLOP/s, GB/s) and the roofline's share of
 the measured time; then the K (default 12) op classes (the name with its
 first number, the layer's, as N: `graph.gemm /module/h.N/mlp/mlp.0/MatMul`)
-that take the most time. The last line is one row for gpu-check's table:
+that take the most time, with the cost model's numbers for each where the listing
+is by node (zero-print-compute-cost's by-node). The last line is one row
+for gpu-check's table:
 
   ok|<ms> ms of device ops per step: <kind> <p>%, <kind> <p>%, <kind> <p>%
 
@@ -33,26 +35,45 @@ import re
 import sys
 
 
-def cost_by_kind(path, micro_steps):
-    """{op kind: [gflop, gb, us]} per optimizer step from a
-    zero-print-compute-cost listing: @train_micro_step's rows times the
-    micro-steps, plus @train_step's (@forward, the evaluation, is left
-    out)."""
-    kinds, scale = {}, None
-    row = re.compile(r"^//\s+(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
+def cost_rows(path, micro_steps):
+    """{row name: [gflop, gb, us]} per optimizer step from a
+    zero-print-compute-cost listing (per op name, or with by-node per op
+    name and ONNX node, as the trace names ops): @train_micro_step's rows
+    times the micro-steps, plus @train_step's (@forward, the evaluation, is
+    left out)."""
+    rows, scale = {}, None
     with open(path) as f:
         for line in f:
             head = re.match(r"^// @(\w+):", line)
             if head:
                 scale = {"train_micro_step": micro_steps, "train_step": 1}.get(head.group(1))
                 continue
-            m = row.match(line)
-            if not m or scale is None or m.group(1) in ("op", "total"):
+            fields = line[2:].split() if line.startswith("//") else []
+            if scale is None or len(fields) < 5 or fields[0] in ("op", "total"):
                 continue
-            k = kinds.setdefault(m.group(1), [0.0, 0.0, 0.0])
+            try:
+                numbers = [float(x) for x in fields[-3:]]
+                int(fields[-4])
+            except ValueError:
+                continue
+            r = rows.setdefault(" ".join(fields[:-4]), [0.0, 0.0, 0.0])
             for i in range(3):
-                k[i] += scale * float(m.group(3 + i))
-    return kinds
+                r[i] += scale * numbers[i]
+    return rows
+
+
+def grouped(rows, key):
+    """`rows` summed per key(row name)."""
+    out = {}
+    for name, values in rows.items():
+        g = out.setdefault(key(name), [0.0, 0.0, 0.0])
+        for i in range(3):
+            g[i] += values[i]
+    return out
+
+
+def kind_of(name):
+    return name.split()[0] if name.split() else "?"
 
 
 def op_class(name):
@@ -91,8 +112,7 @@ def main():
         if not lo < e["ts"] <= hi:
             continue
         name = str(e.get("name", "?"))
-        for table, key in ((kinds, name.split()[0] if name.split() else "?"),
-                           (classes, op_class(name))):
+        for table, key in ((kinds, kind_of(name)), (classes, op_class(name))):
             t = table.setdefault(key, [0, 0.0])
             t[0] += 1
             t[1] += e["dur"] / 1e3
@@ -100,13 +120,17 @@ def main():
     if total <= 0:
         print("FAIL|no device op ran in the %d steps after step %d" % (steps, a.skip_steps))
         return 1
-    cost = {}
+    cost, classCost = {}, {}
     if a.cost:
         try:
-            cost = cost_by_kind(a.cost, a.micro_steps)
+            rows = cost_rows(a.cost, a.micro_steps)
         except OSError as err:
             print("FAIL|cannot read %s: %s" % (a.cost, err))
             return 1
+        cost = grouped(rows, kind_of)
+        classCost = grouped(rows, op_class)
+        if not any(name in classCost for name in classes):
+            classCost = {}  # a listing per op name: no classes
     print("Device time per optimizer step by op kind (mean of %d steps after %d)%s:" % (
         steps, a.skip_steps, "; cost model per step from " + a.cost if a.cost else ""))
     print()
@@ -136,14 +160,22 @@ def main():
             sum(v[2] for v in cost.values()) / 1e3,
             100 * sum(v[2] for v in cost.values()) / 1e3 / total) if a.cost else ""))
     print()
-    print("The %d op classes that take the most device time per step:" % a.top)
+    print("The %d op classes that take the most device time per step%s:" % (
+        a.top, "; the cost model's by class where its listing is by node" if classCost else ""))
     print()
-    print("| op class | calls | ms | share |")
-    print("|---|---:|---:|---:|")
+    print("| op class | calls | ms | share |%s" % (
+        " GFLOP | TFLOP/s | GB/s | roofline / measured |" if classCost else ""))
+    print("|---|---:|---:|---:|%s" % ("---:|---:|---:|---:|" if classCost else ""))
     for name, (calls, ms) in sorted(classes.items(), key=lambda kv: -kv[1][1])[:a.top]:
         ms /= steps
-        print("| %s | %d | %.3f | %.1f%% |" % (name.replace("|", "/"), calls // steps, ms,
-                                              100 * ms / total))
+        line = "| %s | %d | %.3f | %.1f%% |" % (name.replace("|", "/"), calls // steps, ms,
+                                                100 * ms / total)
+        if classCost:
+            c = classCost.get(name)
+            line += (" %.1f | %.1f | %.0f | %.0f%% |" % (
+                c[0], c[0] / ms if ms else 0.0, 1e3 * c[1] / ms if ms else 0.0,
+                100 * c[2] / 1e3 / ms if ms else 0.0) if c else " | | | |")
+        print(line)
     print()
     top = sorted(kinds.items(), key=lambda kv: -kv[1][1])[:3]
     print("ok|%.2f ms of device ops per step: %s" % (total, ", ".join(

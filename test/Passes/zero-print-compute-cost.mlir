@@ -1,4 +1,5 @@
 // RUN: zeroc-opt %s -zero-print-compute-cost='gflops=1000 memory-gb-per-s=100' -o /dev/null | FileCheck %s
+// RUN: zeroc-opt %s -zero-print-compute-cost='gflops=1000 memory-gb-per-s=100 by-node=true' -o /dev/null | FileCheck %s --check-prefix=NODE
 
 // Tests the table: per op name, most costly first, the FLOPs (a GEMM's
 // 2MNK, 2*256*1024*512 = 0.268 GFLOP; one per result element otherwise)
@@ -16,13 +17,19 @@
 // CHECK-NOT: graph.reshape
 // CHECK-NOT: graph.exp
 // CHECK-NOT: graph.concat
+// With by-node, one row per op name and ONNX node (the name the trainer's
+// trace gives the op); an op without a node's name keeps its op name.
+// NODE: //   graph.gemm /layer/MatMul                      1          0.3      0.004      268.4
+// NODE-NEXT: //   graph.fused_elementwise /layer/Exp            1          0.0      0.002       21.0
+// NODE-NEXT: //   graph.fused_elementwise                       1          0.0      0.002       21.0
+// NODE-NEXT: //   total                                         3          0.3      0.008      310.4
 func.func @step(%a: tensor<256x512xf32>, %b: tensor<512x1024xf32>) -> tensor<262144xf32> {
-  %c = graph.gemm %a, %b : (tensor<256x512xf32>, tensor<512x1024xf32>) -> tensor<256x1024xf32>
+  %c = graph.gemm %a, %b : (tensor<256x512xf32>, tensor<512x1024xf32>) -> tensor<256x1024xf32> loc("/layer/MatMul")
   %e = graph.fused_elementwise %c : (tensor<256x1024xf32>) -> tensor<256x1024xf32> {
   ^bb0(%x: tensor<256x1024xf32>):
     %0 = graph.exp %x : tensor<256x1024xf32>
     graph.yield %0 : tensor<256x1024xf32>
-  }
+  } loc(fused["/layer/Exp", unknown])
   %f = graph.fused_elementwise %e : (tensor<256x1024xf32>) -> tensor<256x1024xf32> {
   ^bb0(%x: tensor<256x1024xf32>):
     %0 = graph.neg %x : tensor<256x1024xf32>

@@ -495,6 +495,9 @@ def PrintComputeCost : Pass<"zero-print-compute-cost", "::mlir::ModuleOp"> {
            "the peak rate, in GFLOP/s">,
     Option<"memoryGBPerS", "memory-gb-per-s", "double", "4800.0",
            "the memory bandwidth, in GB/s">,
+    Option<"byNode", "by-node", "bool", "false",
+           "one row per op name and ONNX node (the name the trainer's --trace "
+           "gives an op: scripts/trace_ops.py joins the two) instead of per op name">,
   ];
 }
 
