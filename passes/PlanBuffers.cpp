@@ -135,6 +135,11 @@ struct InConcat {
 llvm::DenseMap<Value, InConcat> placeConcatOperands(ArrayRef<Operation *> ops,
                                                     const llvm::DenseSet<Value> &outside) {
   llvm::DenseMap<Value, InConcat> placed;
+  // A plan decides afresh: no placement is taken from the input.
+  for (Operation *op : ops) {
+    op->removeAttr(kOperandsInPlaceAttr);
+    op->removeAttr(kResultStridesAttr);
+  }
   for (Operation *op : ops) {
     auto concat = llvm::dyn_cast<zeroc::graph::ConcatOp>(op);
     if (!concat || !resultsNeedArena(concat) || outside.contains(concat.getResult()))

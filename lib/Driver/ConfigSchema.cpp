@@ -389,24 +389,20 @@ std::vector<Field> makeTopLevel() {
                     "key clips at 1.0); 0 disables; \"auto\" → 1.0 (HF "
                     "max_grad_norm)"),
       F::boolean("prescale_gradients", false).ignored(kGradDivide),
-      F::number("gradient_predivide_factor", 1.0)
-          .atLeast(0, true)
-          .ignored(kGradDivide),
+      F::number("gradient_predivide_factor", 1.0).atLeast(0, true).ignored(kGradDivide),
       F::choice("communication_data_type", nullptr, {"fp32", "fp16", "bf16"})
           .ignored("zeroc reduces gradients in the accumulators' dtype at "
                    "the stage 0-1 optimizer step and in the training dtype "
                    "inside stage 2-3 micro-steps")
           .withNote("None: follows fp16/bf16; other values warn"),
-      F::block("data_types",
-               {F::dtype("grad_accum_dtype")
-                    .ignored("zeroc accumulates gradients in fp32 or in the "
-                             "training dtype")
-                    .withNote("None: fp16 with fp16, fp32 with bf16 (as "
-                              "BF16_Optimizer) and fp32; \"fp32\" or the "
-                              "training dtype are honoured, others warn")}),
+      F::block("data_types", {F::dtype("grad_accum_dtype")
+                                  .ignored("zeroc accumulates gradients in fp32 or in the "
+                                           "training dtype")
+                                  .withNote("None: fp16 with fp16, fp32 with bf16 (as "
+                                            "BF16_Optimizer) and fp32; \"fp32\" or the "
+                                            "training dtype are honoured, others warn")}),
       F::boolean("wall_clock_breakdown", false),
-      F::boolean("dump_state", false)
-          .ignored("zeroc does not dump the engine state"),
+      F::boolean("dump_state", false).ignored("zeroc does not dump the engine state"),
       F::boolean("zero_allow_untested_optimizer", false)
           .withNote("without it, SGD with stage ≥ 1 draws a warning"),
       F::boolean("zero_force_ds_cpu_optimizer", true).ignored(kOffload),
@@ -420,26 +416,26 @@ std::vector<Field> makeTopLevel() {
       F::block("wandb", wandb),
       F::block("comet", comet),
       F::block("checkpoint", checkpoint),
-      F::block("zeroc",
-               {F::boolean("tf32", false)
-                    .withNote("zeroc's own (DeepSpeed ignores the block): "
-                              "CUDA f32 matmuls on TF32 tensor cores, as "
-                              "torch.backends.cuda.matmul.allow_tf32; the "
-                              "CPU target warns"),
-                F::boolean("fuse_elementwise", true)
-                    .withNote("zeroc's own: the CUDA target computes each "
-                              "chain of elementwise ops in one kernel, a "
-                              "softmax with its chains, a loss with its "
-                              "gradient, a layer norm gradient with the "
-                              "residual add; false keeps one kernel per op "
-                              "(to compare or bisect); the CPU target has "
-                              "no fusion"),
-                F::boolean("fuse_attention", true)
-                    .withNote("zeroc's own: the CUDA target computes each "
-                              "f16/bf16 softmax attention, and its gradient, "
-                              "in one kernel that never stores the scores "
-                              "(with fuse_elementwise); false keeps the "
-                              "matmuls and the softmax")}),
+      F::block("zeroc", {F::boolean("tf32", false)
+                             .withNote("zeroc's own (DeepSpeed ignores the block): "
+                                       "CUDA f32 matmuls on TF32 tensor cores, as "
+                                       "torch.backends.cuda.matmul.allow_tf32; the "
+                                       "CPU target warns"),
+                         F::boolean("fuse_elementwise", true)
+                             .withNote("zeroc's own: the CUDA target computes each "
+                                       "chain of elementwise ops in one kernel, a "
+                                       "softmax with its chains, a loss with its "
+                                       "gradient, a layer norm gradient with the "
+                                       "residual add; false keeps one kernel per op "
+                                       "(to compare or bisect); the CPU target has "
+                                       "no fusion"),
+                         F::boolean("fuse_attention", true)
+                             .withNote("zeroc's own: the CUDA target computes each "
+                                       "f16/bf16 softmax attention, and its gradient, "
+                                       "in one kernel that never stores the scores, "
+                                       "adding a QKV projection's bias as it loads "
+                                       "(with fuse_elementwise); false keeps the "
+                                       "matmuls, the softmax and the bias's add")}),
   };
   return top;
 }
