@@ -67,7 +67,7 @@ void setBias(Operation *op, unsigned slot, Value bias) {
 /// ([N], or [1, .., 1, N]), when it has them.
 std::pair<Value, Value> splitBias(AddOp add) {
   auto type = llvm::cast<RankedTensorType>(add.getType());
-  if (type.getRank() < 1 || !type.hasStaticShape())
+  if (type.getRank() < 1 || !type.hasStaticShape() || type.getShape().back() < 1)
     return {};
   const int64_t n = type.getShape().back();
   auto isBias = [&](Value v) {
