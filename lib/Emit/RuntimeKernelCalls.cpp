@@ -265,37 +265,37 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
                          d(lg.getAddend()), out(0), out(1), out(2)));
     return success();
   }
-  auto reduction = [](StringRef r) {
-    return r == "sum" ? "ZEROC_RT_LOSS_SUM"
-                      : (r == "none" ? "ZEROC_RT_LOSS_NONE" : "ZEROC_RT_LOSS_MEAN");
+  // A cross-entropy's scores, labels, reduction and ignored index (the
+  // attribute's getter is unsigned: the index is printed signed), the
+  // arguments all three of its runtime calls start with.
+  auto lossArgs = [&](Value scores, Value labels, StringRef reduction,
+                      std::optional<uint64_t> ignore) {
+    const char *r = reduction == "sum"    ? "ZEROC_RT_LOSS_SUM"
+                    : reduction == "none" ? "ZEROC_RT_LOSS_NONE"
+                                          : "ZEROC_RT_LOSS_MEAN";
+    return llvm::formatv("{0}, {1}, {2}, {3}, {4}", d(scores), d(labels), r,
+                         int(ignore.has_value()),
+                         cxxInt64(static_cast<int64_t>(ignore.value_or(0))))
+        .str();
   };
   if (auto l = llvm::dyn_cast<graph::SoftmaxCrossEntropyLossOp>(op)) {
-    auto ignore = l.getIgnoreIndex();
-    // The attribute's getter is unsigned: the index is printed signed.
-    p.call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy({0}, {1}, {2}, {3}, {4}, {5})",
-                         d(l.getScores()), d(l.getLabels()), reduction(l.getReduction()),
-                         int(ignore.has_value()),
-                         cxxInt64(static_cast<int64_t>(ignore.value_or(0))), out()));
+    p.call(llvm::formatv(
+        "zeroc_rt_k_softmax_cross_entropy({0}, {1})",
+        lossArgs(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex()), out()));
     return success();
   }
   if (auto l = llvm::dyn_cast<graph::SoftmaxCrossEntropyLossGradOp>(op)) {
-    auto ignore = l.getIgnoreIndex();
-    p.call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy_grad({0}, {1}, {2}, {3}, "
-                         "{4}, {5}, {6})",
-                         d(l.getScores()), d(l.getLabels()), reduction(l.getReduction()),
-                         int(ignore.has_value()),
-                         cxxInt64(static_cast<int64_t>(ignore.value_or(0))), d(l.getGrad()),
-                         out()));
+    p.call(
+        llvm::formatv("zeroc_rt_k_softmax_cross_entropy_grad({0}, {1}, {2})",
+                      lossArgs(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex()),
+                      d(l.getGrad()), out()));
     return success();
   }
   if (auto l = llvm::dyn_cast<graph::FusedSoftmaxCrossEntropyOp>(op)) {
-    auto ignore = l.getIgnoreIndex();
-    p.call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy_with_grad({0}, {1}, {2}, {3}, "
-                         "{4}, {5}, {6}, {7})",
-                         d(l.getScores()), d(l.getLabels()), reduction(l.getReduction()),
-                         int(ignore.has_value()),
-                         cxxInt64(static_cast<int64_t>(ignore.value_or(0))), d(l.getGrad()),
-                         out(0), out(1)));
+    p.call(
+        llvm::formatv("zeroc_rt_k_softmax_cross_entropy_with_grad({0}, {1}, {2}, {3})",
+                      lossArgs(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex()),
+                      d(l.getGrad()), out(0), out(1)));
     return success();
   }
   if (auto g = llvm::dyn_cast<graph::GatherOp>(op)) {
