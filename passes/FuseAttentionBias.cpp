@@ -33,34 +33,18 @@ struct Read {
   unsigned slot;
 };
 
-/// The operands an attention op reads as q, kt, v and their biases.
-std::array<Value, 3> operandsOf(Operation *op) {
-  if (auto f = llvm::dyn_cast<FusedAttentionOp>(op))
-    return {f.getQ(), f.getKt(), f.getV()};
-  auto g = llvm::cast<FusedAttentionGradOp>(op);
-  return {g.getQ(), g.getKt(), g.getV()};
-}
-std::array<Value, 3> biasesOf(Operation *op) {
-  if (auto f = llvm::dyn_cast<FusedAttentionOp>(op))
-    return {f.getQBias(), f.getKtBias(), f.getVBias()};
-  auto g = llvm::cast<FusedAttentionGradOp>(op);
-  return {g.getQBias(), g.getKtBias(), g.getVBias()};
-}
+/// Where an attention op reads q, kt and v, and their biases.
 std::array<OpOperand *, 3> operandSlots(Operation *op) {
   if (auto f = llvm::dyn_cast<FusedAttentionOp>(op))
     return {&f.getQMutable(), &f.getKtMutable(), &f.getVMutable()};
   auto g = llvm::cast<FusedAttentionGradOp>(op);
   return {&g.getQMutable(), &g.getKtMutable(), &g.getVMutable()};
 }
-void setBias(Operation *op, unsigned slot, Value bias) {
-  if (auto f = llvm::dyn_cast<FusedAttentionOp>(op)) {
-    MutableOperandRange biases[] = {f.getQBiasMutable(), f.getKtBiasMutable(), f.getVBiasMutable()};
-    biases[slot].assign(bias);
-    return;
-  }
+std::array<MutableOperandRange, 3> biasSlots(Operation *op) {
+  if (auto f = llvm::dyn_cast<FusedAttentionOp>(op))
+    return {f.getQBiasMutable(), f.getKtBiasMutable(), f.getVBiasMutable()};
   auto g = llvm::cast<FusedAttentionGradOp>(op);
-  MutableOperandRange biases[] = {g.getQBiasMutable(), g.getKtBiasMutable(), g.getVBiasMutable()};
-  biases[slot].assign(bias);
+  return {g.getQBiasMutable(), g.getKtBiasMutable(), g.getVBiasMutable()};
 }
 
 /// The add's operand of its own type and its bias along the last dim
@@ -135,9 +119,9 @@ struct FuseAttentionBiasPass : zeroc::impl::FuseAttentionBiasBase<FuseAttentionB
             reader->getBlock() != add->getBlock() ||
             zeroc::fusion::writesStorageBetween(add, reader, {x, bias}))
           return;
-        const std::array<Value, 3> ops = operandsOf(reader);
-        const auto slot = static_cast<unsigned>(llvm::find(ops, view.getResult()) - ops.begin());
-        if (slot >= 3 || biasesOf(reader)[slot] || &use != operandSlots(reader)[slot])
+        const std::array<OpOperand *, 3> slots = operandSlots(reader);
+        const auto slot = static_cast<unsigned>(llvm::find(slots, &use) - slots.begin());
+        if (slot >= 3 || !biasSlots(reader)[slot].empty())
           return;
         viewReads.push_back({reader, slot});
       }
@@ -160,7 +144,7 @@ struct FuseAttentionBiasPass : zeroc::impl::FuseAttentionBiasBase<FuseAttentionB
                                            b.getDenseI64ArrayAttr(onBias.second));
       for (Read r : viewReads) {
         operandSlots(r.attention)[r.slot]->set(xView);
-        setBias(r.attention, r.slot, bView);
+        biasSlots(r.attention)[r.slot].assign(bView);
       }
       view.erase();
     }
