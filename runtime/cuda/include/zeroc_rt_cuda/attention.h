@@ -149,14 +149,15 @@ template <typename T> ZRT_HD AttnBase baseOf(const AttnIn<T> &in, int64_t b, int
   return AttnBase{at(in.s, b, h), at(in.as, b, h)};
 }
 
-/// Element (t, d) of `in`'s matrix at `base`: x's, plus the addend's,
-/// rounded to T.
+/// An addend plus an element, in float and rounded to T: what the
+/// graph.add that zero-fuse-attention-bias folded in stores.
+template <typename T> ZRT_DEV T added(T add, T x) { return store<T>(load(add) + load(x)); }
+
+/// Element (t, d) of `in`'s matrix at `base`: x's, plus the addend's.
 template <typename T>
 ZRT_DEV T element(const AttnIn<T> &in, const AttnBase &base, int64_t t, int64_t d) {
   const T x = in.x[base.x + t * in.s.t + d * in.s.d];
-  if (!in.add)
-    return x;
-  return store<T>(load(in.add[base.add + t * in.as.t + d * in.as.d]) + load(x));
+  return in.add ? added(in.add[base.add + t * in.as.t + d * in.as.d], x) : x;
 }
 
 /// Whether a matrix at `p` with strides `s` can be read 8 elements, 16
@@ -170,7 +171,7 @@ template <typename T> ZRT_DEV bool wideRows(const AttnIn<T> &in, const AttnBase 
   return wide(in.x + base.x, in.s) && (!in.add || wide(in.add + base.add, in.as));
 }
 
-/// The 8 sums of two 16-byte chunks, each rounded to T.
+/// The 8 sums (added) of two 16-byte chunks.
 template <typename T> ZRT_DEV Words4 addChunks(const Words4 &x, const Words4 &add) {
   Words4 out;
   ZRT_UNROLL
@@ -179,7 +180,7 @@ template <typename T> ZRT_DEV Words4 addChunks(const Words4 &x, const Words4 &ad
     const T xHi{static_cast<uint16_t>(x.w[k] >> 16)};
     const T aLo{static_cast<uint16_t>(add.w[k] & 0xffffu)};
     const T aHi{static_cast<uint16_t>(add.w[k] >> 16)};
-    out.w[k] = packPair(store<T>(load(aLo) + load(xLo)), store<T>(load(aHi) + load(xHi)));
+    out.w[k] = packPair(added(aLo, xLo), added(aHi, xHi));
   }
   return out;
 }
