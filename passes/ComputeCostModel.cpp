@@ -28,6 +28,26 @@ double convFlops(Value output, Value weight) {
   return 2.0 * numel(output.getType()) * perChannel;
 }
 
+/// The (query, key) pairs an attention of `tq` queries and `tk` keys
+/// scores: all, or when causal each query's keys up to its own index.
+double attentionPairs(int64_t tq, int64_t tk, bool causal) {
+  if (!causal)
+    return static_cast<double>(tq) * static_cast<double>(tk);
+  // Query q scores min(q + 1, tk) keys: 1 + 2 + .. + m, then tk each.
+  const double m = static_cast<double>(std::min(tq, tk));
+  return m * (m + 1.0) / 2.0 + static_cast<double>(tq - std::min(tq, tk)) * static_cast<double>(tk);
+}
+
+/// The products of an attention on q [B, H, Tq, D] and kt [B, H, D, Tk],
+/// `products` matrix products of 2 FLOPs per pair per head element: the
+/// forward kernel's q kt and p v are 2; the gradient's kernels compute q
+/// kt and dout vt again in each of their two kernels, then dq, dk and dv:
+/// 7.
+double attentionFlops(Value q, Value kt, bool causal, double products) {
+  const double heads = static_cast<double>(dim(q, 0) * dim(q, 1) * dim(q, 3));
+  return products * 2.0 * heads * attentionPairs(dim(q, 2), dim(kt, 3), causal);
+}
+
 /// Views and aliases, and a concat whose operands zero-plan-buffers had
 /// written in its storage: they move nothing.
 bool onlyNamesMemory(Operation *op) {
@@ -50,6 +70,10 @@ double ComputeCostModel::flops(Operation *op) {
     int64_t k = dim(g.getA(), g.getTransA() ? 0 : 1);
     return 2.0 * numel(g.getType()) * static_cast<double>(k);
   }
+  if (auto a = llvm::dyn_cast<graph::FusedAttentionOp>(op))
+    return attentionFlops(a.getQ(), a.getKt(), a.getCausal(), 2.0);
+  if (auto a = llvm::dyn_cast<graph::FusedAttentionGradOp>(op))
+    return attentionFlops(a.getQ(), a.getKt(), a.getCausal(), 7.0);
   if (auto c = llvm::dyn_cast<graph::ConvOp>(op))
     return convFlops(c.getResult(), c.getWeight());
   if (auto c = llvm::dyn_cast<graph::ConvGradInputOp>(op))

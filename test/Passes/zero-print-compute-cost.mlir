@@ -39,3 +39,32 @@ func.func @step(%a: tensor<256x512xf32>, %b: tensor<512x1024xf32>) -> tensor<262
   %in = graph.concat %r, %r {axis = 0 : i64, zero.operands_in_place} : (tensor<262144xf32>, tensor<262144xf32>) -> tensor<524288xf32>
   return %r : tensor<262144xf32>
 }
+
+// A fused attention's FLOPs are its kernels' matrix products, 2 FLOPs per
+// (query, key) pair and head element each: the forward kernel's 2 (q kt
+// and p v: 2 * 2 * 8*12*64 * 1024*1024 = 25.8 GFLOP), over the lower
+// triangle's 1024*1025/2 pairs when causal (12.9 GFLOP), and the
+// gradient's 7 (q kt and dout vt in each of its two kernels, dq, dk and
+// dv: 45.1 GFLOP causal).
+// CHECK: // @attention: each op's FLOPs
+// CHECK-NEXT: //   op
+// CHECK-NEXT: //   graph.fused_attention_grad                    1         45.1      0.101    45141.2
+// CHECK-NEXT: //   graph.fused_attention                         2         38.7      0.101    38667.3
+func.func @attention(%q: tensor<8x12x1024x64xbf16>, %kt: tensor<8x12x64x1024xbf16>, %v: tensor<8x12x1024x64xbf16>, %g: tensor<8x12x1024x64xbf16>) -> (tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>) {
+  %o, %l = graph.fused_attention %q, %kt, %v : (tensor<8x12x1024x64xbf16>, tensor<8x12x64x1024xbf16>, tensor<8x12x1024x64xbf16>) -> (tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>) {
+  ^bb0(%s: tensor<8x12x1024x1024xbf16>):
+    graph.yield %s : tensor<8x12x1024x1024xbf16>
+  }
+  %co, %cl = graph.fused_attention %q, %kt, %v {causal} : (tensor<8x12x1024x64xbf16>, tensor<8x12x64x1024xbf16>, tensor<8x12x1024x64xbf16>) -> (tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>) {
+  ^bb0(%s: tensor<8x12x1024x1024xbf16>):
+    graph.yield %s : tensor<8x12x1024x1024xbf16>
+  }
+  %dq, %dkt, %dv, %delta = graph.fused_attention_grad %q, %kt, %v, %co, %cl, %g prologue() epilogue() {causal} : (tensor<8x12x1024x64xbf16>, tensor<8x12x64x1024xbf16>, tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>, tensor<8x12x1024x64xbf16>) -> (tensor<8x12x1024x64xbf16>, tensor<8x12x64x1024xbf16>, tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>) {
+  ^bb0(%s: tensor<8x12x1024x1024xbf16>):
+    graph.yield %s : tensor<8x12x1024x1024xbf16>
+  } {
+  ^bb0(%s: tensor<8x12x1024x1024xbf16>):
+    graph.yield %s : tensor<8x12x1024x1024xbf16>
+  }
+  return %o, %dq, %dv : tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>
+}

@@ -22,7 +22,9 @@ struct ComputeCostModel {
   double memoryGBPerS;
 
   /// Floating-point operations of `op`: 2MNK for a matrix product, 2 per
-  /// multiply-add of a convolution, one per result element otherwise; 0
+  /// multiply-add of a convolution, the products of a fused attention's
+  /// kernels (the scores a causal one skips aside), one per result element
+  /// otherwise; 0
   /// for an op that only names memory (a view, a reshape, a state read).
   static double flops(mlir::Operation *op);
   /// Bytes `op` reads and writes: its tensor operands and results; 0 for

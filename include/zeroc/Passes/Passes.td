@@ -473,15 +473,16 @@ def PrintComputeCost : Pass<"zero-print-compute-cost", "::mlir::ModuleOp"> {
   let description = [{
     For every function with a body, sums the compute cost model's
     floating-point operations and bytes (zeroc::ComputeCostModel: a GEMM's
-    2MNK, one per result element otherwise; every tensor operand and result
-    read or written once) over the ops of each name, outside fused bodies,
+    2MNK; a fused attention's matrix products, 2 in the forward kernel and
+    7 in the gradient's two, over the (query, key) pairs it scores; one per
+    result element otherwise; every tensor operand and result read or
+    written once) over the ops of each name, outside fused bodies,
     and prints them to stdout as a table of comments, with each op's time
     at `gflops` or `memory-gb-per-s`, whichever is longer, most costly
     first. The IR is unchanged. The defaults are an H200's dense bf16
     tensor-core rate and memory bandwidth. It shows what a fusion pass
     saves without a GPU (docs/CudaTarget.md, "What the step moves"); a
-    kernel that reads an operand twice, or an attention's products (one
-    FLOP per result element here), are not modelled.
+    kernel that reads an operand twice is not modelled.
 
     ```
     zeroc-opt ir/16-plan-buffers.mlir -zero-print-compute-cost -o /dev/null
