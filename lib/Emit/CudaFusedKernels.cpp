@@ -22,6 +22,7 @@
 #include "zeroc/Emit/EmitTypes.h"
 #include "zeroc/Support/Strides.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -40,11 +41,13 @@ std::string storageType(Type elem) {
   return (kNs + (elem.isF16() ? "F16" : "BF16")).str();
 }
 
-/// The offset of element `i` of a tensor of shape `out` in an input of
-/// shape `in` broadcast to it (numpy rules, aligned at the right).
-std::string broadcastOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
+/// The offset of element `i` (the variable named `index`) of a tensor of
+/// shape `out` in an input of shape `in` broadcast to it (numpy rules,
+/// aligned at the right).
+std::string broadcastOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                            StringRef index = "i") {
   if (in == out)
-    return "i";
+    return index.str();
   if (llvm::is_contained(out, 0)) // no element: the loop never runs
     return "0";
   const int64_t rank = out.size(), lead = rank - in.size();
@@ -54,7 +57,8 @@ std::string broadcastOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
     const int64_t n = d >= lead ? in[d - lead] : 1;
     if (n != 1) {
       // *, / and % associate left to right: "i / 6 % 4" is (i / 6) % 4.
-      std::string coord = outStride == 1 ? "i" : llvm::formatv("i / {0}", outStride).str();
+      std::string coord =
+          outStride == 1 ? index.str() : llvm::formatv("{0} / {1}", index, outStride).str();
       if (d > 0)
         coord = llvm::formatv("{0} % {1}", coord, out[d]).str();
       std::string term =
@@ -65,6 +69,21 @@ std::string broadcastOffset(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
     outStride *= out[d];
   }
   return expr.empty() ? "0" : expr;
+}
+
+/// How many consecutive elements of a tensor of shape `out` an input of
+/// shape `in` broadcast to it has at consecutive offsets, from any element
+/// whose index is a multiple of it: the product of the trailing dims the
+/// two share (all of them when equal), 1 when there are none.
+int64_t contiguousRun(ArrayRef<int64_t> in, ArrayRef<int64_t> out) {
+  int64_t run = 1;
+  for (size_t k = 1; k <= out.size(); ++k) {
+    const int64_t n = k <= in.size() ? in[in.size() - k] : 1;
+    if (n != out[out.size() - k])
+      break;
+    run *= n;
+  }
+  return run;
 }
 
 /// The launch's argument for the key of a dropout with `seed`: the key
@@ -91,10 +110,12 @@ struct PrintedBody {
 /// the kernel already has (`leadingValues`, rounded to the storage type as
 /// the op that made them stores them) and whose others are `inputs`, for
 /// the elements of a result of `type`; `indent` starts each statement.
+/// Argument k with fromChunks[k] set is element j of chunk r<k>, which the
+/// kernel loaded (printFusedKernel); the others are read at their offsets.
 FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inputs,
                                  ArrayRef<std::string> leadingValues,
                                  RankedTensorType type, StringRef indent,
-                                 StringRef prefix = "in") {
+                                 StringRef prefix = "in", ArrayRef<bool> fromChunks = {}) {
   const std::string s = storageType(type.getElementType());
   const size_t leading = leadingValues.size();
   PrintedBody out;
@@ -113,12 +134,14 @@ FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inpu
     const bool condition = t.getElementType().isInteger(1);
     const std::string in = condition ? "unsigned char" : s;
     out.params += llvm::formatv("const {0} *{2}{1}, ", in, k, prefix).str();
-    out.code += condition ? llvm::formatv("{0}const bool a{1} = {3}{1}[{2}] != 0;\n", indent,
-                                          k, at, prefix)
-                                .str()
-                          : llvm::formatv("{0}const zc a{1} = z::load({3}{1}[{2}]);\n", indent,
-                                          k, at, prefix)
-                                .str();
+    if (condition)
+      out.code +=
+          llvm::formatv("{0}const bool a{1} = {3}{1}[{2}] != 0;\n", indent, k, at, prefix);
+    else if (k < fromChunks.size() && fromChunks[k])
+      out.code += llvm::formatv("{0}const zc a{1} = z::load(r{1}.e[j]);\n", indent, k);
+    else
+      out.code +=
+          llvm::formatv("{0}const zc a{1} = z::load({3}{1}[{2}]);\n", indent, k, at, prefix);
     out.launchArgs +=
         llvm::formatv(", (const {0} *)({1})", in, p.var(inputs[k - leading])).str();
   }
@@ -287,15 +310,82 @@ void printAttentionLaunch(ProgramPrinter &p, StringRef name, const AttentionText
                        kNs, name, a.shape, rows, args));
 }
 
+/// The elements of type `type` in a Chunk (zeroc_rt_cuda/fused.h): 16
+/// bytes' worth.
+int64_t chunkSize(RankedTensorType type) {
+  return 16 / zero::elementBytes(type.getElementType());
+}
+
+/// The loop of a fused elementwise kernel over chunks, which returns when
+/// it ran; empty when the result's elements are not whole chunks. Each
+/// thread takes the chunk at an index that is a multiple of its size, and
+/// accesses the results and every input that has those elements at
+/// consecutive offsets 16 bytes at a time, when all those are 16-byte
+/// aligned (checked at run time: an input may be a view into another
+/// tensor); else the element loop after it runs. The other inputs (a
+/// scalar, a bias of fewer elements, a where's bytes) are read element by
+/// element. Every element is computed by the same code either way.
+FailureOr<std::string> printChunkLoop(ProgramPrinter &p, graph::FusedElementwiseOp op) {
+  RankedTensorType type = op.getResultType();
+  const int64_t n = type.getNumElements(), width = chunkSize(type);
+  if (n < width || n % width)
+    return std::string();
+  const std::string s = storageType(type.getElementType());
+  Block &block = op.getBody().front();
+  SmallVector<bool> fromChunks(block.getNumArguments(), false);
+  SmallVector<std::string> aligned;
+  std::string loads, chunks, stores, writes;
+  for (auto [k, arg] : llvm::enumerate(block.getArguments())) {
+    auto t = llvm::cast<RankedTensorType>(arg.getType());
+    if (t.getElementType().isInteger(1) || contiguousRun(t.getShape(), type.getShape()) % width)
+      continue;
+    fromChunks[k] = true;
+    std::string at = broadcastOffset(t.getShape(), type.getShape(), "i0");
+    if (at != "i0")
+      at = "(" + at + ")";
+    loads += llvm::formatv("      const z::Chunk<{0}> r{1} = z::loadChunk(in{1} + {2});\n", s,
+                           k, at);
+    aligned.push_back("in" + std::to_string(k));
+  }
+  FailureOr<PrintedBody> body =
+      printBody(p, block, op.getInputs(), {}, type, "        ", "in", fromChunks);
+  if (failed(body))
+    return failure();
+  for (auto [k, yielded] : llvm::enumerate(body->yielded)) {
+    chunks += llvm::formatv("{0}w{1}", k ? ", " : "", k).str();
+    aligned.push_back("out" + std::to_string(k));
+    stores += llvm::formatv("        w{0}.e[j] = z::storeD<{1}>({2});\n", k, s, yielded);
+    writes += llvm::formatv("      z::storeChunk(out{0} + i0, w{0});\n", k);
+  }
+  return llvm::formatv("  if (z::aligned16({0})) {{\n"
+                       "    for (int64_t c = z::gridFirst(); c < n / {1}; c += z::gridStride()) {{\n"
+                       "      const int64_t i0 = c * {1};\n"
+                       "{2}"
+                       "      z::Chunk<{3}> {4};\n"
+                       "      ZRT_UNROLL\n"
+                       "      for (int j = 0; j < {1}; ++j) {{\n"
+                       "        [[maybe_unused]] const int64_t i = i0 + j;\n"
+                       "{5}{6}"
+                       "      }\n"
+                       "{7}"
+                       "    }\n"
+                       "    return;\n"
+                       "  }\n",
+                       llvm::join(aligned, ", "), width, loads, s, chunks, body->code, stores,
+                       writes)
+      .str();
+}
+
 } // namespace
 
 LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
                                StringRef name, std::string &definitions) {
   RankedTensorType type = op.getResultType();
   const std::string s = storageType(type.getElementType());
-  FailureOr<PrintedBody> body =
-      printBody(p, op.getBody().front(), op.getInputs(), {}, type, "    ");
-  if (failed(body))
+  Block &block = op.getBody().front();
+  FailureOr<PrintedBody> body = printBody(p, block, op.getInputs(), {}, type, "    ");
+  FailureOr<std::string> chunkLoop = printChunkLoop(p, op);
+  if (failed(body) || failed(chunkLoop))
     return failure();
   // Rounding is idempotent: storing the rounded value stores the bits the
   // op's own kernel stores.
@@ -306,19 +396,22 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
     stores += llvm::formatv("    out{0}[i] = z::storeD<{1}>({2});\n", k, s, yielded).str();
   }
   const int64_t n = type.getNumElements();
-  const int64_t numOps = std::distance(op.getBody().front().without_terminator().begin(),
-                                       op.getBody().front().without_terminator().end());
+  const int64_t numOps =
+      std::distance(block.without_terminator().begin(), block.without_terminator().end());
   definitions += kernelHead(op, llvm::formatv("{0} ops, {1} elements, yields {2}", numOps, n,
                                               op.getNumResults())
                                     .str(),
                             name, body->params + outParams + ", int64_t n", s);
+  definitions += *chunkLoop;
   definitions += llvm::formatv("  for (int64_t i = z::gridFirst(); i < n; i += z::gridStride()) {{\n"
                                "{0}{1}  }\n}\n\n",
                                body->code, stores)
                      .str();
+  // A thread per chunk when there is a chunk loop, else per element.
+  const int64_t threads = chunkLoop->empty() ? n : n / chunkSize(type);
   p.call(llvm::formatv("zeroc_rt_cuda_launch_status((int){0}launch({1}, "
-                       "{0}blocksFor({2}), {0}kBlock{3}{5}{4}, (int64_t){2}), \"{1}\")",
-                       kNs, name, n, body->launchArgs, outArgs, body->keyArgs));
+                       "{0}blocksFor({2}), {0}kBlock{3}{5}{4}, (int64_t){6}), \"{1}\")",
+                       kNs, name, threads, body->launchArgs, outArgs, body->keyArgs, n));
   return success();
 }
 
