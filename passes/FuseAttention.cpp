@@ -22,7 +22,8 @@
 // one whose ops another op that writes memory separates. When the mask is
 // a constant that drops exactly the keys after each query (to -inf), and
 // the gradient's epilogue keeps zero zero, the fused ops are `causal`: the
-// kernels skip the tiles above the diagonal, whose scores add nothing (but
+// kernels mask those keys themselves (the where that did leaves the bodies)
+// and skip the tiles above the diagonal, whose scores add nothing (but
 // in a row masked entirely, NaN already in the unfused program:
 // docs/CudaTarget.md, "Attention in one kernel").
 //
@@ -319,20 +320,77 @@ bool isCausalMask(Value v, int64_t tq, int64_t tk, bool after) {
   return true;
 }
 
-/// Whether the prologue's value is a graph.where that makes the score of
-/// every key after its query -inf: the kernels may skip those scores.
-bool isCausalPrologue(Block &body, ValueRange inputs, RankedTensorType scores) {
+/// When the prologue's value is a graph.where that makes the score of
+/// every key after its query -inf and keeps the others: the other branch.
+Value causalWhereKept(Block &body, ValueRange inputs, RankedTensorType scores) {
   auto where = body.getTerminator()->getOperand(0).getDefiningOp<WhereOp>();
   if (!where)
-    return false;
+    return {};
   const int64_t tq = scores.getDimSize(2), tk = scores.getDimSize(3);
   auto negInf = [](const APFloat &x) { return x.isInfinity() && x.isNegative(); };
   Value cond = inputOf(where.getCondition(), inputs);
-  if (isFloatConstant(inputOf(where.getOnTrue(), inputs), negInf))
-    return isCausalMask(cond, tq, tk, /*after=*/true);
-  if (isFloatConstant(inputOf(where.getOnFalse(), inputs), negInf))
-    return isCausalMask(cond, tq, tk, /*after=*/false);
-  return false;
+  if (isFloatConstant(inputOf(where.getOnTrue(), inputs), negInf) &&
+      isCausalMask(cond, tq, tk, /*after=*/true))
+    return where.getOnFalse();
+  if (isFloatConstant(inputOf(where.getOnFalse(), inputs), negInf) &&
+      isCausalMask(cond, tq, tk, /*after=*/false))
+    return where.getOnTrue();
+  return {};
+}
+
+/// Whether the prologue's value is such a graph.where: the kernels may
+/// skip those scores.
+bool isCausalPrologue(Block &body, ValueRange inputs, RankedTensorType scores) {
+  return static_cast<bool>(causalWhereKept(body, inputs, scores));
+}
+
+/// Erases the arguments after the leading one of `body` that nothing
+/// reads, and the op's inputs they stand for.
+void eraseUnreadInputs(Block &body, MutableOperandRange inputs) {
+  for (unsigned k = body.getNumArguments(); k-- > 1;)
+    if (body.getArgument(k).use_empty()) {
+      body.eraseArgument(k);
+      inputs.erase(k - 1);
+    }
+}
+
+/// A causal op's kernels make the score of each key after its query -inf
+/// themselves: the prologue's masking where (causalWhereKept) goes, and
+/// with it the reads of the mask and of the -inf, per score.
+void dropPrologueMask(Block &body, MutableOperandRange inputs, RankedTensorType scores) {
+  Operation *yield = body.getTerminator();
+  Value kept = causalWhereKept(body, OperandRange(inputs), scores);
+  if (!kept || kept.getType() != yield->getOperand(0).getType())
+    return;
+  Operation *where = yield->getOperand(0).getDefiningOp();
+  yield->setOperand(0, kept);
+  if (where->use_empty())
+    where->erase();
+  eraseUnreadInputs(body, inputs);
+}
+
+/// And a causal gradient's kernels give the epilogue +0 as the gradient of
+/// each such score: a where that makes exactly those gradients a +0
+/// constant, the only reader of the gradient, goes too.
+void dropEpilogueMask(Block &body, MutableOperandRange inputs, RankedTensorType scores) {
+  BlockArgument grad = body.getArgument(0);
+  if (!grad.hasOneUse())
+    return;
+  auto where = llvm::dyn_cast<WhereOp>(*grad.getUsers().begin());
+  if (!where || where.getCondition() == grad)
+    return;
+  const bool zeroAfter = where.getOnFalse() == grad;
+  Value zero = zeroAfter ? where.getOnTrue() : where.getOnFalse();
+  auto positiveZero = [](const APFloat &x) { return x.isPosZero(); };
+  const OperandRange in = inputs;
+  if (!isFloatConstant(inputOf(zero, in), positiveZero) ||
+      !isCausalMask(inputOf(where.getCondition(), in), scores.getDimSize(2),
+                    scores.getDimSize(3), /*after=*/zeroAfter) ||
+      where.getType() != grad.getType())
+    return;
+  where.getResult().replaceAllUsesWith(grad);
+  where->erase();
+  eraseUnreadInputs(body, inputs);
 }
 
 /// Whether the epilogue maps a zero gradient to zero: it only multiplies
@@ -451,6 +509,8 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
   const bool causal =
       isCausalPrologue(forward.getPrologue().front(), prologueInputs, scoresType);
   forward.setCausal(causal);
+  if (causal)
+    dropPrologueMask(forward.getPrologue().front(), forward.getInputsMutable(), scoresType);
   a.out.getResult().replaceAllUsesWith(forward.getOut());
   if (a.gradV) {
     SmallVector<Value> epilogueInputs;
@@ -472,6 +532,10 @@ void fuse(Attention a, Operation *backwardLast, llvm::DenseSet<Operation *> &era
     buildBody(b, grad.getPrologue(), scoresType, prologueInputs, prologue, scoreArg, loc);
     buildBody(b, grad.getEpilogue(), scoresType, epilogueInputs, epilogue, 0, gradLoc);
     grad.setCausal(causal && keepsZero(grad.getEpilogue().front(), epilogueInputs));
+    if (grad.getCausal()) {
+      dropPrologueMask(grad.getPrologue().front(), grad.getPrologueInputsMutable(), scoresType);
+      dropEpilogueMask(grad.getEpilogue().front(), grad.getEpilogueInputsMutable(), scoresType);
+    }
     a.gradQ.getResult().replaceAllUsesWith(grad.getGradQ());
     a.gradKt.getResult().replaceAllUsesWith(grad.getGradKt());
     a.gradV.getResult().replaceAllUsesWith(grad.getGradV());

@@ -11,7 +11,9 @@
 // causal mask the prologue and its gradient's the epilogue, each score
 // rounded to bf16 as the product's matmul stores it. The mask is a
 // constant that drops exactly the keys after each query, so the kernels
-// are causal (they skip the tiles above the diagonal). The gradient is two
+// are causal: they mask those keys themselves (the where and its
+// gradient's leave the prologue and the epilogue, which read only the
+// scale) and skip the tiles above the diagonal. The gradient is two
 // kernels, dq (which writes delta) first. fuse-attention=false, and f32,
 // keep the matmuls.
 graph.param trainable @w = dense<0.01> : tensor<16x48xf32>
@@ -43,41 +45,35 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 }
 
 // IR-LABEL: func.func @train_micro_step
-// IR: %[[O:.*]], %[[LSE:.*]] = graph.fused_attention %{{.*}}, %{{.*}}, %{{.*}} prologue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<bf16>, tensor<1x1x8x8xi1>, tensor<bf16>) {causal, out_perm = array<i64: 0, 2, 1, 3>, zero.arena_offsets = [{{.*}}]} : (tensor<2x1x8x16xbf16>, tensor<2x1x16x8xbf16>, tensor<2x1x8x16xbf16>) -> (tensor<2x8x1x16xbf16>, tensor<2x1x8xf32>)
+// IR: %[[O:.*]], %[[LSE:.*]] = graph.fused_attention %{{.*}}, %{{.*}}, %{{.*}} prologue(%{{.*}} : tensor<bf16>) {causal, out_perm = array<i64: 0, 2, 1, 3>, zero.arena_offsets = [{{.*}}]} : (tensor<2x1x8x16xbf16>, tensor<2x1x16x8xbf16>, tensor<2x1x8x16xbf16>) -> (tensor<2x8x1x16xbf16>, tensor<2x1x8xf32>)
 // zero-plan-buffers has the gradients of q, k and v written where their
 // concat (the gradient of the QKV projection's [2, 8, 48] result) wants
 // them, 16 elements apart in its rows, and the concat copies nothing.
-// IR: graph.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[LSE]], %{{.*}} prologue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<bf16>, tensor<1x1x8x8xi1>, tensor<bf16>) epilogue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x8x8xi1>, tensor<bf16>, tensor<bf16>) {causal,
+// IR: graph.fused_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[LSE]], %{{.*}} prologue(%{{.*}} : tensor<bf16>) epilogue(%{{.*}} : tensor<bf16>) {causal,
 // IR-SAME: zero.arena_offsets = [[[C:[0-9]+]], {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], zero.result_strides = [array<i64: 384, 48, 16, 1>, array<i64: 384, 48, 16, 1>, array<i64: 384, 48, 16, 1>, array<i64>]}
 // IR: graph.concat {{.*}} {axis = 2 : i64, zero.arena_offsets = [[[C]]], zero.operands_in_place}
 // IR-NOT: graph.matmul
 // IR-LABEL: func.func @train_step
 
 // CHECK: // graph.fused_attention: softmax(prologue(q kt)) v, scores [2, 1, 8, 8]
-// CHECK-NEXT: ZRT_GLOBAL void [[F:fused[0-9]+]](const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *in1, const unsigned char *in2, const zeroc_rt::cuda::BF16 *in3, zeroc_rt::cuda::BF16 *out, float *lse) {
+// CHECK-NEXT: ZRT_GLOBAL void [[F:fused[0-9]+]](const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *in1, zeroc_rt::cuda::BF16 *out, float *lse) {
 // CHECK-NEXT: namespace z = zeroc_rt::cuda;
 // CHECK-NEXT: using zc = z::Compute<zeroc_rt::cuda::BF16>::type;
 // CHECK-NEXT: z::attentionForward<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, out, z::Strides4{128, 16, 16, 1}, lse,
 // CHECK-NEXT: [&](int64_t i, zc s) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(s);
 // CHECK-NEXT: const zc a1 = z::load(in1[0]);
-// CHECK-NEXT: const bool a2 = in2[(i / 8 % 8) * 8 + i % 8] != 0;
-// CHECK-NEXT: const zc a3 = z::load(in3[0]);
 // CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
-// CHECK-NEXT: const zc v1 = z::roundTo<zeroc_rt::cuda::BF16>(a2 ? a3 : v0);
-// CHECK-NEXT: return v1;
+// CHECK-NEXT: return v0;
 // CHECK-NEXT: });
 // CHECK: // graph.fused_attention_grad: dq and delta
-// CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_q(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, const float *lse, float *delta, const zeroc_rt::cuda::BF16 *in1, const unsigned char *in2, const zeroc_rt::cuda::BF16 *in3, const unsigned char *ep1, const zeroc_rt::cuda::BF16 *ep2, const zeroc_rt::cuda::BF16 *ep3, zeroc_rt::cuda::BF16 *dq) {
+// CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_q(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, const float *lse, float *delta, const zeroc_rt::cuda::BF16 *in1, const zeroc_rt::cuda::BF16 *ep1, zeroc_rt::cuda::BF16 *dq) {
 // CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{384, 16, 48, 1},
 // CHECK: [&](int64_t i, zc g) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(g);
-// CHECK-NEXT: const bool a1 = ep1[(i / 8 % 8) * 8 + i % 8] != 0;
-// CHECK-NEXT: const zc a2 = z::load(ep2[0]);
-// CHECK-NEXT: const zc a3 = z::load(ep3[0]);
-// CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(a1 ? a2 : a0);
-// CHECK-NEXT: const zc v1 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, v0, a3));
-// CHECK-NEXT: return v1;
+// CHECK-NEXT: const zc a1 = z::load(ep1[0]);
+// CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
+// CHECK-NEXT: return v0;
 // CHECK: // graph.fused_attention_grad: dk and dv
 // CHECK-NEXT: ZRT_GLOBAL void [[G]]_kv(
 // CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{384, 16, 48, 1}, dv, z::Strides4{384, 16, 48, 1},

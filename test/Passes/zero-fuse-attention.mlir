@@ -306,16 +306,27 @@ func.func @k_rows_dense(%q: tensor<1x2x8x32xf16>, %k: tensor<1x2x8x32xf16>, %v: 
 // a zero constant, a product by a finite constant). A mask that also drops
 // the diagonal proves nothing, and neither does an epilogue that adds or
 // one that multiplies by a constant that is finite as f64 but inf once
-// cast to bf16.
+// cast to bf16. A causal op's kernels mask those keys themselves, so the
+// prologue's where goes with the mask and the -inf, and so does the
+// epilogue's where that zeroes their gradients (with the mask and the
+// zero); a gradient that is not causal keeps both.
 // CHECK-LABEL: func.func @causal
-// CHECK: graph.fused_attention {{.*}} {causal}
-// CHECK: graph.fused_attention_grad {{.*}} {causal}
+// CHECK: graph.fused_attention %{{.*}}, %{{.*}}, %{{.*}} {causal} :
+// CHECK-NEXT: ^bb0(%[[S:.*]]: tensor<1x1x4x4xbf16>):
+// CHECK-NEXT: graph.yield %[[S]]
+// CHECK: graph.fused_attention_grad {{.*}} prologue() epilogue(%{{.*}} : tensor<bf16>) {causal} :
+// CHECK-NEXT: ^bb0(%[[GS:.*]]: tensor<1x1x4x4xbf16>):
+// CHECK-NEXT: graph.yield %[[GS]]
+// CHECK: ^bb0(%[[G:.*]]: tensor<1x1x4x4xbf16>, %[[K:.*]]: tensor<bf16>):
+// CHECK-NEXT: graph.mul %[[G]], %[[K]]
 // CHECK-LABEL: func.func @diagonal_masked
-// CHECK: graph.fused_attention
+// CHECK: graph.fused_attention {{.*}} prologue(%{{.*}}, %{{.*}} : tensor<1x1x4x4xi1>, tensor<bf16>)
 // CHECK-NOT: causal
 // CHECK-LABEL: func.func @epilogue_adds
-// CHECK: graph.fused_attention {{.*}} {causal}
-// CHECK: graph.fused_attention_grad
+// CHECK: graph.fused_attention %{{.*}}, %{{.*}}, %{{.*}} {causal} :
+// CHECK: graph.fused_attention_grad {{.*}} prologue(%{{.*}}, %{{.*}} : tensor<1x1x4x4xi1>, tensor<bf16>) epilogue(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x4x4xi1>, tensor<bf16>, tensor<bf16>) :
+// CHECK: graph.where
+// CHECK: graph.where
 // CHECK-NOT: causal
 // CHECK: return
 // CHECK-LABEL: func.func @epilogue_scale_overflows

@@ -696,7 +696,11 @@ def FuseAttention : Pass<"zero-fuse-attention", "::mlir::ModuleOp"> {
     free memory, when a gradient has a reader before the last backward op,
     or when a body holds a dropout. A constant mask that drops exactly the
     keys after each query to `-inf`, with an epilogue that keeps zero zero,
-    makes the ops `causal`: the kernels skip the tiles above the diagonal.
+    makes the ops `causal`: the kernels mask those keys themselves and
+    skip the tiles above the diagonal, so the prologue's `graph.where` goes
+    (and the reads of the mask and the `-inf` per score), and so does the
+    epilogue's where that zeroes those keys' gradients when it is the
+    gradient's only reader and its zero a `+0` constant.
 
     The kernels (zeroc_rt_cuda/attention.h) keep the `[B, H, Tq, Tk]`
     scores, probabilities and their gradients out of memory: the forward

@@ -131,10 +131,10 @@ def Graph_FusedAttentionOp : Graph_Op<"fused_attention",
     as `graph.matmul`'s `result_perm` stores a product. `lse` is each
     row's log-sum-exp (f32 `[B, H, Tq]`), which the gradient reads. The
     scores and probabilities are never stored (zero-fuse-attention,
-    docs/CudaTarget.md "Attention in one kernel"). `causal` says that the
-    prologue makes the score of every key after its query `-inf` (its pass
-    proved it from the mask's constant), so the kernel skips the key tiles
-    that hold no other score. `dropout_ratio` and `dropout_seed` (both or
+    docs/CudaTarget.md "Attention in one kernel"). `causal` masks every
+    key after its query: its score is `-inf`, whatever the prologue yields
+    (its pass proved the graph's mask did that and took the mask out of the
+    prologue), and the kernel skips the key tiles that hold no other score. `dropout_ratio` and `dropout_seed` (both or
     neither) are a `graph.dropout` in training mode between the softmax and
     the product with `v`: the probabilities are dropped by the mask that op
     draws over the `[B, H, Tq, Tk]` probabilities (the seed's, and the
@@ -193,8 +193,9 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
     others `epilogue_inputs`), which yields the gradient of the scores
     `q kt`. `delta` is scratch: each row's sum of `grad * out` (f32
     `[B, H, Tq]`), the softmax gradient's dot product. `causal`: as the
-    forward op's, and the epilogue keeps a zero gradient zero, so the
-    kernels skip the tiles above the diagonal. `dropout_ratio` and
+    forward op's, and the gradient of a masked score enters the epilogue
+    as `+0`, which the epilogue keeps zero, so the kernels skip the tiles
+    above the diagonal. `dropout_ratio` and
     `dropout_seed`: the forward op's dropout, whose mask drops the
     probabilities `grad_v` is computed from and the gradient of the dropped
     probabilities (`grad v^T`), as the dropout op of the gradient does.

@@ -71,12 +71,14 @@ template <typename T> struct AttnIn {
 };
 
 /// An attention's batch, heads, query rows and keys (the head dimension is
-/// the kernels' template parameter D). `causal`: the prologue makes the
-/// score of every key after its query -inf and the epilogue keeps a zero
-/// gradient zero (zero-fuse-attention proves it from the mask's constant),
-/// so those scores add exactly nothing, forward or backward: the kernels
-/// skip the tiles that hold no other score. (A row masked entirely is NaN
-/// either way; the skipped tiles then spread the NaN to fewer of dk, dv.)
+/// the kernels' template parameter D). `causal`: the kernels mask every key
+/// after its query (masked): its score is -inf whatever the prologue
+/// gives, and its gradient enters the epilogue as +0, which the epilogue
+/// keeps zero (zero-fuse-attention proves that the graph's mask does this
+/// and takes the mask's where out of both), so those scores add exactly
+/// nothing, forward or backward: the kernels skip the tiles that hold no
+/// other score. (A row masked entirely is NaN either way; the skipped tiles
+/// then spread the NaN to fewer of dk, dv.)
 struct AttentionShape {
   int64_t batch, heads, tq, tk;
   int causal;
@@ -97,6 +99,12 @@ struct AttentionDropout {
         threshold(dropoutThreshold(ratio)) {}
   ZRT_HD bool keeps(int64_t i) const { return dropoutKeeps(i, threshold, key); }
 };
+
+/// Whether the score of `key` for query `row` is masked: a key after its
+/// query in a causal attention.
+ZRT_HD bool masked(const AttentionShape &g, int64_t row, int64_t key) {
+  return g.causal && key > row;
+}
 
 /// The keys a block of query rows [row0, row0 + kAttnRows) reads: all, or
 /// up to its last row's when causal.
@@ -352,11 +360,14 @@ ZRT_DEV void storeRows(T *x, const Strides4 &s, int64_t base, int64_t row0, int6
 /// dropped probability and dp, the softmax gradient before the epilogue).
 /// e: its index in the scores; p: the probability as the product with dO
 /// reads it (after the dropout).
+/// `masked`: a key after its query in a causal attention (masked), whose
+/// score is -inf whatever the prologue gives and whose gradient enters the
+/// epilogue as +0.
 template <typename T, typename Score, typename Epilogue>
 ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, const AttentionDropout &drop,
-                                int64_t e, float s, float dp, float lse, float delta, float &p,
-                                float &ds) {
-  const float prob = roundTo<T>(exp(score(e, s) - lse));
+                                int64_t e, bool masked, float s, float dp, float lse, float delta,
+                                float &p, float &ds) {
+  const float prob = roundTo<T>(exp((masked ? -INFINITY : score(e, s)) - lse));
   float grad = roundTo<T>(dp);
   p = prob;
   if (drop.ratio > 0.0) {
@@ -364,7 +375,7 @@ ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, const Attentio
     p = keep ? load(dropoutKept<T>(prob, drop.keepScale)) : 0.f;
     grad = keep ? load(dropoutKept<T>(grad, drop.keepScale)) : 0.f;
   }
-  ds = epilogue(e, roundTo<T>(prob * (grad - delta)));
+  ds = epilogue(e, masked ? 0.f : roundTo<T>(prob * (grad - delta)));
 }
 
 } // namespace attn
@@ -401,8 +412,9 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
         ZRT_UNROLL
         for (int i = 0; i < 4; ++i) {
           const int64_t row = row0 + mmaRowC(lane, i), key = key0 + nt * 8 + mmaColC(lane, i);
-          s[nt][i] = row < g.tq && key < g.tk ? score((bh * g.tq + row) * g.tk + key, s[nt][i])
-                                              : -INFINITY;
+          s[nt][i] = row < g.tq && key < g.tk && !masked(g, row, key)
+                         ? score((bh * g.tq + row) * g.tk + key, s[nt][i])
+                         : -INFINITY;
         }
       ZRT_UNROLL
       for (int half = 0; half < 2; ++half) {
@@ -513,8 +525,8 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
           float p = 0.f, ds = 0.f;
           if (row < g.tq && key < g.tk)
             attn::probabilityAndGrad<T>(score, epilogue, drop, (bh * g.tq + row) * g.tk + key,
-                                        s[nt][i], dp[nt][i], rowLse[i >> 1],
-                                        rowDelta[i >> 1], p, ds);
+                                        masked(g, row, key), s[nt][i], dp[nt][i],
+                                        rowLse[i >> 1], rowDelta[i >> 1], p, ds);
           s[nt][i] = ds;
         }
       attn::accumulateColumns<T, BK, D>(acc, s, kColumns, lane);
@@ -574,8 +586,9 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
           float pv = 0.f, dsv = 0.f;
           if (query < g.tq && key0 + key < g.tk)
             attn::probabilityAndGrad<T>(score, epilogue, drop,
-                                        (bh * g.tq + query) * g.tk + key0 + key, p[nt][i],
-                                        ds[nt][i], lseTile[col], deltaTile[col], pv, dsv);
+                                        (bh * g.tq + query) * g.tk + key0 + key,
+                                        masked(g, query, key0 + key), p[nt][i], ds[nt][i],
+                                        lseTile[col], deltaTile[col], pv, dsv);
           p[nt][i] = pv;
           ds[nt][i] = dsv;
         }

@@ -29,33 +29,24 @@ ZRT_HD AttentionDropout dropoutFor(const AttentionCall &c) {
   return AttentionDropout{c.dropout, dropoutKey(c.seed, c.counter)};
 }
 
-/// Score element i's mask: a key after its query, when causal.
-struct CausalMask {
-  int64_t tq, tk;
-  int causal;
-  ZRT_DEV bool masked(int64_t i) const { return causal && i % tk > (i / tk) % tq; }
-};
-/// The score: the product rounded to T, scaled and rounded again; -inf
-/// where masked.
-template <typename T> struct ScaledScore : CausalMask {
+/// The score: the product rounded to T, scaled and rounded again. When
+/// causal, the kernels mask the keys after each query themselves (-inf).
+template <typename T> struct ScaledScore {
   float scale;
-  ZRT_DEV float operator()(int64_t i, float s) const {
-    return masked(i) ? -INFINITY : roundTo<T>(roundTo<T>(s) * scale);
-  }
+  ZRT_DEV float operator()(int64_t, float s) const { return roundTo<T>(roundTo<T>(s) * scale); }
 };
-/// The score's gradient: 0 where masked, else scaled (rounded to T).
-template <typename T> struct ScaledGrad : CausalMask {
+/// The score's gradient, scaled (rounded to T); a masked score's is +0
+/// (the kernels'), which stays 0.
+template <typename T> struct ScaledGrad {
   float scale;
-  ZRT_DEV float operator()(int64_t i, float g) const {
-    return masked(i) ? 0.f : roundTo<T>(g * scale);
-  }
+  ZRT_DEV float operator()(int64_t, float g) const { return roundTo<T>(g * scale); }
 };
 
 template <typename T, int D>
 ZRT_GLOBAL void forwardKernel(AttentionCall c, const T *q, const T *k, const T *v, T *o,
                               float *lse) {
   attentionForward<T, D>(shapeOf(c), dropoutFor(c), input(c, 0, q), input(c, 1, k), input(c, 2, v),
-                         o, strides4(c.o), lse, ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale});
+                         o, strides4(c.o), lse, ScaledScore<T>{c.scale});
 }
 
 template <typename T, int D>
@@ -63,8 +54,8 @@ ZRT_GLOBAL void gradQKernel(AttentionCall c, const T *q, const T *k, const T *v,
                             const T *dout, const float *lse, float *delta, T *dq) {
   attentionGradQ<T, D>(shapeOf(c), dropoutFor(c), input(c, 0, q), input(c, 1, k), input(c, 2, v), o,
                        strides4(c.o), dout, strides4(c.dout), lse, delta, dq, strides4(c.dq),
-                       ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale},
-                       ScaledGrad<T>{{c.tq, c.tk, c.causal}, c.scale});
+                       ScaledScore<T>{c.scale},
+                       ScaledGrad<T>{c.scale});
 }
 
 template <typename T, int D>
@@ -73,8 +64,8 @@ ZRT_GLOBAL void gradKVKernel(AttentionCall c, const T *q, const T *k, const T *v
                              T *dv) {
   attentionGradKV<T, D>(shapeOf(c), dropoutFor(c), input(c, 0, q), input(c, 1, k), input(c, 2, v),
                         dout, strides4(c.dout), lse, delta, dk, strides4(c.dk), dv, strides4(c.dv),
-                        ScaledScore<T>{{c.tq, c.tk, c.causal}, c.scale},
-                        ScaledGrad<T>{{c.tq, c.tk, c.causal}, c.scale});
+                        ScaledScore<T>{c.scale},
+                        ScaledGrad<T>{c.scale});
 }
 
 /// fn(T{}, std::integral_constant<int, D>{}) for the call's dtype and head.
