@@ -102,6 +102,10 @@ struct PrintedBody {
   /// Statements that load the inputs at element i and compute the ops,
   /// every value rounded to the storage type.
   std::string code;
+  /// Statements for the kernel's top that read each input of one element
+  /// for all (a scalar: the scale, a where's constant) once, as
+  /// <prefix><k>_0, which `code` reads instead of memory.
+  std::string hoisted;
   /// The names of the values the body yields.
   SmallVector<std::string> yielded;
 };
@@ -134,7 +138,13 @@ FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inpu
     const bool condition = t.getElementType().isInteger(1);
     const std::string in = condition ? "unsigned char" : s;
     out.params += llvm::formatv("const {0} *{2}{1}, ", in, k, prefix).str();
-    if (condition)
+    // (A result without elements reads nothing, not even a scalar.)
+    if (at == "0" && type.getNumElements() > 0) {
+      const char *type = condition ? "bool" : "zc";
+      out.hoisted += condition ? llvm::formatv("  const bool {0}{1}_0 = {0}{1}[0] != 0;\n", prefix, k)
+                               : llvm::formatv("  const zc {0}{1}_0 = z::load({0}{1}[0]);\n", prefix, k);
+      out.code += llvm::formatv("{0}const {1} a{2} = {3}{2}_0;\n", indent, type, k, prefix);
+    } else if (condition)
       out.code +=
           llvm::formatv("{0}const bool a{1} = {3}{1}[{2}] != 0;\n", indent, k, at, prefix);
     else if (k < fromChunks.size() && fromChunks[k])
@@ -186,14 +196,16 @@ FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inpu
 }
 
 /// The opening of a fused kernel named `name` of storage type `s`: a
-/// comment, the signature with `params`, and the aliases its code uses.
+/// comment, the signature with `params`, the aliases its code uses and the
+/// reads of its bodies' scalar inputs (`hoisted`, PrintedBody).
 std::string kernelHead(Operation *op, StringRef summary, StringRef name, StringRef params,
-                       StringRef s) {
+                       StringRef s, StringRef hoisted) {
   return llvm::formatv("// {0}: {1}\n"
                        "ZRT_GLOBAL void {2}({3}) {{\n"
                        "  namespace z = zeroc_rt::cuda;\n"
-                       "  using zc = z::Compute<{4}>::type;\n",
-                       op->getName().getStringRef(), summary, name, params, s)
+                       "  using zc = z::Compute<{4}>::type;\n"
+                       "{5}",
+                       op->getName().getStringRef(), summary, name, params, s, hoisted)
       .str();
 }
 
@@ -401,7 +413,7 @@ LogicalResult printFusedKernel(ProgramPrinter &p, graph::FusedElementwiseOp op,
   definitions += kernelHead(op, llvm::formatv("{0} ops, {1} elements, yields {2}", numOps, n,
                                               op.getNumResults())
                                     .str(),
-                            name, body->params + outParams + ", int64_t n", s);
+                            name, body->params + outParams + ", int64_t n", s, body->hoisted);
   definitions += *chunkLoop;
   definitions += llvm::formatv("  for (int64_t i = z::gridFirst(); i < n; i += z::gridStride()) {{\n"
                                "{0}{1}  }\n}\n\n",
@@ -428,7 +440,7 @@ LogicalResult printFusedSoftmaxKernel(ProgramPrinter &p, graph::FusedSoftmaxOp o
   // same bits each time).
   const RowsText rows = rowsOf(type, op.getAxis());
   definitions += kernelHead(op, "a softmax with an elementwise prologue", name,
-                            body->params + s + " *out", s);
+                            body->params + s + " *out", s, body->hoisted);
   definitions += llvm::formatv(
       "  z::softmaxRows<zc>({0}, {1},\n"
       "      [&](int64_t i) -> zc {{\n"
@@ -459,7 +471,7 @@ LogicalResult printFusedSoftmaxGradKernel(ProgramPrinter &p, graph::FusedSoftmax
                             llvm::formatv("const {0} *y, const {0} *gy, {1}{0} *out", s,
                                           body->params)
                                 .str(),
-                            s);
+                            s, body->hoisted);
   definitions += llvm::formatv(
       "  z::softmaxGradRows<zc>({0}, {1},\n"
       "      [&](int64_t i) -> zc {{ return z::load(y[i]); },\n"
@@ -532,7 +544,7 @@ LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttention
                                "*out, float *lse",
                                a.s, ins.biasParams + body->params, drop.param)
                      .str(),
-                 a.s);
+                 a.s, body->hoisted);
   definitions += llvm::formatv("  z::attentionForward<{0}, {1}>(z::{2}, {6}, {3}, out, {4}, lse,\n"
                                "{5});\n"
                                "}\n\n",
@@ -578,6 +590,7 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
   const std::string &strides = ins.ins;
   const DropoutText drop = dropoutText(op.getDropoutRatio(), op.getDropoutSeed());
   const std::string inputs = ins.biasParams + prologue->params + epilogue->params + drop.param;
+  const std::string hoisted = prologue->hoisted + epilogue->hoisted;
   const std::string nameQ = (name + "_q").str(), nameKV = (name + "_kv").str();
   // dq first: its kernel writes delta, which the dk/dv kernel reads.
   definitions += kernelHead(op, "dq and delta", nameQ,
@@ -586,7 +599,7 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
                                           "*delta, {1}{0} *dq",
                                           a.s, inputs)
                                 .str(),
-                            a.s);
+                            a.s, hoisted);
   definitions += llvm::formatv(
       "  z::attentionGradQ<{0}, {1}>(z::{2}, {8}, {3}, o, {4}, dout, {5}, lse, delta, dq, {6},\n"
       "{7});\n"
@@ -600,7 +613,7 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
                                           "{1}{0} *dkt, {0} *dv",
                                           a.s, inputs)
                                 .str(),
-                            a.s);
+                            a.s, hoisted);
   definitions += llvm::formatv(
       "  z::attentionGradKV<{0}, {1}>(z::{2}, {8}, {3}, dout, {4}, lse, delta, dkt, {5}, dv, {6},\n"
       "{7});\n"

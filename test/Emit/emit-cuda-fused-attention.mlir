@@ -59,19 +59,22 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 // CHECK-NEXT: ZRT_GLOBAL void [[F:fused[0-9]+]](const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *in1, zeroc_rt::cuda::BF16 *out, float *lse) {
 // CHECK-NEXT: namespace z = zeroc_rt::cuda;
 // CHECK-NEXT: using zc = z::Compute<zeroc_rt::cuda::BF16>::type;
+// CHECK-NEXT: const zc in1_0 = z::load(in1[0]);
 // CHECK-NEXT: z::attentionForward<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, out, z::Strides4{128, 16, 16, 1}, lse,
 // CHECK-NEXT: [&](int64_t i, zc s) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(s);
-// CHECK-NEXT: const zc a1 = z::load(in1[0]);
+// CHECK-NEXT: const zc a1 = in1_0;
 // CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
 // CHECK-NEXT: return v0;
 // CHECK-NEXT: });
 // CHECK: // graph.fused_attention_grad: dq and delta
 // CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_q(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, const float *lse, float *delta, const zeroc_rt::cuda::BF16 *in1, const zeroc_rt::cuda::BF16 *ep1, zeroc_rt::cuda::BF16 *dq) {
-// CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{384, 16, 48, 1},
+// CHECK: const zc in1_0 = z::load(in1[0]);
+// CHECK-NEXT: const zc ep1_0 = z::load(ep1[0]);
+// CHECK-NEXT: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{384, 16, 48, 1},
 // CHECK: [&](int64_t i, zc g) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(g);
-// CHECK-NEXT: const zc a1 = z::load(ep1[0]);
+// CHECK-NEXT: const zc a1 = ep1_0;
 // CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
 // CHECK-NEXT: return v0;
 // CHECK: // graph.fused_attention_grad: dk and dv

@@ -7,9 +7,9 @@
 // a multiple of it (48 here). An input that has the chunk's elements at
 // consecutive offsets (the result's shape; the bias [12] when 12 is a
 // multiple of the chunk: f32, not bf16) is one 16-byte load, the others
-// (the bias in bf16, the column [4, 1], the scalar) are read element by
-// element at their broadcast offsets, and every result is one 16-byte
-// store. The chunks are taken only when all those pointers are 16-byte
+// (the bias in bf16, the column [4, 1]) are read element by element at
+// their broadcast offsets, the scalar once at the kernel's top, and every
+// result is one 16-byte store. The chunks are taken only when all those pointers are 16-byte
 // aligned; else the loop over single elements runs, with the same code
 // for each element.
 graph.param trainable @w = dense<0.5> : tensor<8x12xf32>
@@ -34,6 +34,7 @@ func.func @forward(%x: tensor<4x8xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // F32-NEXT: ZRT_GLOBAL void [[K:fused[0-9]+]](const float *in0, const float *in1, const float *in2, const float *in3, float *out0, float *out1, float *out2, int64_t n) {
 // F32-NEXT: namespace z = zeroc_rt::cuda;
 // F32-NEXT: using zc = z::Compute<float>::type;
+// F32-NEXT: const zc in3_0 = z::load(in3[0]);
 // F32-NEXT: if (z::aligned16(in0, in1, out0, out1, out2)) {
 // F32-NEXT: for (int64_t c = z::gridFirst(); c < n / 4; c += z::gridStride()) {
 // F32-NEXT: const int64_t i0 = c * 4;
@@ -46,7 +47,7 @@ func.func @forward(%x: tensor<4x8xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // F32-NEXT: const zc a0 = z::load(r0.e[j]);
 // F32-NEXT: const zc a1 = z::load(r1.e[j]);
 // F32-NEXT: const zc a2 = z::load(in2[i / 12]);
-// F32-NEXT: const zc a3 = z::load(in3[0]);
+// F32-NEXT: const zc a3 = in3_0;
 // F32-NEXT: const zc v0 = z::roundTo<float>(z::binaryOf(ZEROC_RT_BINARY_ADD, a0, a1));
 // F32: w0.e[j] = z::storeD<float>(v0);
 // F32-NEXT: w1.e[j] = z::storeD<float>(v2);
@@ -62,7 +63,7 @@ func.func @forward(%x: tensor<4x8xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // F32-NEXT: const zc a0 = z::load(in0[i]);
 // F32-NEXT: const zc a1 = z::load(in1[i % 12]);
 // F32-NEXT: const zc a2 = z::load(in2[i / 12]);
-// F32-NEXT: const zc a3 = z::load(in3[0]);
+// F32-NEXT: const zc a3 = in3_0;
 // F32: out2[i] = z::storeD<float>(v4);
 // F32-NEXT: }
 // F32-NEXT: }

@@ -39,10 +39,11 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}, %t: tensor<2x6xf32> 
 // CHECK-NEXT: ZRT_GLOBAL void [[K:fused[0-9]+]](const float *in0, const float *in1, float *out) {
 // CHECK-NEXT: namespace z = zeroc_rt::cuda;
 // CHECK-NEXT: using zc = z::Compute<float>::type;
+// CHECK-NEXT: const zc in1_0 = z::load(in1[0]);
 // CHECK-NEXT: z::softmaxRows<zc>(z::Rows{6, 2, 6}, 0,
 // CHECK-NEXT: [&](int64_t i) -> zc {
 // CHECK-NEXT: const zc a0 = z::load(in0[i]);
-// CHECK-NEXT: const zc a1 = z::load(in1[0]);
+// CHECK-NEXT: const zc a1 = in1_0;
 // CHECK-NEXT: const zc v0 = z::roundTo<float>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
 // CHECK-NEXT: return v0;
 // CHECK-NEXT: },
@@ -50,12 +51,13 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}, %t: tensor<2x6xf32> 
 // CHECK-NEXT: }
 // CHECK: // graph.fused_softmax_grad: a softmax gradient with an elementwise epilogue
 // CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]](const float *y, const float *gy, const float *in1, float *out) {
-// CHECK: z::softmaxGradRows<zc>(z::Rows{6, 2, 6}, 0,
+// CHECK: const zc in1_0 = z::load(in1[0]);
+// CHECK-NEXT: z::softmaxGradRows<zc>(z::Rows{6, 2, 6}, 0,
 // CHECK-NEXT: [&](int64_t i) -> zc { return z::load(y[i]); },
 // CHECK-NEXT: [&](int64_t i) -> zc { return z::load(gy[i]); },
 // CHECK-NEXT: [&](int64_t i, zc gx) {
 // CHECK-NEXT: const zc a0 = z::roundTo<float>(gx);
-// CHECK-NEXT: const zc a1 = z::load(in1[0]);
+// CHECK-NEXT: const zc a1 = in1_0;
 // CHECK-NEXT: const zc v0 = z::roundTo<float>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
 // CHECK-NEXT: out[i] = z::storeD<float>(v0);
 // CHECK-NEXT: });

@@ -12,7 +12,7 @@
 // output again from tanh's (zero-rematerialize-elementwise) and in which
 // the forward inputs the derivatives do not read are 0. Each prints as a
 // kernel of the program's own: the inputs read at their broadcast offsets
-// (the bias by column, the scalar at 0), every value rounded to the
+// (the bias by column; the scalar once, before the loop), every value rounded to the
 // storage type, each result stored, and one launch where the ops were.
 // The CPU pipeline and fuse-elementwise=false keep one op per kernel.
 graph.param trainable @w = dense<0.5> : tensor<4x3xf32>
@@ -52,10 +52,11 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // CHECK-NEXT: ZRT_GLOBAL void fused{{[0-9]+}}(const float *in0, const float *in1, const float *in2, float *out0, float *out1, int64_t n) {
 // CHECK-NEXT: namespace z = zeroc_rt::cuda;
 // CHECK-NEXT: using zc = z::Compute<float>::type;
+// CHECK-NEXT: const zc in2_0 = z::load(in2[0]);
 // CHECK-NEXT: for (int64_t i = z::gridFirst(); i < n; i += z::gridStride()) {
 // CHECK-NEXT: const zc a0 = z::load(in0[i]);
 // CHECK-NEXT: const zc a1 = z::load(in1[i % 3]);
-// CHECK-NEXT: const zc a2 = z::load(in2[0]);
+// CHECK-NEXT: const zc a2 = in2_0;
 // CHECK-NEXT: const zc v0 = z::roundTo<float>(z::binaryOf(ZEROC_RT_BINARY_ADD, a0, a1));
 // CHECK-NEXT: const zc v1 = z::roundTo<float>(z::unaryOf(ZEROC_RT_UNARY_TANH, v0));
 // CHECK-NEXT: const zc v2 = z::roundTo<float>(z::binaryOf(ZEROC_RT_BINARY_MUL, v1, a2));
