@@ -101,6 +101,19 @@ template <typename T> void checkMma() {
 TEST(WarpProduct, Bf16) { checkMma<zc::BF16>(); }
 TEST(WarpProduct, F16) { checkMma<zc::F16>(); }
 
+/// ldmatrix.x4 (loadMatrices4): lane l's word j is word l % 4 of row l / 4
+/// of matrix j, the rows lanes 8j .. 8j + 7 gave.
+TEST(WarpMatrices, Layout) {
+  std::vector<uint32_t> out(128, 0u);
+  DeviceBuffer d(out.size() * 4);
+  EXPECT_STATUS_OK(zc::warpMatrices(static_cast<uint32_t *>(d.p)));
+  EXPECT_STATUS_OK(zc::gpuDownload(out.data(), d.p, out.size() * 4));
+  for (int lane = 0; lane < 32; ++lane)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(out[lane * 4 + j], static_cast<uint32_t>((8 * j + lane / 4) * 4 + lane % 4))
+          << "lane " << lane << " word " << j;
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

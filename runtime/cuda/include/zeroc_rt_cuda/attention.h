@@ -272,12 +272,20 @@ ZRT_DEV void loadA(uint32_t (&a)[D / 16][4], const AttnIn<T> &in, const AttnBase
     }
 }
 
-/// B's fragment for n-tile `nt` (8 rows of a tile as B's columns) and k
-/// step `kk` (16 words' pairs along the row) of a tile W words wide.
-ZRT_DEV void fragB(uint32_t (&b)[2], const uint32_t *tile, int W, int nt, int kk, int lane) {
-  const uint32_t *row = tile + (nt * 8 + (lane >> 2)) * W + kk * 8 + (lane & 3);
-  b[0] = row[0];
-  b[1] = row[4];
+/// B's fragments for n-tiles `nt` and `nt` + 1 (8 rows each of a tile as
+/// B's columns) and k step `kk` (16 elements along the rows) of a tile W
+/// words wide: word r of n-tile n is word kk * 8 + 4r + lane % 4 of its row
+/// lane / 4, in one ldmatrix.x4 (matrix m: n-tile nt + m / 2, words
+/// kk * 8 + 4 (m % 2) ..).
+ZRT_DEV void fragB2(uint32_t (&b0)[2], uint32_t (&b1)[2], const uint32_t *tile, int W, int nt,
+                    int kk, int lane) {
+  const int m = lane >> 3;
+  uint32_t x[4];
+  loadMatrices4(x, tile + ((nt + (m >> 1)) * 8 + (lane & 7)) * W + kk * 8 + 4 * (m & 1));
+  b0[0] = x[0];
+  b0[1] = x[1];
+  b1[0] = x[2];
+  b1[1] = x[3];
 }
 
 /// A's fragment for k step `kk` from accumulators c (n-tiles of 8 columns):
@@ -295,16 +303,18 @@ ZRT_DEV void accumulatorAsA(uint32_t (&a)[4], const float (&c)[N][4], int kk) {
 template <typename T, int N, int D>
 ZRT_DEV void productWithRows(float (&c)[N][4], const uint32_t (&a)[D / 16][4],
                              const uint32_t *tile, int lane) {
+  static_assert(N % 2 == 0, "n-tiles in pairs");
   ZRT_UNROLL
-  for (int nt = 0; nt < N; ++nt) {
+  for (int nt = 0; nt < N; nt += 2) {
     ZRT_UNROLL
     for (int i = 0; i < 4; ++i)
-      c[nt][i] = 0.f;
+      c[nt][i] = c[nt + 1][i] = 0.f;
     ZRT_UNROLL
     for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t b[2];
-      fragB(b, tile, D / 2 + kAttnPad, nt, kk, lane);
-      mma16816<T>(c[nt], a[kk], b);
+      uint32_t b0[2], b1[2];
+      fragB2(b0, b1, tile, D / 2 + kAttnPad, nt, kk, lane);
+      mma16816<T>(c[nt], a[kk], b0);
+      mma16816<T>(c[nt + 1], a[kk], b1);
     }
   }
 }
@@ -319,10 +329,11 @@ ZRT_DEV void accumulateColumns(float (&acc)[D / 8][4], const float (&p)[R / 8][4
     uint32_t a[4];
     accumulatorAsA<T>(a, p, kk);
     ZRT_UNROLL
-    for (int nd = 0; nd < D / 8; ++nd) {
-      uint32_t b[2];
-      fragB(b, tile, R / 2 + kAttnPad, nd, kk, lane);
-      mma16816<T>(acc[nd], a, b);
+    for (int nd = 0; nd < D / 8; nd += 2) {
+      uint32_t b0[2], b1[2];
+      fragB2(b0, b1, tile, R / 2 + kAttnPad, nd, kk, lane);
+      mma16816<T>(acc[nd], a, b0);
+      mma16816<T>(acc[nd + 1], a, b1);
     }
   }
 }

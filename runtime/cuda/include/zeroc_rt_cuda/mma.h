@@ -67,6 +67,40 @@ ZRT_HD int mmaColA(int lane, int r) { return 2 * (lane & 3) + 8 * (r >> 1); }
 ZRT_HD int mmaRowC(int lane, int i) { return (lane >> 2) + 8 * (i >> 1); }
 ZRT_HD int mmaColC(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
 
+/// ldmatrix.x4: four 8x8 matrices of 16-bit elements from shared memory,
+/// each row 16 bytes (4 words) at a 16-byte aligned address. Lane l gives
+/// `row`, the address of row l % 8 of matrix l / 8; lane l receives in
+/// r[j] word l % 4 of row l / 4 of matrix j: a B fragment's word (see
+/// above) when matrix j holds 8 of B's columns as rows, in one instruction
+/// where reading the words one by one takes four.
+#if ZEROC_RT_CUDA_DEVICE
+ZRT_DEV void loadMatrices4(uint32_t (&r)[4], const uint32_t *row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address)
+               : "memory");
+#elif defined(__CUDA_ARCH__)
+  __trap(); // before sm_75 there is no such instruction: the launch fails
+#endif
+}
+#else
+inline void loadMatrices4(uint32_t (&r)[4], const uint32_t *row) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(row);
+  const uint32_t mine[2] = {static_cast<uint32_t>(address),
+                            static_cast<uint32_t>(static_cast<uint64_t>(address) >> 32)};
+  uint32_t all[32 * 2];
+  emu::warpGather(mine, 2, all);
+  const int lane = threadIndex() & 31;
+  for (int j = 0; j < 4; ++j) {
+    const int from = 8 * j + (lane >> 2);
+    const uint64_t at = all[2 * from] | (static_cast<uint64_t>(all[2 * from + 1]) << 32);
+    r[j] = reinterpret_cast<const uint32_t *>(static_cast<uintptr_t>(at))[lane & 3];
+  }
+}
+#endif
+
 #if ZEROC_RT_CUDA_DEVICE
 template <typename T> ZRT_DEV void mma16816(float c[4], const uint32_t a[4], const uint32_t b[2]);
 template <> ZRT_DEV void mma16816<BF16>(float c[4], const uint32_t a[4], const uint32_t b[2]) {

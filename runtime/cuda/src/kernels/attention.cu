@@ -112,7 +112,25 @@ template <typename T> ZRT_GLOBAL void warpProductKernel(const float *a, const fl
     c[mmaRowC(lane, i) * 8 + mmaColC(lane, i)] = acc[i];
 }
 
+ZRT_GLOBAL void warpMatricesKernel(uint32_t *out) {
+  // 32 rows of 4 words each 8 words apart, word w of row r holding r * 4 + w.
+  alignas(16) __shared__ uint32_t rows[32 * 8];
+  const int lane = threadIndex() & 31;
+  for (int w = 0; w < 8; ++w)
+    rows[lane * 8 + w] = w < 4 ? static_cast<uint32_t>(lane * 4 + w) : 0xffffffffu;
+  syncBlock();
+  uint32_t r[4];
+  loadMatrices4(r, rows + lane * 8);
+  for (int j = 0; j < 4; ++j)
+    out[lane * 4 + j] = r[j];
+}
+
 } // namespace
+
+zeroc_rt_status_t warpMatrices(uint32_t *out) {
+  return launchStatus(static_cast<int>(launchWarps(warpMatricesKernel, 1, 32, out)),
+                      "warp_matrices");
+}
 
 zeroc_rt_status_t warpProduct(zeroc_rt_dtype_t dtype, const float *a, const float *b, float *c) {
   if (dtype == ZEROC_RT_DTYPE_BF16)

@@ -58,6 +58,12 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t attentionGrad(zeroc_rt_dtype_t dtype, const 
 /// so the test checks that layout against the GPU's instruction.
 ZEROC_RT_MUST_USE zeroc_rt_status_t warpProduct(zeroc_rt_dtype_t dtype, const float *a,
                                                 const float *b, float *c);
+/// One warp's loadMatrices4 (zeroc_rt_cuda/mma.h, ldmatrix.x4) of 32 rows
+/// of 4 words in shared memory, 8 words apart, word w of row r holding
+/// r * 4 + w, lane l giving row l: out[l * 4 + j] is lane l's word j
+/// (device memory, 128 words), which the test checks against the layout
+/// the attention kernels' B fragments assume.
+ZEROC_RT_MUST_USE zeroc_rt_status_t warpMatrices(uint32_t *out);
 
 } // namespace zeroc_rt::cuda
 
