@@ -102,16 +102,23 @@ TEST(WarpProduct, Bf16) { checkMma<zc::BF16>(); }
 TEST(WarpProduct, F16) { checkMma<zc::F16>(); }
 
 /// ldmatrix.x4 (loadMatrices4): lane l's word j is word l % 4 of row l / 4
-/// of matrix j, the rows lanes 8j .. 8j + 7 gave.
+/// of matrix j, the rows lanes 8j .. 8j + 7 gave; .trans
+/// (loadMatrices4Trans): elements (2 (l % 4), l / 4) and (2 (l % 4) + 1,
+/// l / 4) of matrix j. Element e of row r holds r * 8 + e.
 TEST(WarpMatrices, Layout) {
-  std::vector<uint32_t> out(128, 0u);
+  std::vector<uint32_t> out(256, 0u);
   DeviceBuffer d(out.size() * 4);
   EXPECT_STATUS_OK(zc::warpMatrices(static_cast<uint32_t *>(d.p)));
   EXPECT_STATUS_OK(zc::gpuDownload(out.data(), d.p, out.size() * 4));
-  for (int lane = 0; lane < 32; ++lane)
-    for (int j = 0; j < 4; ++j)
-      EXPECT_EQ(out[lane * 4 + j], static_cast<uint32_t>((8 * j + lane / 4) * 4 + lane % 4))
+  auto pair = [](uint32_t lo, uint32_t hi) { return lo | (hi << 16); };
+  for (uint32_t lane = 0; lane < 32; ++lane)
+    for (uint32_t j = 0; j < 4; ++j) {
+      const uint32_t row = 8 * j + lane / 4, first = 8 * j + 2 * (lane % 4), col = lane / 4;
+      EXPECT_EQ(out[lane * 4 + j], pair(row * 8 + 2 * (lane % 4), row * 8 + 2 * (lane % 4) + 1))
           << "lane " << lane << " word " << j;
+      EXPECT_EQ(out[128 + lane * 4 + j], pair(first * 8 + col, (first + 1) * 8 + col))
+          << "transposed: lane " << lane << " word " << j;
+    }
 }
 
 //===----------------------------------------------------------------------===//

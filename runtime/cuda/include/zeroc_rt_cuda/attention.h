@@ -226,36 +226,6 @@ ZRT_DEV void loadRows(uint32_t *tile, const AttnIn<T> &in, const AttnBase &base,
   }
 }
 
-/// The same rows transposed: pairs of rows along time, word w of column d
-/// at d * (R / 2 + kAttnPad) + w.
-template <typename T, int R, int D>
-ZRT_DEV void loadColumns(uint32_t *tile, const AttnIn<T> &in, const AttnBase &base, int64_t t0,
-                         int64_t end) {
-  constexpr int W = R / 2 + kAttnPad;
-  if (wideRows(in, base)) {
-    for (int i = threadIndex(); i < (D / 8) * (R / 2); i += blockThreads()) {
-      const int c = i % (D / 8), w = i / (D / 8);
-      const Words4 lo = rowChunk(in, base, t0 + 2 * w, c, end);
-      const Words4 hi = rowChunk(in, base, t0 + 2 * w + 1, c, end);
-      ZRT_UNROLL
-      for (int k = 0; k < 8; ++k) {
-        const int shift = 16 * (k & 1);
-        tile[(8 * c + k) * W + w] = ((lo.w[k >> 1] >> shift) & 0xffffu) |
-                                    (((hi.w[k >> 1] >> shift) & 0xffffu) << 16);
-      }
-    }
-    return;
-  }
-  for (int i = threadIndex(); i < D * (R / 2); i += blockThreads()) {
-    const int d = i % D, w = i / D;
-    const int64_t t = t0 + 2 * w;
-    const T zero{0};
-    const T lo = t < end ? element(in, base, t, d) : zero;
-    const T hi = t + 1 < end ? element(in, base, t + 1, d) : zero;
-    tile[d * W + w] = packPair(lo, hi);
-  }
-}
-
 /// A's fragments of a warp's 16 rows from `row0` of `in`'s (b, h) matrix,
 /// for each 16-wide step of d; rows at or past `end` are zeros.
 template <typename T, int D>
@@ -319,11 +289,27 @@ ZRT_DEV void productWithRows(float (&c)[N][4], const uint32_t (&a)[D / 16][4],
   }
 }
 
-/// acc += p * tile over the tile's R rows (p's R columns), tile transposed
-/// in shared memory (loadColumns).
+/// B's fragments for n-tiles `nd` and `nd` + 1 (8 of the tile's columns
+/// each) and k step `kk` (16 of its rows) of a tile W words wide that is B
+/// itself, its rows B's rows: word r of n-tile n holds rows kk * 16 + 8r +
+/// 2 (lane % 4) + {0, 1} of its column lane / 4, in one ldmatrix.x4.trans
+/// (matrix m: rows kk * 16 + 8 (m % 2) .., words 4 (nd + m / 2) ..).
+ZRT_DEV void fragBT2(uint32_t (&b0)[2], uint32_t (&b1)[2], const uint32_t *tile, int W, int nd,
+                     int kk, int lane) {
+  const int m = lane >> 3;
+  uint32_t x[4];
+  loadMatrices4Trans(x, tile + (kk * 16 + 8 * (m & 1) + (lane & 7)) * W + 4 * (nd + (m >> 1)));
+  b0[0] = x[0];
+  b0[1] = x[1];
+  b1[0] = x[2];
+  b1[1] = x[3];
+}
+
+/// acc += p * tile over the tile's R rows (p's R columns), the tile's rows
+/// in shared memory as loadRows stores them.
 template <typename T, int R, int D>
-ZRT_DEV void accumulateColumns(float (&acc)[D / 8][4], const float (&p)[R / 8][4],
-                               const uint32_t *tile, int lane) {
+ZRT_DEV void accumulateRows(float (&acc)[D / 8][4], const float (&p)[R / 8][4],
+                            const uint32_t *tile, int lane) {
   ZRT_UNROLL
   for (int kk = 0; kk < R / 16; ++kk) {
     uint32_t a[4];
@@ -331,7 +317,7 @@ ZRT_DEV void accumulateColumns(float (&acc)[D / 8][4], const float (&p)[R / 8][4
     ZRT_UNROLL
     for (int nd = 0; nd < D / 8; nd += 2) {
       uint32_t b0[2], b1[2];
-      fragB2(b0, b1, tile, R / 2 + kAttnPad, nd, kk, lane);
+      fragBT2(b0, b1, tile, D / 2 + kAttnPad, nd, kk, lane);
       mma16816<T>(acc[nd], a, b0);
       mma16816<T>(acc[nd + 1], a, b1);
     }
@@ -400,7 +386,7 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
   alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t vTile[D * (BK / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t vTile[BK * (D / 2 + kAttnPad)];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
     const AttnBlock at = attnBlock(g, blk, g.tq);
@@ -414,7 +400,7 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
     for (int64_t key0 = 0; key0 < keys; key0 += BK) {
       syncBlock(); // the previous tile is read
       attn::loadRows<T, BK, D>(kTile, k, kBase, key0, g.tk);
-      attn::loadColumns<T, BK, D>(vTile, v, vBase, key0, g.tk);
+      attn::loadRows<T, BK, D>(vTile, v, vBase, key0, g.tk);
       syncBlock();
       float s[BK / 8][4];
       attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
@@ -463,7 +449,7 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
             if (row < g.tq && key < g.tk && !drop.keeps((bh * g.tq + row) * g.tk + key))
               s[nt][i] = 0.f;
           }
-      attn::accumulateColumns<T, BK, D>(acc, s, vTile, lane);
+      attn::accumulateRows<T, BK, D>(acc, s, vTile, lane);
     }
     const float keepScale = static_cast<float>(drop.keepScale);
     const float divisor[2] = {l[0] / keepScale, l[1] / keepScale};
@@ -489,7 +475,6 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
   constexpr int BK = kAttnTile<D>;
   alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
   alignas(16) __shared__ uint32_t vTile[BK * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t kColumns[D * (BK / 2 + kAttnPad)];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
     const AttnBlock at = attnBlock(g, blk, g.tq);
@@ -523,7 +508,6 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
       syncBlock();
       attn::loadRows<T, BK, D>(kTile, k, kBase, key0, g.tk);
       attn::loadRows<T, BK, D>(vTile, v, vBase, key0, g.tk);
-      attn::loadColumns<T, BK, D>(kColumns, k, kBase, key0, g.tk);
       syncBlock();
       float s[BK / 8][4], dp[BK / 8][4];
       attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
@@ -540,7 +524,7 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
                                         rowLse[i >> 1], rowDelta[i >> 1], p, ds);
           s[nt][i] = ds;
         }
-      attn::accumulateColumns<T, BK, D>(acc, s, kColumns, lane);
+      attn::accumulateRows<T, BK, D>(acc, s, kTile, lane);
     }
     const float one[2] = {1.f, 1.f};
     attn::storeRows<T, D>(dq, dqs, attn::at(dqs, b, h), row0, g.tq, acc, one, lane);
@@ -557,9 +541,7 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BQ = kAttnTile<D>;
   alignas(16) __shared__ uint32_t qTile[BQ * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t qColumns[D * (BQ / 2 + kAttnPad)];
   alignas(16) __shared__ uint32_t dTile[BQ * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t dColumns[D * (BQ / 2 + kAttnPad)];
   __shared__ float lseTile[BQ], deltaTile[BQ];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tk); blk += gridBlocks()) {
@@ -575,9 +557,7 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
     for (int64_t q0 = firstQueryFor(g, blockKey0, BQ); q0 < g.tq; q0 += BQ) {
       syncBlock();
       attn::loadRows<T, BQ, D>(qTile, q, qBase, q0, g.tq);
-      attn::loadColumns<T, BQ, D>(qColumns, q, qBase, q0, g.tq);
       attn::loadRows<T, BQ, D>(dTile, dO, dBase, q0, g.tq);
-      attn::loadColumns<T, BQ, D>(dColumns, dO, dBase, q0, g.tq);
       for (int i = threadIndex(); i < BQ; i += blockThreads()) {
         const bool in = q0 + i < g.tq;
         lseTile[i] = in ? lse[bh * g.tq + q0 + i] : 0.f;
@@ -603,8 +583,8 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
           p[nt][i] = pv;
           ds[nt][i] = dsv;
         }
-      attn::accumulateColumns<T, BQ, D>(dvAcc, p, dColumns, lane);
-      attn::accumulateColumns<T, BQ, D>(dkAcc, ds, qColumns, lane);
+      attn::accumulateRows<T, BQ, D>(dvAcc, p, dTile, lane);
+      attn::accumulateRows<T, BQ, D>(dkAcc, ds, qTile, lane);
     }
     const float one[2] = {1.f, 1.f};
     attn::storeRows<T, D>(dk, dks, attn::at(dks, b, h), key0, g.tk, dkAcc, one, lane);

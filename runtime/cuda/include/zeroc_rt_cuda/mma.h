@@ -72,7 +72,11 @@ ZRT_HD int mmaColC(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
 /// `row`, the address of row l % 8 of matrix l / 8; lane l receives in
 /// r[j] word l % 4 of row l / 4 of matrix j: a B fragment's word (see
 /// above) when matrix j holds 8 of B's columns as rows, in one instruction
-/// where reading the words one by one takes four.
+/// where reading the words one by one takes four. loadMatrices4Trans is
+/// ldmatrix.x4.trans: the same rows, each matrix transposed, so lane l
+/// receives in r[j] elements (2 (l % 4), l / 4) and (2 (l % 4) + 1, l / 4)
+/// of matrix j (row, column; the first in the lower half): a B fragment's
+/// word when matrix j holds 8 of B's rows as rows.
 #if ZEROC_RT_CUDA_DEVICE
 ZRT_DEV void loadMatrices4(uint32_t (&r)[4], const uint32_t *row) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
@@ -85,18 +89,46 @@ ZRT_DEV void loadMatrices4(uint32_t (&r)[4], const uint32_t *row) {
   __trap(); // before sm_75 there is no such instruction: the launch fails
 #endif
 }
+ZRT_DEV void loadMatrices4Trans(uint32_t (&r)[4], const uint32_t *row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address)
+               : "memory");
+#elif defined(__CUDA_ARCH__)
+  __trap();
+#endif
+}
 #else
-inline void loadMatrices4(uint32_t (&r)[4], const uint32_t *row) {
-  const uintptr_t address = reinterpret_cast<uintptr_t>(row);
-  const uint32_t mine[2] = {static_cast<uint32_t>(address),
-                            static_cast<uint32_t>(static_cast<uint64_t>(address) >> 32)};
+/// The emulation: every lane's row address, gathered from the warp.
+inline void gatherRows(const uint32_t *row, const uint32_t *(&rows)[32]) {
+  const uint64_t address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(row));
+  const uint32_t mine[2] = {static_cast<uint32_t>(address), static_cast<uint32_t>(address >> 32)};
   uint32_t all[32 * 2];
   emu::warpGather(mine, 2, all);
+  for (int l = 0; l < 32; ++l)
+    rows[l] = reinterpret_cast<const uint32_t *>(
+        static_cast<uintptr_t>(all[2 * l] | (static_cast<uint64_t>(all[2 * l + 1]) << 32)));
+}
+/// Element `e` (16-bit) of a row.
+inline uint32_t halfOf(const uint32_t *row, int e) {
+  return (row[e >> 1] >> (16 * (e & 1))) & 0xffffu;
+}
+inline void loadMatrices4(uint32_t (&r)[4], const uint32_t *row) {
+  const uint32_t *rows[32];
+  gatherRows(row, rows);
+  const int lane = threadIndex() & 31;
+  for (int j = 0; j < 4; ++j)
+    r[j] = rows[8 * j + (lane >> 2)][lane & 3];
+}
+inline void loadMatrices4Trans(uint32_t (&r)[4], const uint32_t *row) {
+  const uint32_t *rows[32];
+  gatherRows(row, rows);
   const int lane = threadIndex() & 31;
   for (int j = 0; j < 4; ++j) {
-    const int from = 8 * j + (lane >> 2);
-    const uint64_t at = all[2 * from] | (static_cast<uint64_t>(all[2 * from + 1]) << 32);
-    r[j] = reinterpret_cast<const uint32_t *>(static_cast<uintptr_t>(at))[lane & 3];
+    const int first = 8 * j + 2 * (lane & 3), column = lane >> 2;
+    r[j] = halfOf(rows[first], column) | (halfOf(rows[first + 1], column) << 16);
   }
 }
 #endif

@@ -113,16 +113,22 @@ template <typename T> ZRT_GLOBAL void warpProductKernel(const float *a, const fl
 }
 
 ZRT_GLOBAL void warpMatricesKernel(uint32_t *out) {
-  // 32 rows of 4 words each 8 words apart, word w of row r holding r * 4 + w.
+  // 32 rows of 8 16-bit elements each 8 words apart, element e of row r
+  // holding r * 8 + e.
   alignas(16) __shared__ uint32_t rows[32 * 8];
   const int lane = threadIndex() & 31;
   for (int w = 0; w < 8; ++w)
-    rows[lane * 8 + w] = w < 4 ? static_cast<uint32_t>(lane * 4 + w) : 0xffffffffu;
+    rows[lane * 8 + w] = w < 4 ? static_cast<uint32_t>(lane * 8 + 2 * w) |
+                                     (static_cast<uint32_t>(lane * 8 + 2 * w + 1) << 16)
+                               : 0xffffffffu;
   syncBlock();
-  uint32_t r[4];
+  uint32_t r[4], t[4];
   loadMatrices4(r, rows + lane * 8);
-  for (int j = 0; j < 4; ++j)
+  loadMatrices4Trans(t, rows + lane * 8);
+  for (int j = 0; j < 4; ++j) {
     out[lane * 4 + j] = r[j];
+    out[128 + lane * 4 + j] = t[j];
+  }
 }
 
 } // namespace

@@ -58,11 +58,12 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t attentionGrad(zeroc_rt_dtype_t dtype, const 
 /// so the test checks that layout against the GPU's instruction.
 ZEROC_RT_MUST_USE zeroc_rt_status_t warpProduct(zeroc_rt_dtype_t dtype, const float *a,
                                                 const float *b, float *c);
-/// One warp's loadMatrices4 (zeroc_rt_cuda/mma.h, ldmatrix.x4) of 32 rows
-/// of 4 words in shared memory, 8 words apart, word w of row r holding
-/// r * 4 + w, lane l giving row l: out[l * 4 + j] is lane l's word j
-/// (device memory, 128 words), which the test checks against the layout
-/// the attention kernels' B fragments assume.
+/// One warp's loadMatrices4 and loadMatrices4Trans (zeroc_rt_cuda/mma.h,
+/// ldmatrix.x4 and .trans) of 32 rows of 8 16-bit elements in shared
+/// memory, 8 words apart, element e of row r holding r * 8 + e, lane l
+/// giving row l: out[l * 4 + j] is lane l's word j, out[128 + l * 4 + j]
+/// the transposed load's (device memory, 256 words), which the test checks
+/// against the layout the attention kernels' B fragments assume.
 ZEROC_RT_MUST_USE zeroc_rt_status_t warpMatrices(uint32_t *out);
 
 } // namespace zeroc_rt::cuda
