@@ -78,27 +78,26 @@ ZRT_HD int mmaColC(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
 /// of matrix j (row, column; the first in the lower half): a B fragment's
 /// word when matrix j holds 8 of B's rows as rows.
 #if ZEROC_RT_CUDA_DEVICE
-ZRT_DEV void loadMatrices4(uint32_t (&r)[4], const uint32_t *row) {
+template <bool Trans> ZRT_DEV void ldmatrixX4(uint32_t (&r)[4], const uint32_t *row) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address)
-               : "memory");
+  const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(at)
+                 : "memory");
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(at)
+                 : "memory");
 #elif defined(__CUDA_ARCH__)
   __trap(); // before sm_75 there is no such instruction: the launch fails
 #endif
 }
+ZRT_DEV void loadMatrices4(uint32_t (&r)[4], const uint32_t *row) { ldmatrixX4<false>(r, row); }
 ZRT_DEV void loadMatrices4Trans(uint32_t (&r)[4], const uint32_t *row) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(row));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address)
-               : "memory");
-#elif defined(__CUDA_ARCH__)
-  __trap();
-#endif
+  ldmatrixX4<true>(r, row);
 }
 #else
 /// The emulation: every lane's row address, gathered from the warp.
