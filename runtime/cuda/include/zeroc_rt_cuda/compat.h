@@ -276,19 +276,37 @@ ZRT_HD float toFloat(F16 v) {
   return floatOf(sign | ((exp + 112u) << 23) | (mant << 13));
 }
 
+/// The GPU's own conversion, cvt.rn: round to nearest even, overflow to
+/// inf, subnormals kept; the bits of the arithmetic below for every value
+/// but NaN, whose payload the functions below keep themselves.
+#if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define ZEROC_RT_CVT_16 1
+#endif
+
 /// Round to nearest even, overflow to inf, NaN stays a (quiet) NaN.
 ZRT_HD BF16 toBF16(float f) {
   uint32_t u = bitsOf(f);
   if ((u & 0x7fffffffu) > 0x7f800000u)
     return BF16{static_cast<uint16_t>((u >> 16) | 0x40u)};
+#ifdef ZEROC_RT_CVT_16
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return BF16{h};
+#else
   u += 0x7fffu + ((u >> 16) & 1u);
   return BF16{static_cast<uint16_t>(u >> 16)};
+#endif
 }
 ZRT_HD F16 toF16(float f) {
   const uint32_t u = bitsOf(f), sign = (u >> 16) & 0x8000u;
   const uint32_t a = u & 0x7fffffffu;
   if (a > 0x7f800000u) // NaN
     return F16{static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu))};
+#ifdef ZEROC_RT_CVT_16
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return F16{h};
+#else
   if (a >= 0x477ff000u) // rounds to >= 65520: inf
     return F16{static_cast<uint16_t>(sign | 0x7c00u)};
   if (a < 0x38800000u) { // below the smallest normal: a subnormal or 0
@@ -305,6 +323,7 @@ ZRT_HD F16 toF16(float f) {
   uint32_t r = a - 0x38000000u; // rebias 127 -> 15
   r = (r + 0xfffu + ((r >> 13) & 1u)) >> 13;
   return F16{static_cast<uint16_t>(sign | r)};
+#endif
 }
 
 template <typename S> ZRT_HD S fromFloat(float v);
