@@ -34,8 +34,9 @@ double attentionPairs(int64_t tq, int64_t tk, bool causal) {
   if (!causal)
     return static_cast<double>(tq) * static_cast<double>(tk);
   // Query q scores min(q + 1, tk) keys: 1 + 2 + .. + m, then tk each.
-  const double m = static_cast<double>(std::min(tq, tk));
-  return m * (m + 1.0) / 2.0 + static_cast<double>(tq - std::min(tq, tk)) * static_cast<double>(tk);
+  const int64_t m = std::min(tq, tk);
+  return static_cast<double>(m) * static_cast<double>(m + 1) / 2.0 +
+         static_cast<double>(tq - m) * static_cast<double>(tk);
 }
 
 /// The products of an attention on q [B, H, Tq, D] and kt [B, H, D, Tk],

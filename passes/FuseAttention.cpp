@@ -377,7 +377,7 @@ void dropEpilogueMask(Block &body, MutableOperandRange inputs, RankedTensorType 
   if (!grad.hasOneUse())
     return;
   auto where = llvm::dyn_cast<WhereOp>(*grad.getUsers().begin());
-  if (!where || where.getCondition() == grad)
+  if (!where)
     return;
   const bool zeroAfter = where.getOnFalse() == grad;
   Value zero = zeroAfter ? where.getOnTrue() : where.getOnFalse();

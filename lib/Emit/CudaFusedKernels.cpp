@@ -140,10 +140,11 @@ FailureOr<PrintedBody> printBody(ProgramPrinter &p, Block &body, ValueRange inpu
     out.params += llvm::formatv("const {0} *{2}{1}, ", in, k, prefix).str();
     // (A result without elements reads nothing, not even a scalar.)
     if (at == "0" && type.getNumElements() > 0) {
-      const char *type = condition ? "bool" : "zc";
-      out.hoisted += condition ? llvm::formatv("  const bool {0}{1}_0 = {0}{1}[0] != 0;\n", prefix, k)
-                               : llvm::formatv("  const zc {0}{1}_0 = z::load({0}{1}[0]);\n", prefix, k);
-      out.code += llvm::formatv("{0}const {1} a{2} = {3}{2}_0;\n", indent, type, k, prefix);
+      const char *value = condition ? "bool" : "zc";
+      out.hoisted += condition
+                         ? llvm::formatv("  const bool {0}{1}_0 = {0}{1}[0] != 0;\n", prefix, k)
+                         : llvm::formatv("  const zc {0}{1}_0 = z::load({0}{1}[0]);\n", prefix, k);
+      out.code += llvm::formatv("{0}const {1} a{2} = {3}{2}_0;\n", indent, value, k, prefix);
     } else if (condition)
       out.code +=
           llvm::formatv("{0}const bool a{1} = {3}{1}[{2}] != 0;\n", indent, k, at, prefix);

@@ -325,6 +325,7 @@ ZRT_HD F16 toF16(float f) {
   return F16{static_cast<uint16_t>(sign | r)};
 #endif
 }
+#undef ZEROC_RT_CVT_16
 
 template <typename S> ZRT_HD S fromFloat(float v);
 template <> ZRT_HD float fromFloat<float>(float v) { return v; }
