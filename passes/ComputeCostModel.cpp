@@ -71,6 +71,12 @@ double ComputeCostModel::flops(Operation *op) {
     int64_t k = dim(g.getA(), g.getTransA() ? 0 : 1);
     return 2.0 * numel(g.getType()) * static_cast<double>(k);
   }
+  if (auto g = llvm::dyn_cast<graph::FusedGemmBiasGradOp>(op)) {
+    // The product's, and an add per element of the summed operand.
+    int64_t k = dim(g.getA(), g.getTransA() ? 0 : 1);
+    Value summed = g.getSummed() ? g.getB() : g.getA();
+    return 2.0 * numel(g.getResult().getType()) * static_cast<double>(k) + numel(summed.getType());
+  }
   if (auto a = llvm::dyn_cast<graph::FusedAttentionOp>(op))
     return attentionFlops(a.getQ(), a.getKt(), a.getCausal(), 2.0);
   if (auto a = llvm::dyn_cast<graph::FusedAttentionGradOp>(op))

@@ -138,6 +138,12 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
                           pm.addPass(createFuseAttention());
                           pm.addPass(createFuseAttentionBias());
                         }});
+    // A bias gradient is summed by its weight gradient's GEMM
+    // (docs/CudaTarget.md, "Bias gradients in the GEMM").
+    if (o.fuseElementwise)
+      phases.push_back({"fold-gemm-bias-grad", [](OpPassManager &pm) {
+                          pm.addPass(createFoldGemmBiasGrad());
+                        }});
     phases.push_back({"fuse-optimizer-step", [](OpPassManager &pm) {
                         pm.addPass(createFuseOptimizerStep());
                       }});

@@ -262,6 +262,36 @@ LogicalResult FusedSoftmaxCrossEntropyOp::verify() {
   return success();
 }
 
+LogicalResult FusedGemmBiasGradOp::verify() {
+  auto a = llvm::cast<RankedTensorType>(getA().getType());
+  auto b = llvm::cast<RankedTensorType>(getB().getType());
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return emitOpError("a and b must have rank 2");
+  const int64_t m = a.getDimSize(getTransA() ? 1 : 0), k = a.getDimSize(getTransA() ? 0 : 1);
+  const int64_t kb = b.getDimSize(getTransB() ? 1 : 0), n = b.getDimSize(getTransB() ? 0 : 1);
+  if (k != kb)
+    return emitOpError("inner dimensions differ: ") << k << " and " << kb;
+  auto result = llvm::cast<RankedTensorType>(getResult().getType());
+  if (result.getShape() != ArrayRef<int64_t>{m, n})
+    return emitOpError("result has type ") << result << "; expected " << m << "x" << n;
+  const int64_t summed = getSummed();
+  if (summed != 0 && summed != 1)
+    return emitOpError("summed must be 0 (a) or 1 (b), got ") << summed;
+  if (summed == 0 && !getTransA())
+    return emitOpError("sums a's columns over the inner dimension, so a must be read "
+                       "transposed (transA)");
+  if (summed == 1 && getTransB())
+    return emitOpError("sums b's columns over the inner dimension, so b must be read as "
+                       "stored (no transB)");
+  const int64_t l = summed ? n : m;
+  auto bias = llvm::cast<RankedTensorType>(getBiasGrad().getType());
+  if (bias.getRank() < 1 || bias.getShape().back() != l || bias.getNumElements() != l)
+    return emitOpError("bias_grad has type ")
+           << bias << "; expected " << l << " elements, in shape [" << l << "] or [1, ..., " << l
+           << "]";
+  return success();
+}
+
 RankedTensorType FusedAttentionOp::getScoresType() { return scoresTypeOf(getQ(), getKt()); }
 
 RankedTensorType FusedAttentionGradOp::getScoresType() {

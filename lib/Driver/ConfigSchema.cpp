@@ -426,7 +426,8 @@ std::vector<Field> makeTopLevel() {
                                        "chain of elementwise ops in one kernel, a "
                                        "softmax with its chains, a loss with its "
                                        "gradient, a layer norm gradient with the "
-                                       "residual add; false keeps one kernel per op "
+                                       "residual add, a bias gradient with its weight "
+                                       "gradient's GEMM; false keeps one kernel per op "
                                        "(to compare or bisect); the CPU target has "
                                        "no fusion"),
                          F::boolean("fuse_attention", true)

@@ -54,7 +54,8 @@ public:
   bool hasKernel(StringRef kernel) const override {
     static const llvm::StringSet<> kernels = {
         "unary", "unary_grad", "binary", "where", "broadcast", "sum_to",
-        "dropout", "matmul", "matmul_trans", "matmul_strided", "gemm", "reduce", "softmax", "softmax_grad",
+        "dropout", "matmul", "matmul_trans", "matmul_strided", "gemm", "gemm_bias_grad",
+        "reduce", "softmax", "softmax_grad",
         "layer_norm", "layer_norm_grad", "layer_norm_grad_add", "softmax_cross_entropy",
         "softmax_cross_entropy_grad", "softmax_cross_entropy_with_grad", "copy", "copy_multi", "gather", "gather_grad",
         "transpose", "slice", "slice_grad", "zero", "cast",

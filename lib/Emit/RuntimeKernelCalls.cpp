@@ -213,6 +213,12 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
                          int(g.getTransA()), int(g.getTransB()), out()));
     return success();
   }
+  if (auto g = llvm::dyn_cast<graph::FusedGemmBiasGradOp>(op)) {
+    p.call(llvm::formatv("zeroc_rt_k_gemm_bias_grad({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                         d(g.getA()), d(g.getB()), int(g.getTransA()), int(g.getTransB()),
+                         g.getSummed(), out(0), out(1)));
+    return success();
+  }
   auto reduce = [&](const char *kind, Value in, ArrayAttr axes) {
     uint32_t mask = 0;
     for (Attribute a : axes)

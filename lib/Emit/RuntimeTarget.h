@@ -43,10 +43,14 @@ class CpuTarget : public RuntimeTarget {
 public:
   llvm::StringRef name() const override { return "CPU"; }
   void printPrologue(llvm::raw_ostream &os) override;
-  /// zeroc_rt/kernels.h: every kernel but the CUDA runtime's strided GEMM
-  /// (zero-fold-matmul-views runs for the CUDA target only).
+  /// zeroc_rt/kernels.h: every kernel but the CUDA runtime's own, which
+  /// the CUDA pipeline's passes call for (zero-fold-matmul-views,
+  /// zero-fuse-layer-norm-grad-add, zero-fuse-cross-entropy,
+  /// zero-fold-gemm-bias-grad).
   bool hasKernel(llvm::StringRef name) const override {
-    return name != "matmul_strided";
+    return !llvm::is_contained({"matmul_strided", "layer_norm_grad_add",
+                                "softmax_cross_entropy_with_grad", "gemm_bias_grad"},
+                               name);
   }
 };
 

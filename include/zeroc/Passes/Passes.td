@@ -360,6 +360,37 @@ def FoldMatmulViews : Pass<"zero-fold-matmul-views", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
 }
 
+def FoldGemmBiasGrad : Pass<"zero-fold-gemm-bias-grad", "::mlir::ModuleOp"> {
+  let summary = "computes a bias gradient in the GEMM of its weight's gradient";
+  let description = [{
+    CUDA target. A `graph.sum_to` that sums every dim of its input `x` but
+    the last (a linear layer's bias gradient, `x` its output gradient)
+    becomes one `graph.fused_gemm_bias_grad` with a `graph.gemm` (alpha 1,
+    no `c`) that reads `x`, or `x` reshaped to [K, L], as the operand whose
+    columns the same sum gives: `a` read transposed, or `b` read as stored
+    (the weight gradient, `x^T h` or `h^T x`). The fused op stands where
+    the first of the two stood; the GEMM's other operand must be defined
+    there, and a reshape of `x` is made there when the GEMM's is made
+    later. Its results replace the GEMM's and the sum's.
+
+    The CUDA runtime sums the operand in cuBLASLt's bias-gradient epilogue
+    (BGRADA, BGRADB) where cuBLASLt has one for the shapes, and otherwise
+    runs the GEMM and then `sum_to`: a transformer's bias gradients read
+    their output gradients once, with the GEMM that reads them anyway
+    (docs/CudaTarget.md, "Bias gradients in the GEMM").
+
+    ```mlir
+    %b = graph.sum_to %gy : tensor<2x4x3xf32> -> tensor<3xf32>
+    %r = graph.reshape %gy : tensor<2x4x3xf32> -> tensor<8x3xf32>
+    %w = graph.gemm %r, %x {transA = true} : (tensor<8x3xf32>, tensor<8x5xf32>) -> tensor<3x5xf32>
+    // becomes
+    %r = graph.reshape %gy : tensor<2x4x3xf32> -> tensor<8x3xf32>
+    %w, %b = graph.fused_gemm_bias_grad %r, %x {summed = 0 : i64, transA = true} : (tensor<8x3xf32>, tensor<8x5xf32>) -> (tensor<3x5xf32>, tensor<3xf32>)
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
   let summary = "builds @train_step: the optimizer step after the micro-steps";
   let description = [{

@@ -920,6 +920,65 @@ TEST_P(KernelParity, Gemm) {
       }
 }
 
+// A weight gradient's GEMM with its bias gradient: against the CPU's gemm
+// and sum_to of the summed operand. On a GPU cuBLASLt's epilogue sums it
+// where it has a kernel for the shapes; the emulation runs the two apart.
+TEST_P(KernelParity, GemmBiasGrad) {
+  struct Case {
+    int64_t m, n, k;
+    int transA, transB, summed;
+    Dims bias;
+  };
+  const Case cases[] = {{3, 5, 70, 1, 0, 0, {3}},        // gy^T x: a [70, 3] summed
+                        {40, 33, 129, 1, 1, 0, {1, 40}}, // with b read transposed
+                        {5, 37, 64, 1, 0, 1, {37}},      // x^T gy: b [64, 37] summed
+                        {6, 34, 9, 0, 0, 1, {1, 1, 34}}, // a read as stored
+                        {4, 7, 0, 1, 0, 0, {4}}};        // k 0: zeros
+  for (const Case &c : cases) {
+    SCOPED_TRACE("m " + std::to_string(c.m) + " n " + std::to_string(c.n) + " k " +
+                 std::to_string(c.k) + " trans_a " + std::to_string(c.transA) + " trans_b " +
+                 std::to_string(c.transB) + " summed " + std::to_string(c.summed));
+    Tensor a = random(c.transA ? Dims{c.k, c.m} : Dims{c.m, c.k});
+    Tensor b = random(c.transB ? Dims{c.n, c.k} : Dims{c.k, c.n});
+    Tensor out = output({c.m, c.n}), bias = output(c.bias);
+    ASSERT_OK(zeroc_rt_k_gemm(a.cpu(), b.cpu(), nullptr, 1.0, 0.0, c.transA, c.transB, out.cpu()));
+    Tensor vector = output({c.summed ? c.n : c.m}); // the CPU's sum_to wants its rank
+    ASSERT_OK(zeroc_rt_k_sum_to(c.summed ? b.cpu() : a.cpu(), vector.cpu()));
+    std::memcpy(bias.cpu()->data, vector.cpu()->data, bias.bytes());
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_gemm_bias_grad(a.gpu(), b.gpu(), c.transA, c.transB, c.summed,
+                                                 out.gpu(), bias.gpu()));
+    expectClose(out, tol(true), "gemm_bias_grad out");
+    expectClose(bias, tol(true), "gemm_bias_grad bias_grad");
+  }
+}
+
+// The bias gradient's operand must be stored [K, L] and the vector have L
+// elements: the host checks say which, and nothing runs.
+TEST_P(KernelParity, GemmBiasGradErrors) {
+  Tensor a = random({8, 3}), rows = random({3, 8}), b = random({8, 5}), out = output({3, 5});
+  Tensor bias = output({3}), wrong = output({5}), column = output({3, 1});
+  struct Case {
+    Tensor *a;
+    int transA, summed;
+    Tensor *bias;
+    const char *message;
+  };
+  const Case cases[] = {
+      {&a, 1, 2, &bias, "gemm_bias_grad: summed must be 0 (a) or 1 (b), got 2"},
+      {&rows, 0, 0, &bias,
+       "gemm_bias_grad: a is summed over the inner dimension, so it must be "
+       "stored [K, L] (a with trans_a, b without trans_b)"},
+      {&a, 1, 0, &wrong, "must have the 3 elements of a's columns, in shape [3] or [1, ..., 3]"},
+      {&a, 1, 0, &column, "must have the 3 elements of a's columns"}};
+  for (const Case &c : cases) {
+    zeroc_rt_status_t status = zeroc_rt_cuda_k_gemm_bias_grad(c.a->gpu(), b.gpu(), c.transA, 0,
+                                                              c.summed, out.gpu(), c.bias->gpu());
+    ASSERT_NE(status, nullptr) << c.message;
+    const std::string message = takeMessage(status);
+    EXPECT_NE(message.find(c.message), std::string::npos) << message;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
@@ -1108,9 +1167,10 @@ TEST_P(KernelParity, LayerNormGrad) {
             << "layer_norm_grad_add: the sum's bits differ from layer_norm_grad then add";
         EXPECT_TRUE(gscale2.deviceCopy() == gscale.deviceCopy())
             << "layer_norm_grad_add: grad_scale differs from layer_norm_grad's";
-        if (withBias)
+        if (withBias) {
           EXPECT_TRUE(gbias2.deviceCopy() == gbias.deviceCopy())
               << "layer_norm_grad_add: grad_bias differs from layer_norm_grad's";
+        }
       }
   }
 }

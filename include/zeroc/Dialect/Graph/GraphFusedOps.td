@@ -5,8 +5,9 @@
 // softmax gradient with such a chain before or after it (zero-fuse-softmax;
 // docs/CudaTarget.md), an attention with its softmax's chains, forward
 // and backward (zero-fuse-attention), a cross-entropy loss with its
-// gradient (zero-fuse-cross-entropy), and a layer norm's gradient with the
-// add after it (zero-fuse-layer-norm-grad-add).
+// gradient (zero-fuse-cross-entropy), a layer norm's gradient with the
+// add after it (zero-fuse-layer-norm-grad-add), and a weight gradient's
+// GEMM with its bias gradient (zero-fold-gemm-bias-grad).
 //
 //===----------------------------------------------------------------------===//
 
@@ -293,6 +294,38 @@ def Graph_FusedLayerNormGradAddOp : Graph_Op<"fused_layer_norm_grad_add",
   let assemblyFormat = [{
     $input `,` $scale `,` $grad `,` $addend attr-dict `:` type($input) `,` type($scale)
   }];
+}
+
+def Graph_FusedGemmBiasGradOp : Graph_Op<"fused_gemm_bias_grad",
+    [Pure, AllElementTypesMatch<["a", "b", "result", "bias_grad"]>]> {
+  let summary = "a weight gradient's GEMM that also sums its bias gradient";
+  let description = [{
+    `result` is `op(a) * op(b)`, as `graph.gemm` computes it with alpha 1
+    and no `c`. `bias_grad` is the sum down the columns of one operand, the
+    one `summed` names (0: `a`, 1: `b`), as `graph.sum_to` computes it.
+    That operand is stored [K, L], K being the product's inner dimension:
+    `a` read transposed (`transA`), or `b` read as stored (no `transB`).
+    `bias_grad` has L elements, in shape [L] or [1, ..., 1, L].
+
+    A linear layer's backward pass computes its weight gradient from its
+    output gradient, and sums the same output gradient into its bias
+    gradient (zero-fold-gemm-bias-grad makes the two one op). The CUDA
+    runtime sums the operand in the GEMM's epilogue, where cuBLASLt has one
+    for the shapes, so the output gradient is read once
+    (docs/CudaTarget.md, "Bias gradients in the GEMM").
+
+    ```mlir
+    %gw, %gb = graph.fused_gemm_bias_grad %gy, %x {transA = true, summed = 0 : i64} : (tensor<8x3xf32>, tensor<8x5xf32>) -> (tensor<3x5xf32>, tensor<3xf32>)
+    ```
+  }];
+  let arguments = (ins Graph_FloatTensor:$a, Graph_FloatTensor:$b,
+                   DefaultValuedAttr<BoolAttr, "false">:$transA,
+                   DefaultValuedAttr<BoolAttr, "false">:$transB, I64Attr:$summed);
+  let results = (outs Graph_FloatTensor:$result, Graph_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $a `,` $b attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // ZEROC_DIALECT_GRAPH_GRAPHFUSEDOPS_TD

@@ -54,6 +54,14 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_matmul_trans(zrt_ct a, zrt_c
 /// transposed, filling its buffer).
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_matmul_strided(zrt_ct a, const int64_t *a_strides, zrt_ct b, const int64_t *b_strides, int trans_a, int trans_b, zrt_ct out, const int64_t *out_strides);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gemm(zrt_ct a, zrt_ct b, zrt_ct c, double alpha, double beta, int trans_a, int trans_b, zrt_ct out);
+/* A weight gradient's GEMM (gemm with alpha 1 and no c) and its bias
+   gradient (graph.fused_gemm_bias_grad): out = op(a) op(b), and bias_grad
+   the sums down the columns of a (summed 0: a stored [K, M], read
+   transposed) or b (summed 1: b stored [K, N], read as stored), as sum_to
+   of that operand; bias_grad has M (N) elements, in shape [M] or
+   [1, ..., M]. Summed in cuBLASLt's epilogue where it has one for the
+   shapes, else the GEMM and then sum_to (the emulation: always). */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_gemm_bias_grad(zrt_ct a, zrt_ct b, int trans_a, int trans_b, int summed, zrt_ct out, zrt_ct bias_grad);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_reduce(zeroc_rt_tensor_reduce_op_t op, zrt_ct in, uint32_t axes_mask, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax(zrt_ct in, int64_t axis, int log, zrt_ct out);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_grad(zrt_ct y, zrt_ct grad_y, int64_t axis, int log, zrt_ct grad_x);

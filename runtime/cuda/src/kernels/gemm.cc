@@ -170,7 +170,36 @@ GemmCall withRowMajorOut(const GemmCall &call) {
 }
 
 namespace {
+
 bool tf32Allowed = false;
+
+/// The GEMM of rank-2 a and b, read transposed as the flags say, into
+/// rank-2 out (kernel `k`'s checks and messages).
+zeroc_rt_status_t planGemm(const char *k, zrt_ct a, zrt_ct b, bool transA, bool transB, zrt_ct out,
+                           GemmCall &call) {
+  using namespace zeroc_rt::kernels;
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
+  if (a->rank != 2 || b->rank != 2 || out->rank != 2)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: a, b and out must have rank 2", k);
+  call.transA = transA;
+  call.transB = transB;
+  call.m = transA ? a->dims[1] : a->dims[0];
+  call.k = transA ? a->dims[0] : a->dims[1];
+  const int64_t kb = transB ? b->dims[1] : b->dims[0];
+  call.n = transB ? b->dims[0] : b->dims[1];
+  if (kb != call.k || out->dims[0] != call.m || out->dims[1] != call.n)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "%s: %s x %s does not give %s", k,
+                          describe(*a).c_str(), describe(*b).c_str(), describe(*out).c_str());
+  call.offA = {0};
+  call.offB = {0};
+  call.offOut = {0};
+  return nullptr;
+}
+
 } // namespace
 
 void setGemmTf32(bool allowed) { tf32Allowed = allowed; }
@@ -205,34 +234,55 @@ zeroc_rt_status_t zeroc_rt_cuda_k_matmul_strided(zrt_ct a, const int64_t *a_stri
 
 zeroc_rt_status_t zeroc_rt_cuda_k_gemm(zrt_ct a, zrt_ct b, zrt_ct c, double alpha, double beta,
                                        int trans_a, int trans_b, zrt_ct out) {
-  using namespace zeroc_rt::kernels;
   const char *k = "gemm";
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "a", a));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "b", b));
-  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "b", *b, "a", *a));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "out", *out, "a", *a));
-  if (a->rank != 2 || b->rank != 2 || out->rank != 2)
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "gemm: a, b and out must have rank 2");
   GemmCall call;
-  call.transA = trans_a != 0;
-  call.transB = trans_b != 0;
-  call.m = call.transA ? a->dims[1] : a->dims[0];
-  call.k = call.transA ? a->dims[0] : a->dims[1];
-  const int64_t kb = call.transB ? b->dims[1] : b->dims[0];
-  call.n = call.transB ? b->dims[0] : b->dims[1];
-  if (kb != call.k || out->dims[0] != call.m || out->dims[1] != call.n)
-    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH, "gemm: %s x %s does not give %s",
-                          describe(*a).c_str(), describe(*b).c_str(), describe(*out).c_str());
-  call.offA = {0};
-  call.offB = {0};
-  call.offOut = {0};
+  ZEROC_RT_RETURN_IF_ERROR(planGemm(k, a, b, trans_a != 0, trans_b != 0, out, call));
   const bool useC = c && beta != 0.0;
   if (useC) {
-    ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "c", c));
+    ZEROC_RT_RETURN_IF_ERROR(zeroc_rt::kernels::checkTensor(k, "c", c));
     ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_cuda_k_broadcast(c, out));
   }
   return runGemm(call, out->dtype, a->data, b->data, out->data, alpha, useC ? beta : 0.0);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_gemm_bias_grad(zrt_ct a, zrt_ct b, int trans_a, int trans_b,
+                                                 int summed, zrt_ct out, zrt_ct bias_grad) {
+  using namespace zeroc_rt::kernels;
+  const char *k = "gemm_bias_grad";
+  GemmCall call;
+  ZEROC_RT_RETURN_IF_ERROR(planGemm(k, a, b, trans_a != 0, trans_b != 0, out, call));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "bias_grad", bias_grad));
+  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, "bias_grad", *bias_grad, "a", *a));
+  if (summed != 0 && summed != 1)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "gemm_bias_grad: summed must be 0 (a) or 1 (b), got %d", summed);
+  // The summed operand is stored [K, L]: a read transposed, b as stored.
+  if (summed == 0 ? !call.transA : call.transB)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "gemm_bias_grad: %s is summed over the inner dimension, so it must be "
+                          "stored [K, L] (a with trans_a, b without trans_b)",
+                          summed == 0 ? "a" : "b");
+  const int64_t l = summed == 0 ? call.m : call.n;
+  if (bias_grad->rank < 1 || bias_grad->dims[bias_grad->rank - 1] != l ||
+      numElements(*bias_grad) != l)
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "gemm_bias_grad: bias_grad %s must have the %lld elements of %s's "
+                          "columns, in shape [%lld] or [1, ..., %lld]",
+                          describe(*bias_grad).c_str(), static_cast<long long>(l),
+                          summed == 0 ? "a" : "b", static_cast<long long>(l),
+                          static_cast<long long>(l));
+  bool done = false;
+  ZEROC_RT_RETURN_IF_ERROR(runGemmBiasGrad(call, out->dtype, a->data, b->data, out->data,
+                                           summed == 0, bias_grad->data, &done));
+  if (done)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(runGemm(call, out->dtype, a->data, b->data, out->data, 1.0, 0.0));
+  // The vector as [L]: sum_to of the [K, L] operand (bias_grad may have
+  // more dims, all 1 but the last, than the operand).
+  zeroc_rt_tensor_t vector = *bias_grad;
+  vector.rank = 1;
+  vector.dims[0] = l;
+  return zeroc_rt_cuda_k_sum_to(summed == 0 ? a : b, &vector);
 }
 
 } // extern "C"

@@ -110,12 +110,15 @@ zeroc_rt_status_t layout(cublasLtMatrixLayout_t *out, cudaDataType type, uint64_
 struct Plan {
   Layouts layouts;
   cublasLtMatmulAlgo_t algo{};
+  /// False for an epilogue cuBLASLt has no kernel for (runGemmBiasGrad's
+  /// callers then run the GEMM and the sum apart).
+  bool usable = true;
 };
 
 /// Everything a plan depends on: the types, the operations, the sizes,
-/// leading dimensions, batch and batch strides, and each operand's
-/// alignment.
-using PlanKey = std::array<int64_t, 18>;
+/// leading dimensions, batch and batch strides, each operand's alignment,
+/// and the epilogue with its vector's alignment.
+using PlanKey = std::array<int64_t, 20>;
 
 std::map<PlanKey, std::unique_ptr<Plan>> &plans() {
   static std::map<PlanKey, std::unique_ptr<Plan>> cache;
@@ -124,14 +127,26 @@ std::map<PlanKey, std::unique_ptr<Plan>> &plans() {
 
 /// The descriptors of a column-major C^T (n x m) = op(B)^T (n x k) *
 /// op(A)^T (k x m), batched, and the heuristic's first algorithm for them
-/// at these alignments (cuBLASLt's A is our B, its B our A).
+/// at these alignments (cuBLASLt's A is our B, its B our A), with
+/// `epilogue` and its vector `bias` (whose address the heuristic reads
+/// for its alignment) unless the epilogue is the default.
 zeroc_rt_status_t makePlan(Plan &plan, cudaDataType type, cublasComputeType_t compute,
                            cudaDataType scaleType, bool tA, bool tB, uint64_t m, uint64_t n,
                            uint64_t k, int64_t ldA, int64_t ldB, int64_t ldC, int32_t batch,
                            int64_t sA, int64_t sB, int64_t sC, uint32_t alignA, uint32_t alignB,
-                           uint32_t alignC) {
+                           uint32_t alignC, cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT,
+                           const void *bias = nullptr) {
   Layouts &l = plan.layouts;
   ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescCreate(&l.desc, compute, scaleType), "a matmul"));
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    ZEROC_RT_RETURN_IF_ERROR(
+        lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                          sizeof epilogue),
+           "an epilogue"));
+    ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(
+                                    l.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+                                "the epilogue's vector"));
+  }
   cublasOperation_t opFirst = tB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opSecond = tA ? CUBLAS_OP_T : CUBLAS_OP_N;
   ZEROC_RT_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -170,6 +185,32 @@ zeroc_rt_status_t makePlan(Plan &plan, cudaDataType type, cublasComputeType_t co
   return nullptr;
 }
 
+/// The element, compute and scale types of a GEMM of `dtype`: f16 and
+/// bf16 accumulate in f32, f32 in f32 (TF32 when allowed), f64 in f64.
+struct LtTypes {
+  cudaDataType type, scale;
+  cublasComputeType_t compute;
+};
+zeroc_rt_status_t ltTypes(zeroc_rt_dtype_t dtype, LtTypes *t) {
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F32:
+    *t = {CUDA_R_32F, CUDA_R_32F, gemmTf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
+    return nullptr;
+  case ZEROC_RT_DTYPE_F64:
+    *t = {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    return nullptr;
+  case ZEROC_RT_DTYPE_F16:
+    *t = {CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    return nullptr;
+  case ZEROC_RT_DTYPE_BF16:
+    *t = {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    return nullptr;
+  default:
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "gemm: dtype %s is not a float dtype",
+                          zeroc_rt_dtype_name(dtype));
+  }
+}
+
 } // namespace
 
 zeroc_rt_status_t runGemm(const GemmCall &planned, zeroc_rt_dtype_t dtype, const void *a,
@@ -187,22 +228,10 @@ zeroc_rt_status_t runGemm(const GemmCall &planned, zeroc_rt_dtype_t dtype, const
                        : zeroc_rt_cuda_k_scale(dtype, out, count, beta);
   }
   ZEROC_RT_RETURN_IF_ERROR(ensureHandle());
-  cudaDataType type;
-  cublasComputeType_t compute;
-  cudaDataType scaleType;
-  switch (dtype) {
-  case ZEROC_RT_DTYPE_F32:
-    type = CUDA_R_32F;
-    compute = gemmTf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    scaleType = CUDA_R_32F;
-    break;
-  case ZEROC_RT_DTYPE_F64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; scaleType = CUDA_R_64F; break;
-  case ZEROC_RT_DTYPE_F16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; scaleType = CUDA_R_32F; break;
-  case ZEROC_RT_DTYPE_BF16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; scaleType = CUDA_R_32F; break;
-  default:
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "gemm: dtype %s is not a float dtype",
-                          zeroc_rt_dtype_name(dtype));
-  }
+  LtTypes types;
+  ZEROC_RT_RETURN_IF_ERROR(ltTypes(dtype, &types));
+  const cudaDataType type = types.type, scaleType = types.scale;
+  const cublasComputeType_t compute = types.compute;
   const size_t es = zeroc_rt_dtype_size(dtype);
   // One launch for the whole batch when every operand's matrices are one
   // stride apart; else one per run of the innermost batch dim (a strided
@@ -237,10 +266,11 @@ zeroc_rt_status_t runGemm(const GemmCall &planned, zeroc_rt_dtype_t dtype, const
   const uint32_t alignA = alignmentOf(b, call.offB, es, group, sB, ldB);
   const uint32_t alignB = alignmentOf(a, call.offA, es, group, sA, ldA);
   const uint32_t alignC = alignmentOf(out, call.offOut, es, group, sC, ldC);
-  const PlanKey key = {type,   compute, tA,     tB,     static_cast<int64_t>(m),
-                       static_cast<int64_t>(n), static_cast<int64_t>(k), ldA, ldB, ldC,
-                       batch,  sA,      sB,     sC,     alignA, alignB, alignC,
-                       scaleType};
+  // clang-format off
+  const PlanKey key = {type, compute, tA, tB, static_cast<int64_t>(m), static_cast<int64_t>(n),
+                       static_cast<int64_t>(k), ldA, ldB, ldC, batch, sA, sB, sC,
+                       alignA, alignB, alignC, scaleType, CUBLASLT_EPILOGUE_DEFAULT, 0};
+  // clang-format on
   std::unique_ptr<Plan> &plan = plans()[key];
   if (!plan) {
     auto made = std::make_unique<Plan>();
@@ -263,6 +293,70 @@ zeroc_rt_status_t runGemm(const GemmCall &planned, zeroc_rt_dtype_t dtype, const
                                                static_cast<cudaStream_t>(computeStream())),
                                 "a GEMM"));
   }
+  return nullptr;
+}
+
+zeroc_rt_status_t runGemmBiasGrad(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
+                                  const void *b, void *out, bool summedA, void *biasGrad,
+                                  bool *done) {
+  *done = false;
+  // One dense product of at least one element each way (the caller's
+  // fallback covers the rest).
+  if (call.offOut.size() != 1 || call.ldA || call.ldB || call.ldOut || call.colOut || call.m == 0 ||
+      call.n == 0 || call.k == 0)
+    return nullptr;
+  ZEROC_RT_RETURN_IF_ERROR(ensureHandle());
+  LtTypes types;
+  ZEROC_RT_RETURN_IF_ERROR(ltTypes(dtype, &types));
+  const size_t es = zeroc_rt_dtype_size(dtype);
+  const bool tA = call.transA, tB = call.transB;
+  const uint64_t m = call.m, n = call.n, k = call.k;
+  const int64_t ldA = tA ? m : k, ldB = tB ? k : n, ldC = static_cast<int64_t>(n);
+  // cuBLASLt's B is our A: our A's sums over k are its B's (BGRADB, a
+  // vector of D's m columns), our B's its A's (BGRADA, D's n rows).
+  const cublasLtEpilogue_t epilogue = summedA ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BGRADA;
+  const uint32_t alignA = alignmentOf(b, call.offB, es, 1, 0, ldB);
+  const uint32_t alignB = alignmentOf(a, call.offA, es, 1, 0, ldA);
+  const uint32_t alignC = alignmentOf(out, call.offOut, es, 1, 0, ldC);
+  const uint32_t alignBias = alignmentOf(biasGrad, {0}, es, 1, 0, 0);
+  // clang-format off
+  const PlanKey key = {types.type, types.compute, tA, tB, static_cast<int64_t>(m),
+                       static_cast<int64_t>(n), static_cast<int64_t>(k), ldA, ldB, ldC,
+                       1, 0, 0, 0, alignA, alignB, alignC, types.scale, epilogue, alignBias};
+  // clang-format on
+  std::unique_ptr<Plan> &plan = plans()[key];
+  if (!plan) {
+    plan = std::make_unique<Plan>();
+    // No kernel with this epilogue (or none for these types): the plan
+    // says so, and every call of the key runs the GEMM and the sum apart.
+    if (zeroc_rt_status_t status =
+            makePlan(*plan, types.type, types.compute, types.scale, tA, tB, m, n, k, ldA, ldB, ldC,
+                     1, 0, 0, 0, alignA, alignB, alignC, epilogue, biasGrad)) {
+      zeroc_rt_status_free(status);
+      plan->usable = false;
+    }
+  }
+  if (!plan->usable)
+    return nullptr;
+  const Layouts &l = plan->layouts;
+  if (cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasGrad,
+                                     sizeof biasGrad) != CUBLAS_STATUS_SUCCESS) {
+    plan->usable = false;
+    return nullptr;
+  }
+  const float oneF = 1.0f, zeroF = 0.0f;
+  const double one = 1.0, zero = 0.0;
+  const bool f64 = dtype == ZEROC_RT_DTYPE_F64;
+  const void *alphaP = f64 ? static_cast<const void *>(&one) : &oneF;
+  const void *betaP = f64 ? static_cast<const void *>(&zero) : &zeroF;
+  // A call cuBLASLt refuses launched nothing: the caller's fallback runs.
+  if (cublasLtMatmul(handle, l.desc, alphaP, b, l.a, a, l.b, betaP, out, l.c, out, l.c, &plan->algo,
+                     workspace, kWorkspaceBytes,
+                     static_cast<cudaStream_t>(computeStream())) != CUBLAS_STATUS_SUCCESS) {
+    plan->usable = false;
+    return nullptr;
+  }
+  *done = true;
   return nullptr;
 }
 

@@ -59,6 +59,17 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype
                                             const void *a, const void *b, void *out,
                                             double alpha, double beta);
 
+/// Runs `call` (one dense GEMM: alpha 1, beta 0) with a bias-gradient
+/// epilogue that writes into `biasGrad` the sums over the k dimension of
+/// A (summedA: A stored k x m, read transposed) or of B (stored k x n):
+/// graph.fused_gemm_bias_grad. *done is false, and nothing ran, when the
+/// executor has no such epilogue for the call (the emulation; cuBLASLt
+/// for shapes, types or alignments it has no kernel for): the caller then
+/// runs the GEMM and sum_to.
+ZEROC_RT_MUST_USE zeroc_rt_status_t runGemmBiasGrad(const GemmCall &call, zeroc_rt_dtype_t dtype,
+                                                    const void *a, const void *b, void *out,
+                                                    bool summedA, void *biasGrad, bool *done);
+
 /// Whether f32 GEMMs may run on TF32 tensor cores (the program's tf32, set
 /// once before training; off by default). The host emulation computes f32 in
 /// IEEE f32 either way.
