@@ -897,10 +897,10 @@ TEST_P(KernelParity, Gemm) {
     bool hasC;
     double alpha, beta;
   };
-  const Case cases[] = {{{n}, true, 2.0, 0.5},
-                        {{m, n}, true, 1.0, 1.0},
-                        {{m, 1}, true, 1.0, -1.0},
-                        {{}, false, 2.0, 0.0}};
+  // A bias (c of one row, beta 1; on a GPU in cuBLASLt's epilogue), then
+  // other c's broadcast and accumulated.
+  const Case cases[] = {{{n}, true, 2.0, 1.0},    {{1, n}, true, 1.0, 1.0},  {{n}, true, 2.0, 0.5},
+                        {{m, n}, true, 1.0, 1.0}, {{m, 1}, true, 1.0, -1.0}, {{}, false, 2.0, 0.0}};
   for (int transA = 0; transA < 2; ++transA)
     for (int transB = 0; transB < 2; ++transB)
       for (const Case &c : cases) {

@@ -296,9 +296,15 @@ zeroc_rt_status_t runGemm(const GemmCall &planned, zeroc_rt_dtype_t dtype, const
   return nullptr;
 }
 
-zeroc_rt_status_t runGemmBiasGrad(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
-                                  const void *b, void *out, bool summedA, void *biasGrad,
-                                  bool *done) {
+namespace {
+
+/// Runs `call` (one dense GEMM, beta 0) as one matmul with `epilogue` and
+/// its vector (a bias it adds, or a bias gradient it writes); *done false,
+/// and nothing ran, when cuBLASLt has no kernel for it (the plan keeps
+/// that, so every later call of the key goes straight to the fallback).
+zeroc_rt_status_t runEpilogue(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
+                              const void *b, void *out, double alpha, cublasLtEpilogue_t epilogue,
+                              const void *vector, bool *done) {
   *done = false;
   // One dense product of at least one element each way (the caller's
   // fallback covers the rest).
@@ -312,26 +318,23 @@ zeroc_rt_status_t runGemmBiasGrad(const GemmCall &call, zeroc_rt_dtype_t dtype, 
   const bool tA = call.transA, tB = call.transB;
   const uint64_t m = call.m, n = call.n, k = call.k;
   const int64_t ldA = tA ? m : k, ldB = tB ? k : n, ldC = static_cast<int64_t>(n);
-  // cuBLASLt's B is our A: our A's sums over k are its B's (BGRADB, a
-  // vector of D's m columns), our B's its A's (BGRADA, D's n rows).
-  const cublasLtEpilogue_t epilogue = summedA ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BGRADA;
   const uint32_t alignA = alignmentOf(b, call.offB, es, 1, 0, ldB);
   const uint32_t alignB = alignmentOf(a, call.offA, es, 1, 0, ldA);
   const uint32_t alignC = alignmentOf(out, call.offOut, es, 1, 0, ldC);
-  const uint32_t alignBias = alignmentOf(biasGrad, {0}, es, 1, 0, 0);
+  const uint32_t alignVector = alignmentOf(vector, {0}, es, 1, 0, 0);
   // clang-format off
   const PlanKey key = {types.type, types.compute, tA, tB, static_cast<int64_t>(m),
                        static_cast<int64_t>(n), static_cast<int64_t>(k), ldA, ldB, ldC,
-                       1, 0, 0, 0, alignA, alignB, alignC, types.scale, epilogue, alignBias};
+                       1, 0, 0, 0, alignA, alignB, alignC, types.scale, epilogue, alignVector};
   // clang-format on
   std::unique_ptr<Plan> &plan = plans()[key];
   if (!plan) {
     plan = std::make_unique<Plan>();
     // No kernel with this epilogue (or none for these types): the plan
-    // says so, and every call of the key runs the GEMM and the sum apart.
+    // says so, and every call of the key runs the fallback.
     if (zeroc_rt_status_t status =
             makePlan(*plan, types.type, types.compute, types.scale, tA, tB, m, n, k, ldA, ldB, ldC,
-                     1, 0, 0, 0, alignA, alignB, alignC, epilogue, biasGrad)) {
+                     1, 0, 0, 0, alignA, alignB, alignC, epilogue, vector)) {
       zeroc_rt_status_free(status);
       plan->usable = false;
     }
@@ -339,15 +342,15 @@ zeroc_rt_status_t runGemmBiasGrad(const GemmCall &call, zeroc_rt_dtype_t dtype, 
   if (!plan->usable)
     return nullptr;
   const Layouts &l = plan->layouts;
-  if (cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasGrad,
-                                     sizeof biasGrad) != CUBLAS_STATUS_SUCCESS) {
+  if (cublasLtMatmulDescSetAttribute(l.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector,
+                                     sizeof vector) != CUBLAS_STATUS_SUCCESS) {
     plan->usable = false;
     return nullptr;
   }
-  const float oneF = 1.0f, zeroF = 0.0f;
-  const double one = 1.0, zero = 0.0;
+  const float alphaF = static_cast<float>(alpha), zeroF = 0.0f;
+  const double zero = 0.0;
   const bool f64 = dtype == ZEROC_RT_DTYPE_F64;
-  const void *alphaP = f64 ? static_cast<const void *>(&one) : &oneF;
+  const void *alphaP = f64 ? static_cast<const void *>(&alpha) : &alphaF;
   const void *betaP = f64 ? static_cast<const void *>(&zero) : &zeroF;
   // A call cuBLASLt refuses launched nothing: the caller's fallback runs.
   if (cublasLtMatmul(handle, l.desc, alphaP, b, l.a, a, l.b, betaP, out, l.c, out, l.c, &plan->algo,
@@ -358,6 +361,25 @@ zeroc_rt_status_t runGemmBiasGrad(const GemmCall &call, zeroc_rt_dtype_t dtype, 
   }
   *done = true;
   return nullptr;
+}
+
+} // namespace
+
+zeroc_rt_status_t runGemmBiasGrad(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
+                                  const void *b, void *out, bool summedA, void *biasGrad,
+                                  bool *done) {
+  // cuBLASLt's B is our A: our A's sums over k are its B's (BGRADB, a
+  // vector of D's m columns), our B's its A's (BGRADA, D's n rows).
+  return runEpilogue(call, dtype, a, b, out, 1.0,
+                     summedA ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BGRADA, biasGrad, done);
+}
+
+zeroc_rt_status_t runGemmBias(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
+                              const void *b, void *out, double alpha, const void *bias,
+                              bool *done) {
+  // A vector of D's n rows (column-major D is our out transposed): one
+  // element per column of our out, added to each of its rows.
+  return runEpilogue(call, dtype, a, b, out, alpha, CUBLASLT_EPILOGUE_BIAS, bias, done);
 }
 
 bool gemmHasTf32() { return true; }

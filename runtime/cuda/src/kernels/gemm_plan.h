@@ -70,6 +70,15 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t runGemmBiasGrad(const GemmCall &call, zeroc_
                                                     const void *a, const void *b, void *out,
                                                     bool summedA, void *biasGrad, bool *done);
 
+/// Runs `call` (one dense GEMM) as alpha * op(A) op(B) + bias, `bias` a
+/// vector of n elements added to every row of out, in a bias epilogue:
+/// graph.gemm with a c of one row and beta 1. *done is false, and nothing
+/// ran, when the executor has no such epilogue for the call: the caller
+/// then broadcasts c into out and runs the GEMM with beta 1.
+ZEROC_RT_MUST_USE zeroc_rt_status_t runGemmBias(const GemmCall &call, zeroc_rt_dtype_t dtype,
+                                                const void *a, const void *b, void *out,
+                                                double alpha, const void *bias, bool *done);
+
 /// Whether f32 GEMMs may run on TF32 tensor cores (the program's tf32, set
 /// once before training; off by default). The host emulation computes f32 in
 /// IEEE f32 either way.
