@@ -229,10 +229,16 @@ run_checks() {
   local rows=()
 
   local kt
-  kt=$(timeout 300 "$stage/kernel_tests" 2>&1 | tail -3 | tr '\n' ' ')
-  local krc=${PIPESTATUS[0]}
+  timeout 300 "$stage/kernel_tests" > "$log/kernel_tests.log" 2>&1
+  local krc=$?
+  kt=$(tail -3 "$log/kernel_tests.log" | tr '\n' ' ')
   [ "$krc" = 0 ] || failures=$((failures + 1))
   rows+=("kernel tests|$([ "$krc" = 0 ] && echo ok || echo "FAIL rc=$krc")|${kt:0:70}")
+  # Whether cuBLASLt had the bias and bias-gradient epilogues (the kernel
+  # tests' last count; "apart": the GEMM, then a broadcast or a sum).
+  local epi
+  epi=$(grep -o 'gemm epilogues after [a-z0-9]*: .*' "$log/kernel_tests.log" | tail -1)
+  rows+=("cuBLASLt bias epilogues (kernel tests)|${epi#gemm epilogues after }|docs/CudaTarget.md, Bias gradients in the GEMM")
 
   while IFS='|' read -r name model s w cfg steps; do
     local p=$stage/progs/$name cmd

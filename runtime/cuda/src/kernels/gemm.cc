@@ -172,6 +172,7 @@ GemmCall withRowMajorOut(const GemmCall &call) {
 namespace {
 
 bool tf32Allowed = false;
+int64_t epilogues[2] = {0, 0}; ///< in a cuBLASLt epilogue, apart
 
 /// The GEMM of rank-2 a and b, read transposed as the flags say, into
 /// rank-2 out (kernel `k`'s checks and messages).
@@ -201,6 +202,11 @@ zeroc_rt_status_t planGemm(const char *k, zrt_ct a, zrt_ct b, bool transA, bool 
 }
 
 } // namespace
+
+void gemmEpilogueCounts(int64_t *inEpilogue, int64_t *apart) {
+  *inEpilogue = epilogues[0];
+  *apart = epilogues[1];
+}
 
 void setGemmTf32(bool allowed) { tf32Allowed = allowed; }
 bool gemmTf32() { return tf32Allowed; }
@@ -247,6 +253,7 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gemm(zrt_ct a, zrt_ct b, zrt_ct c, double alph
       bool done = false;
       ZEROC_RT_RETURN_IF_ERROR(
           runGemmBias(call, out->dtype, a->data, b->data, out->data, alpha, c->data, &done));
+      ++epilogues[done ? 0 : 1];
       if (done)
         return nullptr;
     }
@@ -284,6 +291,7 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gemm_bias_grad(zrt_ct a, zrt_ct b, int trans_a
   bool done = false;
   ZEROC_RT_RETURN_IF_ERROR(runGemmBiasGrad(call, out->dtype, a->data, b->data, out->data,
                                            summed == 0, bias_grad->data, &done));
+  ++epilogues[done ? 0 : 1];
   if (done)
     return nullptr;
   ZEROC_RT_RETURN_IF_ERROR(runGemm(call, out->dtype, a->data, b->data, out->data, 1.0, 0.0));

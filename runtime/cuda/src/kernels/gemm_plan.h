@@ -79,6 +79,12 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t runGemmBias(const GemmCall &call, zeroc_rt_d
                                                 const void *a, const void *b, void *out,
                                                 double alpha, const void *bias, bool *done);
 
+/// How many bias and bias-gradient GEMMs (runGemmBias, runGemmBiasGrad)
+/// ran in a cuBLASLt epilogue, and how many apart (the GEMM, then the
+/// broadcast or sum_to), since the process started: the GPU kernel tests
+/// print them, to say whether cuBLASLt had the epilogues on that GPU.
+void gemmEpilogueCounts(int64_t *inEpilogue, int64_t *apart);
+
 /// Whether f32 GEMMs may run on TF32 tensor cores (the program's tf32, set
 /// once before training; off by default). The host emulation computes f32 in
 /// IEEE f32 either way.
