@@ -381,15 +381,17 @@ roofline_row() {
 
 bench() {
   local -n out=$1
-  local stage=$dir/stage s t0 t3 t0u t0a t0p
-  for s in 0 3 0u 0a 0p; do
-    local p=$stage/progs/bench-s$s peakfile=$dir/log/bench-s$s.mem
+  local stage=$dir/stage s t0 t3 t0u t0a t0p t0e
+  for s in 0 3 0u 0a 0p 0e; do
+    # 0e: stage 0's program with cuBLASLt's bias epilogues off.
+    local p=$stage/progs/bench-s${s%e} peakfile=$dir/log/bench-s$s.mem epilogues=1
+    [ "$s" = 0e ] && epilogues=0
     ( while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; done ) > "$peakfile" &
     local poll=$!
     local base
     base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-    timeout 300 "$p/train" --data "$stage/data/gpt2_124m" --steps 12 --log-jsonl "$dir/log/bench-s$s.jsonl" \
-      --quiet > "$dir/log/bench-s$s.out" 2>&1
+    ZEROC_RT_CUDA_GEMM_EPILOGUES=$epilogues timeout 300 "$p/train" --data "$stage/data/gpt2_124m" \
+      --steps 12 --log-jsonl "$dir/log/bench-s$s.jsonl" --quiet > "$dir/log/bench-s$s.out" 2>&1
     kill $poll 2> /dev/null
     local line
     line=$(python3 - "$dir/log/bench-s$s.jsonl" "$p/plan.json" "$peakfile" "$base" <<'PY'
@@ -422,10 +424,11 @@ PY
     [ "$s" = 0u ] && label="stage 0, unfused"
     [ "$s" = 0a ] && label="stage 0, matmul attention"
     [ "$s" = 0p ] && label="stage 0, vocab 50304"
+    [ "$s" = 0e ] && label="stage 0, GEMM epilogues off"
     out+=("gpt2-124m bf16 $label|${line%%|*}|${line#*|}")
     local ms
     ms=$(python3 -c "import json,sys; s=[json.loads(l)['time_ms'] for l in open(sys.argv[1])][3:]; print(sorted(s)[len(s)//2])" "$dir/log/bench-s$s.jsonl" 2>/dev/null || echo 0)
-    case $s in 0) t0=$ms ;; 3) t3=$ms ;; 0u) t0u=$ms ;; 0a) t0a=$ms ;; 0p) t0p=$ms ;; esac
+    case $s in 0) t0=$ms ;; 3) t3=$ms ;; 0u) t0u=$ms ;; 0a) t0a=$ms ;; 0p) t0p=$ms ;; 0e) t0e=$ms ;; esac
   done
   # The comm/compute overlap, from the GPU's own timeline (--trace; the
   # events cost time, so a run of its own, not the timed ones above).
@@ -436,6 +439,7 @@ PY
   out+=("$(roofline_row "$t0")")
   out+=("unfused / fused step time (stage 0)|$(python3 -c "print('%.2f' % ($t0u / $t0))" 2>/dev/null || echo n/a)|the fusion passes' gain")
   out+=("matmul / fused attention step time|$(python3 -c "print('%.2f' % ($t0a / $t0))" 2>/dev/null || echo n/a)|zero-fuse-attention's gain (> 1: the kernels win)")
+  out+=("epilogues off / on step time (stage 0)|$(python3 -c "print('%.2f' % ($t0e / $t0))" 2>/dev/null || echo n/a)|> 1: the bias and bias-gradient epilogues win")
   out+=("vocab 50257 / 50304 step time|$(python3 -c "print('%.2f' % ($t0 / $t0p))" 2>/dev/null || echo n/a)|> 1: unaligned rows of logits slow the head's GEMMs")
 }
 
