@@ -10,7 +10,11 @@
 // (CUBLAS_COMPUTE_32F) unless the program allows TF32 (zeroc.tf32:
 // CUBLAS_COMPUTE_32F_FAST_TF32), and f64 is f64. A GEMM's descriptors and
 // the heuristic's algorithm are made once per key (sizes, strides,
-// alignments) and kept for the program's life.
+// alignments, epilogue) and kept for the program's life. A bias (gemm's c
+// of one row) and a bias gradient (gemm_bias_grad) run in cuBLASLt's
+// BIAS, BGRADA or BGRADB epilogue where it has a kernel for the call; a
+// key without one is remembered, and its callers run the GEMM and the
+// broadcast or sum apart.
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,8 +116,8 @@ zeroc_rt_status_t layout(cublasLtMatrixLayout_t *out, cudaDataType type, uint64_
 struct Plan {
   Layouts layouts;
   cublasLtMatmulAlgo_t algo{};
-  /// False for an epilogue cuBLASLt has no kernel for (runGemmBiasGrad's
-  /// callers then run the GEMM and the sum apart).
+  /// False for an epilogue cuBLASLt has no kernel for (runEpilogue's
+  /// callers then run the GEMM and the bias's broadcast or sum apart).
   bool usable = true;
 };
 
