@@ -107,10 +107,14 @@ bool fold(SumToOp sum, const WeightGemm &w) {
     movedReads = {gemm.getA(), gemm.getB()};
   if (zeroc::fusion::writesStorageBetween(first, later, movedReads))
     return false;
+  // An operand made after `first` is made again there, from the sum's input.
+  const bool remake = !zeroc::fusion::definedBefore(w.operand, first);
+  if (remake && !zeroc::fusion::definedBefore(sum.getInput(), first))
+    return false;
 
   OpBuilder b(first);
   Value operand = w.operand;
-  if (!zeroc::fusion::definedBefore(operand, first))
+  if (remake)
     operand = b.create<ReshapeOp>(operand.getLoc(), operand.getType(), sum.getInput());
   auto pick = [&](Value v) { return v == w.operand ? operand : v; };
   auto fused = b.create<FusedGemmBiasGradOp>(

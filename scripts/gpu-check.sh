@@ -237,8 +237,8 @@ run_checks() {
   # Whether cuBLASLt had the bias and bias-gradient epilogues (the kernel
   # tests' last count; "apart": the GEMM, then a broadcast or a sum).
   local epi
-  epi=$(grep -o 'gemm epilogues after [a-z0-9]*: .*' "$log/kernel_tests.log" | tail -1)
-  rows+=("cuBLASLt bias epilogues (kernel tests)|${epi#gemm epilogues after }|docs/CudaTarget.md, Bias gradients in the GEMM")
+  epi=$(grep -o 'gemm epilogues so far .*' "$log/kernel_tests.log" | tail -1)
+  rows+=("cuBLASLt bias epilogues (kernel tests)|${epi#*: }|every dtype's Gemm and GemmBiasGrad calls; docs/CudaTarget.md, Bias gradients in the GEMM")
 
   while IFS='|' read -r name model s w cfg steps; do
     local p=$stage/progs/$name cmd

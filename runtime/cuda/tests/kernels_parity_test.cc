@@ -955,8 +955,10 @@ TEST_P(KernelParity, GemmBiasGrad) {
   // either way the results are checked above; gpu-check.sh shows the line.
   int64_t inEpilogue = 0, apart = 0;
   zc::gemmEpilogueCounts(&inEpilogue, &apart);
-  std::printf("gemm epilogues after %s: %lld in cuBLASLt, %lld apart\n", zeroc_rt_dtype_name(dt()),
-              static_cast<long long>(inEpilogue), static_cast<long long>(apart));
+  std::printf("gemm epilogues so far (the Gemm and GemmBiasGrad tests, through %s): %lld in "
+              "cuBLASLt, %lld apart\n",
+              zeroc_rt_dtype_name(dt()), static_cast<long long>(inEpilogue),
+              static_cast<long long>(apart));
 }
 
 // The bias gradient's operand must be stored [K, L] and the vector have L

@@ -248,8 +248,8 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gemm(zrt_ct a, zrt_ct b, zrt_ct c, double alph
     ZEROC_RT_RETURN_IF_ERROR(zeroc_rt::kernels::checkTensor(k, "c", c));
     // A bias (one row of c, added once): in the GEMM's epilogue when the
     // executor has one, so that c is never broadcast into out.
-    if (beta == 1.0 && c->dtype == out->dtype && c->rank >= 1 && c->dims[c->rank - 1] == call.n &&
-        zeroc_rt::kernels::numElements(*c) == call.n) {
+    if (beta == 1.0 && c->dtype == out->dtype && c->rank >= 1 && c->rank <= 2 &&
+        c->dims[c->rank - 1] == call.n && zeroc_rt::kernels::numElements(*c) == call.n) {
       bool done = false;
       ZEROC_RT_RETURN_IF_ERROR(
           runGemmBias(call, out->dtype, a->data, b->data, out->data, alpha, c->data, &done));
