@@ -22,6 +22,12 @@ int64_t dim(Value v, int64_t i) {
   return rt.getRank() > i ? rt.getDimSize(i) : 1;
 }
 
+/// A rank-2 GEMM's 2MNK: the result's elements times 2K, K being `a`'s
+/// second dim, or its first when `a` is read transposed.
+double gemmFlops(Value a, bool transA, Type result) {
+  return 2.0 * numel(result) * static_cast<double>(dim(a, transA ? 0 : 1));
+}
+
 /// 2 * (convolution output elements) * (weight elements per output channel).
 double convFlops(Value output, Value weight) {
   double perChannel = numel(weight.getType()) / std::max<int64_t>(1, dim(weight, 0));
@@ -67,15 +73,12 @@ double ComputeCostModel::flops(Operation *op) {
     int64_t k = r == 0 ? 1 : lhs.getDimSize(mm.getTransA() ? r - 2 : r - 1);
     return 2.0 * numel(mm.getType()) * static_cast<double>(k);
   }
-  if (auto g = llvm::dyn_cast<graph::GemmOp>(op)) {
-    int64_t k = dim(g.getA(), g.getTransA() ? 0 : 1);
-    return 2.0 * numel(g.getType()) * static_cast<double>(k);
-  }
+  if (auto g = llvm::dyn_cast<graph::GemmOp>(op))
+    return gemmFlops(g.getA(), g.getTransA(), g.getType());
   if (auto g = llvm::dyn_cast<graph::FusedGemmBiasGradOp>(op)) {
     // The product's, and an add per element of the summed operand.
-    int64_t k = dim(g.getA(), g.getTransA() ? 0 : 1);
     Value summed = g.getSummed() ? g.getB() : g.getA();
-    return 2.0 * numel(g.getResult().getType()) * static_cast<double>(k) + numel(summed.getType());
+    return gemmFlops(g.getA(), g.getTransA(), g.getResult().getType()) + numel(summed.getType());
   }
   if (auto a = llvm::dyn_cast<graph::FusedAttentionOp>(op))
     return attentionFlops(a.getQ(), a.getKt(), a.getCausal(), 2.0);
