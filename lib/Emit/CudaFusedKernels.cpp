@@ -323,7 +323,7 @@ void printAttentionLaunch(ProgramPrinter &p, StringRef name, const AttentionText
                        kNs, name, a.shape, rows, args));
 }
 
-/// The elements of type `type` in a Chunk (zeroc_rt_cuda/fused.h): 16
+/// The elements of type `type` in a Chunk (zeroc_rt_cuda/chunk.h): 16
 /// bytes' worth.
 int64_t chunkSize(RankedTensorType type) {
   return 16 / zero::elementBytes(type.getElementType());

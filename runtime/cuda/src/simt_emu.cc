@@ -83,6 +83,9 @@ struct Block {
 
 thread_local Block block;
 
+/// The running block's first misaligned access, if any (misalignedAccess).
+thread_local std::string misaligned;
+
 /// Whether the running block's threads are fibers.
 thread_local bool fibers = false;
 
@@ -194,12 +197,23 @@ bool simt() { return mode() != Mode::Single; }
 
 bool threadsRun() { return fibers; }
 
+/// 1 when the block that ended made a misaligned access (the violation
+/// says which), else `result`.
+int checkAccesses(int result) {
+  if (misaligned.empty())
+    return result;
+  block.violation = "block " + std::to_string(currentBlock) + ": " + misaligned;
+  misaligned.clear();
+  return 1;
+}
+
 int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
+  misaligned.clear();
   if (!simt() && !warps) {
     currentThreads = 1;
     currentThread = 0;
     body(context);
-    return 0;
+    return checkAccesses(0);
   }
   currentThreads = launched;
   block.body = body;
@@ -208,7 +222,18 @@ int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
   const int result = runFibers(launched);
   fibers = false;
   currentThread = 0;
-  return result;
+  return result ? result : checkAccesses(0);
+}
+
+void misalignedAccess(const void *p, int bytes) {
+  if (!misaligned.empty())
+    return;
+  char text[160];
+  std::snprintf(
+      text, sizeof text, "thread %d: a %d-byte access at %p, %d bytes past a %d-byte boundary",
+      currentThread, bytes, p,
+      static_cast<int>(reinterpret_cast<uintptr_t>(p) % static_cast<unsigned>(bytes)), bytes);
+  misaligned = text;
 }
 
 const char *violation() { return block.violation.c_str(); }

@@ -1100,9 +1100,11 @@ TEST_P(KernelParity, SoftmaxGrad) {
 
 // [5, 60, 40] at axis 1: rows of 2400, more than a block keeps in registers
 // (zeroc_rt_cuda/rows.h's kRowCache); at axis -1 many rows, in several column chunks.
-// {3, 300, 20}: more rows (900) than the gradient's blocks (512), and over
-// axis 1 a row longer than the threads' cache (6000 elements).
-const Dims kLayerNormShapes[] = {{3, 4, 6}, {5, 60, 40}};
+// {2, 4, 768}: GPT-2's rows at axis -1 (96 threads, one 16-byte chunk of
+// bf16 or two of f32 each), and at axis 1 rows of 3072, past the cache, in
+// chunks. Rows of 6 (axis -1 of {3, 4, 6}) take runs of one element for
+// f32, f16 and bf16.
+const Dims kLayerNormShapes[] = {{3, 4, 6}, {5, 60, 40}, {2, 4, 768}};
 
 /// The scale's (and bias's) dims of a layer norm of `x` over `axis` (1 or -1).
 Dims layerNormParams(const Dims &x, int64_t axis) {
@@ -1302,6 +1304,44 @@ TEST_P(KernelParity, SoftmaxCrossEntropyMaskedClasses) {
                                                            ZEROC_RT_LOSS_NONE, 0, 0, gout.gpu(),
                                                            gscores.gpu()));
   expectClose(gscores, tol(true), "softmax_cross_entropy_grad");
+}
+
+/// `t`'s descriptor from its element `offset` on, as a tensor of `dims`
+/// (the CPU's when `cpu`, else the device's).
+zeroc_rt_tensor_t viewAt(const Tensor &t, int64_t offset, const Dims &dims, bool cpu) {
+  zeroc_rt_tensor_t d = cpu ? *t.cpu() : *t.gpu();
+  d.data = static_cast<char *>(d.data) + offset * zeroc_rt_dtype_size(t.dtype());
+  d.rank = static_cast<int32_t>(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i)
+    d.dims[i] = dims[i];
+  return d;
+}
+
+// Rows of 1003 classes (odd, so each row starts at another offset from a
+// 16-byte boundary): the kernel reads each row's first elements one at a
+// time, then 16-byte chunks, then the rest. Scores at the start of their
+// storage (the gradient's rows then share their boundaries and are
+// written a chunk at a time too), and one element in (the gradient is
+// then written an element at a time): the CPU kernels' loss and gradient.
+TEST_P(KernelParity, SoftmaxCrossEntropyLongRows) {
+  const int64_t rows = 5, classes = 1003;
+  const Dims dims{rows, classes};
+  Tensor lab = intTensor(I64, {rows}, {0, 1002, 500, 7, 999});
+  Tensor storage = random({rows * classes + 1}, -3.0, 3.0);
+  for (int64_t offset : {int64_t{0}, int64_t{1}}) {
+    SCOPED_TRACE("scores at element " + std::to_string(offset));
+    const zeroc_rt_tensor_t cpuScores = viewAt(storage, offset, dims, true);
+    const zeroc_rt_tensor_t gpuScores = viewAt(storage, offset, dims, false);
+    Tensor loss = output({}), gout = random({}, 0.5, 2.0), gscores = output(dims);
+    ASSERT_OK(zeroc_rt_k_softmax_cross_entropy(&cpuScores, lab.cpu(), ZEROC_RT_LOSS_MEAN, 0, 0,
+                                               loss.cpu()));
+    ASSERT_OK(zeroc_rt_k_softmax_cross_entropy_grad(&cpuScores, lab.cpu(), ZEROC_RT_LOSS_MEAN, 0, 0,
+                                                    gout.cpu(), gscores.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
+        &gpuScores, lab.gpu(), ZEROC_RT_LOSS_MEAN, 0, 0, gout.gpu(), loss.gpu(), gscores.gpu()));
+    expectClose(loss, tol(true), "softmax_cross_entropy_with_grad loss");
+    expectClose(gscores, tol(true), "softmax_cross_entropy_with_grad gradient");
+  }
 }
 
 TEST_P(KernelParity, SoftmaxCrossEntropyAllIgnored) {

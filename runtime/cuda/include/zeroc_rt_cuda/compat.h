@@ -84,6 +84,15 @@ bool threadsRun();
 int runBlock(int block, void (*body)(void *), void *context, bool warps = false);
 /// What the last failed runBlock found.
 const char *violation();
+/// Records a `bytes`-byte access at `p` that is not `bytes`-byte aligned,
+/// which a GPU faults on: the running block then fails (violation() says
+/// where) when it ends.
+void misalignedAccess(const void *p, int bytes);
+/// Checks that a `bytes`-byte access at `p` is aligned to `bytes`.
+inline void checkAligned(const void *p, int bytes) {
+  if (reinterpret_cast<uintptr_t>(p) % static_cast<unsigned>(bytes) != 0)
+    misalignedAccess(p, bytes);
+}
 /// __syncthreads: the thread waits until every thread of the block is here.
 void barrier();
 /// __shfl_xor_sync over the full warp, for values of up to 8 bytes.

@@ -47,6 +47,7 @@ ZRT_DEV Words4 load16(const void *p) {
   const uint4 v = *static_cast<const uint4 *>(p);
   return Words4{{v.x, v.y, v.z, v.w}};
 #else
+  emu::checkAligned(p, 16);
   Words4 v;
   std::memcpy(v.w, p, 16);
   return v;
@@ -56,6 +57,7 @@ ZRT_DEV void store16(void *p, const Words4 &v) {
 #if ZEROC_RT_CUDA_DEVICE
   *static_cast<uint4 *>(p) = make_uint4(v.w[0], v.w[1], v.w[2], v.w[3]);
 #else
+  emu::checkAligned(p, 16);
   std::memcpy(p, v.w, 16);
 #endif
 }

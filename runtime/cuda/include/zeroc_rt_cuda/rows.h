@@ -14,7 +14,10 @@
 #ifndef ZEROC_RT_CUDA_ROWS_H
 #define ZEROC_RT_CUDA_ROWS_H
 
+#include "zeroc_rt_cuda/chunk.h"
 #include "zeroc_rt_cuda/compat.h"
+
+#include <type_traits>
 
 namespace zeroc_rt::cuda {
 
@@ -45,10 +48,52 @@ ZRT_DEV bool rowFitsCache(int64_t count) {
   return count <= static_cast<int64_t>(kRowCache) * blockThreads();
 }
 
-/// Element i of the thread's cache: the row's element j, or -1 past its end.
-ZRT_DEV int64_t cachedElement(int i, int64_t count) {
-  const int64_t j = threadIndex() + static_cast<int64_t>(i) * blockThreads();
+/// The first of the V elements from slot i of the thread's cache (i a
+/// multiple of V) in a row of `count` (a multiple of V), or -1 past its
+/// end. The cache holds runs of V elements (one, or a 16-byte Chunk that a
+/// thread reads in one access): the thread's runs t, t + blockDim, ... of
+/// the row, in order, as the uncached loops stride over them.
+template <int V> ZRT_DEV int64_t cachedRun(int i, int64_t count) {
+  const int64_t j = (threadIndex() + static_cast<int64_t>(i / V) * blockThreads()) * V;
   return j < count ? j : -1;
+}
+
+/// Element i of the thread's cache: the row's element j, or -1 past its end.
+ZRT_DEV int64_t cachedElement(int i, int64_t count) { return cachedRun<1>(i, count); }
+
+/// The threads of a block that takes rows of `count` elements one at a
+/// time: enough for the row to fit their caches (kRowCache each), a
+/// multiple of 32, at most kBlock. A layer norm's rows of 768 take 96:
+/// a block of kBlock would leave most of its threads idle and hold fewer
+/// rows in flight per multiprocessor.
+inline int rowThreads(int64_t count) {
+  const int64_t need = (count + kRowCache - 1) / kRowCache;
+  const int64_t t = (need + 31) / 32 * 32;
+  return t < 32 ? 32 : (t > kBlock ? kBlock : static_cast<int>(t));
+}
+
+/// Calls f(j, n) for the thread's runs of a row of `count` contiguous
+/// elements at `row`, n an std::integral_constant: 1, or Chunk<S>::kSize
+/// for the elements j .. j + kSize - 1 at a 16-byte boundary, which f
+/// reads (loadRun) in one access. With `chunks`, the elements before the
+/// row's first 16-byte boundary come one at a time, then whole chunks, then
+/// the rest one at a time; without, every element one at a time. The
+/// block's threads take every blockDim-th run of each part, so a block of
+/// one thread visits the row in order.
+template <typename S, typename F>
+ZRT_DEV void forRowRuns(const S *row, int64_t count, bool chunks, F f) {
+  constexpr int K = Chunk<S>::kSize;
+  const int64_t misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(row) % 16u);
+  int64_t head = chunks ? ((16 - misaligned) % 16) / static_cast<int64_t>(sizeof(S)) : count;
+  head = head < count ? head : count;
+  const int64_t whole = chunks ? (count - head) / K : 0;
+  const int t = threadIndex(), n = blockThreads();
+  for (int64_t j = t; j < head; j += n)
+    f(j, std::integral_constant<int, 1>{});
+  for (int64_t c = t; c < whole; c += n)
+    f(head + c * K, std::integral_constant<int, K>{});
+  for (int64_t j = head + whole * K + t; j < count; j += n)
+    f(j, std::integral_constant<int, 1>{});
 }
 
 /// The max of the row's `count` elements at `stride` from `base` (NaN
@@ -76,6 +121,31 @@ ZRT_DEV void rowMaxAndSum(X x, int64_t base, int64_t count, int64_t stride, C *s
     }
     s += exp(v - m);
   }
+  mx = blockMax(m, scratch);
+  sum = blockSum(m == C(-INFINITY) ? C(0) : C(s * exp(m - mx)), scratch);
+}
+
+/// rowMaxAndSum of a row of `count` contiguous elements at `row`, read a
+/// chunk at a time (forRowRuns; `chunks` as there): a thread folds a run's
+/// max into its own, rescaling its sum once per run, then adds the run's
+/// exponentials. The same NaN, -inf and +inf rules hold.
+template <typename C, typename S>
+ZRT_DEV void rowMaxAndSumRuns(const S *row, int64_t count, bool chunks, C *scratch, C &mx, C &sum) {
+  C m = C(-INFINITY), s = C(0);
+  forRowRuns(row, count, chunks, [&](int64_t j, auto n) {
+    constexpr int V = decltype(n)::value;
+    C v[V];
+    loadRun<V>(row + j, v);
+    C rm = v[0];
+    for (int e = 1; e < V; ++e)
+      rm = maxNaN(rm, v[e]);
+    if (rm > m || rm != rm) {
+      s = m == C(-INFINITY) ? C(0) : s * exp(m - rm);
+      m = rm;
+    }
+    for (int e = 0; e < V; ++e)
+      s += exp(v[e] - m);
+  });
   mx = blockMax(m, scratch);
   sum = blockSum(m == C(-INFINITY) ? C(0) : C(s * exp(m - mx)), scratch);
 }

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kernels/columns.h"
 #include "kernels/common.h"
 
 #include "zeroc_rt_cuda/rows.h"
@@ -47,46 +48,79 @@ ZRT_GLOBAL void softmaxGradKernel(const S *y, const S *gy, S *gx, Rows g, int lo
 }
 
 /// A layer norm row's mean and 1/std, in every thread of the block: the
-/// row's `cols` elements from `xr`, into the thread's cache `v` when the
-/// row fits it (rowFitsCache; zeros past the row's end). The forward kernel
+/// row's `cols` elements from `xr` in runs of V (one element, or a 16-byte
+/// chunk: rows.h's cachedRun), into the thread's cache `v` when the row
+/// fits it (rowFitsCache; zeros past the row's end). The forward kernel
 /// and the gradient's compute them with this one function, so the
 /// gradient's statistics have the forward pass's bits.
-template <typename S, typename C>
-ZRT_DEV void layerNormRow(const S *xr, int64_t cols, double epsilon, bool cached,
-                          C (&v)[kRowCache], C *scratch, C &mean, C &rstd) {
+template <int V, typename S, typename C>
+ZRT_DEV void layerNormRow(const S *xr, int64_t cols, double epsilon, bool cached, C (&v)[kRowCache],
+                          C *scratch, C &mean, C &rstd) {
   C sum = C(0);
   if (cached) {
-    for (int i = 0; i < kRowCache; ++i) {
-      const int64_t j = cachedElement(i, cols);
-      v[i] = j < 0 ? C(0) : load(xr[j]);
-      if (j >= 0)
-        sum += v[i];
+    for (int i = 0; i < kRowCache; i += V) {
+      const int64_t j = cachedRun<V>(i, cols);
+      if (j < 0) {
+        for (int e = 0; e < V; ++e)
+          v[i + e] = C(0);
+        continue;
+      }
+      loadRun<V>(xr + j, v + i);
+      for (int e = 0; e < V; ++e)
+        sum += v[i + e];
     }
   } else {
-    for (int64_t j = threadIndex(); j < cols; j += blockThreads())
-      sum += load(xr[j]);
+    for (int64_t j = threadIndex() * V; j < cols; j += blockThreads() * V) {
+      C w[V];
+      loadRun<V>(xr + j, w);
+      for (int e = 0; e < V; ++e)
+        sum += w[e];
+    }
   }
   mean = blockSum(sum, scratch) / C(cols);
   C sq = C(0);
   if (cached) {
-    for (int i = 0; i < kRowCache; ++i)
-      if (cachedElement(i, cols) >= 0) {
-        const C d = v[i] - mean;
+    for (int i = 0; i < kRowCache; i += V)
+      if (cachedRun<V>(i, cols) >= 0)
+        for (int e = 0; e < V; ++e) {
+          const C d = v[i + e] - mean;
+          sq += d * d;
+        }
+  } else {
+    for (int64_t j = threadIndex() * V; j < cols; j += blockThreads() * V) {
+      C w[V];
+      loadRun<V>(xr + j, w);
+      for (int e = 0; e < V; ++e) {
+        const C d = w[e] - mean;
         sq += d * d;
       }
-  } else {
-    for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
-      const C d = load(xr[j]) - mean;
-      sq += d * d;
     }
   }
   rstd = C(1) / sqrt(blockSum(sq, scratch) / C(cols) + C(epsilon));
 }
 
-/// Layer norm over rows of `cols` contiguous elements.
-template <typename S>
-ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
-                                int64_t rows, int64_t cols, double epsilon) {
+/// The layer norm's output elements j .. j + V - 1 of row `yr` from x's
+/// `xv` (the same elements), the row's statistics, scale and bias.
+template <int V, typename S, typename C>
+ZRT_DEV void layerNormRun(const C *xv, C mean, C rstd, const S *scale, const S *bias, int64_t j,
+                          S *yr) {
+  C s[V], b[V], w[V];
+  loadRun<V>(scale + j, s);
+  if (bias)
+    loadRun<V>(bias + j, b);
+  for (int e = 0; e < V; ++e) {
+    w[e] = (xv[e] - mean) * rstd * s[e];
+    if (bias)
+      w[e] += b[e];
+  }
+  storeRun<V>(yr + j, w);
+}
+
+/// Layer norm over rows of `cols` contiguous elements, read and written in
+/// runs of V (layerNormRow).
+template <typename S, int V>
+ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y, int64_t rows,
+                                int64_t cols, double epsilon) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   const bool cached = rowFitsCache(cols);
@@ -94,21 +128,16 @@ ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
     const S *xr = x + r * cols;
     C v[kRowCache]; // the row's elements, read once (kRowCache)
     C mean, rstd;
-    layerNormRow(xr, cols, epsilon, cached, v, scratch, mean, rstd);
-    for (int i = 0; cached && i < kRowCache; ++i) {
-      const int64_t j = cachedElement(i, cols);
-      if (j < 0)
-        continue;
-      C w = (v[i] - mean) * rstd * load(scale[j]);
-      if (bias)
-        w += load(bias[j]);
-      y[r * cols + j] = storeD<S>(w);
+    layerNormRow<V>(xr, cols, epsilon, cached, v, scratch, mean, rstd);
+    for (int i = 0; cached && i < kRowCache; i += V) {
+      const int64_t j = cachedRun<V>(i, cols);
+      if (j >= 0)
+        layerNormRun<V>(v + i, mean, rstd, scale, bias, j, y + r * cols);
     }
-    for (int64_t j = threadIndex(); !cached && j < cols; j += blockThreads()) {
-      C w = (load(xr[j]) - mean) * rstd * load(scale[j]);
-      if (bias)
-        w += load(bias[j]);
-      y[r * cols + j] = storeD<S>(w);
+    for (int64_t j = threadIndex() * V; !cached && j < cols; j += blockThreads() * V) {
+      C w[V];
+      loadRun<V>(xr + j, w);
+      layerNormRun<V>(w, mean, rstd, scale, bias, j, y + r * cols);
     }
   }
 }
@@ -118,7 +147,7 @@ ZRT_GLOBAL void layerNormKernel(const S *x, const S *scale, const S *bias, S *y,
 /// GPU and run), few enough that the blocks' partial sums are a small
 /// fraction of the rows they sum.
 inline int64_t layerNormGradBlocks(int64_t rows) {
-  constexpr int64_t kMost = 512;
+  constexpr int64_t kMost = 1024;
   return rows < 1 ? 1 : (rows < kMost ? rows : kMost);
 }
 
@@ -129,10 +158,11 @@ inline int64_t layerNormGradBlocks(int64_t rows) {
 /// `partials[block][col][2]` (when set) for layerNormGradParamsKernel. A
 /// thread sums the same columns in every row: its cached elements in
 /// registers, or (a row longer than the cache) its columns of the block's
-/// partials in memory, which no other thread touches.
-template <typename S>
-ZRT_GLOBAL void layerNormGradKernel(const S *x, const S *scale, const S *gy, const S *addend,
-                                    S *gx, int64_t rows, int64_t cols, double epsilon,
+/// partials in memory, which no other thread touches. Every row is read
+/// and written in runs of V (layerNormRow).
+template <typename S, int V>
+ZRT_GLOBAL void layerNormGradKernel(const S *x, const S *scale, const S *gy, const S *addend, S *gx,
+                                    int64_t rows, int64_t cols, double epsilon,
                                     typename Compute<S>::type *partials) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
@@ -141,83 +171,146 @@ ZRT_GLOBAL void layerNormGradKernel(const S *x, const S *scale, const S *gy, con
   C sumXhat[kRowCache], sumG[kRowCache]; // the cached columns' partial sums
   for (int i = 0; i < kRowCache; ++i)
     sumXhat[i] = sumG[i] = C(0);
-  for (int64_t j = threadIndex(); mine && !cached && j < cols; j += blockThreads())
-    mine[2 * j] = mine[2 * j + 1] = C(0);
+  for (int64_t j = threadIndex() * V; mine && !cached && j < cols; j += blockThreads() * V)
+    for (int e = 0; e < V; ++e) // the thread's own columns, as it adds to them below
+      mine[2 * (j + e)] = mine[2 * (j + e) + 1] = C(0);
+  // gx's elements j .. j + V - 1 of the row at o, stored; with an addend,
+  // rounded as stored and added as an add of the two would.
+  auto write = [&](int64_t k, C *v) {
+    if (addend) {
+      C a[V];
+      loadRun<V>(addend + k, a);
+      for (int e = 0; e < V; ++e)
+        v[e] = a[e] + load(storeD<S>(v[e]));
+    }
+    storeRun<V>(gx + k, v);
+  };
   for (int64_t r = blockIndex(); r < rows; r += gridBlocks()) {
     const int64_t o = r * cols;
     C xmv[kRowCache]; // x, then x - mean, read once (kRowCache)
     C mean, rstd;
-    layerNormRow(x + o, cols, epsilon, cached, xmv, scratch, mean, rstd);
+    layerNormRow<V>(x + o, cols, epsilon, cached, xmv, scratch, mean, rstd);
     C a = C(0), b = C(0); // sums of gy*s and gy*s*xhat
     C gv[kRowCache], gsv[kRowCache]; // gy and gy*s, read once (kRowCache)
     if (cached) {
-      for (int i = 0; i < kRowCache; ++i) {
-        const int64_t j = cachedElement(i, cols);
-        gv[i] = j < 0 ? C(0) : load(gy[o + j]);
-        gsv[i] = j < 0 ? C(0) : gv[i] * load(scale[j]);
-        xmv[i] = j < 0 ? C(0) : xmv[i] - mean;
+      for (int i = 0; i < kRowCache; i += V) {
+        const int64_t j = cachedRun<V>(i, cols);
+        C s[V];
         if (j >= 0) {
-          a += gsv[i];
-          b += gsv[i] * xmv[i] * rstd;
-          sumXhat[i] += gv[i] * xmv[i] * rstd;
-          sumG[i] += gv[i];
+          loadRun<V>(gy + o + j, gv + i);
+          loadRun<V>(scale + j, s);
+        }
+        for (int e = 0; e < V; ++e) {
+          gsv[i + e] = j < 0 ? C(0) : gv[i + e] * s[e];
+          xmv[i + e] = j < 0 ? C(0) : xmv[i + e] - mean;
+          if (j < 0) {
+            gv[i + e] = C(0);
+            continue;
+          }
+          a += gsv[i + e];
+          b += gsv[i + e] * xmv[i + e] * rstd;
+          sumXhat[i + e] += gv[i + e] * xmv[i + e] * rstd;
+          sumG[i + e] += gv[i + e];
         }
       }
     } else {
-      for (int64_t j = threadIndex(); j < cols; j += blockThreads()) {
-        const C g = load(gy[o + j]), xm = load(x[o + j]) - mean;
-        const C gs = g * load(scale[j]);
-        a += gs;
-        b += gs * xm * rstd;
-        if (mine) {
-          mine[2 * j] += g * xm * rstd;
-          mine[2 * j + 1] += g;
+      for (int64_t j = threadIndex() * V; j < cols; j += blockThreads() * V) {
+        C g[V], xv[V], s[V];
+        loadRun<V>(gy + o + j, g);
+        loadRun<V>(x + o + j, xv);
+        loadRun<V>(scale + j, s);
+        for (int e = 0; e < V; ++e) {
+          const C xm = xv[e] - mean;
+          const C gs = g[e] * s[e];
+          a += gs;
+          b += gs * xm * rstd;
+          if (mine) {
+            mine[2 * (j + e)] += g[e] * xm * rstd;
+            mine[2 * (j + e) + 1] += g[e];
+          }
         }
       }
     }
     a = blockSum(a, scratch) / C(cols);
     b = blockSum(b, scratch) / C(cols);
-    // gx, stored; with an addend, rounded as stored and added as an add
-    // of the two would.
-    auto write = [&](int64_t k, C v) {
-      gx[k] = addend ? storeD<S>(load(addend[k]) + load(storeD<S>(v))) : storeD<S>(v);
-    };
-    for (int i = 0; gx && cached && i < kRowCache; ++i) {
-      const int64_t j = cachedElement(i, cols);
-      if (j >= 0)
-        write(o + j, rstd * (gsv[i] - a - xmv[i] * rstd * b));
+    for (int i = 0; gx && cached && i < kRowCache; i += V) {
+      const int64_t j = cachedRun<V>(i, cols);
+      if (j < 0)
+        continue;
+      C w[V];
+      for (int e = 0; e < V; ++e)
+        w[e] = rstd * (gsv[i + e] - a - xmv[i + e] * rstd * b);
+      write(o + j, w);
     }
-    for (int64_t j = threadIndex(); gx && !cached && j < cols; j += blockThreads()) {
-      const C xhat = (load(x[o + j]) - mean) * rstd;
-      const C gs = load(gy[o + j]) * load(scale[j]);
-      write(o + j, rstd * (gs - a - xhat * b));
+    for (int64_t j = threadIndex() * V; gx && !cached && j < cols; j += blockThreads() * V) {
+      C xv[V], g[V], s[V], w[V];
+      loadRun<V>(x + o + j, xv);
+      loadRun<V>(gy + o + j, g);
+      loadRun<V>(scale + j, s);
+      for (int e = 0; e < V; ++e) {
+        const C xhat = (xv[e] - mean) * rstd;
+        const C gs = g[e] * s[e];
+        w[e] = rstd * (gs - a - xhat * b);
+      }
+      write(o + j, w);
     }
   }
-  for (int i = 0; mine && cached && i < kRowCache; ++i) {
-    const int64_t j = cachedElement(i, cols);
-    if (j >= 0) {
-      mine[2 * j] = sumXhat[i];
-      mine[2 * j + 1] = sumG[i];
-    }
+  for (int i = 0; mine && cached && i < kRowCache; i += V) {
+    const int64_t j = cachedRun<V>(i, cols);
+    if (j >= 0)
+      for (int e = 0; e < V; ++e) {
+        mine[2 * (j + e)] = sumXhat[i + e];
+        mine[2 * (j + e) + 1] = sumG[i + e];
+      }
   }
 }
 
+/// Threads of a layerNormGradParamsKernel block: kColumnTile columns times
+/// as many groups of the partial sums' blocks.
+constexpr int kParamThreads = kColumnTile * kColumnTile;
+
 /// grad_scale[j] and grad_bias[j]: the `blocks` blocks' partial sums of
-/// column j (layerNormGradKernel), added in block order.
+/// column j (layerNormGradKernel). A block takes a tile of kColumnTile
+/// columns (columns.h's lanes: a warp reads neighbouring columns of a
+/// block's partials); its row groups sum every groups-th block's partials,
+/// from their group's first, and the groups' sums are added in group order.
+/// On a GPU (kParamThreads threads: 32 groups) a thread adds blocks / 32
+/// values, where a thread per column once added all of them in turn. The
+/// order depends on the launch alone, not on the GPU.
 template <typename S>
 ZRT_GLOBAL void layerNormGradParamsKernel(const typename Compute<S>::type *partials,
                                           int64_t blocks, int64_t cols, S *gscale, S *gbias) {
   using C = typename Compute<S>::type;
-  for (int64_t j = gridFirst(); j < cols; j += gridStride()) {
-    C xhat = C(0), g = C(0);
-    for (int64_t b = 0; b < blocks; ++b) {
-      xhat += partials[(b * cols + j) * 2];
-      g += partials[(b * cols + j) * 2 + 1];
+  __shared__ C sums[2][kColumnTile][kColumnTile + 1];
+  const ColumnLanes l = columnLanes();
+  const int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
+  for (int64_t tile = blockIndex(); tile < tiles; tile += gridBlocks()) {
+    for (int cx = l.x; l.active && cx < kColumnTile; cx += l.lanes) {
+      const int64_t j = tile * kColumnTile + cx;
+      C xhat = C(0), g = C(0);
+      for (int64_t b = l.y; j < cols && b < blocks; b += l.groups) {
+        xhat += partials[(b * cols + j) * 2];
+        g += partials[(b * cols + j) * 2 + 1];
+      }
+      sums[0][l.y][cx] = xhat;
+      sums[1][l.y][cx] = g;
     }
-    if (gscale)
-      gscale[j] = storeD<S>(xhat);
-    if (gbias)
-      gbias[j] = storeD<S>(g);
+    syncBlock();
+    for (int cx = l.x; l.active && l.y == 0 && cx < kColumnTile; cx += l.lanes) {
+      const int64_t j = tile * kColumnTile + cx;
+      if (j >= cols)
+        continue;
+      C xhat = sums[0][0][cx], g = sums[1][0][cx];
+      for (int y = 1; y < l.groups; ++y) {
+        xhat += sums[0][y][cx];
+        g += sums[1][y][cx];
+      }
+      if (gscale)
+        gscale[j] = storeD<S>(xhat);
+      if (gbias)
+        gbias[j] = storeD<S>(g);
+    }
+    syncBlock(); // sums is reused by the block's next tile
   }
 }
 
@@ -251,6 +344,21 @@ ZRT_DEV void crossEntropyLoss(const S *scores, int64_t s, int64_t base, int64_t 
   }
 }
 
+/// The factor of sample s's gradient row: the loss's gradient `gout` for
+/// the reduction (acc[1] is the mean's count of labels not ignored); 0 for
+/// an ignored or out-of-range label.
+template <typename C, typename S>
+ZRT_DEV C crossEntropyGradScale(const S *gout, int64_t s, bool ignored, int reduction,
+                                const double *acc) {
+  if (ignored)
+    return C(0);
+  if (reduction == ZEROC_RT_LOSS_NONE)
+    return load(gout[s]);
+  if (reduction == ZEROC_RT_LOSS_SUM)
+    return load(gout[0]);
+  return acc[1] > 0 ? static_cast<C>(static_cast<double>(load(gout[0])) / acc[1]) : C(0);
+}
+
 /// Sample s's gradient row: the loss's gradient `gout` times
 /// softmax - onehot (zeros for an ignored or out-of-range label); acc[1]
 /// is the mean's count of labels not ignored.
@@ -258,20 +366,32 @@ template <typename S, typename C>
 ZRT_DEV void crossEntropyGradRow(const S *scores, const S *gout, S *gscores, int64_t s,
                                  int64_t base, int64_t label, int64_t classes, int64_t inner,
                                  bool ignored, int reduction, const double *acc, C mx, C sum) {
-  C g = C(0);
-  if (!ignored) {
-    if (reduction == ZEROC_RT_LOSS_NONE)
-      g = load(gout[s]);
-    else if (reduction == ZEROC_RT_LOSS_SUM)
-      g = load(gout[0]);
-    else
-      g = acc[1] > 0 ? static_cast<C>(static_cast<double>(load(gout[0])) / acc[1]) : C(0);
-  }
+  const C g = crossEntropyGradScale<C>(gout, s, ignored, reduction, acc);
   for (int64_t c = threadIndex(); c < classes; c += blockThreads()) {
     const int64_t i = base + c * inner;
     const C p = exp(load(scores[i]) - mx) / sum;
     gscores[i] = storeD<S>(ignored ? C(0) : g * (p - (c == label ? C(1) : C(0))));
   }
+}
+
+/// crossEntropyGradRow of a contiguous row (inner 1) at `base`, a chunk at
+/// a time where `chunks` (forRowRuns; the scores and their gradient then
+/// share the row's 16-byte boundaries), with the same value per element.
+template <typename S, typename C>
+ZRT_DEV void crossEntropyGradRuns(const S *scores, const S *gout, S *gscores, int64_t s,
+                                  int64_t base, int64_t label, int64_t classes, bool chunks,
+                                  bool ignored, int reduction, const double *acc, C mx, C sum) {
+  const C g = crossEntropyGradScale<C>(gout, s, ignored, reduction, acc);
+  forRowRuns(scores + base, classes, chunks, [&](int64_t c, auto n) {
+    constexpr int V = decltype(n)::value;
+    C v[V];
+    loadRun<V>(scores + base + c, v);
+    for (int e = 0; e < V; ++e) {
+      const C p = exp(v[e] - mx) / sum;
+      v[e] = ignored ? C(0) : g * (p - (c + e == label ? C(1) : C(0)));
+    }
+    storeRun<V>(gscores + base + c, v);
+  });
 }
 
 template <typename S>
@@ -291,12 +411,15 @@ ZRT_GLOBAL void lossNoneKernel(const T *loss, S *out, int64_t n) {
 /// label is flagged when `error` is) and its gradient row
 /// (crossEntropyGradRow, when `gscores` is; `gradAcc` holds the mean's
 /// count). softmax_cross_entropy, its gradient and both in one pass are
-/// this kernel, so the fused call has the two calls' bits.
+/// this kernel, so the fused call has the two calls' bits. Contiguous rows
+/// (inner 1) are read a chunk at a time (forRowRuns); the gradient is
+/// written so too where `gradChunks` (its rows' 16-byte boundaries are the
+/// scores').
 template <typename S, typename L>
 ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
                                    int64_t classes, int64_t inner, int hasIgnore, int64_t ignore,
                                    int reduction, typename Compute<S>::type *loss, double *acc,
-                                   const S *gout, S *gscores, const double *gradAcc,
+                                   const S *gout, S *gscores, const double *gradAcc, int gradChunks,
                                    unsigned *error, int32_t op) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
@@ -308,10 +431,16 @@ ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t sam
     if (outOfRange && error && threadIndex() == 0)
       flagError(error, kIndexOutOfRange, op);
     C mx, sum;
-    rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
+    if (inner == 1)
+      rowMaxAndSumRuns(scores + base, classes, /*chunks=*/true, scratch, mx, sum);
+    else
+      rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
     if (acc && !outOfRange)
       crossEntropyLoss(scores, s, base, label, inner, ignored, mx, sum, loss, acc);
-    if (gscores)
+    if (gscores && inner == 1)
+      crossEntropyGradRuns(scores, gout, gscores, s, base, label, classes, gradChunks != 0,
+                           ignored || outOfRange, reduction, gradAcc, mx, sum);
+    else if (gscores)
       crossEntropyGradRow(scores, gout, gscores, s, base, label, classes, inner,
                           ignored || outOfRange, reduction, gradAcc, mx, sum);
   }
@@ -328,6 +457,19 @@ ZRT_GLOBAL void countLabelsKernel(const L *labels, int64_t samples, int hasIgnor
   count = blockSum(count, scratch);
   if (threadIndex() == 0)
     atomicAddDouble(acc + 1, static_cast<double>(count));
+}
+
+/// fn(std::integral_constant<int, V>{}) for the runs a row kernel reads
+/// and writes (rows.h's cachedRun): whole 16-byte chunks (V =
+/// Chunk<S>::kSize) when rows of `cols` elements split into them at every
+/// pointer (cols a multiple of the chunk, each pointer 16-byte aligned or
+/// null), else single elements.
+template <typename S, typename Fn, typename... P>
+zeroc_rt_status_t dispatchRuns(int64_t cols, Fn &&fn, const P *...pointers) {
+  constexpr int K = Chunk<S>::kSize;
+  if (cols % K == 0 && aligned16(pointers...))
+    return fn(std::integral_constant<int, K>{});
+  return fn(std::integral_constant<int, 1>{});
 }
 
 zeroc_rt_status_t axisOf(const char *k, int64_t axis, int rank, int *out) {
@@ -425,6 +567,12 @@ zeroc_rt_status_t crossEntropy(const char *k, zrt_ct scores, zrt_ct labels,
   }
   double *acc = deviceScalars();
   ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 4 * sizeof(double)));
+  // The gradient's rows are read and written a chunk at a time when its
+  // storage is the scores' modulo 16 bytes (then so is every row start).
+  const bool gradChunks = grad_scores && (reinterpret_cast<uintptr_t>(grad_scores->data) -
+                                          reinterpret_cast<uintptr_t>(scores->data)) %
+                                                 16u ==
+                                             0;
   void *scratch = nullptr;
   if (out && reduction == ZEROC_RT_LOSS_NONE)
     ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(samples) * sizeof(double), &scratch));
@@ -444,7 +592,8 @@ zeroc_rt_status_t crossEntropy(const char *k, zrt_ct scores, zrt_ct labels,
           classes, inner, has_ignore, ignore_index, int(reduction), loss, out ? acc : nullptr,
           grad_scores ? static_cast<const S *>(grad_out->data) : nullptr,
           grad_scores ? static_cast<S *>(grad_scores->data) : nullptr,
-          static_cast<const double *>(acc + 2), out ? kernelErrorWord() : nullptr, currentOp()));
+          static_cast<const double *>(acc + 2), gradChunks ? 1 : 0,
+          out ? kernelErrorWord() : nullptr, currentOp()));
       if (!out)
         return nullptr;
       return finishLoss(k, reduction, static_cast<const C *>(loss),
@@ -479,14 +628,21 @@ zeroc_rt_status_t layerNormGrad(const char *k, zrt_ct x, zrt_ct scale, int64_t a
     using S = decltype(s);
     using C = typename Compute<S>::type;
     C *partials = static_cast<C *>(scratch);
-    ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
-        k, layerNormGradKernel<S>, blocks, kBlock, static_cast<const S *>(x->data),
-        static_cast<const S *>(scale->data), static_cast<const S *>(grad_y->data),
-        addend ? static_cast<const S *>(addend->data) : nullptr,
-        grad_x ? static_cast<S *>(grad_x->data) : nullptr, rows, cols, epsilon, partials));
+    const S *xs = static_cast<const S *>(x->data), *ss = static_cast<const S *>(scale->data);
+    const S *gys = static_cast<const S *>(grad_y->data);
+    const S *as = addend ? static_cast<const S *>(addend->data) : nullptr;
+    S *gxs = grad_x ? static_cast<S *>(grad_x->data) : nullptr;
+    ZEROC_RT_RETURN_IF_ERROR(dispatchRuns<S>(
+        cols,
+        [&](auto v) {
+          return ZRT_LAUNCH(k, layerNormGradKernel<S, decltype(v)::value>, blocks, rowThreads(cols),
+                            xs, ss, gys, as, gxs, rows, cols, epsilon, partials);
+        },
+        xs, ss, gys, as, gxs));
     if (!params)
       return nullptr;
-    return ZRT_LAUNCH(k, layerNormGradParamsKernel<S>, blocksFor(cols), kBlock,
+    const int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
+    return ZRT_LAUNCH(k, layerNormGradParamsKernel<S>, cappedBlocks(tiles), kParamThreads,
                       static_cast<const C *>(partials), blocks, cols,
                       grad_scale ? static_cast<S *>(grad_scale->data) : nullptr,
                       grad_bias ? static_cast<S *>(grad_bias->data) : nullptr);
@@ -546,10 +702,16 @@ zeroc_rt_status_t zeroc_rt_cuda_k_layer_norm(zrt_ct x, zrt_ct scale, zrt_ct bias
   ZEROC_RT_RETURN_IF_ERROR(checkSameShape(k, "y", *y, "x", *x));
   return dispatchFloat(k, x->dtype, [&](auto s) {
     using S = decltype(s);
-    return ZRT_LAUNCH(k, layerNormKernel<S>, rowBlocks(rows), kBlock,
-                      static_cast<const S *>(x->data), static_cast<const S *>(scale->data),
-                      bias ? static_cast<const S *>(bias->data) : nullptr,
-                      static_cast<S *>(y->data), rows, cols, epsilon);
+    const S *xs = static_cast<const S *>(x->data), *ss = static_cast<const S *>(scale->data);
+    const S *bs = bias ? static_cast<const S *>(bias->data) : nullptr;
+    S *ys = static_cast<S *>(y->data);
+    return dispatchRuns<S>(
+        cols,
+        [&](auto v) {
+          return ZRT_LAUNCH(k, layerNormKernel<S, decltype(v)::value>, rowBlocks(rows),
+                            rowThreads(cols), xs, ss, bs, ys, rows, cols, epsilon);
+        },
+        xs, ss, bs, ys);
   });
 }
 
