@@ -1323,24 +1323,32 @@ zeroc_rt_tensor_t viewAt(const Tensor &t, int64_t offset, const Dims &dims, bool
 // storage (the gradient's rows then share their boundaries and are
 // written a chunk at a time too), and one element in (the gradient is
 // then written an element at a time): the CPU kernels' loss and gradient.
+// Rows of 40,001 take blocks of 1024 threads (crossEntropyThreads).
 TEST_P(KernelParity, SoftmaxCrossEntropyLongRows) {
-  const int64_t rows = 5, classes = 1003;
-  const Dims dims{rows, classes};
-  Tensor lab = intTensor(I64, {rows}, {0, 1002, 500, 7, 999});
-  Tensor storage = random({rows * classes + 1}, -3.0, 3.0);
-  for (int64_t offset : {int64_t{0}, int64_t{1}}) {
-    SCOPED_TRACE("scores at element " + std::to_string(offset));
-    const zeroc_rt_tensor_t cpuScores = viewAt(storage, offset, dims, true);
-    const zeroc_rt_tensor_t gpuScores = viewAt(storage, offset, dims, false);
-    Tensor loss = output({}), gout = random({}, 0.5, 2.0), gscores = output(dims);
-    ASSERT_OK(zeroc_rt_k_softmax_cross_entropy(&cpuScores, lab.cpu(), ZEROC_RT_LOSS_MEAN, 0, 0,
-                                               loss.cpu()));
-    ASSERT_OK(zeroc_rt_k_softmax_cross_entropy_grad(&cpuScores, lab.cpu(), ZEROC_RT_LOSS_MEAN, 0, 0,
-                                                    gout.cpu(), gscores.cpu()));
-    ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
-        &gpuScores, lab.gpu(), ZEROC_RT_LOSS_MEAN, 0, 0, gout.gpu(), loss.gpu(), gscores.gpu()));
-    expectClose(loss, tol(true), "softmax_cross_entropy_with_grad loss");
-    expectClose(gscores, tol(true), "softmax_cross_entropy_with_grad gradient");
+  struct Case {
+    int64_t rows, classes;
+    std::vector<int64_t> labels;
+  };
+  const Case cases[] = {{5, 1003, {0, 1002, 500, 7, 999}}, {2, 40001, {40000, 3}}};
+  for (const Case &c : cases) {
+    const Dims dims{c.rows, c.classes};
+    Tensor lab = intTensor(I64, {c.rows}, c.labels);
+    Tensor storage = random({c.rows * c.classes + 1}, -3.0, 3.0);
+    for (int64_t offset : {int64_t{0}, int64_t{1}}) {
+      SCOPED_TRACE(std::to_string(c.classes) + " classes, scores at element " +
+                   std::to_string(offset));
+      const zeroc_rt_tensor_t cpuScores = viewAt(storage, offset, dims, true);
+      const zeroc_rt_tensor_t gpuScores = viewAt(storage, offset, dims, false);
+      Tensor loss = output({}), gout = random({}, 0.5, 2.0), gscores = output(dims);
+      ASSERT_OK(zeroc_rt_k_softmax_cross_entropy(&cpuScores, lab.cpu(), ZEROC_RT_LOSS_MEAN, 0, 0,
+                                                 loss.cpu()));
+      ASSERT_OK(zeroc_rt_k_softmax_cross_entropy_grad(&cpuScores, lab.cpu(), ZEROC_RT_LOSS_MEAN, 0,
+                                                      0, gout.cpu(), gscores.cpu()));
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
+          &gpuScores, lab.gpu(), ZEROC_RT_LOSS_MEAN, 0, 0, gout.gpu(), loss.gpu(), gscores.gpu()));
+      expectClose(loss, tol(true), "softmax_cross_entropy_with_grad loss");
+      expectClose(gscores, tol(true), "softmax_cross_entropy_with_grad gradient");
+    }
   }
 }
 
