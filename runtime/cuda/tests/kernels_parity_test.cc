@@ -1565,6 +1565,16 @@ TEST_P(KernelParity, SumSquares) {
     EXPECT_TRUE(close(gpu, cpu, {1e-10, 1e-12})) << "cuda " << number(gpu) << ", cpu "
                                                  << number(cpu);
   }
+  // From element 1 of the storage: not 16-byte aligned, so no chunks.
+  Tensor x = random({kFlat}, -3.0, 3.0);
+  const size_t size = zeroc_rt_dtype_size(dt());
+  double cpu = -1.0, gpu = -2.0;
+  ASSERT_OK(
+      zeroc_rt_k_sum_squares(dt(), static_cast<char *>(x.hostData()) + size, kFlat - 1, &cpu));
+  ASSERT_GPU_OK(zeroc_rt_cuda_k_sum_squares(dt(), static_cast<char *>(x.deviceData()) + size,
+                                            kFlat - 1, &gpu));
+  EXPECT_TRUE(close(gpu, cpu, {1e-10, 1e-12}))
+      << "misaligned: cuda " << number(gpu) << ", cpu " << number(cpu);
 }
 
 TEST_P(KernelParity, HasInfOrNan) {
