@@ -57,7 +57,7 @@ Mode mode() {
 }
 
 constexpr int kWarp = 32;
-constexpr int kMaxThreads = 1024;
+constexpr int kMaxThreads = kMaxBlockThreads;
 constexpr size_t kStackBytes = 128 << 10;
 
 enum class At { Running, Barrier, Shuffle, Gather, Done };

@@ -176,6 +176,19 @@ template <typename T> ZRT_HD T log_(T v) { return log(v); }
 /// Threads per block of the launches below.
 constexpr int kBlock = 256;
 
+/// The most threads a block has (CUDA's limit; the emulation's too).
+constexpr int kMaxBlockThreads = 1024;
+
+/// Before a kernel's name: the most threads per block it is launched with,
+/// so that nvcc keeps its registers within what a block that size may have
+/// (CUDA's __launch_bounds__; a launch of more would fail on the GPU
+/// alone). Nothing on the emulation.
+#if ZEROC_RT_CUDA_DEVICE
+#define ZRT_MAX_THREADS(threads) __launch_bounds__(threads)
+#else
+#define ZRT_MAX_THREADS(threads)
+#endif
+
 /// The most blocks the grid-stride launches below take.
 constexpr int64_t kMaxGridBlocks = 65535;
 

@@ -268,6 +268,7 @@ ZRT_GLOBAL void layerNormGradKernel(const S *x, const S *scale, const S *gy, con
 /// Threads of a layerNormGradParamsKernel block: kColumnTile columns times
 /// as many groups of the partial sums' blocks.
 constexpr int kParamThreads = kColumnTile * kColumnTile;
+static_assert(kParamThreads <= kMaxBlockThreads, "a block has at most 1024 threads");
 
 /// grad_scale[j] and grad_bias[j]: the `blocks` blocks' partial sums of
 /// column j (layerNormGradKernel). A block takes a tile of kColumnTile
@@ -278,7 +279,7 @@ constexpr int kParamThreads = kColumnTile * kColumnTile;
 /// values, where a thread per column once added all of them in turn. The
 /// order depends on the launch alone, not on the GPU.
 template <typename S>
-ZRT_GLOBAL void layerNormGradParamsKernel(const typename Compute<S>::type *partials,
+ZRT_GLOBAL void ZRT_MAX_THREADS(kParamThreads) layerNormGradParamsKernel(const typename Compute<S>::type *partials,
                                           int64_t blocks, int64_t cols, S *gscale, S *gbias) {
   using C = typename Compute<S>::type;
   __shared__ C sums[2][kColumnTile][kColumnTile + 1];
@@ -416,7 +417,7 @@ ZRT_GLOBAL void lossNoneKernel(const T *loss, S *out, int64_t n) {
 /// written so too where `gradChunks` (its rows' 16-byte boundaries are the
 /// scores').
 template <typename S, typename L>
-ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
+ZRT_GLOBAL void ZRT_MAX_THREADS(kMaxBlockThreads) crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
                                    int64_t classes, int64_t inner, int hasIgnore, int64_t ignore,
                                    int reduction, typename Compute<S>::type *loss, double *acc,
                                    const S *gout, S *gscores, const double *gradAcc, int gradChunks,
@@ -445,9 +446,6 @@ ZRT_GLOBAL void crossEntropyKernel(const S *scores, const L *labels, int64_t sam
                           ignored || outOfRange, reduction, gradAcc, mx, sum);
   }
 }
-
-/// The most threads a block has (CUDA's limit).
-constexpr int kMaxBlockThreads = 1024;
 
 /// Threads of a cross-entropy block, which takes a row of `classes`: about
 /// 32 elements each (4 chunks of bf16; at least 32 threads, at most
