@@ -279,8 +279,9 @@ static_assert(kParamThreads <= kMaxBlockThreads, "a block has at most 1024 threa
 /// values, where a thread per column once added all of them in turn. The
 /// order depends on the launch alone, not on the GPU.
 template <typename S>
-ZRT_GLOBAL void ZRT_MAX_THREADS(kParamThreads) layerNormGradParamsKernel(const typename Compute<S>::type *partials,
-                                          int64_t blocks, int64_t cols, S *gscale, S *gbias) {
+ZRT_GLOBAL void ZRT_MAX_THREADS(kParamThreads)
+    layerNormGradParamsKernel(const typename Compute<S>::type *partials, int64_t blocks,
+                              int64_t cols, S *gscale, S *gbias) {
   using C = typename Compute<S>::type;
   __shared__ C sums[2][kColumnTile][kColumnTile + 1];
   const ColumnLanes l = columnLanes();
@@ -417,11 +418,11 @@ ZRT_GLOBAL void lossNoneKernel(const T *loss, S *out, int64_t n) {
 /// written so too where `gradChunks` (its rows' 16-byte boundaries are the
 /// scores').
 template <typename S, typename L>
-ZRT_GLOBAL void ZRT_MAX_THREADS(kMaxBlockThreads) crossEntropyKernel(const S *scores, const L *labels, int64_t samples,
-                                   int64_t classes, int64_t inner, int hasIgnore, int64_t ignore,
-                                   int reduction, typename Compute<S>::type *loss, double *acc,
-                                   const S *gout, S *gscores, const double *gradAcc, int gradChunks,
-                                   unsigned *error, int32_t op) {
+ZRT_GLOBAL void ZRT_MAX_THREADS(kMaxBlockThreads)
+    crossEntropyKernel(const S *scores, const L *labels, int64_t samples, int64_t classes,
+                       int64_t inner, int hasIgnore, int64_t ignore, int reduction,
+                       typename Compute<S>::type *loss, double *acc, const S *gout, S *gscores,
+                       const double *gradAcc, int gradChunks, unsigned *error, int32_t op) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
