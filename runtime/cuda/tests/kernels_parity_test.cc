@@ -1352,6 +1352,37 @@ TEST_P(KernelParity, SoftmaxCrossEntropyLongRows) {
   }
 }
 
+// Rows of 768 (a multiple of a chunk) from element 1 of x's storage, which
+// is not 16-byte aligned: the layer norm and its gradient then read and
+// write single elements (dispatchRuns). Rows of 2501 do for every dtype,
+// past the register cache. Both as the CPU kernels give them.
+TEST_P(KernelParity, LayerNormSingleElementRuns) {
+  struct Case {
+    int64_t rows, cols, offset;
+  };
+  const Case cases[] = {{3, 768, 1}, {2, 2501, 0}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::to_string(c.cols) + " columns, x at element " + std::to_string(c.offset));
+    const Dims dims{c.rows, c.cols}, params{c.cols};
+    const double eps = 1e-5;
+    Tensor storage = random({c.rows * c.cols + 1}, 1.0, 3.0);
+    const zeroc_rt_tensor_t cpuX = viewAt(storage, c.offset, dims, true);
+    const zeroc_rt_tensor_t gpuX = viewAt(storage, c.offset, dims, false);
+    Tensor scale = random(params, 0.5, 1.5), bias = random(params), y = output(dims);
+    ASSERT_OK(zeroc_rt_k_layer_norm(&cpuX, scale.cpu(), bias.cpu(), -1, eps, y.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm(&gpuX, scale.gpu(), bias.gpu(), -1, eps, y.gpu()));
+    expectClose(y, tol(true), "layer_norm");
+    Tensor gy = random(dims), gx = output(dims), gscale = output(params), gbias = output(params);
+    ASSERT_OK(zeroc_rt_k_layer_norm_grad(&cpuX, scale.cpu(), -1, eps, gy.cpu(), gx.cpu(),
+                                         gscale.cpu(), gbias.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_layer_norm_grad(&gpuX, scale.gpu(), -1, eps, gy.gpu(), gx.gpu(),
+                                                  gscale.gpu(), gbias.gpu()));
+    expectClose(gx, tol(true), "layer_norm_grad grad_x");
+    expectClose(gscale, tol(true), "layer_norm_grad grad_scale");
+    expectClose(gbias, tol(true), "layer_norm_grad grad_bias");
+  }
+}
+
 TEST_P(KernelParity, SoftmaxCrossEntropyAllIgnored) {
   // A mean over zero labels is 0, and so is its gradient.
   Tensor lab = intTensor(I64, {4}, {-1, -1, -1, -1});

@@ -52,7 +52,10 @@ ZRT_GLOBAL void softmaxGradKernel(const S *y, const S *gy, S *gx, Rows g, int lo
 /// chunk: rows.h's cachedRun), into the thread's cache `v` when the row
 /// fits it (rowFitsCache; zeros past the row's end). The forward kernel
 /// and the gradient's compute them with this one function, so the
-/// gradient's statistics have the forward pass's bits.
+/// gradient's statistics have the forward pass's bits when both take runs
+/// of the same V (dispatchRuns: their pointers equally aligned, as the
+/// buffer plan's 64-byte aligned values are) with the same threads
+/// (rowThreads); otherwise they differ in the order of the row's sums.
 template <int V, typename S, typename C>
 ZRT_DEV void layerNormRow(const S *xr, int64_t cols, double epsilon, bool cached, C (&v)[kRowCache],
                           C *scratch, C &mean, C &rstd) {
