@@ -50,29 +50,37 @@ template <typename... P> ZRT_HD bool aligned16(const P *...p) {
 }
 
 /// V consecutive elements at `p` in the compute type, into v[0..V): one
-/// element, or a whole chunk (V = Chunk<S>::kSize; `p` 16-byte aligned).
+/// element, or whole chunks (V a multiple of Chunk<S>::kSize; `p` 16-byte
+/// aligned), every chunk's load issued before any of its elements is used.
 template <int V, typename S, typename C> ZRT_DEV void loadRun(const S *p, C *v) {
-  static_assert(V == 1 || V == Chunk<S>::kSize, "a run is an element or a chunk");
+  constexpr int K = Chunk<S>::kSize;
+  static_assert(V == 1 || V % K == 0, "a run is an element or whole chunks");
   if constexpr (V == 1) {
     v[0] = load(*p);
   } else {
-    const Chunk<S> c = loadChunk(p);
-    for (int e = 0; e < V; ++e)
-      v[e] = load(c.e[e]);
+    Chunk<S> c[V / K];
+    for (int k = 0; k < V / K; ++k)
+      c[k] = loadChunk(p + k * K);
+    for (int k = 0; k < V / K; ++k)
+      for (int e = 0; e < K; ++e)
+        v[k * K + e] = load(c[k].e[e]);
   }
 }
 
 /// Stores v[0..V) at `p`, each rounded to S as storeD does (loadRun's
 /// converse).
 template <int V, typename S, typename C> ZRT_DEV void storeRun(S *p, const C *v) {
-  static_assert(V == 1 || V == Chunk<S>::kSize, "a run is an element or a chunk");
+  constexpr int K = Chunk<S>::kSize;
+  static_assert(V == 1 || V % K == 0, "a run is an element or whole chunks");
   if constexpr (V == 1) {
     *p = storeD<S>(v[0]);
   } else {
-    Chunk<S> c;
-    for (int e = 0; e < V; ++e)
-      c.e[e] = storeD<S>(v[e]);
-    storeChunk(p, c);
+    for (int k = 0; k < V / K; ++k) {
+      Chunk<S> c;
+      for (int e = 0; e < K; ++e)
+        c.e[e] = storeD<S>(v[k * K + e]);
+      storeChunk(p + k * K, c);
+    }
   }
 }
 

@@ -72,27 +72,33 @@ inline int rowThreads(int64_t count) {
   return t < 32 ? 32 : (t > kBlock ? kBlock : static_cast<int>(t));
 }
 
+/// The elements of the runs a row kernel reads at once (forRowRuns): two
+/// 16-byte chunks, so that a thread has two loads in flight before it
+/// computes on either (a block of 1024 threads, the cross-entropy's, then
+/// keeps 32 KB of its row in flight per multiprocessor).
+template <typename S> constexpr int kRowRun = 2 * Chunk<S>::kSize;
+
 /// Calls f(j, n) for the thread's runs of a row of `count` contiguous
-/// elements at `row`, n an std::integral_constant: 1, or Chunk<S>::kSize
-/// for the elements j .. j + kSize - 1 at a 16-byte boundary, which f
-/// reads (loadRun) in one access. With `chunks`, the elements before the
-/// row's first 16-byte boundary come one at a time, then whole chunks, then
-/// the rest one at a time; without, every element one at a time. The
+/// elements at `row`, n an std::integral_constant: 1, or kRowRun<S> for
+/// the elements j .. j + kRowRun - 1 from a 16-byte boundary, which f
+/// reads (loadRun) a chunk per access. With `chunks`, the elements before
+/// the row's first 16-byte boundary come one at a time, then whole runs,
+/// then the rest one at a time; without, every element one at a time. The
 /// block's threads take every blockDim-th run of each part, so a block of
 /// one thread visits the row in order.
 template <typename S, typename F>
 ZRT_DEV void forRowRuns(const S *row, int64_t count, bool chunks, F f) {
-  constexpr int K = Chunk<S>::kSize;
+  constexpr int R = kRowRun<S>;
   const int64_t misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(row) % 16u);
   int64_t head = chunks ? ((16 - misaligned) % 16) / static_cast<int64_t>(sizeof(S)) : count;
   head = head < count ? head : count;
-  const int64_t whole = chunks ? (count - head) / K : 0;
+  const int64_t whole = chunks ? (count - head) / R : 0;
   const int t = threadIndex(), n = blockThreads();
   for (int64_t j = t; j < head; j += n)
     f(j, std::integral_constant<int, 1>{});
   for (int64_t c = t; c < whole; c += n)
-    f(head + c * K, std::integral_constant<int, K>{});
-  for (int64_t j = head + whole * K + t; j < count; j += n)
+    f(head + c * R, std::integral_constant<int, R>{});
+  for (int64_t j = head + whole * R + t; j < count; j += n)
     f(j, std::integral_constant<int, 1>{});
 }
 
@@ -125,8 +131,8 @@ ZRT_DEV void rowMaxAndSum(X x, int64_t base, int64_t count, int64_t stride, C *s
   sum = blockSum(m == C(-INFINITY) ? C(0) : C(s * exp(m - mx)), scratch);
 }
 
-/// rowMaxAndSum of a row of `count` contiguous elements at `row`, read a
-/// chunk at a time (forRowRuns; `chunks` as there): a thread folds a run's
+/// rowMaxAndSum of a row of `count` contiguous elements at `row`, read in
+/// runs of chunks (forRowRuns; `chunks` as there): a thread folds a run's
 /// max into its own, rescaling its sum once per run, then adds the run's
 /// exponentials. The same NaN, -inf and +inf rules hold.
 template <typename C, typename S>

@@ -379,8 +379,8 @@ ZRT_DEV void crossEntropyGradRow(const S *scores, const S *gout, S *gscores, int
   }
 }
 
-/// crossEntropyGradRow of a contiguous row (inner 1) at `base`, a chunk at
-/// a time where `chunks` (forRowRuns; the scores and their gradient then
+/// crossEntropyGradRow of a contiguous row (inner 1) at `base`, in runs of
+/// chunks where `chunks` (forRowRuns; the scores and their gradient then
 /// share the row's 16-byte boundaries), with the same value per element.
 template <typename S, typename C>
 ZRT_DEV void crossEntropyGradRuns(const S *scores, const S *gout, S *gscores, int64_t s,
@@ -417,7 +417,7 @@ ZRT_GLOBAL void lossNoneKernel(const T *loss, S *out, int64_t n) {
 /// (crossEntropyGradRow, when `gscores` is; `gradAcc` holds the mean's
 /// count). softmax_cross_entropy, its gradient and both in one pass are
 /// this kernel, so the fused call has the two calls' bits. Contiguous rows
-/// (inner 1) are read a chunk at a time (forRowRuns); the gradient is
+/// (inner 1) are read in runs of chunks (forRowRuns); the gradient is
 /// written so too where `gradChunks` (its rows' 16-byte boundaries are the
 /// scores').
 template <typename S, typename L>
@@ -589,7 +589,7 @@ zeroc_rt_status_t crossEntropy(const char *k, zrt_ct scores, zrt_ct labels,
   }
   double *acc = deviceScalars();
   ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, 4 * sizeof(double)));
-  // The gradient's rows are read and written a chunk at a time when its
+  // The gradient's rows are read and written in runs of chunks when its
   // storage is the scores' modulo 16 bytes (then so is every row start).
   const bool gradChunks = grad_scores && (reinterpret_cast<uintptr_t>(grad_scores->data) -
                                           reinterpret_cast<uintptr_t>(scores->data)) %
