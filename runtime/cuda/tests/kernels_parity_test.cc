@@ -1352,6 +1352,33 @@ TEST_P(KernelParity, SoftmaxCrossEntropyLongRows) {
   }
 }
 
+// The gradient written over the scores (zero-plan-buffers does so when
+// nothing reads the scores after the fused op): the same loss and gradient
+// as the CPU kernels give, the scores at element 0 and 1 of their storage.
+TEST_P(KernelParity, SoftmaxCrossEntropyGradientOverScores) {
+  const int64_t rows = 5, classes = 1003;
+  const Dims dims{rows, classes};
+  Tensor lab = intTensor(I64, {rows}, {0, 1002, 500, 7, 999});
+  for (int64_t offset : {int64_t{0}, int64_t{1}}) {
+    SCOPED_TRACE("scores at element " + std::to_string(offset));
+    Tensor storage = random({rows * classes + 1}, -3.0, 3.0);
+    const zeroc_rt_tensor_t cpuScores = viewAt(storage, offset, dims, true);
+    const zeroc_rt_tensor_t gpuScores = viewAt(storage, offset, dims, false);
+    Tensor loss = output({}), gout = random({}, 0.5, 2.0), expected = output(dims);
+    ASSERT_OK(zeroc_rt_k_softmax_cross_entropy(&cpuScores, lab.cpu(), ZEROC_RT_LOSS_MEAN, 0, 0,
+                                               loss.cpu()));
+    ASSERT_OK(zeroc_rt_k_softmax_cross_entropy_grad(&cpuScores, lab.cpu(), ZEROC_RT_LOSS_MEAN, 0, 0,
+                                                    gout.cpu(), expected.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
+        &gpuScores, lab.gpu(), ZEROC_RT_LOSS_MEAN, 0, 0, gout.gpu(), loss.gpu(), &gpuScores));
+    expectClose(loss, tol(true), "softmax_cross_entropy_with_grad loss");
+    // The storage's host side now holds what its device side should.
+    std::memcpy(static_cast<char *>(storage.hostData()) + offset * zeroc_rt_dtype_size(dt()),
+                expected.hostData(), expected.bytes());
+    expectClose(storage, tol(true), "softmax_cross_entropy_with_grad gradient over the scores");
+  }
+}
+
 // Rows of 768 (a multiple of a chunk) from element 1 of x's storage, which
 // is not 16-byte aligned: the layer norm and its gradient then read and
 // write single elements (dispatchRuns). Rows of 2501 do for every dtype,

@@ -41,6 +41,10 @@ inline constexpr llvm::StringLiteral kResultStridesAttr = "zero.result_strides";
 /// Unit attribute zero-plan-buffers puts on a graph.concat whose operands'
 /// producers wrote them into its storage: it copies nothing.
 inline constexpr llvm::StringLiteral kOperandsInPlaceAttr = "zero.operands_in_place";
+/// Unit attribute zero-plan-buffers puts on a graph.fused_softmax_cross_entropy
+/// whose scores' gradient it places over the scores (the same arena
+/// offset): nothing reads the scores after the op.
+inline constexpr llvm::StringLiteral kGradOverScoresAttr = "zero.grad_over_scores";
 /// Alignment of every arena buffer, in bytes.
 inline constexpr int64_t kArenaAlignment = 64;
 /// Unit attribute zero-partition puts on the last op of the forward pass of

@@ -331,16 +331,16 @@ ZRT_DEV int64_t crossEntropyRow(int64_t s, const L *labels, int64_t classes, int
   return (s / inner) * classes * inner + s % inner;
 }
 
-/// Thread 0's part of sample s's loss (lse - score of the label, in the
-/// compute type, from the row's max and sum of exponentials): into `loss`,
-/// and into acc[0] the sum of the losses, acc[1] the count of labels not
-/// ignored.
-template <typename S, typename C>
-ZRT_DEV void crossEntropyLoss(const S *scores, int64_t s, int64_t base, int64_t label,
-                              int64_t inner, bool ignored, C mx, C sum, C *loss, double *acc) {
+/// Thread 0's part of sample s's loss (lse - the label's score
+/// `labelScore`, in the compute type, from the row's max and sum of
+/// exponentials): into `loss`, and into acc[0] the sum of the losses,
+/// acc[1] the count of labels not ignored.
+template <typename C>
+ZRT_DEV void crossEntropyLoss(C labelScore, int64_t s, bool ignored, C mx, C sum, C *loss,
+                              double *acc) {
   if (threadIndex() != 0)
     return;
-  const C l = ignored ? C(0) : mx + log_(sum) - load(scores[base + label * inner]);
+  const C l = ignored ? C(0) : mx + log_(sum) - labelScore;
   if (loss)
     loss[s] = l;
   if (!ignored) {
@@ -435,13 +435,21 @@ ZRT_GLOBAL void ZRT_MAX_THREADS(kMaxBlockThreads)
         crossEntropyRow(s, labels, classes, inner, hasIgnore, ignore, label, ignored, outOfRange);
     if (outOfRange && error && threadIndex() == 0)
       flagError(error, kIndexOutOfRange, op);
+    // The label's score, read by thread 0 before the row's reductions, whose
+    // barriers order the read before any thread writes the row's gradient:
+    // `gscores` may be `scores` (zero-plan-buffers writes a fused
+    // cross-entropy's gradient over its scores). Every other score is read
+    // by the thread that then writes its gradient.
+    C labelScore = C(0);
+    if (acc && !outOfRange && !ignored && threadIndex() == 0)
+      labelScore = load(scores[base + label * inner]);
     C mx, sum;
     if (inner == 1)
       rowMaxAndSumRuns(scores + base, classes, /*chunks=*/true, scratch, mx, sum);
     else
       rowMaxAndSum(Loads<S>{scores}, base, classes, inner, scratch, mx, sum);
     if (acc && !outOfRange)
-      crossEntropyLoss(scores, s, base, label, inner, ignored, mx, sum, loss, acc);
+      crossEntropyLoss(labelScore, s, ignored, mx, sum, loss, acc);
     if (gscores && inner == 1)
       crossEntropyGradRuns(scores, gout, gscores, s, base, label, classes, gradChunks != 0,
                            ignored || outOfRange, reduction, gradAcc, mx, sum);
