@@ -198,10 +198,10 @@ bool simt() { return mode() != Mode::Single; }
 bool threadsRun() { return fibers; }
 
 /// 1 when the block that ended made a misaligned access (the violation
-/// says which), else `result`.
-int checkAccesses(int result) {
+/// says which), else 0.
+int checkAccesses() {
   if (misaligned.empty())
-    return result;
+    return 0;
   block.violation = "block " + std::to_string(currentBlock) + ": " + misaligned;
   misaligned.clear();
   return 1;
@@ -213,7 +213,7 @@ int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
     currentThreads = 1;
     currentThread = 0;
     body(context);
-    return checkAccesses(0);
+    return checkAccesses();
   }
   currentThreads = launched;
   block.body = body;
@@ -222,7 +222,7 @@ int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
   const int result = runFibers(launched);
   fibers = false;
   currentThread = 0;
-  return result ? result : checkAccesses(0);
+  return result ? result : checkAccesses();
 }
 
 void misalignedAccess(const void *p, int bytes) {

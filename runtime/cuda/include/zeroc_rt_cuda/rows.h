@@ -62,15 +62,19 @@ template <int V> ZRT_DEV int64_t cachedRun(int i, int64_t count) {
 ZRT_DEV int64_t cachedElement(int i, int64_t count) { return cachedRun<1>(i, count); }
 
 /// The threads of a block that takes rows of `count` elements one at a
-/// time: enough for the row to fit their caches (kRowCache each), a
-/// multiple of 32, at most kBlock. A layer norm's rows of 768 take 96:
+/// time with about `perThread` elements each: a multiple of 32, at least
+/// 32, at most `most`.
+inline int rowThreadsFor(int64_t count, int64_t perThread, int most) {
+  const int64_t need = (count + perThread - 1) / perThread;
+  const int64_t t = (need + 31) / 32 * 32;
+  return static_cast<int>(t < 32 ? 32 : (t > most ? most : t));
+}
+
+/// The threads of a block whose rows of `count` elements fit their caches
+/// (kRowCache each), at most kBlock. A layer norm's rows of 768 take 96:
 /// a block of kBlock would leave most of its threads idle and hold fewer
 /// rows in flight per multiprocessor.
-inline int rowThreads(int64_t count) {
-  const int64_t need = (count + kRowCache - 1) / kRowCache;
-  const int64_t t = (need + 31) / 32 * 32;
-  return t < 32 ? 32 : (t > kBlock ? kBlock : static_cast<int>(t));
-}
+inline int rowThreads(int64_t count) { return rowThreadsFor(count, kRowCache, kBlock); }
 
 /// The elements of the runs a row kernel reads at once (forRowRuns): two
 /// 16-byte chunks, so that a thread has two loads in flight before it

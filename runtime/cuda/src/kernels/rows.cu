@@ -460,20 +460,16 @@ ZRT_GLOBAL void ZRT_MAX_THREADS(kMaxBlockThreads)
 }
 
 /// Threads of a cross-entropy block, which takes a row of `classes`: about
-/// 32 elements each (4 chunks of bf16; at least 32 threads, at most
-/// kMaxBlockThreads) for contiguous rows, kBlock for strided ones. A row
-/// is read twice (its max and sum, then its gradient), so the fewer rows a
-/// multiprocessor holds at once, the likelier the second read finds the
-/// row in L2: GPT-2's rows of 50,257 bf16 are 100 KB, and at 256 threads
-/// a GPU holds 8 blocks per multiprocessor, about 100 MB of rows in
-/// flight, twice an H100's or H200's L2; at 1024, 2 or fewer.
+/// 32 elements each (two runs of bf16, kRowRun) for contiguous rows, up to
+/// kMaxBlockThreads; kBlock for strided ones. A row is read twice (its max
+/// and sum, then its gradient), so the fewer rows a multiprocessor holds
+/// at once, the likelier the second read finds the row in L2: GPT-2's rows
+/// of 50,257 bf16 are 100 KB, and at 256 threads a GPU holds 8 blocks per
+/// multiprocessor, about 100 MB of rows in flight, twice an H100's or
+/// H200's L2; at 1024, a quarter of that or less.
 inline int crossEntropyThreads(int64_t classes, int64_t inner) {
-  if (inner != 1)
-    return kBlock;
-  constexpr int64_t kRunsPerThread = 4, kElements = 8;
-  const int64_t need = (classes + kRunsPerThread * kElements - 1) / (kRunsPerThread * kElements);
-  const int64_t t = (need + 31) / 32 * 32;
-  return static_cast<int>(t < 32 ? 32 : (t > kMaxBlockThreads ? kMaxBlockThreads : t));
+  constexpr int64_t kPerThread = 32;
+  return inner != 1 ? kBlock : rowThreadsFor(classes, kPerThread, kMaxBlockThreads);
 }
 
 /// Counts the labels not ignored into acc[1] (the mean's denominator).
