@@ -1,6 +1,8 @@
 //===- PlanBuffers.cpp - static arena offsets for @train_micro_step -------===//
 #include "zeroc/Passes/Passes.h"
 
+#include "GradSlab.h"
+
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
@@ -365,6 +367,9 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
       module.emitError("zero-plan-buffers needs @train_micro_step (run zero-partition)");
       return signalPassFailure();
     }
+    // Before the arena: a bucket whose accumulators lie in the gradient
+    // slab at its offsets takes no arena storage (planState lays them out).
+    zeroc::markPacksInGradSlab(module);
     // The micro-step and the optimizer step never run at the same time:
     // they share the arena.
     FailureOr<int64_t> bytes =
@@ -390,13 +395,15 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
   }
 
   /// The persistent state of every parameter (#zero.state_layout): the one
-  /// place the stage decides what a rank keeps between steps.
+  /// place the stage decides what a rank keeps between steps, and where
+  /// each gradient accumulator lies in the runtime's slab (GradSlab.h).
   LogicalResult planState(ModuleOp module) {
     auto stageAttr = module->getAttrOfType<IntegerAttr>("zero.stage");
     auto worldAttr = module->getAttrOfType<IntegerAttr>("zero.world_size");
     if (!stageAttr || !worldAttr)
       return module.emitError("zero-plan-buffers needs zero.stage and zero.world_size");
     const int64_t stage = stageAttr.getInt(), world = worldAttr.getInt();
+    llvm::StringMap<StateLayoutAttr> layouts;
     for (auto p : module.getOps<zeroc::graph::ParamOp>()) {
       const int64_t n = p.getType().getNumElements();
       const int64_t shard = shardElements(n, world), padded = shard * world;
@@ -411,10 +418,19 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
         update = stage == 0 ? n : shard;
         updateStride = stage == 0 ? 0 : shard;
       }
-      p->setAttr(kStateLayoutAttr,
-                 StateLayoutAttr::get(&getContext(), param, paramStride, grad,
-                                      update, updateStride));
+      layouts[p.getSymName()] =
+          StateLayoutAttr::get(&getContext(), param, paramStride, grad, update, updateStride, 0);
     }
+    zeroc::GradSlab slab = zeroc::layOutGradSlab(
+        module, [&](StringRef name) { return layouts.lookup(name).getGrad(); });
+    for (auto p : module.getOps<zeroc::graph::ParamOp>()) {
+      StateLayoutAttr l = layouts.lookup(p.getSymName());
+      p->setAttr(kStateLayoutAttr,
+                 StateLayoutAttr::get(&getContext(), l.getParam(), l.getParamStride(), l.getGrad(),
+                                      l.getUpdate(), l.getUpdateStride(),
+                                      slab.offsets.lookup(p.getSymName())));
+    }
+    module->setAttr(kGradSlabBytesAttr, Builder(&getContext()).getI64IntegerAttr(slab.bytes));
     return success();
   }
 };

@@ -29,8 +29,8 @@ Value storageRoot(Value v) {
       v = rs.getBuffer();
     else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
       v = slice.getShard();
-    else if (auto pack = llvm::dyn_cast<PackOp>(def); pack && packRenamesInput(pack))
-      v = pack.getInputs().front();
+    else if (auto pack = llvm::dyn_cast<PackOp>(def); pack && packStorage(pack))
+      v = packStorage(pack);
     else
       break;
   }
@@ -63,6 +63,17 @@ bool packRenamesInput(PackOp pack) {
   }
 }
 
+Value packStorage(PackOp pack) {
+  if (packRenamesInput(pack))
+    return pack.getInputs().front();
+  if (!pack->hasAttr(kInGradSlabAttr))
+    return Value();
+  for (auto [input, offset] : llvm::zip(pack.getInputs(), pack.getOffsets()))
+    if (llvm::cast<IntegerAttr>(offset).getInt() == 0)
+      return input;
+  return Value();
+}
+
 Value accumulatorStorageOf(Value grad) {
   while (auto r = grad.getDefiningOp<graph::ReshapeOp>())
     grad = r.getInput();
@@ -89,7 +100,7 @@ bool resultsNeedArena(Operation *op) {
     return false;
   if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op); rs && rs.getInPlace())
     return false;
-  if (auto pack = llvm::dyn_cast<PackOp>(op); pack && packRenamesInput(pack))
+  if (auto pack = llvm::dyn_cast<PackOp>(op); pack && packStorage(pack))
     return false;
   if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op); rs && rs.getInPlace())
     return false;

@@ -67,6 +67,10 @@ LogicalResult ProgramPrinter::readStepConfig() {
 }
 
 LogicalResult ProgramPrinter::printTables(raw_ostream &os, func::FuncOp fn) {
+  auto slab = module->getAttrOfType<IntegerAttr>(zero::kGradSlabBytesAttr);
+  if (!slab)
+    return module.emitError("module has no zero.grad_slab_bytes (run zero-plan-buffers)");
+  gradSlabBytes = slab.getInt();
   os << "const zeroc_rt_param_desc_t kParams[] = {\n";
   // Initial values lead the blob, in parameter order (collectParams).
   int64_t offset = 0;
@@ -82,15 +86,15 @@ LogicalResult ProgramPrinter::printTables(raw_ostream &os, func::FuncOp fn) {
     auto layout = p->getAttrOfType<zero::StateLayoutAttr>(zero::kStateLayoutAttr);
     if (!layout)
       return p.emitOpError("has no zero.state_layout (run zero-plan-buffers)");
-    os << ", " << layout.getParam() << ", " << layout.getParamStride() << ", "
-       << layout.getGrad() << ", " << layout.getUpdate() << ", "
-       << layout.getUpdateStride() << "},\n";
+    os << ", " << layout.getParam() << ", " << layout.getParamStride() << ", " << layout.getGrad()
+       << ", " << layout.getUpdate() << ", " << layout.getUpdateStride() << ", "
+       << layout.getGradOffset() << "},\n";
     offset = alignUp(offset + t.getNumElements() *
                                   zero::elementBytes(t.getElementType()));
   }
   if (params.empty())
     os << "    {\"\", ZEROC_RT_DTYPE_F32, 0, {}, 0, 0, ZEROC_RT_DTYPE_F32, "
-          "ZEROC_RT_DTYPE_F32, 0, 0, 0, 0, 0, 0},\n";
+          "ZEROC_RT_DTYPE_F32, 0, 0, 0, 0, 0, 0, 0},\n";
   os << "};\n\nconst zeroc_rt_buffer_desc_t kBuffers[] = {\n";
   for (auto buf : buffers) {
     offset = alignUp(offset);
@@ -154,10 +158,9 @@ void ProgramPrinter::printMain(raw_ostream &os, func::FuncOp fn) {
      << "  program.blob_file = \"model.bin\";\n"
      << "  program.blob_bytes = " << blob.size() << ";\n"
      << "  program.blob_constants_offset = " << constantsOffset << ";\n"
-     << "  program.blob_checksum = "
-     << llvm::format_hex(blob.checksum(), 18)
-     << "ull;\n"
+     << "  program.blob_checksum = " << llvm::format_hex(blob.checksum(), 18) << "ull;\n"
      << "  program.arena_bytes = " << arenaBytes << ";\n"
+     << "  program.grad_slab_bytes = " << gradSlabBytes << ";\n"
      << "  program.micro_batch = " << microBatch << ";\n"
      << "  program.grad_accum = " << step.microSteps << ";\n"
      << "  program.gradient_clipping = " << cxxDouble(step.maxNorm) << ";\n"

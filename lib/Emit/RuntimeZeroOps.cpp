@@ -132,8 +132,10 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto pack = llvm::dyn_cast<zero::PackOp>(op)) {
-    if (zero::packRenamesInput(pack)) { // the buffer is its input's storage
-      p.line(r + " = " + p.var(pack.getInputs().front()) + ";");
+    // The buffer is its input's storage, or its inputs' stretch of the
+    // gradient slab (zero.in_grad_slab).
+    if (Value storage = zero::packStorage(pack)) {
+      p.line(r + " = " + p.var(storage) + ";");
       return success();
     }
     p.call("zeroc_rt_k_zero(P(" + p.desc(pack.getResult()) + "))");

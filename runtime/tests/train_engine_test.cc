@@ -1229,6 +1229,34 @@ TEST_F(TrainErrors, InvalidProgram) {
                 "frozen parameter 'fc/bias' has dtype f16 with master dtype "
                 "f32 and gradient dtype");
   }
+  // The gradient slab (ABI 14): fc.weight's 6 f64 accumulator elements at
+  // byte 0, fc/bias's 2 at byte 64, in a slab of 80 bytes.
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.grad_slab_bytes = -1;
+    expectError(runTrain(program.get(), basicArgs(ws)), "grad_slab_bytes -1 must be >= 0");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.program.grad_slab_bytes = 70;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "parameter 'fc/bias' has its 2-element gradient accumulator "
+                "at byte 64 of the gradient slab of 70 bytes");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.params[1].grad_offset = 68; // not a multiple of 8
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "parameter 'fc/bias' has its 2-element gradient accumulator "
+                "at byte 68 of the gradient slab of 80 bytes");
+  }
+  {
+    TestProgram program(cfg, ws.blob);
+    program.params[1].grad_offset = 40;
+    expectError(runTrain(program.get(), basicArgs(ws)),
+                "the gradient accumulators of parameters 'fc.weight' and "
+                "'fc/bias' overlap in the gradient slab (bytes 0 and 40)");
+  }
   {
     TestProgram program(cfg, ws.blob);
     program.program.blob_bytes = 64; // b at offset 64 no longer fits

@@ -489,7 +489,10 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   params[1].master_dtype = cfg.dtype;
   params[1].grad_dtype = cfg.dtype;
   params[1].frozen = 0;
-  // The layout zero-plan-buffers gives the stage (zero.state_layout).
+  // The layout zero-plan-buffers gives the stage (zero.state_layout): the
+  // accumulators 64-byte aligned in the gradient slab, as it places those
+  // outside a bucket.
+  int64_t slab = 0;
   for (zeroc_rt_param_desc_t &d : params) {
     const int64_t n = d.numel, w = cfg.world;
     const int64_t padded = (n + w - 1) / w * w, shard = padded / w;
@@ -498,6 +501,9 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
     d.grad_elements = cfg.stage == 0 ? n : cfg.stage == 1 ? padded : shard;
     d.update_elements = cfg.stage == 0 ? n : shard;
     d.update_stride = cfg.stage == 0 ? 0 : shard;
+    d.grad_offset = (slab + 63) / 64 * 64;
+    slab =
+        d.grad_offset + d.grad_elements * static_cast<int64_t>(zeroc_rt_dtype_size(d.grad_dtype));
   }
   inputs[0].name = "x";
   inputs[0].dtype = cfg.dtype;
@@ -532,6 +538,7 @@ TestProgram::TestProgram(const ModelConfig &config, const std::string &blob)
   const std::string expected = blobBytes(cfg.dtype, kBlobBytes);
   program.blob_checksum = zeroc_rt_checksum64(expected.data(), expected.size());
   program.arena_bytes = static_cast<int64_t>(ArenaLayout(cfg, cfg.world).total);
+  program.grad_slab_bytes = slab;
   program.micro_batch = cfg.microBatch;
   program.grad_accum = cfg.gradAccum;
   program.gradient_clipping = cfg.clip;

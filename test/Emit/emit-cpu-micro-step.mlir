@@ -15,8 +15,9 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // CHECK: // ZeRO stage 3, world size 2.
 // CHECK: const zeroc_rt_param_desc_t kParams[] = {
 // The layout zero-plan-buffers planned for stage 3: a 6-element shard of
-// the parameter, of its accumulator and of its update, at rank * 6.
-// CHECK-NEXT: {"w", ZEROC_RT_DTYPE_F32, 2, {4, 3}, 12, 0, ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F32, 0, 6, 6, 6, 6, 6},
+// the parameter, of its accumulator and of its update, at rank * 6; the
+// accumulator at byte 0 of the rank's gradient slab.
+// CHECK-NEXT: {"w", ZEROC_RT_DTYPE_F32, 2, {4, 3}, 12, 0, ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F32, 0, 6, 6, 6, 6, 6, 0},
 // CHECK: const zeroc_rt_input_desc_t kInputs[] = {
 // CHECK-NEXT: {"x", ZEROC_RT_DTYPE_F32, 2, {2, 4}},
 // CHECK: part0(
@@ -34,6 +35,7 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // CHECK-NOT: zeroc_rt_comm_all_gather
 // CHECK: int main(int argc, char **argv) {
 // CHECK: program.stage = 3;
+// CHECK: program.grad_slab_bytes = 24;
 // CHECK: program.micro_batch = 2;
 // CHECK: program.grad_accum = 1;
 // CHECK: program.micro_step_collectives = 1;

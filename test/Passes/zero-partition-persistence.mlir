@@ -86,7 +86,7 @@ func.func @forward(%x: tensor<4xf32>) -> (tensor<f32> {graph.loss}) {
 // gathered after the update (a frozen one has nothing to gather); a
 // gathered one keeps its shard.
 // STEP: graph.param trainable @a {{.*}} {zero.persistent, zero.state_layout = #zero.state_layout<param = 4, grad = 2, update = 2, update_stride = 2>}
-// STEP: graph.param trainable @b {{.*}} {zero.state_layout = #zero.state_layout<param = 3, param_stride = 3, grad = 3, update = 3, update_stride = 3>}
+// STEP: graph.param trainable @b {{.*}} {zero.state_layout = #zero.state_layout<param = 3, param_stride = 3, grad = 3, update = 3, update_stride = 3, grad_offset = 64>}
 // STEP: graph.param @f {{.*}} {zero.persistent, zero.state_layout = #zero.state_layout<param = 2>}
 // STEP-LABEL: func.func @train_step
 // STEP: zero.if_finite

@@ -14,7 +14,7 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
   return %l : tensor<f32>
 }
 
-// CHECK: module attributes {zero.arena_bytes = {{[0-9]+}} : i64, zero.host_bytes = 384 : i64
+// CHECK: module attributes {zero.arena_bytes = {{[0-9]+}} : i64, zero.grad_slab_bytes = {{[0-9]+}} : i64, zero.host_bytes = 384 : i64
 // CHECK-LABEL: func.func @train_micro_step
 // CHECK-NOT: zero.host_offsets
 // CHECK: graph.reduce_mean {{.*}}zero.arena_offsets

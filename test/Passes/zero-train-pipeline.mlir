@@ -18,7 +18,7 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"})
   return %l, %n : tensor<f32>, tensor<3xf32>
 }
 
-// S3: module attributes {zero.arena_bytes = {{[0-9]+}} : i64, zero.stage = 3 : i64, zero.world_size = 2 : i64}
+// S3: module attributes {zero.arena_bytes = {{[0-9]+}} : i64, zero.grad_slab_bytes = 24 : i64, zero.stage = 3 : i64, zero.world_size = 2 : i64}
 // S3: func.func @train_micro_step
 // S3: zero.buffer_load @rm
 // S3: zero.param_shard @w : !zero.shard<params, f32, 6, device>

@@ -218,6 +218,9 @@ private:
   /// The parameter whose accumulator holds a result planned there.
   llvm::DenseMap<mlir::Value, llvm::StringRef> accumulatorOf;
   int64_t arenaBytes = 0;
+  /// The runtime's gradient slab (zero.grad_slab_bytes), read with the
+  /// parameters' state layouts.
+  int64_t gradSlabBytes = 0;
   int nextVar = 0;
   /// The request slot (Q[i]) of each started collective's token.
   llvm::DenseMap<mlir::Value, std::string> requestSlot;

@@ -960,7 +960,20 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
     `zero.state_layout = #zero.state_layout<...>`, what each rank keeps of
     the parameter, its gradient accumulator and its optimizer state for the
     module's stage (a stage-3 `zero.persistent` parameter keeps its whole
-    replica, as at stage 2). Emitters only read the plan.
+    replica, as at stage 2), and where the accumulator lies in the
+    runtime's gradient slab (`grad_offset`, bytes; the module gets
+    `zero.grad_slab_bytes`). A stage-0 `zero.pack` of `@train_step` whose
+    inputs are whole accumulators, each the only one of its parameter and
+    read by the pack alone, is the slab: its accumulators lie where it holds
+    them (from a 64-byte boundary, its padding after them), it is marked
+    `zero.in_grad_slab`, takes no arena storage and copies nothing, and its
+    all-reduce runs in the accumulators. The other accumulators follow,
+    each from a 64-byte boundary, grouped by dtype (f32, f64, f16, bf16).
+
+    ```mlir
+    %p = zero.pack %w, %b {offsets = [0, 12], zero.in_grad_slab}
+        : (tensor<4x3xf32>, tensor<3xf32>) -> !zero.flat<grads, f32, 16, 2>
+    ``` Emitters only read the plan.
 
     ```mlir
     %7 = graph.relu %6 {zero.arena_offsets = [256]} : tensor<8x7xf32>

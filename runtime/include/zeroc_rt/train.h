@@ -53,7 +53,7 @@
 
 ZEROC_RT_EXTERN_C_BEGIN
 
-#define ZEROC_RT_PROGRAM_ABI_VERSION 13
+#define ZEROC_RT_PROGRAM_ABI_VERSION 14
 
 typedef struct zeroc_rt_param_desc {
   const char *name;
@@ -91,6 +91,13 @@ typedef struct zeroc_rt_param_desc {
   int64_t grad_elements;
   int64_t update_elements;
   int64_t update_stride;
+  // ABI version 14: where the gradient accumulator lies, as the compiler
+  // planned it (zero.state_layout's grad_offset): its byte offset in the
+  // rank's gradient slab of program.grad_slab_bytes, a multiple of the
+  // gradient dtype's size. A stage-0 bucket's accumulators lie end to end,
+  // where its flat buffer holds them, so that the bucket is the slab and is
+  // all-reduced there (zero.in_grad_slab). 0 when frozen.
+  int64_t grad_offset;
 } zeroc_rt_param_desc_t;
 
 /// ABI version 6: a model buffer the micro-step updates (a
@@ -345,6 +352,11 @@ typedef struct zeroc_rt_program {
   /// (zeroc_rt_engine_constants), and the initial values before them are
   /// read once, by the host. A GPU holds the constants only.
   int64_t blob_constants_offset;
+  // ABI version 14:
+  /// The gradient slab's bytes (zero.grad_slab_bytes): every trainable
+  /// parameter's accumulator lies inside it (grad_offset), no two overlap;
+  /// the bytes between them are zero.
+  int64_t grad_slab_bytes;
 } zeroc_rt_program_t;
 
 /// The whole executable: parses

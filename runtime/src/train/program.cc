@@ -15,13 +15,15 @@
 #include "zeroc_rt/checksum.h"
 #include "zeroc_rt/contract.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <set>
 #include <fcntl.h>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace zeroc_rt::train {
 namespace {
@@ -130,6 +132,46 @@ zeroc_rt_status_t validateLayout(const zeroc_rt_program_t &p,
   return nullptr;
 }
 
+/// The accumulators in the gradient slab (ABI 14): each inside it at a
+/// multiple of its element size, no two overlapping; a frozen parameter has
+/// none (offset 0). The slab's size was checked >= 0.
+zeroc_rt_status_t validateGradSlab(const zeroc_rt_program_t &p) {
+  std::vector<std::pair<int64_t, int32_t>> starts; // (offset, parameter)
+  auto bytesOf = [&](const zeroc_rt_param_desc_t &d) {
+    return d.grad_elements * static_cast<int64_t>(zeroc_rt_dtype_size(d.grad_dtype));
+  };
+  for (int32_t i = 0; i < p.num_params; ++i) {
+    const zeroc_rt_param_desc_t &d = p.params[i];
+    const int64_t size = static_cast<int64_t>(zeroc_rt_dtype_size(d.grad_dtype));
+    // grad_elements <= the padded numel, which the blob bounds: no overflow.
+    const bool ok = d.frozen ? d.grad_offset == 0
+                             : d.grad_offset >= 0 && d.grad_offset % size == 0 &&
+                                   d.grad_offset <= p.grad_slab_bytes &&
+                                   bytesOf(d) <= p.grad_slab_bytes - d.grad_offset;
+    if (!ok)
+      return INVALID_PROGRAM("parameter '%s' has its %lld-element gradient "
+                             "accumulator at byte %lld of the gradient slab "
+                             "of %lld bytes",
+                             d.name, static_cast<long long>(d.grad_elements),
+                             static_cast<long long>(d.grad_offset),
+                             static_cast<long long>(p.grad_slab_bytes));
+    if (!d.frozen && d.grad_elements > 0)
+      starts.push_back({d.grad_offset, i});
+  }
+  std::sort(starts.begin(), starts.end());
+  for (size_t k = 1; k < starts.size(); ++k) {
+    const zeroc_rt_param_desc_t &a = p.params[starts[k - 1].second];
+    const zeroc_rt_param_desc_t &b = p.params[starts[k].second];
+    if (a.grad_offset + bytesOf(a) > b.grad_offset)
+      return INVALID_PROGRAM("the gradient accumulators of parameters '%s' "
+                             "and '%s' overlap in the gradient slab (bytes "
+                             "%lld and %lld)",
+                             a.name, b.name, static_cast<long long>(a.grad_offset),
+                             static_cast<long long>(b.grad_offset));
+  }
+  return nullptr;
+}
+
 zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p,
                                  std::set<std::string> &files) {
   if (p.num_params < 0 || (p.num_params > 0 && !p.params))
@@ -176,7 +218,7 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p,
                                              d.blob_offset));
     ZEROC_RT_RETURN_IF_ERROR(validateLayout(p, d));
   }
-  return nullptr;
+  return validateGradSlab(p);
 }
 
 /// Buffers: named apart from every parameter (they save into the same
@@ -252,10 +294,12 @@ zeroc_rt_status_t validateProgram(const zeroc_rt_program_t *program) {
   if (p.micro_batch < 1 || p.grad_accum < 1)
     return INVALID_PROGRAM("micro batch %d and grad accum %d must be >= 1",
                            p.micro_batch, p.grad_accum);
-  if (p.blob_bytes < 0 || p.arena_bytes < 0)
-    return INVALID_PROGRAM("blob_bytes %lld and arena_bytes %lld must be >= 0",
+  if (p.blob_bytes < 0 || p.arena_bytes < 0 || p.grad_slab_bytes < 0)
+    return INVALID_PROGRAM("blob_bytes %lld, arena_bytes %lld and "
+                           "grad_slab_bytes %lld must be >= 0",
                            static_cast<long long>(p.blob_bytes),
-                           static_cast<long long>(p.arena_bytes));
+                           static_cast<long long>(p.arena_bytes),
+                           static_cast<long long>(p.grad_slab_bytes));
   if (p.blob_constants_offset < 0 || p.blob_constants_offset > p.blob_bytes ||
       p.blob_constants_offset % 64 != 0)
     return INVALID_PROGRAM("blob_constants_offset %lld must be a multiple of 64 "

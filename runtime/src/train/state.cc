@@ -28,10 +28,12 @@
 // gradient, no optimizer state and no fp32 copy of it.
 //
 // The ZeRO buffers live in three 64-byte aligned slabs (parameters, gradients,
-// optimizer state), each sub-buffer 64-byte aligned; the gradient slab keeps
-// the accumulators grouped by dtype (f32, f64, f16, bf16). Stage 1's
-// reduce-scattered gradient shards are not state: the optimizer step
-// (@train_step) reduces into its arena.
+// optimizer state). The parameters' and the optimizer state's sub-buffers are
+// 64-byte aligned here; the gradient slab is laid out by the compiler
+// (zero-plan-buffers: each descriptor's grad_offset, the program's
+// grad_slab_bytes), so that a stage-0 bucket of accumulators is a stretch of
+// it, all-reduced where it lies. Stage 1's reduce-scattered gradient shards
+// are not state: the optimizer step (@train_step) reduces into its arena.
 //
 //===----------------------------------------------------------------------===//
 
@@ -123,7 +125,7 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
 
   // Plan the three slabs.
   std::vector<Offsets> off(state.params.size());
-  SlabPlan paramPlan, gradPlan, optimPlan;
+  SlabPlan paramPlan, optimPlan;
   size_t masterGradBytes = 0;
   for (size_t i = 0; i < state.params.size(); ++i) {
     const ParamState &p = state.params[i];
@@ -144,22 +146,15 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
       off[i].momentum = optimPlan.add(update);
     }
   }
-  // The accumulators grouped by dtype (f32, f64, f16, bf16), the order the
-  // gradient slab has always had.
-  for (zeroc_rt_dtype_t dtype : {ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F64,
-                                 ZEROC_RT_DTYPE_F16, ZEROC_RT_DTYPE_BF16}) {
-    for (size_t i = 0; i < state.params.size(); ++i) {
-      const ParamState &p = state.params[i];
-      if (p.frozen || p.gradDtype != dtype)
-        continue;
-      off[i].grad = gradPlan.add(static_cast<size_t>(p.gradCount) * p.gradElemSize);
-    }
-  }
-
+  // The accumulators where the compiler placed them (grad_offset, checked
+  // inside the slab by validateProgram).
+  for (size_t i = 0; i < state.params.size(); ++i)
+    if (!state.params[i].frozen)
+      off[i].grad = static_cast<size_t>(state.params[i].desc->grad_offset);
   ZEROC_RT_RETURN_IF_ERROR(
       state.paramStorage.allocate(device, paramPlan.size(), "the parameters"));
-  ZEROC_RT_RETURN_IF_ERROR(
-      state.gradStorage.allocate(device, gradPlan.size(), "the gradients"));
+  ZEROC_RT_RETURN_IF_ERROR(state.gradStorage.allocate(
+      device, static_cast<size_t>(program.grad_slab_bytes), "the gradients"));
   ZEROC_RT_RETURN_IF_ERROR(
       state.optimStorage.allocate(device, optimPlan.size(), "the optimizer state"));
   ZEROC_RT_RETURN_IF_ERROR(state.masterGrad.allocate(device, 

@@ -45,6 +45,16 @@ inline constexpr llvm::StringLiteral kOperandsInPlaceAttr = "zero.operands_in_pl
 /// whose scores' gradient it places over the scores (the same arena
 /// offset): nothing reads the scores after the op.
 inline constexpr llvm::StringLiteral kGradOverScoresAttr = "zero.grad_over_scores";
+/// Unit attribute zero-plan-buffers puts on a zero.pack of @train_step whose
+/// inputs are gradient accumulators that it laid out in the runtime's
+/// gradient slab at the pack's offsets (#zero.state_layout's grad_offset):
+/// the pack's buffer is that stretch of the slab, it copies nothing and the
+/// all-reduce runs in the slab.
+inline constexpr llvm::StringLiteral kInGradSlabAttr = "zero.in_grad_slab";
+/// Attribute zero-plan-buffers puts on the module: the bytes of the
+/// runtime's gradient slab, in which every accumulator lies at its
+/// #zero.state_layout grad_offset (a pack in the slab with its padding).
+inline constexpr llvm::StringLiteral kGradSlabBytesAttr = "zero.grad_slab_bytes";
 /// Alignment of every arena buffer, in bytes.
 inline constexpr int64_t kArenaAlignment = 64;
 /// Unit attribute zero-partition puts on the last op of the forward pass of
@@ -100,7 +110,7 @@ GatheredElements gatheredElementsAt(mlir::Block *block, mlir::Operation *point);
 /// The value whose storage `v` shares: through graph.reshape, zero.view,
 /// zero.shard_slice, zero.all_reduce / all_reduce_start (which reduce in
 /// place), an in-place zero.reduce_scatter(_start) and a zero.pack that
-/// only renames its input (packRenamesInput).
+/// copies nothing (packStorage).
 mlir::Value storageRoot(mlir::Value v);
 
 /// Whether `pack` only renames its input's storage: one input at offset 0
@@ -108,6 +118,13 @@ mlir::Value storageRoot(mlir::Value v);
 /// type, made by an op into the arena and used by nothing else (reshapes
 /// between included), so that the buffer can be that storage.
 bool packRenamesInput(PackOp pack);
+
+/// The input whose storage a zero.pack's buffer starts at when the pack
+/// copies nothing: its only input when it renames it (packRenamesInput),
+/// or its input at offset 0 when its inputs lie in the gradient slab at
+/// its offsets (kInGradSlabAttr). Null when the pack copies its inputs
+/// into storage of its own.
+mlir::Value packStorage(PackOp pack);
 
 /// Whether the storage `v` names (storageRoot) is freed by a zero.release
 /// in its function (a stage-3 gathered parameter, released after its last

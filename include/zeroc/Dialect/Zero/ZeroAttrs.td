@@ -298,8 +298,13 @@ def Zero_StateLayoutAttr : AttrDef<Zero_Dialect, "StateLayout"> {
     (n and 0 in stage 0, S and S otherwise), for which it keeps the
     optimizer state (and an f32 master with mixed precision).
 
+    The accumulator lies `grad_offset` bytes into the rank's gradient slab
+    (the module's `zero.grad_slab_bytes`): a stage-0 bucket's accumulators
+    at their offsets in its flat buffer, so that the bucket is the slab
+    (`zero.in_grad_slab`), the others 64-byte aligned after them.
+
     ```mlir
-    graph.param trainable @w = dense<0.5> : tensor<7x10xf32> {zero.state_layout = #zero.state_layout<param = 72, grad = 18, update = 18, update_stride = 18>}
+    graph.param trainable @w = dense<0.5> : tensor<7x10xf32> {zero.state_layout = #zero.state_layout<param = 72, grad = 18, update = 18, update_stride = 18, grad_offset = 64>}
     ```
   }];
   let parameters = (ins
@@ -307,7 +312,8 @@ def Zero_StateLayoutAttr : AttrDef<Zero_Dialect, "StateLayout"> {
     Zero_I64Parameter<"", "0">:$param_stride,
     Zero_I64Parameter<"", "0">:$grad,
     Zero_I64Parameter<"", "0">:$update,
-    Zero_I64Parameter<"", "0">:$update_stride);
+    Zero_I64Parameter<"", "0">:$update_stride,
+    Zero_I64Parameter<"", "0">:$grad_offset);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
