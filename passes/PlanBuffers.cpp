@@ -120,6 +120,26 @@ llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
   return placed;
 }
 
+/// On one rank a reduce-scatter's shard is its whole buffer: reducing in
+/// place (the shard is the buffer's first elements) moves nothing, where a
+/// shard of its own is a copy and a second buffer. Taken when nothing but
+/// the reduce-scatter reads the buffer, so that its storage may hold the
+/// shard after it; the op is marked in_place.
+void reduceScatterInPlaceOnOneRank(func::FuncOp fn) {
+  auto mark = [](auto rs, ShardType shard) {
+    FlatType buffer = rs.getBuffer().getType();
+    if (!rs.getInPlace() && buffer.getWorld() == 1 && shard.getSize() == buffer.getSize() &&
+        rs.getBuffer().hasOneUse())
+      rs.setInPlace(true);
+  };
+  fn.walk([&](Operation *op) {
+    if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op))
+      mark(rs, rs.getType());
+    else if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op))
+      mark(rs, llvm::cast<ShardType>(rs.getToken().getType().getPayload()));
+  });
+}
+
 /// Where a result that zero-plan-buffers writes inside a graph.concat's
 /// storage goes: the concat and its byte offset in it.
 struct InConcat {
@@ -370,6 +390,7 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
     // Before the arena: a bucket whose accumulators lie in the gradient
     // slab at its offsets takes no arena storage (planState lays them out).
     zeroc::markPacksInGradSlab(module);
+    reduceScatterInPlaceOnOneRank(fn);
     // The micro-step and the optimizer step never run at the same time:
     // they share the arena.
     FailureOr<int64_t> bytes =

@@ -57,6 +57,9 @@ CASES = [
     # gpt2 cases above fuse it with its dropout on the probabilities).
     ("gpt2_nodropout", 0, 2, {"bf16": {"enabled": True}}),
     ("gpt2_nodropout", 3, 2, {"fp16": {"enabled": True, "initial_scale_power": 8}}),
+    # gpu-check's stage-3 benchmark form: one rank, whose reduce-scatters
+    # run in place (zero-plan-buffers).
+    ("gpt2_nodropout", 3, 1, {"bf16": {"enabled": True}}),
     # A Hugging Face export's form: k read by rows (transB), an additive
     # attention mask from the data in the prologue.
     ("hf/llama", 0, 1, {"bf16": {"enabled": True}}),

@@ -952,6 +952,12 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
         zero.arena_offsets = [1024, 0], zero.grad_over_scores} : ...
     ```
 
+    On one rank a reduce-scatter's shard is its whole buffer: a
+    `zero.reduce_scatter(_start)` whose buffer nothing else reads is marked
+    `in_place` there, so that its shard is the buffer's storage (stage 2's
+    and 3's per-gradient reductions then neither copy nor take a second
+    buffer).
+
     Ops nested in a region (the step's `zero.if_finite`, which may hold a
     bucket of replica gathers) are planned in the order they run: each
     top-level op, then the ops of its region.
