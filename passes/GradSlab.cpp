@@ -14,17 +14,6 @@ using namespace zeroc::zero;
 namespace zeroc {
 namespace {
 
-int64_t alignUp(int64_t v) { return (v + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
-
-/// The accumulators' element type per parameter, as the module's
-/// zero.grad_accumulator ops read them.
-llvm::StringMap<Type> gradElementTypes(ModuleOp module) {
-  llvm::StringMap<Type> types;
-  module.walk(
-      [&](GradAccumulatorOp acc) { types[acc.getParam()] = bufferElementType(acc.getType()); });
-  return types;
-}
-
 /// Whether every input of `pack` is a whole accumulator (the parameter's
 /// elements), the only one of its parameter, read by the pack alone, and
 /// one of them starts the pack.
@@ -61,18 +50,22 @@ void markPacksInGradSlab(ModuleOp module) {
 GradSlab layOutGradSlab(ModuleOp module,
                         llvm::function_ref<int64_t(llvm::StringRef)> gradElements) {
   GradSlab slab;
-  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+  // The accumulators' element types as @train_step reads them, which the
+  // emitter writes into the descriptors (grad_dtype).
+  llvm::StringMap<Type> gradTypes;
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step")) {
+    gradTypes = accumulatorElementTypes(step);
     step.walk([&](PackOp pack) {
       if (!pack->hasAttr(kInGradSlabAttr))
         return;
-      const int64_t base = alignUp(slab.bytes);
+      const int64_t base = alignToArena(slab.bytes);
       const int64_t elem = elementBytes(pack.getType().getElementType());
       for (auto [input, offset] : llvm::zip(pack.getInputs(), pack.getOffsets()))
         slab.offsets[input.getDefiningOp<GradAccumulatorOp>().getParam()] =
             base + llvm::cast<IntegerAttr>(offset).getInt() * elem;
       slab.bytes = base + pack.getType().getSize() * elem;
     });
-  llvm::StringMap<Type> gradTypes = gradElementTypes(module);
+  }
   SmallVector<std::pair<graph::ParamOp, Type>> rest;
   for (auto p : module.getOps<graph::ParamOp>()) {
     Type type = gradTypes.lookup(p.getSymName());
@@ -85,7 +78,7 @@ GradSlab layOutGradSlab(ModuleOp module,
     for (auto [p, type] : rest) {
       if (type != dtype)
         continue;
-      const int64_t base = alignUp(slab.bytes);
+      const int64_t base = alignToArena(slab.bytes);
       slab.offsets[p.getSymName()] = base;
       slab.bytes = base + gradElements(p.getSymName()) * elementBytes(type);
     }

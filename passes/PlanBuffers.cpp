@@ -28,10 +28,6 @@ using namespace zeroc::zero;
 
 namespace {
 
-int64_t alignUp(int64_t v) {
-  return (v + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-}
-
 /// First-fit allocator over a growing arena with coalescing free blocks.
 class Arena {
 public:
@@ -87,10 +83,7 @@ llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
   auto steps = step->getAttrOfType<IntegerAttr>(kMicroStepsAttr);
   if (!steps || steps.getInt() != 1)
     return placed;
-  llvm::StringMap<Type> accumulatorElement;
-  step.walk([&](GradAccumulatorOp acc) {
-    accumulatorElement[acc.getParam()] = bufferElementType(acc.getType());
-  });
+  llvm::StringMap<Type> accumulatorElement = accumulatorElementTypes(step);
   Block &block = micro.getBody().front();
   // A parameter whose rows are accumulated too (zero.grad_accumulate_rows)
   // has two accumulations in either order: neither overwrites.
@@ -298,7 +291,7 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
     if (auto packed = start.getShard().getDefiningOp<ConcatShardsOp>())
       values.push_back(packed);
     for (Value v : values) {
-      int64_t size = alignUp(std::max<int64_t>(1, storageBytes(v.getType())));
+      int64_t size = alignToArena(std::max<int64_t>(1, storageBytes(v.getType())));
       int64_t off = arena.allocate(size);
       pinned[v] = off;
       if (start.getCarried())
@@ -325,7 +318,7 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
       SmallVector<int64_t> offsets;
       for (Value r : op->getResults()) {
         offsets.push_back(*hostBytes);
-        *hostBytes += alignUp(std::max<int64_t>(1, storageBytes(r.getType())));
+        *hostBytes += alignToArena(std::max<int64_t>(1, storageBytes(r.getType())));
       }
       op->setAttr(kHostOffsetsAttr, b.getI64ArrayAttr(offsets));
       continue;
@@ -360,7 +353,7 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
         int64_t bytes = storageBytes(stored.getType());
         if (bytes < 0)
           return op->emitOpError("result type ") << r.getType() << " has no static size to plan";
-        int64_t size = alignUp(std::max<int64_t>(1, bytes));
+        int64_t size = alignToArena(std::max<int64_t>(1, bytes));
         int64_t off = arena.allocate(size);
         offsets.push_back(off + within);
         if (concat)

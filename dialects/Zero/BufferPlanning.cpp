@@ -29,8 +29,9 @@ Value storageRoot(Value v) {
       v = rs.getBuffer();
     else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
       v = slice.getShard();
-    else if (auto pack = llvm::dyn_cast<PackOp>(def); pack && packStorage(pack))
-      v = packStorage(pack);
+    else if (Value storage =
+                 llvm::isa<PackOp>(def) ? packStorage(llvm::cast<PackOp>(def)) : Value())
+      v = storage;
     else
       break;
   }
@@ -72,6 +73,13 @@ Value packStorage(PackOp pack) {
     if (llvm::cast<IntegerAttr>(offset).getInt() == 0)
       return input;
   return Value();
+}
+
+llvm::StringMap<Type> accumulatorElementTypes(Operation *scope) {
+  llvm::StringMap<Type> types;
+  scope->walk(
+      [&](GradAccumulatorOp acc) { types[acc.getParam()] = bufferElementType(acc.getType()); });
+  return types;
 }
 
 Value accumulatorStorageOf(Value grad) {

@@ -56,9 +56,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   llvm::StringMap<Type> gradType;
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (step)
-    step.walk([&](zero::GradAccumulatorOp acc) {
-      gradType[acc.getParam()] = zero::bufferElementType(acc.getType());
-    });
+    gradType = zero::accumulatorElementTypes(step);
   for (auto p : module.getOps<graph::ParamOp>()) {
     auto layout =
         p->getAttrOfType<zero::StateLayoutAttr>(zero::kStateLayoutAttr);

@@ -14,6 +14,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace zeroc::zero {
 
@@ -57,6 +58,10 @@ inline constexpr llvm::StringLiteral kInGradSlabAttr = "zero.in_grad_slab";
 inline constexpr llvm::StringLiteral kGradSlabBytesAttr = "zero.grad_slab_bytes";
 /// Alignment of every arena buffer, in bytes.
 inline constexpr int64_t kArenaAlignment = 64;
+/// `bytes` rounded up to a multiple of kArenaAlignment.
+inline int64_t alignToArena(int64_t bytes) {
+  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
 /// Unit attribute zero-partition puts on the last op of the forward pass of
 /// @train_micro_step (the op defining the returned loss): every op after it
 /// belongs to the backward pass. The emitter marks that point for the
@@ -160,6 +165,10 @@ bool resultsNeedArena(mlir::Operation *op);
 /// The element type of a tensor, flat buffer, shard or token (its payload's);
 /// null for anything else.
 mlir::Type bufferElementType(mlir::Type type);
+
+/// Each parameter's gradient accumulator element type, as the
+/// zero.grad_accumulator ops inside `scope` read them.
+llvm::StringMap<mlir::Type> accumulatorElementTypes(mlir::Operation *scope);
 
 /// Bytes of one element of an int or float type (i1 takes a byte).
 int64_t elementBytes(mlir::Type elementType);
