@@ -2,6 +2,7 @@
 #include "zeroc/Passes/Passes.h"
 
 #include "GradSlab.h"
+#include "RowPitch.h"
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
@@ -246,10 +247,10 @@ writeOverScores(Operation *op, Value r, int index, const llvm::DenseMap<Value, i
 /// Ops are taken in the order they run: each top-level op, then the ops
 /// nested in its regions (the step's zero.if_finite runs its body once, in
 /// order), so that a bucket inside the step is planned like one outside.
-/// Results in `inAccumulator` get kInAccumulatorOffset.
-FailureOr<int64_t> planFunction(func::FuncOp fn,
-                                const llvm::DenseSet<Value> &inAccumulator = {},
-                                int64_t *hostBytes = nullptr) {
+/// Results in `inAccumulator` get kInAccumulatorOffset; rows are padded to
+/// `rowPitchAlignment` bytes where padRowPitches says (0: never).
+FailureOr<int64_t> planFunction(func::FuncOp fn, const llvm::DenseSet<Value> &inAccumulator = {},
+                                int64_t *hostBytes = nullptr, int64_t rowPitchAlignment = 0) {
   Block &block = fn.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : block)
@@ -302,6 +303,7 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
   for (auto &[v, off] : pinned)
     outside.insert(v);
   const llvm::DenseMap<Value, InConcat> inConcat = placeConcatOperands(ops, outside);
+  const llvm::DenseSet<Value> pitched = zeroc::padRowPitches(ops, rowPitchAlignment, outside);
   // Each in-place concat's storage, taken when its first operand is made.
   llvm::DenseMap<Operation *, int64_t> concatBase;
   // Each value the arena holds on its own: its offset and size.
@@ -350,7 +352,10 @@ FailureOr<int64_t> planFunction(func::FuncOp fn,
           continue;
         }
         Value stored = concat ? concat->getResult(0) : r;
-        int64_t bytes = storageBytes(stored.getType());
+        int64_t bytes =
+            pitched.contains(stored)
+                ? zeroc::stridedStorageBytes(stored.getType(), recordedResultStrides(stored))
+                : storageBytes(stored.getType());
         if (bytes < 0)
           return op->emitOpError("result type ") << r.getType() << " has no static size to plan";
         int64_t size = alignToArena(std::max<int64_t>(1, bytes));
@@ -386,8 +391,13 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
     reduceScatterInPlaceOnOneRank(fn);
     // The micro-step and the optimizer step never run at the same time:
     // they share the arena.
+    if (rowPitchAlignment < 0) {
+      module.emitError("zero-plan-buffers: row-pitch-alignment must be >= 0, got ")
+          << static_cast<int64_t>(rowPitchAlignment);
+      return signalPassFailure();
+    }
     FailureOr<int64_t> bytes =
-        planFunction(fn, placeGradientsInAccumulators(module, fn));
+        planFunction(fn, placeGradientsInAccumulators(module, fn), nullptr, rowPitchAlignment);
     if (failed(bytes))
       return signalPassFailure();
     int64_t total = *bytes;

@@ -150,6 +150,9 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   }
   PlanBuffersOptions plan;
   plan.hostStepScalars = o.target == "cuda";
+  // The GPU's aligned GEMM kernels need 16-byte leading dimensions
+  // (docs/CudaTarget.md, "The logits' rows at a pitch").
+  plan.rowPitchAlignment = o.target == "cuda" ? 16 : 0;
   phases.push_back({"plan-buffers", [plan](OpPassManager &pm) {
                       pm.addPass(createPlanBuffers(plan));
                     }});

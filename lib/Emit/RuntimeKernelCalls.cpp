@@ -207,6 +207,32 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto g = llvm::dyn_cast<graph::GemmOp>(op)) {
+    // Rows at a pitch (zero-plan-buffers' row-pitch-alignment): the plain
+    // product, read and written at the recorded strides.
+    SmallVector<int64_t> sa = zero::recordedResultStrides(g.getA()),
+                         sb = zero::recordedResultStrides(g.getB()),
+                         so = zero::recordedResultStrides(g.getResult());
+    if (!sa.empty() || !sb.empty() || !so.empty()) {
+      if (g.getAlpha().convertToDouble() != 1.0 ||
+          (g.getC() && g.getBeta().convertToDouble() != 0.0))
+        return op->emitOpError("reads or writes rows at a pitch but scales or adds to its "
+                               "product (zero-plan-buffers pads only plain products)");
+      std::string decls;
+      auto declare = [&](StringRef name, ArrayRef<int64_t> strides) {
+        if (!strides.empty())
+          decls += (decls.empty() ? "" : ", ") + name.str() + "[] = " + dimsInit(strides);
+      };
+      declare("a_strides", sa);
+      declare("b_strides", sb);
+      declare("out_strides", so);
+      p.line("{ static const int64_t " + decls + ";");
+      p.call(llvm::formatv("zeroc_rt_k_matmul_strided({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
+                           d(g.getA()), sa.empty() ? "nullptr" : "a_strides", d(g.getB()),
+                           sb.empty() ? "nullptr" : "b_strides", int(g.getTransA()),
+                           int(g.getTransB()), out(), so.empty() ? "nullptr" : "out_strides"));
+      p.line("}");
+      return success();
+    }
     p.call(llvm::formatv("zeroc_rt_k_gemm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
                          d(g.getA()), d(g.getB()), g.getC() ? d(g.getC()) : "nullptr",
                          cxxDouble(g.getAlpha().convertToDouble()), cxxDouble(g.getBeta().convertToDouble()),
@@ -284,13 +310,42 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
                          cxxInt64(static_cast<int64_t>(ignore.value_or(0))))
         .str();
   };
+  // Rows at a pitch (zero-plan-buffers' row-pitch-alignment): the scores'
+  // and their gradient's, the same; any of the three ops is one call.
+  auto pitched = [&](Value scores, Value grad) -> std::optional<int64_t> {
+    SmallVector<int64_t> rows = zero::recordedResultStrides(scores),
+                         gradRows = grad ? zero::recordedResultStrides(grad) : rows;
+    if (rows.empty() && gradRows.empty())
+      return std::nullopt;
+    if (rows.size() != 2 || rows != gradRows || rows[1] != 1)
+      return -1;
+    return rows[0];
+  };
+  auto printPitched = [&](Value scores, Value labels, StringRef reduction,
+                          std::optional<uint64_t> ignore, Value gradOut, Value loss, Value grad,
+                          int64_t pitch) -> LogicalResult {
+    if (pitch < 0)
+      return op->emitOpError("has scores and a gradient stored at different strides; only one "
+                             "row pitch for both is supported");
+    auto arg = [&](Value v) { return v ? d(v) : std::string("nullptr"); };
+    p.call(llvm::formatv("zeroc_rt_k_softmax_cross_entropy_pitched({0}, {1}, {2}, {3}, {4})",
+                         lossArgs(scores, labels, reduction, ignore), arg(gradOut), arg(loss),
+                         arg(grad), cxxInt64(pitch)));
+    return success();
+  };
   if (auto l = llvm::dyn_cast<graph::SoftmaxCrossEntropyLossOp>(op)) {
+    if (std::optional<int64_t> pitch = pitched(l.getScores(), Value()))
+      return printPitched(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex(),
+                          Value(), l.getResult(), Value(), *pitch);
     p.call(llvm::formatv(
         "zeroc_rt_k_softmax_cross_entropy({0}, {1})",
         lossArgs(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex()), out()));
     return success();
   }
   if (auto l = llvm::dyn_cast<graph::SoftmaxCrossEntropyLossGradOp>(op)) {
+    if (std::optional<int64_t> pitch = pitched(l.getScores(), l.getResult()))
+      return printPitched(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex(),
+                          l.getGrad(), Value(), l.getResult(), *pitch);
     p.call(
         llvm::formatv("zeroc_rt_k_softmax_cross_entropy_grad({0}, {1}, {2})",
                       lossArgs(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex()),
@@ -298,6 +353,9 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto l = llvm::dyn_cast<graph::FusedSoftmaxCrossEntropyOp>(op)) {
+    if (std::optional<int64_t> pitch = pitched(l.getScores(), l.getGradScores()))
+      return printPitched(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex(),
+                          l.getGrad(), l.getLoss(), l.getGradScores(), *pitch);
     p.call(
         llvm::formatv("zeroc_rt_k_softmax_cross_entropy_with_grad({0}, {1}, {2}, {3})",
                       lossArgs(l.getScores(), l.getLabels(), l.getReduction(), l.getIgnoreIndex()),

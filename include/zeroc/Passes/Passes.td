@@ -952,6 +952,24 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
         zero.arena_offsets = [1024, 0], zero.grad_over_scores} : ...
     ```
 
+    With `row-pitch-alignment` (bytes; the CUDA target's 16) the rows of a
+    fused cross-entropy's rank-2 scores and of their gradient are stored
+    from a multiple of it when a row is not one already: each row `pitch`
+    elements after the one before, the elements in between unused. Taken
+    where nothing else sees the rows: the scores are a `graph.gemm`'s
+    result read by the loss alone, the gradient is read only as the a or b
+    of GEMMs, and every GEMM has alpha 1 and no c. Both ops record the
+    strides (`zero.result_strides`, the pitch then 1), the storage is the
+    padded size, and the emitters pass the pitch to the GEMMs (as a leading
+    dimension) and to the loss. GPT-2's logits (50,257 bf16 a row) get a
+    pitch of 50,264, so that the head's three GEMMs can run the GPU's
+    aligned kernels.
+
+    ```mlir
+    %s = graph.gemm %h, %w {transB = true, zero.arena_offsets = [0],
+        zero.result_strides = [array<i64: 64, 1>]} : ... -> tensor<8x61xbf16>
+    ```
+
     On one rank a reduce-scatter's shard is its whole buffer: a
     `zero.reduce_scatter(_start)` whose buffer nothing else reads is marked
     `in_place` there, so that its shard is the buffer's storage (stage 2's
@@ -996,6 +1014,9 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
   let options = [
     Option<"hostStepScalars", "host-step-scalars", "bool", /*default=*/"false",
            "Place @train_step's scalar results in host memory">,
+    Option<"rowPitchAlignment", "row-pitch-alignment", "int64_t", /*default=*/"0",
+           "Store a fused cross-entropy's score rows (and their gradient's) "
+           "from multiples of this many bytes; 0: dense">,
   ];
   let dependentDialects = ["::zeroc::zero::ZeroDialect"];
 }

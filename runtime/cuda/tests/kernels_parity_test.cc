@@ -878,17 +878,60 @@ TEST(KernelParityFixed, MatmulStridedNotAMatrix) {
   std::string message = takeMessage(status);
   EXPECT_NE(message.find("a's last two strides (6, 2) are not a matrix's"), std::string::npos)
       << message;
-  Tensor a2 = randomTensor(F32, {2, 3}, rng), wide = outputTensor(F32, {2, 4});
-  zeroc_rt_tensor_t gout = *wide.gpu();
-  gout.dims[1] = 2; // a [2, 2] product written with a leading dimension of 4
-  const int64_t holes[] = {4, 1};
-  status = zeroc_rt_cuda_k_matmul_strided(a2.gpu(), nullptr, b.gpu(), nullptr, 0, 0, &gout,
-                                          holes);
+  // Two [2, 2] products, the second stored over the first's second row.
+  Tensor a2 = randomTensor(F32, {2, 2, 3}, rng), out2 = outputTensor(F32, {2, 2, 2});
+  const int64_t overlap[] = {2, 2, 1};
+  status = zeroc_rt_cuda_k_matmul_strided(a2.gpu(), nullptr, b.gpu(), nullptr, 0, 0, out2.gpu(),
+                                          overlap);
   ASSERT_NE(status, nullptr);
   message = takeMessage(status);
-  EXPECT_NE(message.find("out's strides are not a permutation of a dense tensor's"),
-            std::string::npos)
+  EXPECT_NE(message.find("out's strides store two elements at one address"), std::string::npos)
       << message;
+}
+
+/// A product written with rows padded to a pitch (zero-plan-buffers' row
+/// pitch: a language model's logits), and read back as a padded operand,
+/// plain and transposed (the head's two gradient GEMMs): the dense
+/// products, and the padding untouched.
+TEST_P(KernelParity, MatmulPitchedRows) {
+  const int64_t m = 6, k = 5, n = 7, pitch = 12;
+  Tensor a = random({m, k}), b = random({n, k});
+  Tensor want = output({m, n});
+  ASSERT_OK(zeroc_rt_k_matmul_trans(a.cpu(), b.cpu(), 0, 1, want.cpu()));
+  Tensor padded = output({m, pitch});
+  const std::vector<unsigned char> before = padded.deviceCopy();
+  zeroc_rt_tensor_t out = *padded.gpu();
+  out.dims[1] = n;
+  const int64_t rowPitch[] = {pitch, 1};
+  ASSERT_GPU_OK(
+      zeroc_rt_cuda_k_matmul_strided(a.gpu(), nullptr, b.gpu(), nullptr, 0, 1, &out, rowPitch));
+  const std::vector<unsigned char> got = padded.deviceCopy();
+  // `dense` holds the GPU's product in both copies (the next products'
+  // operand); `want`'s device copy gets it too, against the CPU's.
+  Tensor dense(dt(), {m, n});
+  const size_t es = zeroc_rt_dtype_size(dt());
+  for (int64_t r = 0; r < m; ++r) {
+    std::memcpy(static_cast<unsigned char *>(dense.hostData()) + r * n * es,
+                got.data() + r * pitch * es, n * es);
+    EXPECT_EQ(std::memcmp(got.data() + (r * pitch + n) * es, before.data() + (r * pitch + n) * es,
+                          (pitch - n) * es),
+              0)
+        << "the padding after row " << r << " was written";
+  }
+  dense.upload();
+  ASSERT_GPU_OK(zc::gpuUpload(want.deviceData(), dense.hostData(), dense.bytes()));
+  expectClose(want, tol(true), "matmul_strided into padded rows");
+  // Read back: [m, n] at the pitch times b ([n, k]), and its transpose
+  // times a ([m, k]).
+  Tensor back = output({m, k}), backT = output({n, k});
+  ASSERT_OK(zeroc_rt_k_matmul_trans(dense.cpu(), b.cpu(), 0, 0, back.cpu()));
+  ASSERT_OK(zeroc_rt_k_matmul_trans(dense.cpu(), a.cpu(), 1, 0, backT.cpu()));
+  ASSERT_GPU_OK(
+      zeroc_rt_cuda_k_matmul_strided(&out, rowPitch, b.gpu(), nullptr, 0, 0, back.gpu(), nullptr));
+  ASSERT_GPU_OK(
+      zeroc_rt_cuda_k_matmul_strided(&out, rowPitch, a.gpu(), nullptr, 1, 0, backT.gpu(), nullptr));
+  expectClose(back, tol(true), "matmul_strided of padded rows");
+  expectClose(backT, tol(true), "matmul_strided of padded rows, transposed");
 }
 
 TEST_P(KernelParity, Gemm) {
@@ -1246,6 +1289,103 @@ TEST_P(KernelParity, SoftmaxCrossEntropy) {
               << "softmax_cross_entropy_with_grad: the gradient's bits differ from "
                  "softmax_cross_entropy_grad's";
         }
+}
+
+/// Rows stored at a pitch (zero-plan-buffers' row pitch: a language
+/// model's logits with rows padded to 16 bytes): the loss and every row of
+/// the gradient are close to the dense kernel's, and the
+/// elements between a row's end and the next row are neither read (they
+/// hold NaN) nor written. Both with the gradient over the scores, as the
+/// plan writes it, and into a tensor of its own.
+TEST_P(KernelParity, SoftmaxCrossEntropyPitched) {
+  Rng rng{kSeed};
+  const int64_t rows = 7;
+  for (int64_t classes : {5, 61, 133})
+    for (int64_t pad : {0, 3, 8}) {
+      const int64_t pitch = classes + pad;
+      SCOPED_TRACE("classes " + std::to_string(classes) + " pitch " + std::to_string(pitch));
+      std::uniform_int_distribution<int64_t> label(0, classes - 1);
+      std::vector<int64_t> labels(static_cast<size_t>(rows));
+      for (int64_t &l : labels)
+        l = label(rng);
+      labels[2] = -100; // ignored
+      Tensor lab = intTensor(I64, {rows}, labels);
+      Tensor scores = random({rows, classes}, -3.0, 3.0);
+      Tensor gout = random({}, 0.5, 2.0);
+      Tensor loss = output({}), grad = output({rows, classes});
+      ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
+          scores.gpu(), lab.gpu(), ZEROC_RT_LOSS_MEAN, 1, -100, gout.gpu(), loss.gpu(),
+          grad.gpu()));
+      const std::vector<unsigned char> dense = grad.deviceCopy();
+      const size_t es = zeroc_rt_dtype_size(dt()), row = static_cast<size_t>(classes) * es;
+      for (bool over : {true, false}) {
+        SCOPED_TRACE(over ? "gradient over the scores" : "gradient apart");
+        // The pitched scores: each row, then NaN up to the next.
+        Tensor stored(dt(), {rows, pitch});
+        for (int64_t i = 0; i < stored.size(); ++i)
+          stored.set(i, std::nan(""));
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < classes; ++c)
+            stored.set(r * pitch + c, scores.get(r * classes + c));
+        stored.upload();
+        Tensor apart = outputTensor(dt(), {rows, pitch});
+        const std::vector<unsigned char> before = (over ? stored : apart).deviceCopy();
+        zeroc_rt_tensor_t s = *stored.gpu(), g = *(over ? stored : apart).gpu();
+        s.dims[1] = g.dims[1] = classes;
+        Tensor pitchedLoss = output({});
+        ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_pitched(
+            &s, lab.gpu(), ZEROC_RT_LOSS_MEAN, 1, -100, gout.gpu(), pitchedLoss.gpu(), &g, pitch));
+        const std::vector<unsigned char> got = (over ? stored : apart).deviceCopy(),
+                                         lossWant = loss.deviceCopy(),
+                                         lossGot = pitchedLoss.deviceCopy();
+        // The loss sums its rows by atomics, in any order.
+        EXPECT_TRUE(close(decodeElement(dt(), lossGot.data(), 0),
+                          decodeElement(dt(), lossWant.data(), 0), tol(true)))
+            << "the loss differs from the dense rows'";
+        // The loss alone and the gradient alone (the unfused program's two
+        // ops), from the same padded scores: the fused call's bits.
+        if (!over) {
+          Tensor lossAlone = output({}), gradAlone = outputTensor(dt(), {rows, pitch});
+          zeroc_rt_tensor_t ga = *gradAlone.gpu();
+          ga.dims[1] = classes;
+          ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_pitched(
+              &s, lab.gpu(), ZEROC_RT_LOSS_MEAN, 1, -100, nullptr, lossAlone.gpu(), nullptr,
+              pitch));
+          ASSERT_GPU_OK(zeroc_rt_cuda_k_softmax_cross_entropy_pitched(
+              &s, lab.gpu(), ZEROC_RT_LOSS_MEAN, 1, -100, gout.gpu(), nullptr, &ga, pitch));
+          EXPECT_TRUE(gradAlone.deviceCopy() == got)
+              << "the gradient alone differs from the fused call's";
+          EXPECT_TRUE(close(decodeElement(dt(), lossAlone.deviceCopy().data(), 0),
+                            decodeElement(dt(), lossGot.data(), 0), tol(true)))
+              << "the loss alone differs from the fused call's";
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          const size_t at = static_cast<size_t>(r * pitch) * es;
+          // Close, not equal: an aligned row is summed in other runs.
+          int64_t bad = 0;
+          for (int64_t c = 0; c < classes; ++c)
+            bad += !close(decodeElement(dt(), got.data(), r * pitch + c),
+                          decodeElement(dt(), dense.data(), r * classes + c), tol(true));
+          EXPECT_EQ(bad, 0) << "row " << r << " of the gradient differs from the dense rows'";
+          if (pad > 0 && r + 1 < rows) {
+            EXPECT_EQ(std::memcmp(got.data() + at + row, before.data() + at + row,
+                                  static_cast<size_t>(pad) * es),
+                      0)
+                << "the padding after row " << r << " was written";
+          }
+        }
+      }
+    }
+  // A pitch shorter than a row, or of scores of another rank, is an error.
+  Tensor lab = intTensor(I64, {2}, {0, 1});
+  Tensor scores = random({2, 4}), gout = random({}), loss = output({}), grad = output({2, 4});
+  zeroc_rt_status_t status = zeroc_rt_cuda_k_softmax_cross_entropy_pitched(
+      scores.gpu(), lab.gpu(), ZEROC_RT_LOSS_MEAN, 0, 0, gout.gpu(), loss.gpu(), grad.gpu(), 3);
+  ASSERT_NE(status, nullptr);
+  const std::string message = takeMessage(status);
+  EXPECT_NE(message.find("a row pitch of 3 needs rank-2 scores of at most that many classes"),
+            std::string::npos)
+      << message;
 }
 
 /// Scores of `rows` rows of `cols` with -inf where a causal mask or a

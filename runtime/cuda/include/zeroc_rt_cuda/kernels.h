@@ -77,6 +77,14 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_grad(z
    (the loss's gradient grad_out given) in one pass over the scores, with
    their bits. */
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore, int64_t ignore_index, zrt_ct grad_out, zrt_ct out, zrt_ct grad_scores);
+/* softmax_cross_entropy (out set), its gradient (grad_out and grad_scores
+   set) or both in one pass, of rank-2 scores whose rows, and the
+   gradient's, are stored row_pitch elements apart (at least the classes;
+   zero-plan-buffers' row pitch). The elements between a row's end and the
+   next row are neither read nor written. */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_pitched(
+    zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore,
+    int64_t ignore_index, zrt_ct grad_out, zrt_ct out, zrt_ct grad_scores, int64_t row_pitch);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_copy(zrt_ct in, zrt_ct out);
 /* zeroc_rt_k_copy_multi: the small copies in one launch (a table in the
    kernel scratch), large ones as copies of their own. */

@@ -107,20 +107,22 @@ zeroc_rt_status_t planMatmul(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t
   if (stridesOut) {
     ZEROC_RT_RETURN_IF_ERROR(
         stridedMatrix("out", *out, stridesOut, &call.ldOut, &call.colOut));
-    // Every element of a dense buffer, once: its strides in some order are
-    // a row-major tensor's.
+    // Every element at an address of its own: in order of their strides,
+    // each dim starts past the whole extent of the ones before (a
+    // permutation of a row-major tensor's strides, or rows padded to a
+    // pitch: zero-plan-buffers' row pitch).
     std::vector<std::pair<int64_t, int64_t>> byStride; // (stride, dim)
     for (int d = 0; d < out->rank; ++d)
       if (out->dims[d] != 1)
         byStride.emplace_back(stridesOut[d], out->dims[d]);
     std::sort(byStride.begin(), byStride.end());
-    int64_t dense = 1;
+    int64_t extent = 1;
     for (const auto &[stride, dim] : byStride) {
-      if (stride != dense)
+      if (stride < extent)
         return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
-                              "matmul_strided: out's strides are not a permutation of a "
-                              "dense tensor's");
-      dense *= dim;
+                              "matmul_strided: out's strides store two elements at one "
+                              "address");
+      extent = stride * dim;
     }
   }
   for (int64_t i = 0; i < count; ++i) {

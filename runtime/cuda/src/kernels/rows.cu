@@ -320,15 +320,16 @@ ZRT_GLOBAL void ZRT_MAX_THREADS(kParamThreads)
 }
 
 /// Sample s's row of the scores: its first element, and whether its label
-/// is ignored or out of range.
+/// is ignored or out of range. A sample's rows are `rowStride` elements
+/// apart: classes * inner, or a row pitch (rank-2 scores only).
 template <typename L>
 ZRT_DEV int64_t crossEntropyRow(int64_t s, const L *labels, int64_t classes, int64_t inner,
-                                int hasIgnore, int64_t ignore, int64_t &label, bool &ignored,
-                                bool &outOfRange) {
+                                int64_t rowStride, int hasIgnore, int64_t ignore, int64_t &label,
+                                bool &ignored, bool &outOfRange) {
   label = static_cast<int64_t>(labels[s]);
   ignored = hasIgnore && label == ignore;
   outOfRange = !ignored && (label < 0 || label >= classes);
-  return (s / inner) * classes * inner + s % inner;
+  return (s / inner) * rowStride + s % inner;
 }
 
 /// Thread 0's part of sample s's loss (lse - the label's score
@@ -419,20 +420,21 @@ ZRT_GLOBAL void lossNoneKernel(const T *loss, S *out, int64_t n) {
 /// this kernel, so the fused call has the two calls' bits. Contiguous rows
 /// (inner 1) are read in runs of chunks (forRowRuns); the gradient is
 /// written so too where `gradChunks` (its rows' 16-byte boundaries are the
-/// scores').
+/// scores'). The scores and their gradient have rows `rowStride` apart.
 template <typename S, typename L>
 ZRT_GLOBAL void ZRT_MAX_THREADS(kMaxBlockThreads)
     crossEntropyKernel(const S *scores, const L *labels, int64_t samples, int64_t classes,
-                       int64_t inner, int hasIgnore, int64_t ignore, int reduction,
-                       typename Compute<S>::type *loss, double *acc, const S *gout, S *gscores,
-                       const double *gradAcc, int gradChunks, unsigned *error, int32_t op) {
+                       int64_t inner, int64_t rowStride, int hasIgnore, int64_t ignore,
+                       int reduction, typename Compute<S>::type *loss, double *acc, const S *gout,
+                       S *gscores, const double *gradAcc, int gradChunks, unsigned *error,
+                       int32_t op) {
   using C = typename Compute<S>::type;
   __shared__ C scratch[32];
   for (int64_t s = blockIndex(); s < samples; s += gridBlocks()) {
     int64_t label;
     bool ignored, outOfRange;
-    const int64_t base =
-        crossEntropyRow(s, labels, classes, inner, hasIgnore, ignore, label, ignored, outOfRange);
+    const int64_t base = crossEntropyRow(s, labels, classes, inner, rowStride, hasIgnore, ignore,
+                                         label, ignored, outOfRange);
     if (outOfRange && error && threadIndex() == 0)
       flagError(error, kIndexOutOfRange, op);
     // The label's score, read by thread 0 before the row's reductions, whose
@@ -576,14 +578,22 @@ zeroc_rt_status_t finishLoss(const char *k, zeroc_rt_loss_reduction_t reduction,
 /// the loss's gradient `grad_out` into `grad_scores` (when set), in one
 /// pass over the scores (crossEntropyKernel). The device scalars hold the
 /// loss's sum and count (0-1) and the gradient's count (2-3); the kernel
-/// scratch the per-sample losses of reduction none.
+/// scratch the per-sample losses of reduction none. `rowPitch`, when not 0,
+/// is how many elements apart the rows of rank-2 scores and of their
+/// gradient are stored (at least the classes).
 zeroc_rt_status_t crossEntropy(const char *k, zrt_ct scores, zrt_ct labels,
                                zeroc_rt_loss_reduction_t reduction, int has_ignore,
                                int64_t ignore_index, zrt_ct out, zrt_ct grad_out,
-                               zrt_ct grad_scores) {
+                               zrt_ct grad_scores, int64_t rowPitch = 0) {
   using namespace zeroc_rt::kernels;
   int64_t classes = 0, inner = 0, samples = 0;
   ZEROC_RT_RETURN_IF_ERROR(crossEntropyShape(k, scores, labels, &classes, &inner, &samples));
+  if (rowPitch != 0 && (scores->rank != 2 || rowPitch < classes))
+    return ZEROC_RT_ERROR(ZEROC_RT_SHAPE_MISMATCH,
+                          "%s: a row pitch of %lld needs rank-2 scores of at most that many "
+                          "classes, not %s",
+                          k, static_cast<long long>(rowPitch), describe(*scores).c_str());
+  const int64_t rowStride = rowPitch != 0 ? rowPitch : classes * inner;
   if (out)
     ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "out", out));
   if (grad_scores) {
@@ -615,8 +625,8 @@ zeroc_rt_status_t crossEntropy(const char *k, zrt_ct scores, zrt_ct labels,
       ZEROC_RT_RETURN_IF_ERROR(ZRT_LAUNCH(
           k, crossEntropyKernel<S, L>, rowBlocks(samples), crossEntropyThreads(classes, inner),
           static_cast<const S *>(scores->data), static_cast<const L *>(labels->data), samples,
-          classes, inner, has_ignore, ignore_index, int(reduction), loss, out ? acc : nullptr,
-          grad_scores ? static_cast<const S *>(grad_out->data) : nullptr,
+          classes, inner, rowStride, has_ignore, ignore_index, int(reduction), loss,
+          out ? acc : nullptr, grad_scores ? static_cast<const S *>(grad_out->data) : nullptr,
           grad_scores ? static_cast<S *>(grad_scores->data) : nullptr,
           static_cast<const double *>(acc + 2), gradChunks ? 1 : 0,
           out ? kernelErrorWord() : nullptr, currentOp()));
@@ -784,6 +794,22 @@ zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_with_grad(
                           "the scores' gradient");
   return crossEntropy("softmax_cross_entropy_with_grad", scores, labels, reduction, has_ignore,
                       ignore_index, out, grad_out, grad_scores);
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_softmax_cross_entropy_pitched(
+    zrt_ct scores, zrt_ct labels, zeroc_rt_loss_reduction_t reduction, int has_ignore,
+    int64_t ignore_index, zrt_ct grad_out, zrt_ct out, zrt_ct grad_scores, int64_t row_pitch) {
+  const char *k = "softmax_cross_entropy_pitched";
+  if ((!out && !grad_scores) || (!grad_out != !grad_scores))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: needs the loss or the scores' gradient, and the loss's "
+                          "gradient exactly with the scores'",
+                          k);
+  if (row_pitch < 1)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: row pitch %lld is not positive", k,
+                          static_cast<long long>(row_pitch));
+  return crossEntropy(k, scores, labels, reduction, has_ignore, ignore_index, out, grad_out,
+                      grad_scores, row_pitch);
 }
 
 } // extern "C"
