@@ -29,7 +29,10 @@
 //    [batch, heads, tq]), then dq over the key tiles.
 //  - attentionGradKV: a block per 64 keys, after attentionGradQ (it reads
 //    delta); dk and dv over the query tiles.
-// The gradient kernels recompute the probabilities from lse. Every value
+// Each walks its tiles through two buffers of shared memory, the next
+// tile's loads (cp.async where rows are 16 bytes wide) in flight while it
+// computes on this one (attn::issueRows, finishRows). The gradient
+// kernels recompute the probabilities from lse. Every value
 // the unfused ops would store is rounded to the storage type T where they
 // would store it (the product q k^T before the prologue, the
 // probabilities, dO v^T, the softmax gradient), so the fused program
@@ -226,6 +229,50 @@ ZRT_DEV void loadRows(uint32_t *tile, const AttnIn<T> &in, const AttnBase &base,
   }
 }
 
+/// Starts loadRows' load of rows [t0, t0 + R) into `tile`, so that the
+/// block can compute on another tile meanwhile (double buffering): where
+/// wideRows holds, each of x's 16-byte chunks by copyAsync16 (finishRows
+/// adds the addend once they have arrived) and zeros for rows at or past
+/// `end`; elsewhere every word at once, as loadRows stores it. The caller
+/// commits the copies (commitCopies16). A thread takes the chunks
+/// threadIndex() + k * blockThreads(), in both functions.
+template <typename T, int R, int D>
+ZRT_DEV void issueRows(uint32_t *tile, const AttnIn<T> &in, const AttnBase &base, int64_t t0,
+                       int64_t end) {
+  constexpr int W = D / 2 + kAttnPad;
+  if (!wideRows(in, base)) {
+    loadRows<T, R, D>(tile, in, base, t0, end);
+    return;
+  }
+  for (int i = threadIndex(); i < R * (D / 8); i += blockThreads()) {
+    const int r = i / (D / 8), c = i % (D / 8);
+    uint32_t *chunk = tile + r * W + 4 * c;
+    if (t0 + r < end)
+      copyAsync16(chunk, in.x + base.x + (t0 + r) * in.s.t + 8 * c);
+    else
+      store16(chunk, Words4{{0u, 0u, 0u, 0u}});
+  }
+}
+
+/// Completes issueRows for this thread's chunks after waitCopies16: adds
+/// the addend to each, as rowChunk does (the same bits as loadRows). A
+/// barrier after it shows the whole tile to the block.
+template <typename T, int R, int D>
+ZRT_DEV void finishRows(uint32_t *tile, const AttnIn<T> &in, const AttnBase &base, int64_t t0,
+                        int64_t end) {
+  constexpr int W = D / 2 + kAttnPad;
+  if (!in.add || !wideRows(in, base))
+    return;
+  for (int i = threadIndex(); i < R * (D / 8); i += blockThreads()) {
+    const int r = i / (D / 8), c = i % (D / 8);
+    if (t0 + r >= end)
+      continue;
+    uint32_t *chunk = tile + r * W + 4 * c;
+    store16(chunk,
+            addChunks<T>(load16(chunk), load16(in.add + base.add + (t0 + r) * in.as.t + 8 * c)));
+  }
+}
+
 /// A's fragments of a warp's 16 rows from `row0` of `in`'s (b, h) matrix,
 /// for each 16-wide step of d; rows at or past `end` are zeros.
 template <typename T, int D>
@@ -385,8 +432,9 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
                               Score score) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
-  alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t vTile[BK * (D / 2 + kAttnPad)];
+  // Two tiles of each, double buffered (attn::issueRows).
+  alignas(16) __shared__ uint32_t kTiles[2][BK * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t vTiles[2][BK * (D / 2 + kAttnPad)];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
     const AttnBlock at = attnBlock(g, blk, g.tq);
@@ -397,11 +445,25 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
     const attn::AttnBase kBase = attn::baseOf(k, b, h), vBase = attn::baseOf(v, b, h);
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
     float acc[D / 8][4] = {};
-    for (int64_t key0 = 0; key0 < keys; key0 += BK) {
-      syncBlock(); // the previous tile is read
-      attn::loadRows<T, BK, D>(kTile, k, kBase, key0, g.tk);
-      attn::loadRows<T, BK, D>(vTile, v, vBase, key0, g.tk);
+    syncBlock(); // the previous block's tiles are read
+    if (keys > 0) {
+      attn::issueRows<T, BK, D>(kTiles[0], k, kBase, 0, g.tk);
+      attn::issueRows<T, BK, D>(vTiles[0], v, vBase, 0, g.tk);
+      commitCopies16();
+    }
+    int buf = 0;
+    for (int64_t key0 = 0; key0 < keys; key0 += BK, buf ^= 1) {
+      const uint32_t *kTile = kTiles[buf], *vTile = vTiles[buf];
+      waitCopies16();
+      attn::finishRows<T, BK, D>(kTiles[buf], k, kBase, key0, g.tk);
+      attn::finishRows<T, BK, D>(vTiles[buf], v, vBase, key0, g.tk);
+      // This tile is whole, and every warp is done with the other buffer.
       syncBlock();
+      if (key0 + BK < keys) {
+        attn::issueRows<T, BK, D>(kTiles[buf ^ 1], k, kBase, key0 + BK, g.tk);
+        attn::issueRows<T, BK, D>(vTiles[buf ^ 1], v, vBase, key0 + BK, g.tk);
+        commitCopies16();
+      }
       float s[BK / 8][4];
       attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
       ZRT_UNROLL
@@ -473,8 +535,9 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
                             Score score, Epilogue epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
-  alignas(16) __shared__ uint32_t kTile[BK * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t vTile[BK * (D / 2 + kAttnPad)];
+  // Two tiles of each, double buffered (attn::issueRows).
+  alignas(16) __shared__ uint32_t kTiles[2][BK * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t vTiles[2][BK * (D / 2 + kAttnPad)];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
     const AttnBlock at = attnBlock(g, blk, g.tq);
@@ -504,11 +567,25 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
     attn::loadA<T, D>(da, dO, attn::baseOf(dO, b, h), row0, g.tq, lane);
     const attn::AttnBase kBase = attn::baseOf(k, b, h), vBase = attn::baseOf(v, b, h);
     float acc[D / 8][4] = {};
-    for (int64_t key0 = 0; key0 < keys; key0 += BK) {
+    syncBlock(); // the previous block's tiles are read
+    if (keys > 0) {
+      attn::issueRows<T, BK, D>(kTiles[0], k, kBase, 0, g.tk);
+      attn::issueRows<T, BK, D>(vTiles[0], v, vBase, 0, g.tk);
+      commitCopies16();
+    }
+    int buf = 0;
+    for (int64_t key0 = 0; key0 < keys; key0 += BK, buf ^= 1) {
+      const uint32_t *kTile = kTiles[buf], *vTile = vTiles[buf];
+      waitCopies16();
+      attn::finishRows<T, BK, D>(kTiles[buf], k, kBase, key0, g.tk);
+      attn::finishRows<T, BK, D>(vTiles[buf], v, vBase, key0, g.tk);
+      // This tile is whole, and every warp is done with the other buffer.
       syncBlock();
-      attn::loadRows<T, BK, D>(kTile, k, kBase, key0, g.tk);
-      attn::loadRows<T, BK, D>(vTile, v, vBase, key0, g.tk);
-      syncBlock();
+      if (key0 + BK < keys) {
+        attn::issueRows<T, BK, D>(kTiles[buf ^ 1], k, kBase, key0 + BK, g.tk);
+        attn::issueRows<T, BK, D>(vTiles[buf ^ 1], v, vBase, key0 + BK, g.tk);
+        commitCopies16();
+      }
       float s[BK / 8][4], dp[BK / 8][4];
       attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
       attn::productWithRows<T, BK / 8, D>(dp, da, vTile, lane);
@@ -540,9 +617,11 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
                              Strides4 dvs, Score score, Epilogue epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BQ = kAttnTile<D>;
-  alignas(16) __shared__ uint32_t qTile[BQ * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t dTile[BQ * (D / 2 + kAttnPad)];
-  __shared__ float lseTile[BQ], deltaTile[BQ];
+  // Two tiles of each, double buffered (attn::issueRows), and of the
+  // tile's rows' lse and delta.
+  alignas(16) __shared__ uint32_t qTiles[2][BQ * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ uint32_t dTiles[2][BQ * (D / 2 + kAttnPad)];
+  __shared__ float lseTiles[2][BQ], deltaTiles[2][BQ];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tk); blk += gridBlocks()) {
     const AttnBlock at = attnBlock(g, blk, g.tk);
@@ -554,16 +633,47 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
     attn::loadA<T, D>(ka, k, attn::baseOf(k, b, h), key0, g.tk, lane);
     attn::loadA<T, D>(va, v, attn::baseOf(v, b, h), key0, g.tk, lane);
     float dkAcc[D / 8][4] = {}, dvAcc[D / 8][4] = {};
-    for (int64_t q0 = firstQueryFor(g, blockKey0, BQ); q0 < g.tq; q0 += BQ) {
-      syncBlock();
-      attn::loadRows<T, BQ, D>(qTile, q, qBase, q0, g.tq);
-      attn::loadRows<T, BQ, D>(dTile, dO, dBase, q0, g.tq);
-      for (int i = threadIndex(); i < BQ; i += blockThreads()) {
-        const bool in = q0 + i < g.tq;
-        lseTile[i] = in ? lse[bh * g.tq + q0 + i] : 0.f;
-        deltaTile[i] = in ? delta[bh * g.tq + q0 + i] : 0.f;
+    // Thread i < BQ reads row i's lse and delta of a query tile (the
+    // next one's while the block computes on this one, stored after it).
+    static_assert(BQ <= kAttnThreads, "a thread for each row's lse and delta");
+    const int statRow = threadIndex();
+    float nextLse = 0.f, nextDelta = 0.f;
+    auto readStats = [&](int64_t q0) {
+      const bool in = statRow < BQ && q0 + statRow < g.tq;
+      nextLse = in ? lse[bh * g.tq + q0 + statRow] : 0.f;
+      nextDelta = in ? delta[bh * g.tq + q0 + statRow] : 0.f;
+    };
+    auto storeStats = [&](int to) {
+      if (statRow < BQ) {
+        lseTiles[to][statRow] = nextLse;
+        deltaTiles[to][statRow] = nextDelta;
       }
+    };
+    const int64_t firstQuery = firstQueryFor(g, blockKey0, BQ);
+    syncBlock(); // the previous block's tiles are read
+    if (firstQuery < g.tq) {
+      attn::issueRows<T, BQ, D>(qTiles[0], q, qBase, firstQuery, g.tq);
+      attn::issueRows<T, BQ, D>(dTiles[0], dO, dBase, firstQuery, g.tq);
+      commitCopies16();
+      readStats(firstQuery);
+      storeStats(0);
+    }
+    int buf = 0;
+    for (int64_t q0 = firstQuery; q0 < g.tq; q0 += BQ, buf ^= 1) {
+      const uint32_t *qTile = qTiles[buf], *dTile = dTiles[buf];
+      const float *lseTile = lseTiles[buf], *deltaTile = deltaTiles[buf];
+      waitCopies16();
+      attn::finishRows<T, BQ, D>(qTiles[buf], q, qBase, q0, g.tq);
+      attn::finishRows<T, BQ, D>(dTiles[buf], dO, dBase, q0, g.tq);
+      // This tile is whole, and every warp is done with the other buffer.
       syncBlock();
+      const bool next = q0 + BQ < g.tq;
+      if (next) {
+        attn::issueRows<T, BQ, D>(qTiles[buf ^ 1], q, qBase, q0 + BQ, g.tq);
+        attn::issueRows<T, BQ, D>(dTiles[buf ^ 1], dO, dBase, q0 + BQ, g.tq);
+        commitCopies16();
+        readStats(q0 + BQ);
+      }
       // Transposed: rows are the warp's keys, columns the tile's queries.
       float p[BQ / 8][4], ds[BQ / 8][4];
       attn::productWithRows<T, BQ / 8, D>(p, ka, qTile, lane);
@@ -585,6 +695,9 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
         }
       attn::accumulateRows<T, BQ, D>(dvAcc, p, dTile, lane);
       attn::accumulateRows<T, BQ, D>(dkAcc, ds, qTile, lane);
+      // Nothing reads the other buffer's stats before the next barrier.
+      if (next)
+        storeStats(buf ^ 1);
     }
     const float one[2] = {1.f, 1.f};
     attn::storeRows<T, D>(dk, dks, attn::at(dks, b, h), key0, g.tk, dkAcc, one, lane);

@@ -62,6 +62,34 @@ ZRT_DEV void store16(void *p, const Words4 &v) {
 #endif
 }
 
+/// An asynchronous 16-byte copy from global `src` to shared `dst`, both
+/// 16-byte aligned (`cp.async.cg` on sm_80 and later): the attention
+/// kernels load their next tile while they compute on this one. The copy
+/// is complete for the issuing thread after its next waitCopies16; a
+/// barrier after that shows it to the block. Before sm_80, and in the
+/// emulation, it copies at once (then commitCopies16 and waitCopies16 do
+/// nothing).
+ZRT_DEV void copyAsync16(void *dst, const void *src) {
+#if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(at), "l"(src) : "memory");
+#else
+  store16(dst, load16(src));
+#endif
+}
+/// Closes the group of this thread's copyAsync16 issued since the last.
+ZRT_DEV void commitCopies16() {
+#if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+/// Waits until every copyAsync16 of this thread has arrived.
+ZRT_DEV void waitCopies16() {
+#if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 /// The lane's A row offset (0..15) of word r, and column offset.
 ZRT_HD int mmaRowA(int lane, int r) { return (lane >> 2) + 8 * (r & 1); }
 ZRT_HD int mmaColA(int lane, int r) { return 2 * (lane & 3) + 8 * (r >> 1); }
