@@ -130,6 +130,15 @@ zeroc_rt_status_t dispatch(zeroc_rt_comm_t *comm, const char *name,
   return started(comm, name, bytes, request, start);
 }
 
+/// On one rank a collective in place is the identity (a sum or a maximum
+/// over one value, one rank's block gathered where it is): nothing runs,
+/// and a started one's request stays -1. A GPU's communicator would
+/// otherwise still order its two streams around it (comm_nccl.cu), and the
+/// staged one copy the buffer to the host and back.
+bool identityOnOneRank(const zeroc_rt_comm_t *comm, const void *send, const void *recv) {
+  return comm->size == 1 && send == recv;
+}
+
 /// A started form's request must be given; it reads -1 until the start
 /// succeeds.
 zeroc_rt_status_t checkRequest(const char *what, bool startedForm,
@@ -162,6 +171,8 @@ zeroc_rt_status_t allReduce(zeroc_rt_comm_t *comm, const void *send, void *recv,
                           "%s: send and receive buffers partially overlap "
                           "(pass the same pointer for in-place)",
                           what);
+  if (identityOnOneRank(comm, send, recv))
+    return nullptr;
   return dispatch(
       comm, "all_reduce", bytes, startedForm, request,
       [&] { return comm->allReduce(send, recv, count, dtype, op); },
@@ -190,6 +201,8 @@ zeroc_rt_status_t allGather(zeroc_rt_comm_t *comm, const void *send, void *recv,
                           "%s: send buffer overlaps the receive buffer other "
                           "than at this rank's block (in-place form)",
                           what);
+  if (identityOnOneRank(comm, send, recv))
+    return nullptr;
   return dispatch(
       comm, "all_gather", blockBytes, startedForm, request,
       [&] { return comm->allGather(send, recv, countPerRank, dtype); },
@@ -249,6 +262,8 @@ zeroc_rt_status_t reduceScatter(zeroc_rt_comm_t *comm, const void *send,
                           "%s: send and receive buffers overlap (pass the "
                           "same pointer for in-place)",
                           what);
+  if (identityOnOneRank(comm, send, recv))
+    return nullptr;
   return dispatch(
       comm, "reduce_scatter", totalBytes, startedForm, request,
       [&] { return comm->reduceScatter(send, recv, countPerRank, dtype, op); },

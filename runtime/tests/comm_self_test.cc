@@ -9,6 +9,7 @@
 #include "test_support.h"
 
 #include "comm_half_ops.h"
+#include "comm_internal.h"
 #include "kernels/scalar_types.h"
 
 #include <gtest/gtest.h>
@@ -47,6 +48,41 @@ TEST_F(SelfComm, ReduceScatterTakesBlockZero) {
   ZEROC_RT_ASSERT_OK(zeroc_rt_comm_reduce_scatter(
       comm, send, recv, 3, ZEROC_RT_DTYPE_F64, ZEROC_RT_REDUCE_SUM));
   EXPECT_EQ(std::memcmp(send, recv, sizeof(send)), 0);
+}
+
+// On one rank an in-place collective is the identity: it runs nothing
+// (no backend call, so nothing for --trace), its request is -1, and the
+// buffer keeps its bits. Out of place it still copies.
+TEST_F(SelfComm, InPlaceRunsNothing) {
+  int ran = 0;
+  comm->onCollective = [&](const char *, size_t, std::chrono::steady_clock::time_point,
+                           std::chrono::steady_clock::time_point) { ++ran; };
+  float x[3] = {1.5f, -2.f, 3.25f};
+  const float before[3] = {1.5f, -2.f, 3.25f};
+  int64_t request = 7;
+  ZEROC_RT_ASSERT_OK(
+      zeroc_rt_comm_all_reduce(comm, x, x, 3, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_SUM));
+  ZEROC_RT_ASSERT_OK(zeroc_rt_comm_all_gather(comm, x, x, 3, ZEROC_RT_DTYPE_F32));
+  ZEROC_RT_ASSERT_OK(
+      zeroc_rt_comm_reduce_scatter(comm, x, x, 3, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_MAX));
+  ZEROC_RT_ASSERT_OK(zeroc_rt_comm_all_reduce_start(comm, x, x, 3, ZEROC_RT_DTYPE_F32,
+                                                    ZEROC_RT_REDUCE_SUM, &request));
+  EXPECT_EQ(request, -1);
+  request = 7;
+  ZEROC_RT_ASSERT_OK(zeroc_rt_comm_all_gather_start(comm, x, x, 3, ZEROC_RT_DTYPE_F32, &request));
+  EXPECT_EQ(request, -1);
+  request = 7;
+  ZEROC_RT_ASSERT_OK(zeroc_rt_comm_reduce_scatter_start(comm, x, x, 3, ZEROC_RT_DTYPE_F32,
+                                                        ZEROC_RT_REDUCE_SUM, &request));
+  EXPECT_EQ(request, -1);
+  ZEROC_RT_ASSERT_OK(zeroc_rt_comm_wait(comm, request));
+  EXPECT_EQ(std::memcmp(x, before, sizeof(x)), 0);
+  EXPECT_EQ(ran, 0);
+  float y[3] = {0, 0, 0};
+  ZEROC_RT_ASSERT_OK(
+      zeroc_rt_comm_all_reduce(comm, x, y, 3, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_SUM));
+  EXPECT_EQ(std::memcmp(y, before, sizeof(y)), 0);
+  EXPECT_EQ(ran, 1);
 }
 
 TEST_F(SelfComm, Bf16Moves) {

@@ -13,7 +13,8 @@
 //    of the result lands in the first count_per_rank elements); no other
 //    overlap.
 //  - buffers may be NULL only when the element count is 0; a zero count is a
-//    local no-op (no communication happens).
+//    local no-op (no communication happens), and so is an in-place
+//    collective on a communicator of one rank (the identity).
 // Reductions support F32, F64, F16, BF16, I64, I32 and U8; all_gather and
 // broadcast move any dtype. F16/BF16 reduce pairwise in float, each partial
 // result rounded to nearest even (as NCCL does), so with more than two ranks
@@ -86,7 +87,8 @@ zeroc_rt_comm_broadcast(zeroc_rt_comm_t *comm, void *buf, size_t count,
 
 /// Starts the all_gather above (same buffer rules) without waiting for it:
 /// *request is what zeroc_rt_comm_wait takes (-1 when it already finished:
-/// a zero count, or a backend without asynchronous collectives). Neither
+/// a zero count, in place on one rank, or a backend without asynchronous
+/// collectives). Neither
 /// buffer may be touched until the wait. Every rank starts and waits its
 /// collectives in the same order.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_comm_all_gather_start(
