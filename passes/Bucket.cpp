@@ -245,9 +245,12 @@ struct BucketPass : zeroc::impl::BucketBase<BucketPass> {
     for (Operation &op : block)
       if (op.hasAttr(kForwardEndAttr))
         forwardEnd = &op;
+    // On one rank a parameter's gather moves nothing: zero-plan-buffers
+    // makes it in place, a view of the shard, where a bucket would copy the
+    // shards in and the parameters out.
     SmallVector<ParamGather> gathers;
     for (auto gather : block.getOps<AllGatherOp>())
-      if (auto g = matchParamGather(gather, forwardEnd))
+      if (auto g = matchParamGather(gather, forwardEnd); g && g->flat().getWorld() > 1)
         gathers.push_back(*g);
     auto compatible = [](ParamGather a, ParamGather b) {
       return a.flat().getElementType() == b.flat().getElementType() &&

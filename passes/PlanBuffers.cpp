@@ -134,6 +134,23 @@ void reduceScatterInPlaceOnOneRank(func::FuncOp fn) {
   });
 }
 
+/// On one rank a parameter's gather has its shard as its whole buffer: a
+/// zero.all_gather(_start) of a zero.param_shard there is marked in_place,
+/// so that the gathered parameter is a view of the rank's shard (state, no
+/// arena) and nothing is copied; its collective runs nothing.
+void gatherInPlaceOnOneRank(func::FuncOp fn) {
+  auto mark = [](auto gather, FlatType flat) {
+    if (gather.getShard().template getDefiningOp<ParamShardOp>() && flat.getWorld() == 1)
+      gather.setInPlace(true);
+  };
+  fn.walk([&](Operation *op) {
+    if (auto ag = llvm::dyn_cast<AllGatherOp>(op))
+      mark(ag, ag.getType());
+    else if (auto ag = llvm::dyn_cast<AllGatherStartOp>(op))
+      mark(ag, llvm::cast<FlatType>(ag.getToken().getType().getPayload()));
+  });
+}
+
 /// Where a result that zero-plan-buffers writes inside a graph.concat's
 /// storage goes: the concat and its byte offset in it.
 struct InConcat {
@@ -288,7 +305,9 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, const llvm::DenseSet<Value> &in
         carried[*k] = start;
   llvm::DenseMap<Value, int64_t> pinned;
   for (auto &[k, start] : carried) {
-    SmallVector<Value, 2> values{start.getToken()};
+    SmallVector<Value, 2> values;
+    if (!start.getInPlace()) // else a view of its shard
+      values.push_back(start.getToken());
     if (auto packed = start.getShard().getDefiningOp<ConcatShardsOp>())
       values.push_back(packed);
     for (Value v : values) {
@@ -389,6 +408,9 @@ struct PlanBuffersPass : zeroc::impl::PlanBuffersBase<PlanBuffersPass> {
     // slab at its offsets takes no arena storage (planState lays them out).
     zeroc::markPacksInGradSlab(module);
     reduceScatterInPlaceOnOneRank(fn);
+    for (StringRef name : {"train_micro_step", "train_step"})
+      if (auto f = module.lookupSymbol<func::FuncOp>(name); f && !f.isExternal())
+        gatherInPlaceOnOneRank(f);
     // The micro-step and the optimizer step never run at the same time:
     // they share the arena.
     if (rowPitchAlignment < 0) {

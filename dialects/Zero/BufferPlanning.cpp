@@ -29,6 +29,10 @@ Value storageRoot(Value v) {
       v = rs.getBuffer();
     else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
       v = slice.getShard();
+    else if (auto ag = llvm::dyn_cast<AllGatherOp>(def); ag && ag.getInPlace())
+      v = ag.getShard(); // one rank: the shard is the buffer
+    else if (auto ag = llvm::dyn_cast<AllGatherStartOp>(def); ag && ag.getInPlace())
+      v = ag.getShard();
     else if (Value storage =
                  llvm::isa<PackOp>(def) ? packStorage(llvm::cast<PackOp>(def)) : Value())
       v = storage;
@@ -111,6 +115,10 @@ bool resultsNeedArena(Operation *op) {
   if (auto pack = llvm::dyn_cast<PackOp>(op); pack && packStorage(pack))
     return false;
   if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op); rs && rs.getInPlace())
+    return false;
+  if (auto ag = llvm::dyn_cast<AllGatherOp>(op); ag && ag.getInPlace())
+    return false;
+  if (auto ag = llvm::dyn_cast<AllGatherStartOp>(op); ag && ag.getInPlace())
     return false;
   return !llvm::isa<graph::ReshapeOp, graph::StridedViewOp, ViewOp, ShardSliceOp, graph::ConstantOp,
                     graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,

@@ -309,8 +309,17 @@ LogicalResult UnpackShardsOp::verify() {
 // Synchronous collectives
 //===----------------------------------------------------------------------===//
 
+/// An in-place gather is one rank's: its shard is its whole buffer.
+static LogicalResult verifyGatherInPlace(Operation *op, bool inPlace, FlatType flat) {
+  if (inPlace && flat.getWorld() != 1)
+    return op->emitOpError("in place needs a world of one rank, not ") << flat.getWorld();
+  return success();
+}
+
 LogicalResult AllGatherOp::verify() {
-  return verifyGatherTypes(*this, getShard().getType(), getResult().getType());
+  if (failed(verifyGatherTypes(*this, getShard().getType(), getResult().getType())))
+    return failure();
+  return verifyGatherInPlace(*this, getInPlace(), getResult().getType());
 }
 
 LogicalResult ReduceScatterOp::verify() {
@@ -330,7 +339,8 @@ LogicalResult AllReduceOp::verify() {
 
 LogicalResult AllGatherStartOp::verify() {
   auto flat = llvm::cast<FlatType>(getToken().getType().getPayload());
-  if (failed(verifyGatherTypes(*this, getShard().getType(), flat)))
+  if (failed(verifyGatherTypes(*this, getShard().getType(), flat)) ||
+      failed(verifyGatherInPlace(*this, getInPlace(), flat)))
     return failure();
   if (getCarry() && getCarried())
     return emitOpError("cannot be both a carry and carried");

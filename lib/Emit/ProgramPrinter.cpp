@@ -71,8 +71,9 @@ bool isTraced(Operation *op) {
 }
 
 /// The operand whose storage a collective's result is: all-reduces reduce
-/// in place, and an in-place reduce-scatter's shard is its buffer's first
-/// elements. Null for a collective with a result of its own.
+/// in place, an in-place reduce-scatter's shard is its buffer's first
+/// elements, and an in-place gather's buffer is its shard (one rank).
+/// Null for a collective with a result of its own.
 Value inPlaceOperand(Operation *op) {
   if (auto ar = llvm::dyn_cast<zero::AllReduceOp>(op))
     return ar.getInput();
@@ -83,6 +84,10 @@ Value inPlaceOperand(Operation *op) {
   if (auto rs = llvm::dyn_cast<zero::ReduceScatterStartOp>(op);
       rs && rs.getInPlace())
     return rs.getBuffer();
+  if (auto ag = llvm::dyn_cast<zero::AllGatherOp>(op); ag && ag.getInPlace())
+    return ag.getShard();
+  if (auto ag = llvm::dyn_cast<zero::AllGatherStartOp>(op); ag && ag.getInPlace())
+    return ag.getShard();
   return {};
 }
 

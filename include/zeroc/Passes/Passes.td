@@ -158,7 +158,10 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
       `zero.all_gather` before the first member's first use, one
       `zero.unpack_shards` copy per member, and the `zero.release` of the
       gathered bucket right after the copies; each member's copy lives
-      until its own last use.
+      until its own last use. On one rank the gathers stay apart: a gather
+      moves nothing there (zero-plan-buffers makes it in place, a view of
+      the rank's shard), where a bucket would copy the shards in and the
+      parameters out.
 
     * `@train_step`, stages 0-1, by `reduce-bucket-size`: stage 0's
       `zero.all_reduce` of each full accumulator becomes one `zero.pack`
@@ -974,7 +977,10 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
     `zero.reduce_scatter(_start)` whose buffer nothing else reads is marked
     `in_place` there, so that its shard is the buffer's storage (stage 2's
     and 3's per-gradient reductions then neither copy nor take a second
-    buffer).
+    buffer). Likewise a `zero.all_gather(_start)` of a `zero.param_shard`
+    on one rank is marked `in_place`: the gathered parameter is a view of
+    the rank's shard, in its state, and takes no arena storage (stage 3 on
+    one GPU then holds no second copy of its parameters).
 
     Ops nested in a region (the step's `zero.if_finite`, which may hold a
     bucket of replica gathers) are planned in the order they run: each

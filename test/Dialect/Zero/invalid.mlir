@@ -131,6 +131,25 @@ func.func @f(%s: !zero.shard<params, f32, 4, host>) {
 
 // -----
 
+// Tests that an in-place zero.all_gather is one rank's (its shard is its
+// whole buffer), as is an in-place zero.all_gather_start.
+func.func @f(%s: !zero.shard<params, f32, 4, device>) {
+  // expected-error @+1 {{'zero.all_gather' op in place needs a world of one rank, not 2}}
+  %0 = zero.all_gather %s {in_place} : !zero.shard<params, f32, 4, device> -> !zero.flat<params, f32, 8, 2>
+  return
+}
+
+// -----
+
+func.func @f(%s: !zero.shard<params, f32, 4, device>) {
+  // expected-error @+1 {{'zero.all_gather_start' op in place needs a world of one rank, not 2}}
+  %t = zero.all_gather_start %s {in_place} : !zero.shard<params, f32, 4, device> -> !zero.token<!zero.flat<params, f32, 8, 2>>
+  %0 = zero.wait %t : !zero.token<!zero.flat<params, f32, 8, 2>> -> !zero.flat<params, f32, 8, 2>
+  return
+}
+
+// -----
+
 // Tests that zero.all_gather produces world shards' worth of elements.
 func.func @f(%s: !zero.shard<params, f32, 4, device>) {
   // expected-error @+1 {{'zero.all_gather' op shard size 4 is not the flat buffer size 16 divided by the world size 2}}

@@ -222,8 +222,13 @@ def Zero_AllGatherOp : Zero_Op<"all_gather", [Zero_CommEffects]> {
     ```mlir
     %f = zero.all_gather %s : !zero.shard<params, f16, 2048, device> -> !zero.flat<params, f16, 8192, 4>
     ```
+
+    With `in_place` (zero-plan-buffers, one rank only, where the shard is
+    its whole buffer) the result is the shard's storage: a stage-3
+    parameter gathered on one rank is a view of the rank's shard, and the
+    gather moves nothing.
   }];
-  let arguments = (ins Zero_ShardType:$shard);
+  let arguments = (ins Zero_ShardType:$shard, UnitAttr:$in_place);
   let results = (outs Zero_FlatType:$result);
   let assemblyFormat = [{
     $shard attr-dict `:` qualified(type($shard)) `->` qualified(type($result))
@@ -325,7 +330,7 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start", "all_gather"> {
 
     }];
   let arguments = (ins Zero_ShardType:$shard, OptionalAttr<I64Attr>:$carry,
-                   OptionalAttr<I64Attr>:$carried);
+                   OptionalAttr<I64Attr>:$carried, UnitAttr:$in_place);
   let results = (outs Zero_TokenOf<Zero_FlatType>:$token);
   let extraClassDeclaration = [{
     /// N of a carry or a carried start; none for any other start.
