@@ -273,6 +273,44 @@ ZRT_DEV void finishRows(uint32_t *tile, const AttnIn<T> &in, const AttnBase &bas
   }
 }
 
+/// Buffers 0 and 1 of a tile of R rows of D elements (loadRows' layout).
+template <int R, int D> using AttnTiles = uint32_t[2][R * (D / 2 + kAttnPad)];
+
+/// Starts a walk over the tiles of two operands (rows `t0`, `t0` + R, ..
+/// below `stop`; rows at or past `end` are zeros): after a barrier (the
+/// previous walk's tiles are read), the first tile of each into buffer 0.
+template <typename T, int R, int D>
+ZRT_DEV void firstTiles(AttnTiles<R, D> &aTiles, const AttnIn<T> &a, const AttnBase &aBase,
+                        AttnTiles<R, D> &bTiles, const AttnIn<T> &b, const AttnBase &bBase,
+                        int64_t t0, int64_t stop, int64_t end) {
+  syncBlock();
+  if (t0 >= stop)
+    return;
+  issueRows<T, R, D>(aTiles[0], a, aBase, t0, end);
+  issueRows<T, R, D>(bTiles[0], b, bBase, t0, end);
+  commitCopies16();
+}
+
+/// The walk's step to the tiles from `t0`, in buffer `buf`: completes them
+/// (finishRows), then a barrier (they are whole, and every warp is done
+/// with the other buffer), then starts the next ones into the other buffer
+/// when they are below `stop`. Returns whether it did.
+template <typename T, int R, int D>
+ZRT_DEV bool nextTiles(AttnTiles<R, D> &aTiles, const AttnIn<T> &a, const AttnBase &aBase,
+                       AttnTiles<R, D> &bTiles, const AttnIn<T> &b, const AttnBase &bBase,
+                       int buf, int64_t t0, int64_t stop, int64_t end) {
+  waitCopies16();
+  finishRows<T, R, D>(aTiles[buf], a, aBase, t0, end);
+  finishRows<T, R, D>(bTiles[buf], b, bBase, t0, end);
+  syncBlock();
+  if (t0 + R >= stop)
+    return false;
+  issueRows<T, R, D>(aTiles[buf ^ 1], a, aBase, t0 + R, end);
+  issueRows<T, R, D>(bTiles[buf ^ 1], b, bBase, t0 + R, end);
+  commitCopies16();
+  return true;
+}
+
 /// A's fragments of a warp's 16 rows from `row0` of `in`'s (b, h) matrix,
 /// for each 16-wide step of d; rows at or past `end` are zeros.
 template <typename T, int D>
@@ -433,8 +471,7 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
   // Two tiles of each, double buffered (attn::issueRows).
-  alignas(16) __shared__ uint32_t kTiles[2][BK * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t vTiles[2][BK * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ attn::AttnTiles<BK, D> kTiles, vTiles;
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
     const AttnBlock at = attnBlock(g, blk, g.tq);
@@ -445,25 +482,11 @@ ZRT_DEV void attentionForward(const AttentionShape &g, const AttentionDropout &d
     const attn::AttnBase kBase = attn::baseOf(k, b, h), vBase = attn::baseOf(v, b, h);
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
     float acc[D / 8][4] = {};
-    syncBlock(); // the previous block's tiles are read
-    if (keys > 0) {
-      attn::issueRows<T, BK, D>(kTiles[0], k, kBase, 0, g.tk);
-      attn::issueRows<T, BK, D>(vTiles[0], v, vBase, 0, g.tk);
-      commitCopies16();
-    }
+    attn::firstTiles<T, BK, D>(kTiles, k, kBase, vTiles, v, vBase, 0, keys, g.tk);
     int buf = 0;
     for (int64_t key0 = 0; key0 < keys; key0 += BK, buf ^= 1) {
       const uint32_t *kTile = kTiles[buf], *vTile = vTiles[buf];
-      waitCopies16();
-      attn::finishRows<T, BK, D>(kTiles[buf], k, kBase, key0, g.tk);
-      attn::finishRows<T, BK, D>(vTiles[buf], v, vBase, key0, g.tk);
-      // This tile is whole, and every warp is done with the other buffer.
-      syncBlock();
-      if (key0 + BK < keys) {
-        attn::issueRows<T, BK, D>(kTiles[buf ^ 1], k, kBase, key0 + BK, g.tk);
-        attn::issueRows<T, BK, D>(vTiles[buf ^ 1], v, vBase, key0 + BK, g.tk);
-        commitCopies16();
-      }
+      attn::nextTiles<T, BK, D>(kTiles, k, kBase, vTiles, v, vBase, buf, key0, keys, g.tk);
       float s[BK / 8][4];
       attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
       ZRT_UNROLL
@@ -536,8 +559,7 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BK = kAttnTile<D>;
   // Two tiles of each, double buffered (attn::issueRows).
-  alignas(16) __shared__ uint32_t kTiles[2][BK * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t vTiles[2][BK * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ attn::AttnTiles<BK, D> kTiles, vTiles;
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
     const AttnBlock at = attnBlock(g, blk, g.tq);
@@ -567,25 +589,11 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
     attn::loadA<T, D>(da, dO, attn::baseOf(dO, b, h), row0, g.tq, lane);
     const attn::AttnBase kBase = attn::baseOf(k, b, h), vBase = attn::baseOf(v, b, h);
     float acc[D / 8][4] = {};
-    syncBlock(); // the previous block's tiles are read
-    if (keys > 0) {
-      attn::issueRows<T, BK, D>(kTiles[0], k, kBase, 0, g.tk);
-      attn::issueRows<T, BK, D>(vTiles[0], v, vBase, 0, g.tk);
-      commitCopies16();
-    }
+    attn::firstTiles<T, BK, D>(kTiles, k, kBase, vTiles, v, vBase, 0, keys, g.tk);
     int buf = 0;
     for (int64_t key0 = 0; key0 < keys; key0 += BK, buf ^= 1) {
       const uint32_t *kTile = kTiles[buf], *vTile = vTiles[buf];
-      waitCopies16();
-      attn::finishRows<T, BK, D>(kTiles[buf], k, kBase, key0, g.tk);
-      attn::finishRows<T, BK, D>(vTiles[buf], v, vBase, key0, g.tk);
-      // This tile is whole, and every warp is done with the other buffer.
-      syncBlock();
-      if (key0 + BK < keys) {
-        attn::issueRows<T, BK, D>(kTiles[buf ^ 1], k, kBase, key0 + BK, g.tk);
-        attn::issueRows<T, BK, D>(vTiles[buf ^ 1], v, vBase, key0 + BK, g.tk);
-        commitCopies16();
-      }
+      attn::nextTiles<T, BK, D>(kTiles, k, kBase, vTiles, v, vBase, buf, key0, keys, g.tk);
       float s[BK / 8][4], dp[BK / 8][4];
       attn::productWithRows<T, BK / 8, D>(s, qa, kTile, lane);
       attn::productWithRows<T, BK / 8, D>(dp, da, vTile, lane);
@@ -619,8 +627,7 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
   constexpr int BQ = kAttnTile<D>;
   // Two tiles of each, double buffered (attn::issueRows), and of the
   // tile's rows' lse and delta.
-  alignas(16) __shared__ uint32_t qTiles[2][BQ * (D / 2 + kAttnPad)];
-  alignas(16) __shared__ uint32_t dTiles[2][BQ * (D / 2 + kAttnPad)];
+  alignas(16) __shared__ attn::AttnTiles<BQ, D> qTiles, dTiles;
   __shared__ float lseTiles[2][BQ], deltaTiles[2][BQ];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tk); blk += gridBlocks()) {
@@ -650,11 +657,8 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
       }
     };
     const int64_t firstQuery = firstQueryFor(g, blockKey0, BQ);
-    syncBlock(); // the previous block's tiles are read
+    attn::firstTiles<T, BQ, D>(qTiles, q, qBase, dTiles, dO, dBase, firstQuery, g.tq, g.tq);
     if (firstQuery < g.tq) {
-      attn::issueRows<T, BQ, D>(qTiles[0], q, qBase, firstQuery, g.tq);
-      attn::issueRows<T, BQ, D>(dTiles[0], dO, dBase, firstQuery, g.tq);
-      commitCopies16();
       readStats(firstQuery);
       storeStats(0);
     }
@@ -662,18 +666,10 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
     for (int64_t q0 = firstQuery; q0 < g.tq; q0 += BQ, buf ^= 1) {
       const uint32_t *qTile = qTiles[buf], *dTile = dTiles[buf];
       const float *lseTile = lseTiles[buf], *deltaTile = deltaTiles[buf];
-      waitCopies16();
-      attn::finishRows<T, BQ, D>(qTiles[buf], q, qBase, q0, g.tq);
-      attn::finishRows<T, BQ, D>(dTiles[buf], dO, dBase, q0, g.tq);
-      // This tile is whole, and every warp is done with the other buffer.
-      syncBlock();
-      const bool next = q0 + BQ < g.tq;
-      if (next) {
-        attn::issueRows<T, BQ, D>(qTiles[buf ^ 1], q, qBase, q0 + BQ, g.tq);
-        attn::issueRows<T, BQ, D>(dTiles[buf ^ 1], dO, dBase, q0 + BQ, g.tq);
-        commitCopies16();
+      const bool next =
+          attn::nextTiles<T, BQ, D>(qTiles, q, qBase, dTiles, dO, dBase, buf, q0, g.tq, g.tq);
+      if (next)
         readStats(q0 + BQ);
-      }
       // Transposed: rows are the warp's keys, columns the tile's queries.
       float p[BQ / 8][4], ds[BQ / 8][4];
       attn::productWithRows<T, BQ / 8, D>(p, ka, qTile, lane);
