@@ -47,8 +47,8 @@ def main():
         return 1
     comm = trace_comm(a.trace, steps, a.skip_steps, device=True)
     if comm["total_s"] <= 0:
-        print("n/a|no collective ran on the device's communication stream after step %d"
-              % a.skip_steps)
+        print("n/a|no collective ran on the device's communication stream after step %d "
+              "(on one rank every in-place collective runs nothing)" % a.skip_steps)
         return 0
     total, exposed = comm["total_s"], comm["exposed_s"]
     print("ok|%.0f%% of %.2f ms of collectives per step overlapped the compute stream; "
