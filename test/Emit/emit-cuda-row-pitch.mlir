@@ -2,6 +2,8 @@
 // RUN: zeroc-opt %s --zero-train-pipeline='stage=0 world-size=1 target=cuda' | zeroc-translate --emit-cuda | FileCheck %s
 // RUN: zeroc-opt %s --zero-train-pipeline='stage=0 world-size=1' | FileCheck %s --check-prefix=CPU
 // RUN: zeroc-opt %s --zero-train-pipeline='stage=0 world-size=1 target=cuda' | not zeroc-translate --emit-cpu 2>&1 | FileCheck %s --check-prefix=CPU-EMIT
+// RUN: zeroc-opt %s --zero-train-pipeline='stage=0 world-size=1 target=cuda' | sed 's/{transB = true, zero.arena_offsets = \[0\], zero.result_strides/{alpha = 2.0 : f64, transB = true, zero.arena_offsets = [0], zero.result_strides/' | not zeroc-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=SCALED
+// RUN: zeroc-opt %s --zero-train-pipeline='stage=0 world-size=1 target=cuda' | sed 's/array<i64>, array<i64: 64, 1>/array<i64>, array<i64: 72, 1>/' | not zeroc-translate --emit-cuda 2>&1 | FileCheck %s --check-prefix=TWO-PITCHES
 
 // Tests a head's scores stored at a row pitch in the CUDA pipeline
 // (zero-plan-buffers' row-pitch-alignment, 16 bytes there): rows of 61 f32
@@ -34,3 +36,9 @@ func.func @forward(%x: tensor<8x16xf32> {graph.input = "x"}, %t: tensor<8xi64> {
 // CPU-NOT: zero.result_strides
 
 // CPU-EMIT: error: 'graph.gemm' op is not supported by the CPU target yet: its runtime has no matmul_strided kernel
+
+// Prepared IR that zero-plan-buffers would not write is refused: a padded
+// GEMM that scales its product, and a loss whose scores and gradient have
+// rows at two pitches.
+// SCALED: error: 'graph.gemm' op reads or writes rows at a pitch but scales or adds to its product (zero-plan-buffers pads only plain products)
+// TWO-PITCHES: error: 'graph.fused_softmax_cross_entropy' op has scores and a gradient stored at different strides; only one row pitch for both is supported
