@@ -252,12 +252,13 @@ struct StepBucketer {
   void bucketGathers(int64_t limit, int64_t aloneBytes,
                      SmallPtrSetImpl<Operation *> &collectives) {
     // A large replica's own gather writes into it in place; in a bucket it
-    // would be copied out of the replica and back.
+    // would be copied out of the replica and back. On one rank every
+    // replica's is in place and runs nothing (zeroc_rt_comm_*).
     auto alone = [&](GatherReplicaOp op) {
       auto shard = llvm::cast<ShardType>(op.getShard());
-      return aloneBytes > 0 && shard.getSize() * world *
-                                       elementBytes(shard.getElementType()) >=
-                                   aloneBytes;
+      return world == 1 ||
+             (aloneBytes > 0 &&
+              shard.getSize() * world * elementBytes(shard.getElementType()) >= aloneBytes);
     };
     SmallVector<ReplicaGather> gathers;
     step.walk([&](GatherReplicaOp op) {

@@ -178,7 +178,8 @@ def Bucket : Pass<"zero-bucket", "::mlir::ModuleOp"> {
       per member, where the last member's gather was. A replica whose
       gather is at least the cost model's efficient size (below) keeps its
       own `zero.gather_replica`, which writes into it in place; the
-      smaller ones are bucketed.
+      smaller ones are bucketed. On one rank every replica keeps its own
+      (in place, it runs nothing there).
 
     With `overlap` (overlap_comm), a gradient bucket also closes as soon as
     it holds enough elements that its ring reduce-scatter spends at most 2%
