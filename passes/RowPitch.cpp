@@ -18,19 +18,12 @@ using zeroc::graph::SoftmaxCrossEntropyLossOp;
 namespace zeroc {
 namespace {
 
-/// A GEMM that computes alpha * op(a) * op(b) + beta * c as op(a) * op(b)
-/// alone: the product the runtime's strided matmul computes.
-bool isPlainProduct(GemmOp g) {
-  return g.getAlpha().convertToDouble() == 1.0 &&
-         (!g.getC() || g.getBeta().convertToDouble() == 0.0);
-}
-
 /// Whether every reader of `v` is a plain-product GEMM that takes it as a
 /// or b.
 bool readByProductsOnly(Value v) {
   return llvm::all_of(v.getUses(), [](OpOperand &use) {
     auto g = llvm::dyn_cast<GemmOp>(use.getOwner());
-    return g && isPlainProduct(g) && use.get() != g.getC();
+    return g && zero::isPlainGemmProduct(g) && use.get() != g.getC();
   });
 }
 
@@ -54,7 +47,7 @@ llvm::DenseSet<Value> padRowPitches(ArrayRef<Operation *> ops, int64_t alignByte
     return padded;
   for (Operation *op : ops) {
     auto gemm = llvm::dyn_cast<GemmOp>(op);
-    if (!gemm || !isPlainProduct(gemm) || gemm->hasAttr(zero::kResultStridesAttr))
+    if (!gemm || !zero::isPlainGemmProduct(gemm) || gemm->hasAttr(zero::kResultStridesAttr))
       continue;
     Value scores = gemm.getResult();
     auto type = llvm::cast<RankedTensorType>(scores.getType());

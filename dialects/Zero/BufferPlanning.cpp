@@ -8,6 +8,28 @@ using namespace mlir;
 
 namespace zeroc::zero {
 
+Value inPlaceOperand(Operation *op) {
+  if (auto ar = llvm::dyn_cast<AllReduceOp>(op))
+    return ar.getInput();
+  if (auto ar = llvm::dyn_cast<AllReduceStartOp>(op))
+    return ar.getInput();
+  if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op); rs && rs.getInPlace())
+    return rs.getBuffer();
+  if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op); rs && rs.getInPlace())
+    return rs.getBuffer();
+  if (auto ag = llvm::dyn_cast<AllGatherOp>(op); ag && ag.getInPlace())
+    return ag.getShard();
+  if (auto ag = llvm::dyn_cast<AllGatherStartOp>(op); ag && ag.getInPlace())
+    return ag.getShard();
+  return Value();
+}
+
+bool isPlainGemmProduct(Operation *op) {
+  auto g = llvm::dyn_cast<graph::GemmOp>(op);
+  return g && g.getAlpha().convertToDouble() == 1.0 &&
+         (!g.getC() || g.getBeta().convertToDouble() == 0.0);
+}
+
 Value storageRoot(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto r = llvm::dyn_cast<graph::ReshapeOp>(def))
@@ -18,21 +40,10 @@ Value storageRoot(Value v) {
       v = view.getBuffer();
     else if (auto w = llvm::dyn_cast<WaitOp>(def))
       v = w.getToken(); // the start op's payload storage
-    else if (auto ar = llvm::dyn_cast<AllReduceOp>(def))
-      v = ar.getInput(); // reduced in place
-    else if (auto ar = llvm::dyn_cast<AllReduceStartOp>(def))
-      v = ar.getInput(); // reduced in place
-    else if (auto rs = llvm::dyn_cast<ReduceScatterOp>(def); rs && rs.getInPlace())
-      v = rs.getBuffer(); // the shard is the buffer's first elements
-    else if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(def);
-             rs && rs.getInPlace())
-      v = rs.getBuffer();
+    else if (Value in = inPlaceOperand(def))
+      v = in;
     else if (auto slice = llvm::dyn_cast<ShardSliceOp>(def))
       v = slice.getShard();
-    else if (auto ag = llvm::dyn_cast<AllGatherOp>(def); ag && ag.getInPlace())
-      v = ag.getShard(); // one rank: the shard is the buffer
-    else if (auto ag = llvm::dyn_cast<AllGatherStartOp>(def); ag && ag.getInPlace())
-      v = ag.getShard();
     else if (Value storage =
                  llvm::isa<PackOp>(def) ? packStorage(llvm::cast<PackOp>(def)) : Value())
       v = storage;
@@ -110,21 +121,13 @@ bool resultsNeedArena(Operation *op) {
   // kernel's registers.
   if (graph::isInFusedBody(op))
     return false;
-  if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op); rs && rs.getInPlace())
+  if (inPlaceOperand(op)) // the result is that operand's storage
     return false;
   if (auto pack = llvm::dyn_cast<PackOp>(op); pack && packStorage(pack))
     return false;
-  if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op); rs && rs.getInPlace())
-    return false;
-  if (auto ag = llvm::dyn_cast<AllGatherOp>(op); ag && ag.getInPlace())
-    return false;
-  if (auto ag = llvm::dyn_cast<AllGatherStartOp>(op); ag && ag.getInPlace())
-    return false;
   return !llvm::isa<graph::ReshapeOp, graph::StridedViewOp, ViewOp, ShardSliceOp, graph::ConstantOp,
-                    graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp,
-                    ParamShardOp, ReplicaSliceOp, BufferLoadOp,
-                    GradAccumulatorOp, AllReduceOp, AllReduceStartOp,
-                    WaitOp>(op);
+                    graph::LoadParamOp, graph::LoadBufferOp, ParamReplicaOp, ParamShardOp,
+                    ReplicaSliceOp, BufferLoadOp, GradAccumulatorOp, WaitOp>(op);
 }
 
 SmallVector<ParamShardOp, 4> paramShardsOf(Value shard) {

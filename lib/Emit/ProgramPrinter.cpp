@@ -70,27 +70,6 @@ bool isTraced(Operation *op) {
   return op->getNumResults() == 0 || zero::resultsNeedArena(op);
 }
 
-/// The operand whose storage a collective's result is: all-reduces reduce
-/// in place, an in-place reduce-scatter's shard is its buffer's first
-/// elements, and an in-place gather's buffer is its shard (one rank).
-/// Null for a collective with a result of its own.
-Value inPlaceOperand(Operation *op) {
-  if (auto ar = llvm::dyn_cast<zero::AllReduceOp>(op))
-    return ar.getInput();
-  if (auto ar = llvm::dyn_cast<zero::AllReduceStartOp>(op))
-    return ar.getInput();
-  if (auto rs = llvm::dyn_cast<zero::ReduceScatterOp>(op); rs && rs.getInPlace())
-    return rs.getBuffer();
-  if (auto rs = llvm::dyn_cast<zero::ReduceScatterStartOp>(op);
-      rs && rs.getInPlace())
-    return rs.getBuffer();
-  if (auto ag = llvm::dyn_cast<zero::AllGatherOp>(op); ag && ag.getInPlace())
-    return ag.getShard();
-  if (auto ag = llvm::dyn_cast<zero::AllGatherStartOp>(op); ag && ag.getInPlace())
-    return ag.getShard();
-  return {};
-}
-
 } // namespace
 
 LogicalResult ProgramPrinter::unsupported(Operation *op) const {
@@ -327,7 +306,7 @@ LogicalResult ProgramPrinter::printZeroOp(Operation *op) {
   if (started || llvm::isa<zero::AllGatherOp, zero::ReduceScatterOp,
                            zero::AllReduceOp, zero::GatherReplicaOp>(op)) {
     std::string slot = started ? requestSlotOf(op->getResult(0)) : "";
-    if (Value in = inPlaceOperand(op))
+    if (Value in = zero::inPlaceOperand(op))
       line(r + " = " + var(in) + ";");
     if (!started)
       return target.printCollective(*this, op);

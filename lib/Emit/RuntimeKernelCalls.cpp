@@ -45,6 +45,26 @@ std::string windowInit(ArrayAttr kernel, ArrayAttr strides, ArrayAttr pads,
       .str();
 }
 
+/// zeroc_rt_k_matmul_strided of descriptors `a`, `b` and `out`, each read
+/// or written at its strides (none: dense), in a block that declares them.
+void printStridedMatmul(ProgramPrinter &p, const std::string &a, ArrayRef<int64_t> aStrides,
+                        const std::string &b, ArrayRef<int64_t> bStrides, bool transA, bool transB,
+                        const std::string &out, ArrayRef<int64_t> outStrides) {
+  std::string decls;
+  auto declare = [&](StringRef name, ArrayRef<int64_t> strides) -> std::string {
+    if (strides.empty())
+      return "nullptr";
+    decls += (decls.empty() ? "" : ", ") + name.str() + "[] = " + dimsInit(strides);
+    return name.str();
+  };
+  const std::string as = declare("lhs_strides", aStrides), bs = declare("rhs_strides", bStrides),
+                    os = declare("out_strides", outStrides);
+  p.line("{ static const int64_t " + decls + ";");
+  p.call(llvm::formatv("zeroc_rt_k_matmul_strided({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})", a, as,
+                       b, bs, int(transA), int(transB), out, os));
+  p.line("}");
+}
+
 } // namespace
 
 const char *unaryKind(Operation *op) {
@@ -169,32 +189,22 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
       // A view's pointer is its input's plus the offset; the call takes its
       // strides. A product stored transposed is described by its own dims
       // (the product's) at the strides of the stored tensor.
-      std::string decls, outDesc = out();
-      auto declare = [&](StringRef name, ArrayRef<int64_t> strides) {
-        decls += (decls.empty() ? "" : ", ") + name.str() + "[] = " + dimsInit(strides);
-      };
-      if (lhsView)
-        declare("lhs_strides", lhsView.getStrides());
-      if (rhsView)
-        declare("rhs_strides", rhsView.getStrides());
+      std::string outDesc = out();
+      SmallVector<int64_t> outStrides;
       if (perm) {
         auto stored = llvm::cast<RankedTensorType>(mm.getType());
         SmallVector<int64_t> dims(perm->size());
         for (size_t j = 0; j < perm->size(); ++j)
           dims[(*perm)[j]] = stored.getDimSize(j);
-        declare("out_strides", permutedStrides(dims, perm));
+        outStrides = permutedStrides(dims, perm);
         outDesc = "P(" +
                   p.descOf(p.var(mm.getResult()),
                            RankedTensorType::get(dims, stored.getElementType())) +
                   ")";
       }
-      p.line("{ static const int64_t " + decls + ";");
-      p.call(llvm::formatv("zeroc_rt_k_matmul_strided({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
-                           d(mm.getLhs()), lhsView ? "lhs_strides" : "nullptr",
-                           d(mm.getRhs()), rhsView ? "rhs_strides" : "nullptr",
-                           int(mm.getTransA()), int(mm.getTransB()), outDesc,
-                           perm ? "out_strides" : "nullptr"));
-      p.line("}");
+      printStridedMatmul(p, d(mm.getLhs()), lhsView ? lhsView.getStrides() : ArrayRef<int64_t>(),
+                         d(mm.getRhs()), rhsView ? rhsView.getStrides() : ArrayRef<int64_t>(),
+                         mm.getTransA(), mm.getTransB(), outDesc, outStrides);
       return success();
     }
     if (mm.getTransA() || mm.getTransB())
@@ -213,24 +223,11 @@ LogicalResult RuntimeTarget::printKernelCall(ProgramPrinter &p, Operation *op) {
                          sb = zero::recordedResultStrides(g.getB()),
                          so = zero::recordedResultStrides(g.getResult());
     if (!sa.empty() || !sb.empty() || !so.empty()) {
-      if (g.getAlpha().convertToDouble() != 1.0 ||
-          (g.getC() && g.getBeta().convertToDouble() != 0.0))
+      if (!zero::isPlainGemmProduct(g))
         return op->emitOpError("reads or writes rows at a pitch but scales or adds to its "
                                "product (zero-plan-buffers pads only plain products)");
-      std::string decls;
-      auto declare = [&](StringRef name, ArrayRef<int64_t> strides) {
-        if (!strides.empty())
-          decls += (decls.empty() ? "" : ", ") + name.str() + "[] = " + dimsInit(strides);
-      };
-      declare("a_strides", sa);
-      declare("b_strides", sb);
-      declare("out_strides", so);
-      p.line("{ static const int64_t " + decls + ";");
-      p.call(llvm::formatv("zeroc_rt_k_matmul_strided({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
-                           d(g.getA()), sa.empty() ? "nullptr" : "a_strides", d(g.getB()),
-                           sb.empty() ? "nullptr" : "b_strides", int(g.getTransA()),
-                           int(g.getTransB()), out(), so.empty() ? "nullptr" : "out_strides"));
-      p.line("}");
+      printStridedMatmul(p, d(g.getA()), sa, d(g.getB()), sb, g.getTransA(), g.getTransB(), out(),
+                         so);
       return success();
     }
     p.call(llvm::formatv("zeroc_rt_k_gemm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",

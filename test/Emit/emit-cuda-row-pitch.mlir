@@ -29,8 +29,8 @@ func.func @forward(%x: tensor<8x16xf32> {graph.input = "x"}, %t: tensor<8xi64> {
 // CHECK: { static const int64_t out_strides[] = {64, 1};
 // CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_k_matmul_strided(P(T({{.*}}, ZEROC_RT_DTYPE_F32, 2, {8, 16})), nullptr, P(T({{.*}}, ZEROC_RT_DTYPE_F32, 2, {61, 16})), nullptr, 0, 1, P(T(V{{\[}}[[S:[0-9]+]]{{\]}}, ZEROC_RT_DTYPE_F32, 2, {8, 61})), out_strides));
 // CHECK: ZRT_TRY(zeroc_rt_cuda_k_softmax_cross_entropy_pitched(P(T(V{{\[}}[[S]]{{\]}}, ZEROC_RT_DTYPE_F32, 2, {8, 61})), {{.*}}, ZEROC_RT_LOSS_MEAN, 0, 0ll, {{.*}}, P(T(V{{\[}}[[G:[0-9]+]]{{\]}}, ZEROC_RT_DTYPE_F32, 2, {8, 61})), 64ll));
-// CHECK: { static const int64_t a_strides[] = {64, 1};
-// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_k_matmul_strided(P(T(V{{\[}}[[G]]{{\]}}, ZEROC_RT_DTYPE_F32, 2, {8, 61})), a_strides, {{.*}}, nullptr, 1, 0, P(T({{.*}}, ZEROC_RT_DTYPE_F32, 2, {61, 16})), nullptr));
+// CHECK: { static const int64_t lhs_strides[] = {64, 1};
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_k_matmul_strided(P(T(V{{\[}}[[G]]{{\]}}, ZEROC_RT_DTYPE_F32, 2, {8, 61})), lhs_strides, {{.*}}, nullptr, 1, 0, P(T({{.*}}, ZEROC_RT_DTYPE_F32, 2, {61, 16})), nullptr));
 
 // CPU-LABEL: func.func @train_micro_step
 // CPU-NOT: zero.result_strides

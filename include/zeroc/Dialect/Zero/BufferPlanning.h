@@ -112,11 +112,22 @@ llvm::SmallVector<ParamShardOp, 4> paramShardsOf(mlir::Value shard);
 /// of it), counting from the block's start.
 GatheredElements gatheredElementsAt(mlir::Block *block, mlir::Operation *point);
 
+/// The operand whose storage a collective's result is: an all-reduce's
+/// (all-reduces reduce in place), an in-place reduce-scatter's buffer (the
+/// shard is its first elements) and an in-place gather's shard (one rank:
+/// the shard is the buffer); null for any other op.
+mlir::Value inPlaceOperand(mlir::Operation *op);
+
 /// The value whose storage `v` shares: through graph.reshape, zero.view,
-/// zero.shard_slice, zero.all_reduce / all_reduce_start (which reduce in
-/// place), an in-place zero.reduce_scatter(_start) and a zero.pack that
+/// zero.shard_slice, a collective's inPlaceOperand and a zero.pack that
 /// copies nothing (packStorage).
 mlir::Value storageRoot(mlir::Value v);
+
+/// Whether `op` is a graph.gemm whose alpha * op(a) * op(b) + beta * c is
+/// op(a) * op(b) alone (alpha 1, no c or beta 0): the product the
+/// runtime's strided matmul computes, and the only GEMM whose rows
+/// zero-plan-buffers pads (passes/RowPitch.h).
+bool isPlainGemmProduct(mlir::Operation *op);
 
 /// Whether `pack` only renames its input's storage: one input at offset 0
 /// that fills the whole flat buffer (no padding to zero), of its element
