@@ -47,9 +47,9 @@ double attentionPairs(int64_t tq, int64_t tk, bool causal) {
 
 /// The products of an attention on q [B, H, Tq, D] and kt [B, H, D, Tk],
 /// `products` matrix products of 2 FLOPs per pair per head element: the
-/// forward kernel's q kt and p v are 2; the gradient's kernels compute q
-/// kt and dout vt again in each of their two kernels, then dq, dk and dv:
-/// 7.
+/// forward kernel's q kt and p v are 2; the gradient's compute q kt and
+/// dout vt again, then dq, dk and dv: 5 in one walk over the scores, 7
+/// when dq's kernel computes the first two apart (walksScoresOnce).
 double attentionFlops(Value q, Value kt, bool causal, double products) {
   const double heads = static_cast<double>(dim(q, 0) * dim(q, 1) * dim(q, 3));
   return products * 2.0 * heads * attentionPairs(dim(q, 2), dim(kt, 3), causal);
@@ -83,7 +83,7 @@ double ComputeCostModel::flops(Operation *op) {
   if (auto a = llvm::dyn_cast<graph::FusedAttentionOp>(op))
     return attentionFlops(a.getQ(), a.getKt(), a.getCausal(), 2.0);
   if (auto a = llvm::dyn_cast<graph::FusedAttentionGradOp>(op))
-    return attentionFlops(a.getQ(), a.getKt(), a.getCausal(), 7.0);
+    return attentionFlops(a.getQ(), a.getKt(), a.getCausal(), a.walksScoresOnce() ? 5.0 : 7.0);
   if (auto c = llvm::dyn_cast<graph::ConvOp>(op))
     return convFlops(c.getResult(), c.getWeight());
   if (auto c = llvm::dyn_cast<graph::ConvGradInputOp>(op))

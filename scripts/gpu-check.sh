@@ -240,6 +240,13 @@ run_checks() {
   local epi
   epi=$(grep -o 'gemm epilogues so far .*' "$log/kernel_tests.log" | tail -1)
   rows+=("cuBLASLt bias epilogues (kernel tests)|${epi#*: }|every dtype's Gemm and GemmBiasGrad calls; docs/CudaTarget.md, Bias gradients in the GEMM")
+  # The attention gradient in one walk over the scores (what programs run
+  # for heads up to 64) against two (heads of 128), GPT-2-124M's shape:
+  # whether the one walk's atomic dq adds cost less than the products it
+  # saves (docs/CudaTarget.md, "Attention in one kernel").
+  local walks
+  walks=$(grep -o 'attention gradient timing .*' "$log/kernel_tests.log" | tail -1)
+  rows+=("attention grad, one walk vs two|$(echo "$walks" | python3 -c 'import re,sys; m=re.search(r"one walk ([0-9.]+) ms, two walks ([0-9.]+) ms", sys.stdin.read()); print("%.2fx" % (float(m.group(1)) / float(m.group(2))) if m else "n/a")')|${walks#*timing }")
 
   while IFS='|' read -r name model s w cfg steps; do
     local p=$stage/progs/$name cmd

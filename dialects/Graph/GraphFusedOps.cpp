@@ -298,6 +298,10 @@ RankedTensorType FusedAttentionGradOp::getScoresType() {
   return scoresTypeOf(getQ(), getKt());
 }
 
+bool FusedAttentionGradOp::walksScoresOnce() {
+  return llvm::cast<RankedTensorType>(getQ().getType()).getDimSize(3) <= 64;
+}
+
 LogicalResult FusedAttentionOp::verifyRegions() {
   FailureOr<RankedTensorType> scores = verifyAttentionOperands(*this, getQ(), getKt(), getV());
   if (failed(scores))

@@ -563,6 +563,77 @@ LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttention
   return success();
 }
 
+namespace {
+
+/// A graph.fused_attention_grad whose kernels walk the scores once
+/// (walksScoresOnce; docs/CudaTarget.md, "Attention in one kernel"): delta
+/// and a zeroed float dq accumulator in the kernel scratch, then dk and dv
+/// with dq added into it, then dq rounded to the element type.
+LogicalResult printOneWalk(ProgramPrinter &p, graph::FusedAttentionGradOp op,
+                           const AttentionText &a, StringRef name, StringRef lambdas,
+                           StringRef strides, StringRef inputs, StringRef hoisted,
+                           StringRef dropValue, StringRef operands, StringRef bodies,
+                           StringRef outStrides, StringRef gradStrides, StringRef gradQStrides,
+                           std::string &definitions) {
+  auto kt = llvm::cast<RankedTensorType>(op.getKt().getType());
+  auto v = llvm::cast<RankedTensorType>(op.getV().getType());
+  const std::string nameDelta = (name + "_delta").str(), nameKV = (name + "_kv").str(),
+                    nameQ = (name + "_q").str();
+  definitions += kernelHead(op, "delta, and dq's accumulator zeroed", nameDelta,
+                            llvm::formatv("const {0} *o, const {0} *dout, float *delta, "
+                                          "float *dqacc",
+                                          a.s)
+                                .str(),
+                            a.s, "");
+  definitions += llvm::formatv("  z::attentionGradDelta<{0}, {1}>(z::{2}, o, {3}, dout, {4}, "
+                               "delta, dqacc);\n"
+                               "}\n\n",
+                               a.s, a.dim, a.shape, outStrides, gradStrides);
+  definitions += kernelHead(op, "dk and dv, dq added into its accumulator", nameKV,
+                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
+                                          "{0} *dout, const float *lse, const float *delta, "
+                                          "{1}{0} *dkt, {0} *dv, float *dqacc",
+                                          a.s, inputs)
+                                .str(),
+                            a.s, hoisted);
+  definitions += llvm::formatv(
+      "  z::attentionGradKVQ<{0}, {1}>(z::{2}, {8}, {3}, dout, {4}, lse, delta, dkt, {5}, dv, "
+      "{6}, dqacc,\n"
+      "{7});\n"
+      "}\n\n",
+      a.s, a.dim, a.shape, strides, gradStrides,
+      resultStrides(op.getGradKt(), kt, op.getGradKtPerm(), true),
+      resultStrides(op.getGradV(), v, op.getGradVPerm(), false), lambdas, dropValue);
+  definitions += kernelHead(op, "dq from its accumulator", nameQ,
+                            llvm::formatv("const float *dqacc, {0} *dq", a.s).str(), a.s, "");
+  definitions += llvm::formatv("  z::attentionGradStoreQ<{0}, {1}>(z::{2}, dqacc, dq, {3});\n"
+                               "}\n\n",
+                               a.s, a.dim, a.shape, gradQStrides);
+  auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
+  p.line("{ float *dqacc = nullptr;");
+  p.call(llvm::formatv("zeroc_rt_cuda_kernel_scratch({0}ull * sizeof(float), (void **)&dqacc)",
+                       q.getNumElements()));
+  printAttentionLaunch(p, nameDelta, a, a.tq,
+                       llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (float *)({3}), "
+                                     "dqacc",
+                                     a.s, p.var(op.getOut()), p.var(op.getGrad()),
+                                     p.var(op.getDelta()))
+                           .str());
+  printAttentionLaunch(
+      p, nameKV, a, a.tk,
+      llvm::formatv("{0}, (const {1} *)({2}), (const float *)({3}), (const float *)({4}){5}, "
+                    "({1} *)({6}), ({1} *)({7}), dqacc",
+                    operands, a.s, p.var(op.getGrad()), p.var(op.getLse()), p.var(op.getDelta()),
+                    bodies, p.var(op.getGradKt()), p.var(op.getGradV()))
+          .str());
+  printAttentionLaunch(p, nameQ, a, a.tq,
+                       llvm::formatv(", dqacc, ({0} *)({1})", a.s, p.var(op.getGradQ())).str());
+  p.line("}");
+  return success();
+}
+
+} // namespace
+
 LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
                                              graph::FusedAttentionGradOp op, StringRef name,
                                              std::string &definitions) {
@@ -593,6 +664,17 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
   const std::string inputs = ins.biasParams + prologue->params + epilogue->params + drop.param;
   const std::string hoisted = prologue->hoisted + epilogue->hoisted;
   const std::string nameQ = (name + "_q").str(), nameKV = (name + "_kv").str();
+  const std::string operands =
+      llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3})", a.s,
+                    p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()));
+  const std::string bodies =
+      ins.biasArgs + prologue->launchArgs + epilogue->launchArgs + drop.launchArg;
+  const std::string outStrides = resultStrides(op.getOut(), q, op.getOutPerm(), false);
+  const std::string gradStrides = operandStrides(op.getGrad(), false);
+  const std::string gradQStrides = resultStrides(op.getGradQ(), q, op.getGradQPerm(), false);
+  if (op.walksScoresOnce())
+    return printOneWalk(p, op, a, name, lambdas, strides, inputs, hoisted, drop.value, operands,
+                        bodies, outStrides, gradStrides, gradQStrides, definitions);
   // dq first: its kernel writes delta, which the dk/dv kernel reads.
   definitions += kernelHead(op, "dq and delta", nameQ,
                             llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
@@ -605,9 +687,7 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
       "  z::attentionGradQ<{0}, {1}>(z::{2}, {8}, {3}, o, {4}, dout, {5}, lse, delta, dq, {6},\n"
       "{7});\n"
       "}\n\n",
-      a.s, a.dim, a.shape, strides, resultStrides(op.getOut(), q, op.getOutPerm(), false),
-      operandStrides(op.getGrad(), false),
-      resultStrides(op.getGradQ(), q, op.getGradQPerm(), false), lambdas, drop.value);
+      a.s, a.dim, a.shape, strides, outStrides, gradStrides, gradQStrides, lambdas, drop.value);
   definitions += kernelHead(op, "dk and dv", nameKV,
                             llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
                                           "{0} *dout, const float *lse, const float *delta, "
@@ -619,14 +699,9 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
       "  z::attentionGradKV<{0}, {1}>(z::{2}, {8}, {3}, dout, {4}, lse, delta, dkt, {5}, dv, {6},\n"
       "{7});\n"
       "}\n\n",
-      a.s, a.dim, a.shape, strides, operandStrides(op.getGrad(), false),
+      a.s, a.dim, a.shape, strides, gradStrides,
       resultStrides(op.getGradKt(), kt, op.getGradKtPerm(), true),
       resultStrides(op.getGradV(), v, op.getGradVPerm(), false), lambdas, drop.value);
-  const std::string operands =
-      llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3})", a.s,
-                    p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()));
-  const std::string bodies =
-      ins.biasArgs + prologue->launchArgs + epilogue->launchArgs + drop.launchArg;
   printAttentionLaunch(
       p, nameQ, a, a.tq,
       llvm::formatv("{0}, (const {1} *)({2}), (const {1} *)({3}), (const float *)({4}), "

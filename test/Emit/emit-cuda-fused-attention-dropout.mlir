@@ -45,10 +45,7 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 // CHECK: // graph.fused_attention: softmax(prologue(q kt)) v, scores [2, 1, 8, 8]
 // CHECK-NEXT: ZRT_GLOBAL void [[F:fused[0-9]+]](const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *in1, uint64_t dropKey, zeroc_rt::cuda::BF16 *out, float *lse) {
 // CHECK: z::attentionForward<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 0}, z::AttentionDropout{0.10000000000000001, dropKey}, z::AttnIn<zeroc_rt::cuda::BF16>{q,
-// CHECK: ZRT_GLOBAL void [[G:fused[0-9]+]]_q({{.*}}, const zeroc_rt::cuda::BF16 *ep1, uint64_t dropKey, zeroc_rt::cuda::BF16 *dq) {
-// CHECK: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 0}, z::AttentionDropout{0.10000000000000001, dropKey}, z::AttnIn<zeroc_rt::cuda::BF16>{q,
-// CHECK: ZRT_GLOBAL void [[G]]_kv({{.*}}, const zeroc_rt::cuda::BF16 *ep1, uint64_t dropKey, zeroc_rt::cuda::BF16 *dkt, zeroc_rt::cuda::BF16 *dv) {
-// CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 0}, z::AttentionDropout{0.10000000000000001, dropKey}, z::AttnIn<zeroc_rt::cuda::BF16>{q,
+// CHECK: ZRT_GLOBAL void [[G:fused[0-9]+]]_kv({{.*}}, const zeroc_rt::cuda::BF16 *ep1, uint64_t dropKey, zeroc_rt::cuda::BF16 *dkt, zeroc_rt::cuda::BF16 *dv, float *dqacc) {
+// CHECK: z::attentionGradKVQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 0}, z::AttentionDropout{0.10000000000000001, dropKey}, z::AttnIn<zeroc_rt::cuda::BF16>{q,
 // CHECK: launchWarps([[F]], {{.*}}, (const zeroc_rt::cuda::BF16 *)(V[{{[0-9]+}}]), zeroc_rt::cuda::dropoutKey([[SEED:[0-9]+]]ull, zeroc_rt_engine_dropout_counter(e)), (zeroc_rt::cuda::BF16 *)(V[{{[0-9]+}}]), (float *)(V[{{[0-9]+}}])), "[[F]]"));
-// CHECK: launchWarps([[G]]_q, {{.*}}, zeroc_rt::cuda::dropoutKey([[SEED]]ull, zeroc_rt_engine_dropout_counter(e)), (zeroc_rt::cuda::BF16 *)(V[{{[0-9]+}}])), "[[G]]_q"));
-// CHECK-NEXT: launchWarps([[G]]_kv, {{.*}}, zeroc_rt::cuda::dropoutKey([[SEED]]ull, zeroc_rt_engine_dropout_counter(e)), (zeroc_rt::cuda::BF16 *)(V[{{[0-9]+}}]), (zeroc_rt::cuda::BF16 *)(V[{{[0-9]+}}])), "[[G]]_kv"));
+// CHECK: launchWarps([[G]]_kv, {{.*}}, zeroc_rt::cuda::dropoutKey([[SEED]]ull, zeroc_rt_engine_dropout_counter(e)), (zeroc_rt::cuda::BF16 *)(V[{{[0-9]+}}]), (zeroc_rt::cuda::BF16 *)(V[{{[0-9]+}}]), dqacc), "[[G]]_kv"));

@@ -13,9 +13,11 @@
 // constant that drops exactly the keys after each query, so the kernels
 // are causal: they mask those keys themselves (the where and its
 // gradient's leave the prologue and the epilogue, which read only the
-// scale) and skip the tiles above the diagonal. The gradient is two
-// kernels, dq (which writes delta) first. fuse-attention=false, and f32,
-// keep the matmuls.
+// scale) and skip the tiles above the diagonal. The gradient walks the
+// scores once (a head of 16): delta and a zeroed float accumulator of dq
+// in the kernels' scratch, dk and dv with dq added into it, then dq
+// rounded to bf16 (emit-cuda-fused-attention-two-walks.mlir: heads of
+// 128). fuse-attention=false, and f32, keep the matmuls.
 graph.param trainable @w = dense<0.01> : tensor<16x48xf32>
 func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16xf32> {graph.input = "t"}) -> (tensor<f32> {graph.loss}) {
   %w = graph.load_param @w : tensor<16x48xf32>
@@ -67,22 +69,29 @@ func.func @forward(%x: tensor<2x8x16xf32> {graph.input = "x"}, %t: tensor<2x8x16
 // CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
 // CHECK-NEXT: return v0;
 // CHECK-NEXT: });
-// CHECK: // graph.fused_attention_grad: dq and delta
-// CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_q(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, const float *lse, float *delta, const zeroc_rt::cuda::BF16 *in1, const zeroc_rt::cuda::BF16 *ep1, zeroc_rt::cuda::BF16 *dq) {
+// CHECK: // graph.fused_attention_grad: delta, and dq's accumulator zeroed
+// CHECK-NEXT: ZRT_GLOBAL void [[G:fused[0-9]+]]_delta(const zeroc_rt::cuda::BF16 *o, const zeroc_rt::cuda::BF16 *dout, float *delta, float *dqacc) {
+// CHECK: z::attentionGradDelta<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, delta, dqacc);
+// CHECK: // graph.fused_attention_grad: dk and dv, dq added into its accumulator
+// CHECK-NEXT: ZRT_GLOBAL void [[G]]_kv(const zeroc_rt::cuda::BF16 *q, const zeroc_rt::cuda::BF16 *kt, const zeroc_rt::cuda::BF16 *v, const zeroc_rt::cuda::BF16 *dout, const float *lse, const float *delta, const zeroc_rt::cuda::BF16 *in1, const zeroc_rt::cuda::BF16 *ep1, zeroc_rt::cuda::BF16 *dkt, zeroc_rt::cuda::BF16 *dv, float *dqacc) {
 // CHECK: const zc in1_0 = z::load(in1[0]);
 // CHECK-NEXT: const zc ep1_0 = z::load(ep1[0]);
-// CHECK-NEXT: z::attentionGradQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, o, z::Strides4{128, 16, 16, 1}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dq, z::Strides4{384, 16, 48, 1},
+// CHECK-NEXT: z::attentionGradKVQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{384, 16, 48, 1}, dv, z::Strides4{384, 16, 48, 1}, dqacc,
 // CHECK: [&](int64_t i, zc g) -> zc {
 // CHECK-NEXT: const zc a0 = z::roundTo<zeroc_rt::cuda::BF16>(g);
 // CHECK-NEXT: const zc a1 = ep1_0;
 // CHECK-NEXT: const zc v0 = z::roundTo<zeroc_rt::cuda::BF16>(z::binaryOf(ZEROC_RT_BINARY_MUL, a0, a1));
 // CHECK-NEXT: return v0;
-// CHECK: // graph.fused_attention_grad: dk and dv
-// CHECK-NEXT: ZRT_GLOBAL void [[G]]_kv(
-// CHECK: z::attentionGradKV<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, z::AttentionDropout{}, z::AttnIn<zeroc_rt::cuda::BF16>{q, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{kt, z::Strides4{384, 0, 48, 1}}, z::AttnIn<zeroc_rt::cuda::BF16>{v, z::Strides4{384, 0, 48, 1}}, dout, z::Strides4{128, 0, 16, 1}, lse, delta, dkt, z::Strides4{384, 16, 48, 1}, dv, z::Strides4{384, 16, 48, 1},
+// CHECK: // graph.fused_attention_grad: dq from its accumulator
+// CHECK-NEXT: ZRT_GLOBAL void [[G]]_q(const float *dqacc, zeroc_rt::cuda::BF16 *dq) {
+// CHECK: z::attentionGradStoreQ<zeroc_rt::cuda::BF16, 16>(z::AttentionShape{2, 1, 8, 8, 1}, dqacc, dq, z::Strides4{384, 16, 48, 1});
 // CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[F]], zeroc_rt::cuda::attentionBlocks(zeroc_rt::cuda::AttentionShape{2, 1, 8, 8, 1}, 8), zeroc_rt::cuda::kAttnThreads, {{.*}}), "[[F]]"));
-// CHECK: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_q, {{.*}}), "[[G]]_q"));
-// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_kv, {{.*}}), "[[G]]_kv"));
+// CHECK: { float *dqacc = nullptr;
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_kernel_scratch(256ull * sizeof(float), (void **)&dqacc));
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_delta, {{.*}}, dqacc), "[[G]]_delta"));
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_kv, {{.*}}, dqacc), "[[G]]_kv"));
+// CHECK-NEXT: ZRT_TRY(zeroc_rt_cuda_launch_status((int)zeroc_rt::cuda::launchWarps([[G]]_q, {{.*}}, dqacc, {{.*}}), "[[G]]_q"));
+// CHECK-NEXT: }
 // CHECK-NOT: zeroc_rt_k_concat
 // CHECK: // graph.concat: its operands were written in place
 

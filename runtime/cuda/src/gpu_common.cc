@@ -74,3 +74,9 @@ zeroc_rt_status_t gpuScratch(size_t bytes, void **out) {
 zeroc_rt_status_t zeroc_rt_cuda_launch_status(int error, const char *kernel) {
   return zeroc_rt::cuda::launchStatus(error, kernel);
 }
+
+zeroc_rt_status_t zeroc_rt_cuda_kernel_scratch(size_t bytes, void **out) {
+  if (!out)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "zeroc_rt_cuda_kernel_scratch: out is NULL");
+  return zeroc_rt::cuda::gpuScratch(bytes ? bytes : 1, out);
+}

@@ -222,6 +222,12 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
     /// The type of the scores the prologue and epilogue compute on:
     /// [B, H, Tq, Tk].
     ::mlir::RankedTensorType getScoresType();
+    /// Whether its kernels walk the scores once (heads of at most 64):
+    /// dk and dv with each key block's share of dq added atomically into a
+    /// float accumulator, 5 products per tile pair; else twice, dq's
+    /// kernel apart from dk and dv's, 7 (zeroc_rt_cuda/attention.h,
+    /// kAttnOneWalkMaxDim; docs/CudaTarget.md, "Attention in one kernel").
+    bool walksScoresOnce();
   }];
   let assemblyFormat = [{
     $q `,` $kt `,` $v `,` $out `,` $lse `,` $grad

@@ -29,6 +29,13 @@
 //    [batch, heads, tq]), then dq over the key tiles.
 //  - attentionGradKV: a block per 64 keys, after attentionGradQ (it reads
 //    delta); dk and dv over the query tiles.
+// For heads of at most 64 (kAttnOneWalkMaxDim) the gradient walks the
+// scores once, as FlashAttention-2 does: attentionGradDelta (delta, and a
+// float dq accumulator zeroed), then attentionGradKV with that accumulator,
+// which also adds each key block's share of dq into it (dS K, atomic adds),
+// then attentionGradStoreQ (dq rounded to T). That computes q k^T and
+// dO v^T once per tile pair instead of twice (5 products instead of 7);
+// the order of dq's float sums then depends on the blocks' timing.
 // Each walks its tiles through two buffers of shared memory, the next
 // tile's loads (cp.async where rows are 16 bytes wide) in flight while it
 // computes on this one (attn::issueRows, finishRows). The gradient
@@ -52,6 +59,11 @@
 namespace zeroc_rt::cuda {
 
 constexpr int kAttnWarps = 4;
+/// The largest head whose gradient walks the scores once (attentionGradKV
+/// with a dq accumulator): its key tile and the scores' gradient need
+/// shared memory beside the query tiles, within the 48 KB of a block's
+/// static shared memory.
+constexpr int kAttnOneWalkMaxDim = 64;
 constexpr int kAttnThreads = 32 * kAttnWarps;
 /// Rows a block owns: query rows, or keys in attentionGradKV.
 constexpr int kAttnRows = 16 * kAttnWarps;
@@ -460,6 +472,91 @@ ZRT_DEV void probabilityAndGrad(Score &score, Epilogue &epilogue, const Attentio
   ds = epilogue(e, masked ? 0.f : roundTo<T>(prob * (grad - delta)));
 }
 
+/// Each of a warp's 16 rows' delta, sum(dO * o) over d, stored at
+/// delta[bh * tq + row]; rowDelta gets the lane's two accumulator rows'
+/// (rows lane / 4 and 8 below).
+template <typename T, int D>
+ZRT_DEV void warpDeltas(const AttentionShape &g, int64_t bh, int64_t b, int64_t h, int64_t row0,
+                        const T *o, const Strides4 &os, const T *dout, const Strides4 &dos,
+                        float *delta, float (&rowDelta)[2], int lane) {
+  ZRT_UNROLL
+  for (int r = 0; r < 16; ++r) {
+    const int64_t row = row0 + r;
+    float part = 0.f;
+    if (row < g.tq)
+      for (int d = lane; d < D; d += 32)
+        part += toFloat(dout[at(dos, b, h) + row * dos.t + d * dos.d]) *
+                toFloat(o[at(os, b, h) + row * os.t + d * os.d]);
+    const float sum = warpSum(part);
+    if (row < g.tq && lane == 0)
+      delta[bh * g.tq + row] = sum;
+    if (r == (lane >> 2) || r == (lane >> 2) + 8)
+      rowDelta[r >= 8] = sum;
+  }
+}
+
+/// The words of a tile of the scores' gradient in shared memory: a row
+/// per query, a block's kAttnRows keys along it, and the padding.
+constexpr int kAttnDsWords = kAttnRows / 2 + kAttnPad;
+
+/// Stores accumulators c (rows: keys row0.., columns: N n-tiles of
+/// queries) rounded to T into `tile` transposed: key r of query q at
+/// 16-bit element q * 2 kAttnDsWords + r.
+template <typename T, int N>
+ZRT_DEV void storeTransposed(uint32_t *tile, const float (&c)[N][4], int row0, int lane) {
+  uint16_t *half = reinterpret_cast<uint16_t *>(tile);
+  ZRT_UNROLL
+  for (int nt = 0; nt < N; ++nt)
+    ZRT_UNROLL
+    for (int i = 0; i < 4; ++i)
+      half[(nt * 8 + mmaColC(lane, i)) * 2 * kAttnDsWords + row0 + mmaRowC(lane, i)] =
+          fromFloat<T>(c[nt][i]).bits;
+}
+
+/// A's fragments of 16 rows of K 16-bit elements in shared memory, from
+/// `rows`, each W words after the last, by ldmatrix.x4 for each 16-wide k
+/// step (matrix m: rows 8 (m % 2) .., words 8 kk + 4 (m / 2) ..), as
+/// loadA lays them out.
+template <int K>
+ZRT_DEV void fragmentsA(uint32_t (&a)[K / 16][4], const uint32_t *rows, int W, int lane) {
+  const int m = lane >> 3;
+  ZRT_UNROLL
+  for (int kk = 0; kk < K / 16; ++kk)
+    loadMatrices4(a[kk], rows + (8 * (m & 1) + (lane & 7)) * W + kk * 8 + 4 * (m >> 1));
+}
+
+/// acc += a * tile, a the 16 rows at `rows` of a storeTransposed tile (its
+/// kAttnRows columns), the tile's kAttnRows rows as loadRows stores them.
+template <typename T, int D>
+ZRT_DEV void accumulateFromShared(float (&acc)[D / 8][4], const uint32_t *rows,
+                                  const uint32_t *tile, int lane) {
+  uint32_t a[kAttnRows / 16][4];
+  fragmentsA<kAttnRows>(a, rows, kAttnDsWords, lane);
+  ZRT_UNROLL
+  for (int kk = 0; kk < kAttnRows / 16; ++kk)
+    ZRT_UNROLL
+    for (int nd = 0; nd < D / 8; nd += 2) {
+      uint32_t b0[2], b1[2];
+      fragBT2(b0, b1, tile, D / 2 + kAttnPad, nd, kk, lane);
+      mma16816<T>(acc[nd], a[kk], b0);
+      mma16816<T>(acc[nd + 1], a[kk], b1);
+    }
+}
+
+/// Adds a warp's accumulators of rows row0 + 0..15 (those below `end`)
+/// into the dense float matrix `to` of D columns, atomically.
+template <int D>
+ZRT_DEV void addRows(float *to, int64_t row0, int64_t end, const float (&acc)[D / 8][4], int lane) {
+  ZRT_UNROLL
+  for (int nd = 0; nd < D / 8; ++nd)
+    ZRT_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      const int64_t row = row0 + mmaRowC(lane, i);
+      if (row < end)
+        atomicAddFloat(to + row * D + nd * 8 + mmaColC(lane, i), acc[nd][i]);
+    }
+}
+
 } // namespace attn
 
 /// o and lse (module comment). Launch: attentionBlocks(g, g.tq) blocks of
@@ -567,21 +664,11 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
     const int64_t keys = keysFor(g, at.row0);
     // delta of the warp's rows, each a warp-wide sum over d.
     float rowDelta[2] = {0.f, 0.f}, rowLse[2] = {0.f, 0.f};
+    attn::warpDeltas<T, D>(g, bh, b, h, row0, o, os, dout, dos, delta, rowDelta, lane);
     ZRT_UNROLL
-    for (int r = 0; r < 16; ++r) {
-      const int64_t row = row0 + r;
-      float part = 0.f;
-      if (row < g.tq)
-        for (int d = lane; d < D; d += 32)
-          part += toFloat(dout[attn::at(dos, b, h) + row * dos.t + d * dos.d]) *
-                  toFloat(o[attn::at(os, b, h) + row * os.t + d * os.d]);
-      const float sum = warpSum(part);
-      if (row < g.tq && lane == 0)
-        delta[bh * g.tq + row] = sum;
-      if (r == (lane >> 2) || r == (lane >> 2) + 8) {
-        rowDelta[r >= 8] = sum;
-        rowLse[r >= 8] = row < g.tq ? lse[bh * g.tq + row] : 0.f;
-      }
+    for (int half = 0; half < 2; ++half) {
+      const int64_t row = row0 + (lane >> 2) + 8 * half;
+      rowLse[half] = row < g.tq ? lse[bh * g.tq + row] : 0.f;
     }
     uint32_t qa[D / 16][4], da[D / 16][4];
     const AttnIn<T> dO{dout, dos};
@@ -616,19 +703,65 @@ ZRT_DEV void attentionGradQ(const AttentionShape &g, const AttentionDropout &dro
   }
 }
 
-/// dk and dv (module comment). Launch: attentionBlocks(g, g.tk) blocks of
-/// kAttnThreads, with launchWarps, after attentionGradQ.
-template <typename T, int D, typename Score, typename Epilogue>
-ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &drop, AttnIn<T> q,
-                             AttnIn<T> k, AttnIn<T> v, const T *dout, Strides4 dos,
-                             const float *lse, const float *delta, T *dk, Strides4 dks, T *dv,
-                             Strides4 dvs, Score score, Epilogue epilogue) {
+/// The one-walk gradient's first kernel (module comment): delta, and the
+/// dq accumulator dqAcc (float [batch, heads, tq, D], dense) zeroed.
+/// Launch: attentionBlocks(g, g.tq) blocks of kAttnThreads, with
+/// launchWarps.
+template <typename T, int D>
+ZRT_DEV void attentionGradDelta(const AttentionShape &g, const T *o, Strides4 os, const T *dout,
+                                Strides4 dos, float *delta, float *dqAcc) {
+  const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
+  for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
+    const AttnBlock at = attnBlock(g, blk, g.tq);
+    const int64_t row0 = at.row0 + 16 * warp;
+    float rowDelta[2];
+    attn::warpDeltas<T, D>(g, at.bh, at.b, at.h, row0, o, os, dout, dos, delta, rowDelta, lane);
+    for (int r = 0; r < 16; ++r)
+      if (row0 + r < g.tq)
+        for (int d = lane; d < D; d += 32)
+          dqAcc[(at.bh * g.tq + row0 + r) * D + d] = 0.f;
+  }
+}
+
+/// The one-walk gradient's last kernel: dq, dqAcc rounded to T. Launch:
+/// attentionBlocks(g, g.tq) blocks of kAttnThreads, with launchWarps.
+template <typename T, int D>
+ZRT_DEV void attentionGradStoreQ(const AttentionShape &g, const float *dqAcc, T *dq, Strides4 dqs) {
+  const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
+  for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tq); blk += gridBlocks()) {
+    const AttnBlock at = attnBlock(g, blk, g.tq);
+    const int64_t row0 = at.row0 + 16 * warp;
+    for (int r = 0; r < 16; ++r)
+      if (row0 + r < g.tq)
+        for (int d = lane; d < D; d += 32)
+          dq[attn::at(dqs, at.b, at.h) + (row0 + r) * dqs.t + d * dqs.d] =
+              fromFloat<T>(dqAcc[(at.bh * g.tq + row0 + r) * D + d]);
+  }
+}
+
+namespace attn {
+
+/// attentionGradKV, and with OneWalk attentionGradKVQ (dqAcc).
+template <typename T, int D, bool OneWalk, typename Score, typename Epilogue>
+ZRT_DEV void gradKV(const AttentionShape &g, const AttentionDropout &drop, AttnIn<T> q, AttnIn<T> k,
+                    AttnIn<T> v, const T *dout, Strides4 dos, const float *lse, const float *delta,
+                    T *dk, Strides4 dks, T *dv, Strides4 dvs, float *dqAcc, Score &score,
+                    Epilogue &epilogue) {
   static_assert(D % 16 == 0 && D <= 128, "a head of 16, 32, .., 128 elements");
   constexpr int BQ = kAttnTile<D>;
   // Two tiles of each, double buffered (attn::issueRows), and of the
   // tile's rows' lse and delta.
   alignas(16) __shared__ attn::AttnTiles<BQ, D> qTiles, dTiles;
   __shared__ float lseTiles[2][BQ], deltaTiles[2][BQ];
+  // In one walk: the block's keys as loadRows stores them (the warps'
+  // A fragments of k too), and the scores' gradient (storeTransposed), in
+  // dTiles' current buffer when its rows are as wide (heads of 64; dv has
+  // read it by then).
+  static_assert(!OneWalk || D <= kAttnOneWalkMaxDim, "one walk for heads of at most 64");
+  constexpr int W = D / 2 + kAttnPad;
+  constexpr bool kDsInTiles = D / 2 >= kAttnRows / 2;
+  alignas(16) __shared__ uint32_t kTile[OneWalk ? kAttnRows * W : 1],
+      dsOwn[OneWalk && !kDsInTiles ? BQ * kAttnDsWords : 1];
   const int lane = threadIndex() & 31, warp = threadIndex() >> 5;
   for (int64_t blk = blockIndex(); blk < attnBlockCount(g, g.tk); blk += gridBlocks()) {
     const AttnBlock at = attnBlock(g, blk, g.tk);
@@ -637,7 +770,8 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
     uint32_t ka[D / 16][4], va[D / 16][4];
     const AttnIn<T> dO{dout, dos};
     const attn::AttnBase qBase = attn::baseOf(q, b, h), dBase = attn::baseOf(dO, b, h);
-    attn::loadA<T, D>(ka, k, attn::baseOf(k, b, h), key0, g.tk, lane);
+    if (!OneWalk)
+      attn::loadA<T, D>(ka, k, attn::baseOf(k, b, h), key0, g.tk, lane);
     attn::loadA<T, D>(va, v, attn::baseOf(v, b, h), key0, g.tk, lane);
     float dkAcc[D / 8][4] = {}, dvAcc[D / 8][4] = {};
     // Thread i < BQ reads row i's lse and delta of a query tile (the
@@ -658,6 +792,9 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
     };
     const int64_t firstQuery = firstQueryFor(g, blockKey0, BQ);
     attn::firstTiles<T, BQ, D>(qTiles, q, qBase, dTiles, dO, dBase, firstQuery, g.tq, g.tq);
+    // After firstTiles' barrier: the last block's dq products are done.
+    if (OneWalk)
+      attn::loadRows<T, kAttnRows, D>(kTile, k, attn::baseOf(k, b, h), blockKey0, g.tk);
     if (firstQuery < g.tq) {
       readStats(firstQuery);
       storeStats(0);
@@ -672,6 +809,8 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
         readStats(q0 + BQ);
       // Transposed: rows are the warp's keys, columns the tile's queries.
       float p[BQ / 8][4], ds[BQ / 8][4];
+      if (OneWalk) // k's fragments from the block's tile: fewer live registers
+        attn::fragmentsA<D>(ka, kTile + 16 * warp * W, W, lane);
       attn::productWithRows<T, BQ / 8, D>(p, ka, qTile, lane);
       attn::productWithRows<T, BQ / 8, D>(ds, va, dTile, lane);
       ZRT_UNROLL
@@ -691,6 +830,18 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
         }
       attn::accumulateRows<T, BQ, D>(dvAcc, p, dTile, lane);
       attn::accumulateRows<T, BQ, D>(dkAcc, ds, qTile, lane);
+      if constexpr (OneWalk) {
+        // dq of the tile's queries += dS K over the block's keys: the
+        // warps' dS through shared memory, then warp w's 16 queries.
+        static_assert(BQ == 16 * kAttnWarps, "a warp per 16 queries of the tile");
+        uint32_t *dsTile = kDsInTiles ? dTiles[buf] : dsOwn;
+        syncBlock(); // every warp is done with dTiles[buf]
+        attn::storeTransposed<T, BQ / 8>(dsTile, ds, 16 * warp, lane);
+        syncBlock();
+        float dqPart[D / 8][4] = {};
+        attn::accumulateFromShared<T, D>(dqPart, dsTile + 16 * warp * kAttnDsWords, kTile, lane);
+        attn::addRows<D>(dqAcc + bh * g.tq * D, q0 + 16 * warp, g.tq, dqPart, lane);
+      }
       // Nothing reads the other buffer's stats before the next barrier.
       if (next)
         storeStats(buf ^ 1);
@@ -699,6 +850,32 @@ ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &dr
     attn::storeRows<T, D>(dk, dks, attn::at(dks, b, h), key0, g.tk, dkAcc, one, lane);
     attn::storeRows<T, D>(dv, dvs, attn::at(dvs, b, h), key0, g.tk, dvAcc, one, lane);
   }
+}
+
+} // namespace attn
+
+/// dk and dv (module comment). Launch: attentionBlocks(g, g.tk) blocks of
+/// kAttnThreads, with launchWarps, after attentionGradQ.
+template <typename T, int D, typename Score, typename Epilogue>
+ZRT_DEV void attentionGradKV(const AttentionShape &g, const AttentionDropout &drop, AttnIn<T> q,
+                             AttnIn<T> k, AttnIn<T> v, const T *dout, Strides4 dos,
+                             const float *lse, const float *delta, T *dk, Strides4 dks, T *dv,
+                             Strides4 dvs, Score score, Epilogue epilogue) {
+  attn::gradKV<T, D, false>(g, drop, q, k, v, dout, dos, lse, delta, dk, dks, dv, dvs, nullptr,
+                            score, epilogue);
+}
+
+/// dk and dv, and each key block's share of dq, dS K, added into dqAcc
+/// (the one walk, module comment; heads of at most kAttnOneWalkMaxDim).
+/// Launch: attentionBlocks(g, g.tk) blocks of kAttnThreads, with
+/// launchWarps, after attentionGradDelta and before attentionGradStoreQ.
+template <typename T, int D, typename Score, typename Epilogue>
+ZRT_DEV void attentionGradKVQ(const AttentionShape &g, const AttentionDropout &drop, AttnIn<T> q,
+                              AttnIn<T> k, AttnIn<T> v, const T *dout, Strides4 dos,
+                              const float *lse, const float *delta, T *dk, Strides4 dks, T *dv,
+                              Strides4 dvs, float *dqAcc, Score score, Epilogue epilogue) {
+  attn::gradKV<T, D, true>(g, drop, q, k, v, dout, dos, lse, delta, dk, dks, dv, dvs, dqAcc, score,
+                           epilogue);
 }
 
 } // namespace zeroc_rt::cuda

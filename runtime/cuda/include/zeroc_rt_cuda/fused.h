@@ -32,6 +32,12 @@ ZEROC_RT_EXTERN_C_BEGIN
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_launch_status(int error,
                                                                 const char *kernel);
 
+/// *out: the kernels' scratch buffer in device memory, at least `bytes`
+/// long, valid until the next call that asks for more (one buffer, used on
+/// the compute stream in order). The one-walk attention gradient keeps its
+/// float dq accumulator there.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_kernel_scratch(size_t bytes, void **out);
+
 ZEROC_RT_EXTERN_C_END
 
 #endif // ZEROC_RT_CUDA_FUSED_H

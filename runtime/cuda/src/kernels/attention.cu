@@ -12,9 +12,11 @@
 #include "zeroc_rt_cuda/attention.h"
 
 namespace zeroc_rt::cuda {
+static_assert(kAttentionOneWalkMaxDim == kAttnOneWalkMaxDim, "one limit");
+
 namespace {
 
-ZRT_HD Strides4 strides4(const int64_t (&s)[4]) { return Strides4{s[0], s[1], s[2], s[3]}; }
+ZRT_HD Strides4 strides4(const int64_t *s) { return Strides4{s[0], s[1], s[2], s[3]}; }
 
 /// Operand i (q, k, v) of the call at `x`, with its addend.
 template <typename T> ZRT_HD AttnIn<T> input(const AttentionCall &c, int i, const T *x) {
@@ -64,8 +66,26 @@ ZRT_GLOBAL void gradKVKernel(AttentionCall c, const T *q, const T *k, const T *v
                              T *dv) {
   attentionGradKV<T, D>(shapeOf(c), dropoutFor(c), input(c, 0, q), input(c, 1, k), input(c, 2, v),
                         dout, strides4(c.dout), lse, delta, dk, strides4(c.dk), dv, strides4(c.dv),
-                        ScaledScore<T>{c.scale},
-                        ScaledGrad<T>{c.scale});
+                        ScaledScore<T>{c.scale}, ScaledGrad<T>{c.scale});
+}
+
+template <typename T, int D>
+ZRT_GLOBAL void gradKVQKernel(AttentionCall c, const T *q, const T *k, const T *v, const T *dout,
+                              const float *lse, const float *delta, T *dk, T *dv, float *dqAcc) {
+  attentionGradKVQ<T, D>(shapeOf(c), dropoutFor(c), input(c, 0, q), input(c, 1, k), input(c, 2, v),
+                         dout, strides4(c.dout), lse, delta, dk, strides4(c.dk), dv, strides4(c.dv),
+                         dqAcc, ScaledScore<T>{c.scale}, ScaledGrad<T>{c.scale});
+}
+
+template <typename T, int D>
+ZRT_GLOBAL void gradDeltaKernel(AttentionShape g, const T *o, Strides4 os, const T *dout,
+                                Strides4 dos, float *delta, float *dqAcc) {
+  attentionGradDelta<T, D>(g, o, os, dout, dos, delta, dqAcc);
+}
+
+template <typename T, int D>
+ZRT_GLOBAL void storeQKernel(AttentionShape g, const float *dqAcc, T *dq, Strides4 dqs) {
+  attentionGradStoreQ<T, D>(g, dqAcc, dq, dqs);
 }
 
 /// fn(T{}, std::integral_constant<int, D>{}) for the call's dtype and head.
@@ -170,6 +190,24 @@ zeroc_rt_status_t attentionGrad(zeroc_rt_dtype_t dtype, const AttentionCall &c, 
     using T = decltype(t);
     constexpr int D = decltype(d)::value;
     const AttentionShape g = shapeOf(c);
+    auto gradKV = [&](auto kernel, auto... dqAcc) {
+      return launchStatus(
+          static_cast<int>(launchWarps(kernel, attentionBlocks(g, c.tk), kAttnThreads, c,
+                                       static_cast<const T *>(q), static_cast<const T *>(k),
+                                       static_cast<const T *>(v), static_cast<const T *>(dout), lse,
+                                       static_cast<const float *>(delta), static_cast<T *>(dk),
+                                       static_cast<T *>(dv), dqAcc...)),
+          "attention_grad_kv");
+    };
+    if constexpr (D <= kAttnOneWalkMaxDim) {
+      if (!c.twoWalks) {
+        float *dqAcc = nullptr;
+        ZEROC_RT_RETURN_IF_ERROR(
+            attentionGradBegin(dtype, g, D, o, c.o, dout, c.dout, delta, &dqAcc));
+        ZEROC_RT_RETURN_IF_ERROR(gradKV(gradKVQKernel<T, D>, dqAcc));
+        return attentionGradEnd(dtype, g, D, dqAcc, dq, c.dq);
+      }
+    }
     ZEROC_RT_RETURN_IF_ERROR(launchStatus(
         static_cast<int>(launchWarps(gradQKernel<T, D>, attentionBlocks(g, c.tq), kAttnThreads,
                                      c, static_cast<const T *>(q), static_cast<const T *>(k),
@@ -177,13 +215,70 @@ zeroc_rt_status_t attentionGrad(zeroc_rt_dtype_t dtype, const AttentionCall &c, 
                                      static_cast<const T *>(dout), lse, delta,
                                      static_cast<T *>(dq))),
         "attention_grad_q"));
+    return gradKV(gradKVKernel<T, D>);
+  });
+}
+
+/// fn(T{}, std::integral_constant<int, D>{}) for a one-walk gradient's
+/// dtype and head (16, 32 or 64).
+template <typename Fn>
+zeroc_rt_status_t dispatchOneWalk(const char *kernel, zeroc_rt_dtype_t dtype,
+                                  const AttentionShape &g, int64_t dim, Fn &&fn) {
+  if (g.batch < 0 || g.heads < 0 || g.tq < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a negative size", kernel);
+  auto heads = [&](auto t) -> zeroc_rt_status_t {
+    switch (dim) {
+    case 16:
+      return fn(t, std::integral_constant<int, 16>{});
+    case 32:
+      return fn(t, std::integral_constant<int, 32>{});
+    case 64:
+      return fn(t, std::integral_constant<int, 64>{});
+    default:
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a head of %lld elements (16, 32 or 64)",
+                            kernel, static_cast<long long>(dim));
+    }
+  };
+  switch (dtype) {
+  case ZEROC_RT_DTYPE_F16:
+    return heads(F16{});
+  case ZEROC_RT_DTYPE_BF16:
+    return heads(BF16{});
+  default:
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: dtype %s is not f16 or bf16", kernel,
+                          zeroc_rt_dtype_name(dtype));
+  }
+}
+
+zeroc_rt_status_t attentionGradBegin(zeroc_rt_dtype_t dtype, const AttentionShape &g, int64_t dim,
+                                     const void *o, const int64_t *os, const void *dout,
+                                     const int64_t *dos, float *delta, float **dqAcc) {
+  const char *kernel = "attention_grad_begin";
+  return dispatchOneWalk(kernel, dtype, g, dim, [&](auto t, auto d) -> zeroc_rt_status_t {
+    using T = decltype(t);
+    constexpr int D = decltype(d)::value;
+    void *scratch = nullptr;
+    const size_t bytes = static_cast<size_t>(g.batch * g.heads * g.tq) * D * sizeof(float);
+    ZEROC_RT_RETURN_IF_ERROR(gpuScratch(bytes ? bytes : sizeof(float), &scratch));
+    *dqAcc = static_cast<float *>(scratch);
     return launchStatus(
-        static_cast<int>(launchWarps(gradKVKernel<T, D>, attentionBlocks(g, c.tk), kAttnThreads,
-                                     c, static_cast<const T *>(q), static_cast<const T *>(k),
-                                     static_cast<const T *>(v), static_cast<const T *>(dout),
-                                     lse, static_cast<const float *>(delta),
-                                     static_cast<T *>(dk), static_cast<T *>(dv))),
-        "attention_grad_kv");
+        static_cast<int>(launchWarps(gradDeltaKernel<T, D>, attentionBlocks(g, g.tq), kAttnThreads,
+                                     g, static_cast<const T *>(o), strides4(os),
+                                     static_cast<const T *>(dout), strides4(dos), delta, *dqAcc)),
+        kernel);
+  });
+}
+
+zeroc_rt_status_t attentionGradEnd(zeroc_rt_dtype_t dtype, const AttentionShape &g, int64_t dim,
+                                   const float *dqAcc, void *dq, const int64_t *dqs) {
+  const char *kernel = "attention_grad_end";
+  return dispatchOneWalk(kernel, dtype, g, dim, [&](auto t, auto d) -> zeroc_rt_status_t {
+    using T = decltype(t);
+    constexpr int D = decltype(d)::value;
+    return launchStatus(
+        static_cast<int>(launchWarps(storeQKernel<T, D>, attentionBlocks(g, g.tq), kAttnThreads, g,
+                                     dqAcc, static_cast<T *>(dq), strides4(dqs))),
+        kernel);
   });
 }
 

@@ -38,6 +38,11 @@ struct AttentionCall {
   /// 0), which the kernels add as they load them.
   const void *add[3] = {nullptr, nullptr, nullptr};
   int64_t addStrides[3][4] = {};
+  /// attentionGrad for heads of at most 64: 0, in one walk over the scores
+  /// (zeroc_rt_cuda_k_attention_grad_begin, the dk/dv kernel adding dq,
+  /// _end), as a program runs it; 1, the dq kernel and the dk/dv kernel
+  /// apart, as heads of 128 run.
+  int twoWalks = 0;
 };
 
 /// o and lse (float [batch, heads, tq]); q, k, v, o of `dtype` (F16 or
@@ -51,6 +56,27 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t attentionGrad(zeroc_rt_dtype_t dtype, const 
                                                   const void *o, const void *dout,
                                                   const float *lse, float *delta, void *dq,
                                                   void *dk, void *dv);
+
+struct AttentionShape;
+
+/// zeroc_rt_cuda/attention.h's kAttnOneWalkMaxDim, for host code (the
+/// tests): heads up to this walk the scores once in attentionGrad.
+constexpr int kAttentionOneWalkMaxDim = 64;
+
+/// The one-walk gradient's first step (heads of 16, 32 or 64): delta
+/// (float [batch, heads, tq]) from o and dout at element strides `os` and
+/// `dos` (batch, head, time, dim order), and *dqAcc set to a zeroed float
+/// [batch, heads, tq, dim] accumulator in the kernel scratch.
+ZEROC_RT_MUST_USE zeroc_rt_status_t attentionGradBegin(zeroc_rt_dtype_t dtype,
+                                                       const AttentionShape &g, int64_t dim,
+                                                       const void *o, const int64_t *os,
+                                                       const void *dout, const int64_t *dos,
+                                                       float *delta, float **dqAcc);
+/// Its last step: dq (at element strides `dqs`), dqAcc rounded to dtype.
+ZEROC_RT_MUST_USE zeroc_rt_status_t attentionGradEnd(zeroc_rt_dtype_t dtype,
+                                                     const AttentionShape &g, int64_t dim,
+                                                     const float *dqAcc, void *dq,
+                                                     const int64_t *dqs);
 
 /// c = 1 + a b by one warp's mma16816 (zeroc_rt_cuda/mma.h): a [16, 16]
 /// and b [16, 8] row-major floats rounded to `dtype` (F16 or BF16), c
