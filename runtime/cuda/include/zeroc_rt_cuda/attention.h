@@ -431,21 +431,29 @@ ZRT_DEV float quadSum(float v) {
   return v + shuffleXor(v, 2);
 }
 
-/// Writes rows row0 + 0..15 of a warp's accumulators (divided by
-/// divisor[0] for the lane's first row, divisor[1] for its row 8 below) to
-/// x's (b, h) matrix, rounded to T.
-template <typename T, int D>
-ZRT_DEV void storeRows(T *x, const Strides4 &s, int64_t base, int64_t row0, int64_t end,
-                       const float (&acc)[D / 8][4], const float (&divisor)[2], int lane) {
+/// fn(row, column, nd, i) for each of the lane's accumulators acc[nd][i]
+/// of a warp's rows row0 + 0..15 (D columns) that lie below `end`.
+template <int D, typename Fn>
+ZRT_DEV void forAccumulators(int64_t row0, int64_t end, int lane, Fn &&fn) {
   ZRT_UNROLL
   for (int nd = 0; nd < D / 8; ++nd)
     ZRT_UNROLL
     for (int i = 0; i < 4; ++i) {
       const int64_t row = row0 + mmaRowC(lane, i);
       if (row < end)
-        x[base + row * s.t + (nd * 8 + mmaColC(lane, i)) * s.d] =
-            fromFloat<T>(acc[nd][i] / divisor[i >> 1]);
+        fn(row, nd * 8 + mmaColC(lane, i), nd, i);
     }
+}
+
+/// Writes rows row0 + 0..15 of a warp's accumulators (divided by
+/// divisor[0] for the lane's first row, divisor[1] for its row 8 below) to
+/// x's (b, h) matrix, rounded to T.
+template <typename T, int D>
+ZRT_DEV void storeRows(T *x, const Strides4 &s, int64_t base, int64_t row0, int64_t end,
+                       const float (&acc)[D / 8][4], const float (&divisor)[2], int lane) {
+  forAccumulators<D>(row0, end, lane, [&](int64_t row, int col, int nd, int i) {
+    x[base + row * s.t + col * s.d] = fromFloat<T>(acc[nd][i] / divisor[i >> 1]);
+  });
 }
 
 /// A score's probability, recomputed from its row's log-sum-exp, and the
@@ -547,14 +555,9 @@ ZRT_DEV void accumulateFromShared(float (&acc)[D / 8][4], const uint32_t *rows,
 /// into the dense float matrix `to` of D columns, atomically.
 template <int D>
 ZRT_DEV void addRows(float *to, int64_t row0, int64_t end, const float (&acc)[D / 8][4], int lane) {
-  ZRT_UNROLL
-  for (int nd = 0; nd < D / 8; ++nd)
-    ZRT_UNROLL
-    for (int i = 0; i < 4; ++i) {
-      const int64_t row = row0 + mmaRowC(lane, i);
-      if (row < end)
-        atomicAddFloat(to + row * D + nd * 8 + mmaColC(lane, i), acc[nd][i]);
-    }
+  forAccumulators<D>(row0, end, lane, [&](int64_t row, int col, int nd, int i) {
+    atomicAddFloat(to + row * D + col, acc[nd][i]);
+  });
 }
 
 } // namespace attn
