@@ -565,18 +565,55 @@ LogicalResult printFusedAttentionKernel(ProgramPrinter &p, graph::FusedAttention
 
 namespace {
 
-/// A graph.fused_attention_grad whose kernels walk the scores once
-/// (walksScoresOnce; docs/CudaTarget.md, "Attention in one kernel"): delta
-/// and a zeroed float dq accumulator in the kernel scratch, then dk and dv
-/// with dq added into it, then dq rounded to the element type.
-LogicalResult printOneWalk(ProgramPrinter &p, graph::FusedAttentionGradOp op,
-                           const AttentionText &a, StringRef name, StringRef lambdas,
-                           StringRef strides, StringRef inputs, StringRef hoisted,
-                           StringRef dropValue, StringRef operands, StringRef bodies,
-                           StringRef outStrides, StringRef gradStrides, StringRef gradQStrides,
-                           std::string &definitions) {
-  auto kt = llvm::cast<RankedTensorType>(op.getKt().getType());
-  auto v = llvm::cast<RankedTensorType>(op.getV().getType());
+/// What a graph.fused_attention_grad's kernels and launches print: the
+/// prologue and epilogue lambdas, q, kt and v's AttnIn arguments, the
+/// kernels' extra parameters (biases, body inputs, the dropout key), the
+/// hoisted loads, the dropout, the launches' q, kt and v and extra
+/// arguments, and each tensor's strides.
+struct AttentionGradText {
+  std::string lambdas, ins, inputs, hoisted, drop, operands, extraArgs;
+  std::string out, grad, gradQ, gradKt, gradV;
+};
+
+/// The dk/dv kernel `name`'s definition; with `dqAcc` (one walk), the one
+/// that also adds dq into the accumulator.
+std::string kvKernel(graph::FusedAttentionGradOp op, const AttentionText &a, StringRef name,
+                     const AttentionGradText &t, bool dqAcc) {
+  return kernelHead(op, dqAcc ? "dk and dv, dq added into its accumulator" : "dk and dv", name,
+                    llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
+                                  "{0} *dout, const float *lse, const float *delta, "
+                                  "{1}{0} *dkt, {0} *dv{2}",
+                                  a.s, t.inputs, dqAcc ? ", float *dqacc" : "")
+                        .str(),
+                    a.s, t.hoisted) +
+         llvm::formatv("  z::{9}<{0}, {1}>(z::{2}, {8}, {3}, dout, {4}, lse, delta, dkt, {5}, "
+                       "dv, {6},{10}\n"
+                       "{7});\n"
+                       "}\n\n",
+                       a.s, a.dim, a.shape, t.ins, t.grad, t.gradKt, t.gradV, t.lambdas, t.drop,
+                       dqAcc ? "attentionGradKVQ" : "attentionGradKV", dqAcc ? " dqacc," : "")
+             .str();
+}
+
+/// The dk/dv kernel's launch (passing `dqacc` in one walk).
+void printKVLaunch(ProgramPrinter &p, graph::FusedAttentionGradOp op, const AttentionText &a,
+                   StringRef name, const AttentionGradText &t, bool dqAcc) {
+  printAttentionLaunch(
+      p, name, a, a.tk,
+      llvm::formatv("{0}, (const {1} *)({2}), (const float *)({3}), (const float *)({4}){5}, "
+                    "({1} *)({6}), ({1} *)({7}){8}",
+                    t.operands, a.s, p.var(op.getGrad()), p.var(op.getLse()), p.var(op.getDelta()),
+                    t.extraArgs, p.var(op.getGradKt()), p.var(op.getGradV()),
+                    dqAcc ? ", dqacc" : "")
+          .str());
+}
+
+/// A gradient whose kernels walk the scores once (walksScoresOnce;
+/// docs/CudaTarget.md, "Attention in one kernel"): delta and a zeroed
+/// float dq accumulator in the kernels' scratch, then dk and dv with dq
+/// added into it, then dq rounded to the element type.
+void printOneWalk(ProgramPrinter &p, graph::FusedAttentionGradOp op, const AttentionText &a,
+                  StringRef name, const AttentionGradText &t, std::string &definitions) {
   const std::string nameDelta = (name + "_delta").str(), nameKV = (name + "_kv").str(),
                     nameQ = (name + "_q").str();
   definitions += kernelHead(op, "delta, and dq's accumulator zeroed", nameDelta,
@@ -588,27 +625,13 @@ LogicalResult printOneWalk(ProgramPrinter &p, graph::FusedAttentionGradOp op,
   definitions += llvm::formatv("  z::attentionGradDelta<{0}, {1}>(z::{2}, o, {3}, dout, {4}, "
                                "delta, dqacc);\n"
                                "}\n\n",
-                               a.s, a.dim, a.shape, outStrides, gradStrides);
-  definitions += kernelHead(op, "dk and dv, dq added into its accumulator", nameKV,
-                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
-                                          "{0} *dout, const float *lse, const float *delta, "
-                                          "{1}{0} *dkt, {0} *dv, float *dqacc",
-                                          a.s, inputs)
-                                .str(),
-                            a.s, hoisted);
-  definitions += llvm::formatv(
-      "  z::attentionGradKVQ<{0}, {1}>(z::{2}, {8}, {3}, dout, {4}, lse, delta, dkt, {5}, dv, "
-      "{6}, dqacc,\n"
-      "{7});\n"
-      "}\n\n",
-      a.s, a.dim, a.shape, strides, gradStrides,
-      resultStrides(op.getGradKt(), kt, op.getGradKtPerm(), true),
-      resultStrides(op.getGradV(), v, op.getGradVPerm(), false), lambdas, dropValue);
+                               a.s, a.dim, a.shape, t.out, t.grad);
+  definitions += kvKernel(op, a, nameKV, t, true);
   definitions += kernelHead(op, "dq from its accumulator", nameQ,
                             llvm::formatv("const float *dqacc, {0} *dq", a.s).str(), a.s, "");
   definitions += llvm::formatv("  z::attentionGradStoreQ<{0}, {1}>(z::{2}, dqacc, dq, {3});\n"
                                "}\n\n",
-                               a.s, a.dim, a.shape, gradQStrides);
+                               a.s, a.dim, a.shape, t.gradQ);
   auto q = llvm::cast<RankedTensorType>(op.getQ().getType());
   p.line("{ float *dqacc = nullptr;");
   p.call(llvm::formatv("zeroc_rt_cuda_kernel_scratch({0}ull * sizeof(float), (void **)&dqacc)",
@@ -619,17 +642,10 @@ LogicalResult printOneWalk(ProgramPrinter &p, graph::FusedAttentionGradOp op,
                                      a.s, p.var(op.getOut()), p.var(op.getGrad()),
                                      p.var(op.getDelta()))
                            .str());
-  printAttentionLaunch(
-      p, nameKV, a, a.tk,
-      llvm::formatv("{0}, (const {1} *)({2}), (const float *)({3}), (const float *)({4}){5}, "
-                    "({1} *)({6}), ({1} *)({7}), dqacc",
-                    operands, a.s, p.var(op.getGrad()), p.var(op.getLse()), p.var(op.getDelta()),
-                    bodies, p.var(op.getGradKt()), p.var(op.getGradV()))
-          .str());
+  printKVLaunch(p, op, a, nameKV, t, true);
   printAttentionLaunch(p, nameQ, a, a.tq,
                        llvm::formatv(", dqacc, ({0} *)({1})", a.s, p.var(op.getGradQ())).str());
   p.line("}");
-  return success();
 }
 
 } // namespace
@@ -655,67 +671,51 @@ LogicalResult printFusedAttentionGradKernels(ProgramPrinter &p,
   if (!prologue->keyArgs.empty() || !epilogue->keyArgs.empty())
     return op.emitOpError("has a dropout in its prologue or epilogue, which the CUDA "
                           "emitter cannot print");
-  const std::string lambdas =
-      bodyLambda(*prologue, "s") + ",\n" + bodyLambda(*epilogue, "g");
   const AttentionInputs ins = attentionInputs(p, a.s, {op.getQ(), op.getKt(), op.getV()},
                                               {op.getQBias(), op.getKtBias(), op.getVBias()});
-  const std::string &strides = ins.ins;
   const DropoutText drop = dropoutText(op.getDropoutRatio(), op.getDropoutSeed());
-  const std::string inputs = ins.biasParams + prologue->params + epilogue->params + drop.param;
-  const std::string hoisted = prologue->hoisted + epilogue->hoisted;
+  AttentionGradText t;
+  t.lambdas = bodyLambda(*prologue, "s") + ",\n" + bodyLambda(*epilogue, "g");
+  t.ins = ins.ins;
+  t.inputs = ins.biasParams + prologue->params + epilogue->params + drop.param;
+  t.hoisted = prologue->hoisted + epilogue->hoisted;
+  t.drop = drop.value;
+  t.operands = llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3})", a.s,
+                             p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()));
+  t.extraArgs = ins.biasArgs + prologue->launchArgs + epilogue->launchArgs + drop.launchArg;
+  t.out = resultStrides(op.getOut(), q, op.getOutPerm(), false);
+  t.grad = operandStrides(op.getGrad(), false);
+  t.gradQ = resultStrides(op.getGradQ(), q, op.getGradQPerm(), false);
+  t.gradKt = resultStrides(op.getGradKt(), kt, op.getGradKtPerm(), true);
+  t.gradV = resultStrides(op.getGradV(), v, op.getGradVPerm(), false);
+  if (op.walksScoresOnce()) {
+    printOneWalk(p, op, a, name, t, definitions);
+    return success();
+  }
+  // Two walks: dq first, its kernel writes delta, which the dk/dv kernel
+  // reads.
   const std::string nameQ = (name + "_q").str(), nameKV = (name + "_kv").str();
-  const std::string operands =
-      llvm::formatv(", (const {0} *)({1}), (const {0} *)({2}), (const {0} *)({3})", a.s,
-                    p.var(op.getQ()), p.var(op.getKt()), p.var(op.getV()));
-  const std::string bodies =
-      ins.biasArgs + prologue->launchArgs + epilogue->launchArgs + drop.launchArg;
-  const std::string outStrides = resultStrides(op.getOut(), q, op.getOutPerm(), false);
-  const std::string gradStrides = operandStrides(op.getGrad(), false);
-  const std::string gradQStrides = resultStrides(op.getGradQ(), q, op.getGradQPerm(), false);
-  if (op.walksScoresOnce())
-    return printOneWalk(p, op, a, name, lambdas, strides, inputs, hoisted, drop.value, operands,
-                        bodies, outStrides, gradStrides, gradQStrides, definitions);
-  // dq first: its kernel writes delta, which the dk/dv kernel reads.
   definitions += kernelHead(op, "dq and delta", nameQ,
                             llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
                                           "{0} *o, const {0} *dout, const float *lse, float "
                                           "*delta, {1}{0} *dq",
-                                          a.s, inputs)
+                                          a.s, t.inputs)
                                 .str(),
-                            a.s, hoisted);
+                            a.s, t.hoisted);
   definitions += llvm::formatv(
       "  z::attentionGradQ<{0}, {1}>(z::{2}, {8}, {3}, o, {4}, dout, {5}, lse, delta, dq, {6},\n"
       "{7});\n"
       "}\n\n",
-      a.s, a.dim, a.shape, strides, outStrides, gradStrides, gradQStrides, lambdas, drop.value);
-  definitions += kernelHead(op, "dk and dv", nameKV,
-                            llvm::formatv("const {0} *q, const {0} *kt, const {0} *v, const "
-                                          "{0} *dout, const float *lse, const float *delta, "
-                                          "{1}{0} *dkt, {0} *dv",
-                                          a.s, inputs)
-                                .str(),
-                            a.s, hoisted);
-  definitions += llvm::formatv(
-      "  z::attentionGradKV<{0}, {1}>(z::{2}, {8}, {3}, dout, {4}, lse, delta, dkt, {5}, dv, {6},\n"
-      "{7});\n"
-      "}\n\n",
-      a.s, a.dim, a.shape, strides, gradStrides,
-      resultStrides(op.getGradKt(), kt, op.getGradKtPerm(), true),
-      resultStrides(op.getGradV(), v, op.getGradVPerm(), false), lambdas, drop.value);
+      a.s, a.dim, a.shape, t.ins, t.out, t.grad, t.gradQ, t.lambdas, t.drop);
+  definitions += kvKernel(op, a, nameKV, t, false);
   printAttentionLaunch(
       p, nameQ, a, a.tq,
       llvm::formatv("{0}, (const {1} *)({2}), (const {1} *)({3}), (const float *)({4}), "
                     "(float *)({5}){6}, ({1} *)({7})",
-                    operands, a.s, p.var(op.getOut()), p.var(op.getGrad()),
-                    p.var(op.getLse()), p.var(op.getDelta()), bodies, p.var(op.getGradQ()))
+                    t.operands, a.s, p.var(op.getOut()), p.var(op.getGrad()), p.var(op.getLse()),
+                    p.var(op.getDelta()), t.extraArgs, p.var(op.getGradQ()))
           .str());
-  printAttentionLaunch(
-      p, nameKV, a, a.tk,
-      llvm::formatv("{0}, (const {1} *)({2}), (const float *)({3}), (const float *)({4}){5}, "
-                    "({1} *)({6}), ({1} *)({7})",
-                    operands, a.s, p.var(op.getGrad()), p.var(op.getLse()),
-                    p.var(op.getDelta()), bodies, p.var(op.getGradKt()), p.var(op.getGradV()))
-          .str());
+  printKVLaunch(p, op, a, nameKV, t, false);
   return success();
 }
 
