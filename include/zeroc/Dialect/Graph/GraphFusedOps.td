@@ -201,7 +201,10 @@ def Graph_FusedAttentionGradOp : Graph_Op<"fused_attention_grad",
     probabilities `grad_v` is computed from and the gradient of the dropped
     probabilities (`grad v^T`), as the dropout op of the gradient does.
     `q_bias`, `kt_bias` and `v_bias`: as the forward op's (q, kt and v are
-    the sums).
+    the sums). For heads of at most 64 (`walksScoresOnce`) the CUDA
+    kernels walk the scores once, adding `grad_q` into a float accumulator
+    in the runtime's kernel scratch; else `grad_q`'s kernel computes the
+    products it needs apart from `grad_kt` and `grad_v`'s.
   }];
   let arguments = (ins Graph_FloatTensor:$q, Graph_FloatTensor:$kt, Graph_FloatTensor:$v,
                    Graph_FloatTensor:$out, Graph_FloatTensor:$lse, Graph_FloatTensor:$grad,
