@@ -114,24 +114,32 @@ llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
   return placed;
 }
 
+/// mark(op, payload) for each collective `Op` in `fn` and each `StartOp`
+/// (its started form): the result type of the one, the token's payload of
+/// the other, as a `Payload`.
+template <typename Op, typename StartOp, typename Payload, typename Mark>
+void forEachCollective(func::FuncOp fn, Mark &&mark) {
+  fn.walk([&](Operation *op) {
+    if (auto c = llvm::dyn_cast<Op>(op))
+      mark(c, llvm::cast<Payload>(c.getType()));
+    else if (auto c = llvm::dyn_cast<StartOp>(op))
+      mark(c, llvm::cast<Payload>(c.getToken().getType().getPayload()));
+  });
+}
+
 /// On one rank a reduce-scatter's shard is its whole buffer: reducing in
 /// place (the shard is the buffer's first elements) moves nothing, where a
 /// shard of its own is a copy and a second buffer. Taken when nothing but
 /// the reduce-scatter reads the buffer, so that its storage may hold the
 /// shard after it; the op is marked in_place.
 void reduceScatterInPlaceOnOneRank(func::FuncOp fn) {
-  auto mark = [](auto rs, ShardType shard) {
-    FlatType buffer = rs.getBuffer().getType();
-    if (!rs.getInPlace() && buffer.getWorld() == 1 && shard.getSize() == buffer.getSize() &&
-        rs.getBuffer().hasOneUse())
-      rs.setInPlace(true);
-  };
-  fn.walk([&](Operation *op) {
-    if (auto rs = llvm::dyn_cast<ReduceScatterOp>(op))
-      mark(rs, rs.getType());
-    else if (auto rs = llvm::dyn_cast<ReduceScatterStartOp>(op))
-      mark(rs, llvm::cast<ShardType>(rs.getToken().getType().getPayload()));
-  });
+  forEachCollective<ReduceScatterOp, ReduceScatterStartOp, ShardType>(
+      fn, [](auto rs, ShardType shard) {
+        FlatType buffer = rs.getBuffer().getType();
+        if (!rs.getInPlace() && buffer.getWorld() == 1 && shard.getSize() == buffer.getSize() &&
+            rs.getBuffer().hasOneUse())
+          rs.setInPlace(true);
+      });
 }
 
 /// On one rank a parameter's gather has its shard as its whole buffer: a
@@ -139,15 +147,9 @@ void reduceScatterInPlaceOnOneRank(func::FuncOp fn) {
 /// so that the gathered parameter is a view of the rank's shard (state, no
 /// arena) and nothing is copied; its collective runs nothing.
 void gatherInPlaceOnOneRank(func::FuncOp fn) {
-  auto mark = [](auto gather, FlatType flat) {
+  forEachCollective<AllGatherOp, AllGatherStartOp, FlatType>(fn, [](auto gather, FlatType flat) {
     if (gather.getShard().template getDefiningOp<ParamShardOp>() && flat.getWorld() == 1)
       gather.setInPlace(true);
-  };
-  fn.walk([&](Operation *op) {
-    if (auto ag = llvm::dyn_cast<AllGatherOp>(op))
-      mark(ag, ag.getType());
-    else if (auto ag = llvm::dyn_cast<AllGatherStartOp>(op))
-      mark(ag, llvm::cast<FlatType>(ag.getToken().getType().getPayload()));
   });
 }
 

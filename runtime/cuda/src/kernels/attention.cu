@@ -88,22 +88,26 @@ ZRT_GLOBAL void storeQKernel(AttentionShape g, const float *dqAcc, T *dq, Stride
   attentionGradStoreQ<T, D>(g, dqAcc, dq, dqs);
 }
 
-/// fn(T{}, std::integral_constant<int, D>{}) for the call's dtype and head.
-template <typename Fn>
-zeroc_rt_status_t dispatch(const char *kernel, zeroc_rt_dtype_t dtype, const AttentionCall &c,
-                           Fn &&fn) {
-  if (c.batch < 0 || c.heads < 0 || c.tq < 0 || c.tk < 0)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a negative size", kernel);
+/// fn(T{}, std::integral_constant<int, D>{}) for `dtype` (F16 or BF16)
+/// and a head of `dim` elements: 16, 32, 64, and 128 up to MaxDim.
+template <int MaxDim, typename Fn>
+zeroc_rt_status_t dispatchHead(const char *kernel, zeroc_rt_dtype_t dtype, int64_t dim, Fn &&fn) {
   auto heads = [&](auto t) -> zeroc_rt_status_t {
-    switch (c.dim) {
-    case 16: return fn(t, std::integral_constant<int, 16>{});
-    case 32: return fn(t, std::integral_constant<int, 32>{});
-    case 64: return fn(t, std::integral_constant<int, 64>{});
-    case 128: return fn(t, std::integral_constant<int, 128>{});
+    switch (dim) {
+    case 16:
+      return fn(t, std::integral_constant<int, 16>{});
+    case 32:
+      return fn(t, std::integral_constant<int, 32>{});
+    case 64:
+      return fn(t, std::integral_constant<int, 64>{});
+    case 128:
+      if constexpr (MaxDim >= 128)
+        return fn(t, std::integral_constant<int, 128>{});
+      [[fallthrough]];
     default:
-      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                            "%s: a head of %lld elements (16, 32, 64 or 128)", kernel,
-                            static_cast<long long>(c.dim));
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a head of %lld elements (%s)", kernel,
+                            static_cast<long long>(dim),
+                            MaxDim >= 128 ? "16, 32, 64 or 128" : "16, 32 or 64");
     }
   };
   switch (dtype) {
@@ -113,6 +117,15 @@ zeroc_rt_status_t dispatch(const char *kernel, zeroc_rt_dtype_t dtype, const Att
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: dtype %s is not f16 or bf16",
                           kernel, zeroc_rt_dtype_name(dtype));
   }
+}
+
+/// dispatchHead for the call's dtype and head (any the kernels take).
+template <typename Fn>
+zeroc_rt_status_t dispatch(const char *kernel, zeroc_rt_dtype_t dtype, const AttentionCall &c,
+                           Fn &&fn) {
+  if (c.batch < 0 || c.heads < 0 || c.tq < 0 || c.tk < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a negative size", kernel);
+  return dispatchHead<128>(kernel, dtype, c.dim, fn);
 }
 
 template <typename T> ZRT_GLOBAL void warpProductKernel(const float *a, const float *b, float *c) {
@@ -219,35 +232,13 @@ zeroc_rt_status_t attentionGrad(zeroc_rt_dtype_t dtype, const AttentionCall &c, 
   });
 }
 
-/// fn(T{}, std::integral_constant<int, D>{}) for a one-walk gradient's
-/// dtype and head (16, 32 or 64).
+/// dispatchHead for a one-walk gradient's dtype and head (16, 32 or 64).
 template <typename Fn>
 zeroc_rt_status_t dispatchOneWalk(const char *kernel, zeroc_rt_dtype_t dtype,
                                   const AttentionShape &g, int64_t dim, Fn &&fn) {
   if (g.batch < 0 || g.heads < 0 || g.tq < 0)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a negative size", kernel);
-  auto heads = [&](auto t) -> zeroc_rt_status_t {
-    switch (dim) {
-    case 16:
-      return fn(t, std::integral_constant<int, 16>{});
-    case 32:
-      return fn(t, std::integral_constant<int, 32>{});
-    case 64:
-      return fn(t, std::integral_constant<int, 64>{});
-    default:
-      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: a head of %lld elements (16, 32 or 64)",
-                            kernel, static_cast<long long>(dim));
-    }
-  };
-  switch (dtype) {
-  case ZEROC_RT_DTYPE_F16:
-    return heads(F16{});
-  case ZEROC_RT_DTYPE_BF16:
-    return heads(BF16{});
-  default:
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: dtype %s is not f16 or bf16", kernel,
-                          zeroc_rt_dtype_name(dtype));
-  }
+  return dispatchHead<kAttnOneWalkMaxDim>(kernel, dtype, dim, fn);
 }
 
 zeroc_rt_status_t attentionGradBegin(zeroc_rt_dtype_t dtype, const AttentionShape &g, int64_t dim,

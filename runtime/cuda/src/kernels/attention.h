@@ -39,9 +39,9 @@ struct AttentionCall {
   const void *add[3] = {nullptr, nullptr, nullptr};
   int64_t addStrides[3][4] = {};
   /// attentionGrad for heads of at most 64: 0, in one walk over the scores
-  /// (zeroc_rt_cuda_k_attention_grad_begin, the dk/dv kernel adding dq,
-  /// _end), as a program runs it; 1, the dq kernel and the dk/dv kernel
-  /// apart, as heads of 128 run.
+  /// (attentionGradBegin, the dk/dv kernel adding dq, attentionGradEnd), as
+  /// a program runs it; 1, the dq kernel and the dk/dv kernel apart, as
+  /// heads of 128 run.
   int twoWalks = 0;
 };
 
