@@ -2,25 +2,32 @@
 //
 // With ZEROC_RT_CUDA_EMU_SIMT set, an emulated block runs the threads its
 // launch asked for, each a fiber (ucontext) with a stack of its own, one at a
-// time on the calling thread. A fiber runs until it reaches a barrier
-// (syncBlock), a warp shuffle, a warp gather or its end; then the next one
-// runs. When every thread has stopped, the scheduler:
-//  - completes the shuffles (gathers) of each warp whose 32 lanes are all at
-//    one, and runs those lanes on;
-//  - else, when every thread left is at a barrier, runs them all on.
-// Anything else is a kernel that would hang or be undefined on a GPU, and
-// fails the launch with what it was: a barrier some threads of the block
-// returned before, a shuffle with lanes missing (the warp not full, or
-// lanes elsewhere), more than 1024 threads.
+// time on the calling thread. The block runs a warp at a time: a warp's lanes
+// run, each until it reaches a barrier (syncBlock), a warp shuffle, a warp
+// gather or its end; when all 32 are at one shuffle (gather) the scheduler
+// completes it and runs them on, until every lane is at the barrier or done.
+// Then the next warp runs. When every warp has, and every thread left is at
+// the barrier, they all run on. Anything else is a kernel that would hang or
+// be undefined on a GPU, and fails the launch with what it was: a barrier
+// some threads of the block returned before, a shuffle with lanes missing
+// (the warp not full, or lanes elsewhere), more than 1024 threads, a thread
+// that returned without waiting for its asynchronous copies.
 //
 // A kernel written for warps (a tensor-core product, zeroc_rt_cuda/mma.h) is
 // launched with launchWarps (compat.h): its blocks run as fibers even
 // without ZEROC_RT_CUDA_EMU_SIMT, since one thread cannot stand for a warp.
 //
-// Threads run in index order, or the reverse with
-// ZEROC_RT_CUDA_EMU_SIMT=reverse: a read of another thread's __shared__
-// write that lacks a barrier between them reads a stale value in one order
-// or the other, and the kernel tests then disagree with the CPU.
+// Warps run in index order, and so do a warp's lanes, or both in the reverse
+// with ZEROC_RT_CUDA_EMU_SIMT=reverse. A warp runs on as far as it can
+// without the others (through its tensor-core products, which only its own
+// lanes take part in), as a GPU may run it: a read of another warp's
+// __shared__ write that lacks a barrier between them then reads a stale value
+// in one order or the other, however many products apart the two are, and
+// the kernel tests disagree with the CPU.
+//
+// An asynchronous copy (copyAsync16, cp.async) lands when its thread waits
+// for it (waitCopies16), the latest a GPU may land it, so that a read that
+// is not after the wait sees the old bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +69,12 @@ constexpr size_t kStackBytes = 128 << 10;
 
 enum class At { Running, Barrier, Shuffle, Gather, Done };
 
+/// An asynchronous copy that has not landed yet.
+struct PendingCopy {
+  void *dst;
+  const void *src;
+};
+
 struct Fiber {
   ucontext_t context;
   std::unique_ptr<char[]> stack;
@@ -71,6 +84,7 @@ struct Fiber {
   const uint32_t *gatherFrom = nullptr; ///< a gather's words out and in
   uint32_t *gatherTo = nullptr;
   int gatherWords = 0;
+  std::vector<PendingCopy> copies; ///< issued, not yet waited for
 };
 
 struct Block {
@@ -83,15 +97,26 @@ struct Block {
 
 thread_local Block block;
 
-/// The running block's first misaligned access, if any (misalignedAccess).
-thread_local std::string misaligned;
+/// The first fault the running block's threads made as they ran, if any: a
+/// misaligned access, copies a thread never waited for.
+thread_local std::string fault;
+
+void noteFault(const std::string &text) {
+  if (fault.empty())
+    fault = text;
+}
 
 /// Whether the running block's threads are fibers.
 thread_local bool fibers = false;
 
 void fiberEntry() {
   block.body(block.context);
-  block.fibers[currentThread].at = At::Done;
+  Fiber &f = block.fibers[currentThread];
+  if (!f.copies.empty())
+    noteFault("thread " + std::to_string(currentThread) + " returned without waiting for " +
+              std::to_string(f.copies.size()) + " asynchronous " +
+              (f.copies.size() == 1 ? "copy" : "copies"));
+  f.at = At::Done;
   // Returning resumes uc_link, the scheduler.
 }
 
@@ -109,42 +134,59 @@ int fail(const char *format, int a, int b) {
   return 1;
 }
 
-/// Completes the shuffles and gathers of every warp whose lanes are all at
-/// one (the same one); 1 when a warp has lanes at one and others elsewhere.
-/// *released: whether any lane runs on.
-int completeShuffles(int threads, bool *released) {
-  for (int lo = 0; lo < threads; lo += kWarp) {
-    const int hi = lo + kWarp < threads ? lo + kWarp : threads;
-    int shuffling = 0, gathering = 0;
-    for (int t = lo; t < hi; ++t) {
-      shuffling += block.fibers[t].at == At::Shuffle;
-      gathering += block.fibers[t].at == At::Gather;
-    }
-    if (shuffling == 0 && gathering == 0)
-      continue;
-    if (shuffling != kWarp && gathering != kWarp)
-      return fail("a full-warp shuffle reached by %d lanes of warp %d "
-                  "(the block's threads are not a multiple of 32, or lanes "
-                  "returned or wait at a barrier)",
-                  shuffling + gathering, lo / kWarp);
-    for (int t = lo; t < hi; ++t) {
-      Fiber &f = block.fibers[t];
-      if (gathering) {
-        const int words = block.fibers[lo].gatherWords;
-        if (f.gatherWords != words)
-          return fail("a warp gather of %d words by one lane and of %d by another",
-                      f.gatherWords, words);
-        for (int l = 0; l < kWarp; ++l)
-          std::memcpy(f.gatherTo + l * words, block.fibers[lo + l].gatherFrom,
-                      sizeof(uint32_t) * words);
-      } else {
-        f.received = block.fibers[lo + ((t - lo) ^ (f.laneMask & (kWarp - 1)))].sent;
-      }
-      f.at = At::Running;
-    }
-    *released = true;
+/// Completes the shuffle or gather of warp `lo / 32` (lanes [lo, hi)) when
+/// its lanes are all at one (the same one); 1 when it has lanes at one and
+/// others elsewhere. *released: whether its lanes run on.
+int completeWarp(int lo, int hi, bool *released) {
+  int shuffling = 0, gathering = 0;
+  for (int t = lo; t < hi; ++t) {
+    shuffling += block.fibers[t].at == At::Shuffle;
+    gathering += block.fibers[t].at == At::Gather;
   }
+  *released = false;
+  if (shuffling == 0 && gathering == 0)
+    return 0;
+  if (shuffling != kWarp && gathering != kWarp)
+    return fail("a full-warp shuffle reached by %d lanes of warp %d "
+                "(the block's threads are not a multiple of 32, or lanes "
+                "returned or wait at a barrier)",
+                shuffling + gathering, lo / kWarp);
+  for (int t = lo; t < hi; ++t) {
+    Fiber &f = block.fibers[t];
+    if (gathering) {
+      const int words = block.fibers[lo].gatherWords;
+      if (f.gatherWords != words)
+        return fail("a warp gather of %d words by one lane and of %d by another", f.gatherWords,
+                    words);
+      for (int l = 0; l < kWarp; ++l)
+        std::memcpy(f.gatherTo + l * words, block.fibers[lo + l].gatherFrom,
+                    sizeof(uint32_t) * words);
+    } else {
+      f.received = block.fibers[lo + ((t - lo) ^ (f.laneMask & (kWarp - 1)))].sent;
+    }
+    f.at = At::Running;
+  }
+  *released = true;
   return 0;
+}
+
+/// Runs the lanes [lo, hi) of a warp until each is at a barrier or done,
+/// completing the warp's shuffles and gathers on the way; 1 when one fails.
+int runWarp(int lo, int hi, bool reverse) {
+  for (;;) {
+    for (int k = lo; k < hi; ++k) {
+      const int t = reverse ? hi - 1 - (k - lo) : k;
+      if (block.fibers[t].at != At::Running)
+        continue;
+      currentThread = t;
+      swapcontext(&block.scheduler, &block.fibers[t].context);
+    }
+    bool released = false;
+    if (completeWarp(lo, hi, &released))
+      return 1;
+    if (!released)
+      return 0;
+  }
 }
 
 int runFibers(int threads) {
@@ -162,21 +204,16 @@ int runFibers(int threads) {
     f.context.uc_link = &block.scheduler;
     makecontext(&f.context, fiberEntry, 0);
     f.at = At::Running;
+    f.copies.clear();
   }
   const bool reverse = mode() == Mode::Reverse;
+  const int warps = (threads + kWarp - 1) / kWarp;
   for (;;) {
-    for (int k = 0; k < threads; ++k) {
-      const int t = reverse ? threads - 1 - k : k;
-      if (block.fibers[t].at != At::Running)
-        continue;
-      currentThread = t;
-      swapcontext(&block.scheduler, &block.fibers[t].context);
+    for (int k = 0; k < warps; ++k) {
+      const int lo = (reverse ? warps - 1 - k : k) * kWarp;
+      if (runWarp(lo, lo + kWarp < threads ? lo + kWarp : threads, reverse))
+        return 1;
     }
-    bool released = false;
-    if (completeShuffles(threads, &released))
-      return 1;
-    if (released)
-      continue;
     int done = 0;
     for (int t = 0; t < threads; ++t)
       done += block.fibers[t].at == At::Done;
@@ -197,23 +234,23 @@ bool simt() { return mode() != Mode::Single; }
 
 bool threadsRun() { return fibers; }
 
-/// 1 when the block that ended made a misaligned access (the violation
+/// 1 when a thread of the block that ended made a fault (the violation
 /// says which), else 0.
-int checkAccesses() {
-  if (misaligned.empty())
+int checkFaults() {
+  if (fault.empty())
     return 0;
-  block.violation = "block " + std::to_string(currentBlock) + ": " + misaligned;
-  misaligned.clear();
+  block.violation = "block " + std::to_string(currentBlock) + ": " + fault;
+  fault.clear();
   return 1;
 }
 
 int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
-  misaligned.clear();
+  fault.clear();
   if (!simt() && !warps) {
     currentThreads = 1;
     currentThread = 0;
     body(context);
-    return checkAccesses();
+    return checkFaults();
   }
   currentThreads = launched;
   block.body = body;
@@ -222,18 +259,37 @@ int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
   const int result = runFibers(launched);
   fibers = false;
   currentThread = 0;
-  return result ? result : checkAccesses();
+  return result ? result : checkFaults();
 }
 
 void misalignedAccess(const void *p, int bytes) {
-  if (!misaligned.empty())
+  if (!fault.empty())
     return;
   char text[160];
   std::snprintf(
       text, sizeof text, "thread %d: a %d-byte access at %p, %d bytes past a %d-byte boundary",
       currentThread, bytes, p,
       static_cast<int>(reinterpret_cast<uintptr_t>(p) % static_cast<unsigned>(bytes)), bytes);
-  misaligned = text;
+  fault = text;
+}
+
+void copyAsync16(void *dst, const void *src) {
+  checkAligned(dst, 16);
+  checkAligned(src, 16);
+  if (!fibers) { // one thread: nothing can read before it waits
+    std::memcpy(dst, src, 16);
+    return;
+  }
+  block.fibers[currentThread].copies.push_back(PendingCopy{dst, src});
+}
+
+void waitCopies16() {
+  if (!fibers)
+    return;
+  std::vector<PendingCopy> &copies = block.fibers[currentThread].copies;
+  for (const PendingCopy &c : copies)
+    std::memcpy(c.dst, c.src, 16);
+  copies.clear();
 }
 
 const char *violation() { return block.violation.c_str(); }

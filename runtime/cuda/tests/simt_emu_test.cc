@@ -3,14 +3,17 @@
 // simt_emu.cc on kernels written for the test: that a block has the threads
 // its launch asked for, that __shared__ memory and barriers behave as on a
 // GPU, that the warp reductions sum across lanes, that a missing barrier
-// shows as a stale read in one of the two thread orders, and that what
-// would hang or be undefined on a GPU fails the launch with what it was.
+// shows as a stale read in one of the two thread orders (between warps too,
+// however many warp-wide operations apart), that an asynchronous copy lands
+// at its thread's wait, and that what would hang or be undefined on a GPU
+// fails the launch with what it was.
 // ctest runs it with ZEROC_RT_CUDA_EMU_SIMT=forward and =reverse
 // (tests/CMakeLists.txt).
 //
 //===----------------------------------------------------------------------===//
 
 #include "zeroc_rt_cuda/compat.h"
+#include "zeroc_rt_cuda/mma.h"
 
 #include <gtest/gtest.h>
 
@@ -76,6 +79,39 @@ ZRT_GLOBAL void gatherKernel(int partial, uint32_t *out) {
     out[zc::threadIndex() * 32 + l] = all[l];
 }
 
+/// Each thread writes its slot; each warp then takes part in `products`
+/// warp gathers (as in a kernel's tensor-core products), and then each
+/// thread reads the slot of its lane in the other warp (64 threads): with
+/// a barrier between (`barrier`), every read sees this launch's `mark`.
+ZRT_GLOBAL void otherWarpKernel(int mark, int barrier, int products, int *stale) {
+  __shared__ int slots[64];
+  const int t = zc::threadIndex();
+  slots[t] = mark + t;
+  uint32_t mine = static_cast<uint32_t>(t), all[32];
+  for (int i = 0; i < products; ++i)
+    zc::emu::warpGather(&mine, 1, all);
+  if (barrier)
+    zc::syncBlock();
+  if (slots[t ^ 32] != mark + (t ^ 32))
+    zc::atomicOr(reinterpret_cast<unsigned *>(stale), 1u);
+}
+
+/// Each lane copies 16 bytes of `from` into shared memory asynchronously,
+/// and reads them back before its wait (`before`), after it (`after`) or,
+/// with `wait` 0, never waits.
+ZRT_GLOBAL void asyncCopyKernel(const uint32_t *from, int wait, uint32_t *before, uint32_t *after) {
+  alignas(16) __shared__ uint32_t chunks[32 * 4];
+  const int lane = zc::threadIndex();
+  chunks[4 * lane] = 0;
+  zc::copyAsync16(chunks + 4 * lane, from + 4 * lane);
+  zc::commitCopies16();
+  before[lane] = chunks[4 * lane];
+  if (!wait)
+    return;
+  zc::waitCopies16();
+  after[lane] = chunks[4 * lane];
+}
+
 std::string launchError(int code) {
   return code ? std::string(zc::emu::violation()) : std::string("launched");
 }
@@ -121,6 +157,38 @@ TEST(SimtEmulation, AMissingBarrierReadsAStaleValue) {
   int stale = 0;
   ASSERT_EQ(zc::launch(neighbourKernel, 1, 128, 5000, 0, &stale), 0);
   EXPECT_EQ(stale, 1) << "a read before the neighbour's write went unseen";
+}
+
+TEST(SimtEmulation, AMissingBarrierBetweenWarpsShowsAcrossTheirProducts) {
+  // A warp runs on through its own warp-wide operations before the next
+  // warp starts, as a GPU may run it: the other warp's write is not there.
+  int stale = 0;
+  ASSERT_EQ(zc::launch(otherWarpKernel, 2, 64, 7000, 1, 5, &stale), 0);
+  EXPECT_EQ(stale, 0);
+  ASSERT_EQ(zc::launch(otherWarpKernel, 1, 64, 9000, 0, 5, &stale), 0);
+  EXPECT_EQ(stale, 1) << "a read of the other warp's slot went unseen";
+}
+
+TEST(SimtEmulation, AnAsynchronousCopyLandsAtItsWait) {
+  std::vector<uint32_t> from(32 * 4), before(32, 1), after(32, 0);
+  for (int i = 0; i < 32 * 4; ++i)
+    from[i] = static_cast<uint32_t>(100 + i);
+  ASSERT_EQ(zc::launchWarps(asyncCopyKernel, 1, 32, from.data(), 1, before.data(), after.data()),
+            0);
+  for (int lane = 0; lane < 32; ++lane) {
+    EXPECT_EQ(before[lane], 0u) << "lane " << lane << " read its copy before waiting";
+    EXPECT_EQ(after[lane], from[4 * lane]) << "lane " << lane;
+  }
+}
+
+TEST(SimtEmulation, AThreadThatNeverWaitsForItsCopiesFailsTheLaunch) {
+  std::vector<uint32_t> from(32 * 4), before(32), after(32);
+  const std::string error = launchError(
+      zc::launchWarps(asyncCopyKernel, 1, 32, from.data(), 0, before.data(), after.data()));
+  // Thread 0 returns first in index order, thread 31 in the reverse.
+  EXPECT_NE(error.find("block 0: thread "), std::string::npos) << error;
+  EXPECT_NE(error.find(" returned without waiting for 1 asynchronous copy"), std::string::npos)
+      << error;
 }
 
 TEST(SimtEmulation, ABarrierSomeThreadsReturnedBeforeFailsTheLaunch) {

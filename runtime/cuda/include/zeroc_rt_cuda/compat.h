@@ -95,6 +95,14 @@ inline void checkAligned(const void *p, int bytes) {
 }
 /// __syncthreads: the thread waits until every thread of the block is here.
 void barrier();
+/// cp.async's 16 bytes from `src` to `dst` (both 16-byte aligned), for
+/// zeroc_rt_cuda/mma.h's copyAsync16: in a block of fibers the copy lands
+/// at the thread's next waitCopies16, the latest a GPU may land it, so that
+/// a read of `dst` before that wait sees the old bytes; with one thread, at
+/// once.
+void copyAsync16(void *dst, const void *src);
+/// Lands this thread's copies (copyAsync16) in the order they were issued.
+void waitCopies16();
 /// __shfl_xor_sync over the full warp, for values of up to 8 bytes.
 uint64_t shuffleXor(uint64_t bits, int laneMask);
 /// Every lane's `words` words (`mine`) into `all` (lane l's at l * words),

@@ -66,15 +66,18 @@ ZRT_DEV void store16(void *p, const Words4 &v) {
 /// 16-byte aligned (`cp.async.cg` on sm_80 and later): the attention
 /// kernels load their next tile while they compute on this one. The copy
 /// is complete for the issuing thread after its next waitCopies16; a
-/// barrier after that shows it to the block. Before sm_80, and in the
-/// emulation, it copies at once (then commitCopies16 and waitCopies16 do
-/// nothing).
+/// barrier after that shows it to the block. Before sm_80 it copies at
+/// once (then commitCopies16 and waitCopies16 do nothing). The emulation
+/// lands it at the thread's waitCopies16 (emu::copyAsync16), so that a
+/// read before the wait is seen to read old bytes.
 ZRT_DEV void copyAsync16(void *dst, const void *src) {
 #if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(at), "l"(src) : "memory");
-#else
+#elif ZEROC_RT_CUDA_DEVICE
   store16(dst, load16(src));
+#else
+  emu::copyAsync16(dst, src);
 #endif
 }
 /// Closes the group of this thread's copyAsync16 issued since the last.
@@ -87,6 +90,8 @@ ZRT_DEV void commitCopies16() {
 ZRT_DEV void waitCopies16() {
 #if ZEROC_RT_CUDA_DEVICE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_all;" ::: "memory");
+#elif !ZEROC_RT_CUDA_DEVICE
+  emu::waitCopies16();
 #endif
 }
 
