@@ -77,6 +77,7 @@ std::vector<Phase> trainPhases(const TrainPipelineOptions &o) {
   phases.push_back({"cleanup", [](OpPassManager &pm) {
                       pm.addPass(createFoldTransposes());
                       pm.addPass(createMergeSliceGrads());
+                      pm.addPass(createWidenGatherGrad());
                       pm.addPass(createCanonicalizerPass());
                       pm.addPass(createCSEPass());
                     }});

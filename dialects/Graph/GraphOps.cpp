@@ -306,6 +306,10 @@ LogicalResult GatherOp::verify() {
 
 LogicalResult GatherGradOp::verify() {
   auto data = getType();
+  Type gradElement = getGrad().getType().getElementType(), element = data.getElementType();
+  if (element != gradElement && !(element.isF32() && (gradElement.isF16() || gradElement.isBF16())))
+    return emitOpError("result element type ") << element << " is neither grad's (" << gradElement
+                                               << ") nor f32 for an f16 or bf16 grad";
   int64_t axis = getAxis();
   if (axis < 0 || axis >= data.getRank())
     return emitOpError("axis ") << axis << " is out of range for rank "

@@ -625,6 +625,12 @@ TYPED_TEST(KernelsHalf, GatherAndGradMatchF32) {
       ZEROC_RT_ASSERT_OK(zeroc_rt_k_gather_grad(
           gy.single.desc(), indices.desc(), axis, gd.single.desc()));
       expectRoundedMatch(gd, 0, what + " grad");
+      // Summed into an F32 grad_data (zero-widen-gather-grad): the F32
+      // kernel's sums, which the narrow result rounds.
+      HostTensor wide(F32, c.data);
+      wide.fill(-77.0);
+      ZEROC_RT_ASSERT_OK(zeroc_rt_k_gather_grad(gy.half.desc(), indices.desc(), axis, wide.desc()));
+      EXPECT_EQ(wide.values(), gd.single.values()) << what << " grad into f32";
     }
   // 300 repeats of one index: a 16-bit running sum would stall (BF16: at
   // 256, as 256 + 1 rounds to 256); the float accumulator gives 300.
@@ -635,6 +641,9 @@ TYPED_TEST(KernelsHalf, GatherAndGradMatchF32) {
   ZEROC_RT_ASSERT_OK(
       zeroc_rt_k_gather_grad(ones.desc(), indices.desc(), 0, grad.desc()));
   EXPECT_EQ(grad.values(), (std::vector<double>{0, 0, 300, 300, 0, 0}));
+  HostTensor wide(F32, {3, 2});
+  ZEROC_RT_ASSERT_OK(zeroc_rt_k_gather_grad(ones.desc(), indices.desc(), 0, wide.desc()));
+  EXPECT_EQ(wide.values(), (std::vector<double>{0, 0, 300, 300, 0, 0}));
 }
 
 TYPED_TEST(KernelsHalf, MovementKernelsMatchF32) {

@@ -286,6 +286,34 @@ def MergeSliceGrads : Pass<"zero-merge-slice-grads", "::mlir::ModuleOp"> {
   let dependentDialects = ["::zeroc::graph::GraphDialect"];
 }
 
+def WidenGatherGrad : Pass<"zero-widen-gather-grad", "::mlir::ModuleOp"> {
+  let summary = "sums an f16 or bf16 gather gradient in a planned f32 tensor";
+  let description = [{
+    An embedding's gradient (`graph.gather_grad`) adds the rows of repeated
+    indices, and in f16 or bf16 those sums stall (in bf16, 256 + 1 is
+    256). The runtimes' kernels therefore sum into an f32 tensor of the
+    result's shape and round once at the end; without this pass that
+    tensor is the kernels' own scratch, which no plan counts (GPT-2's
+    token embedding: 154 MB next to a 77 MB gradient).
+
+    In every function, an f16 or bf16 `graph.gather_grad` becomes one with
+    an f32 result and a `graph.cast` of it to the original type. The f32
+    tensor is then a value like any other: zero-plan-buffers places it
+    (at the end of the backward pass, where the activations are dead) and
+    plan.json counts it. The values are the same bits: the kernel sums in
+    f32 as before, and the cast rounds each sum to nearest even as the
+    kernel did.
+
+    ```mlir
+    %g = graph.gather_grad %d, %i {axis = 0 : i64} : tensor<2x8x32xbf16>, tensor<2x8xi64> -> tensor<61x32xbf16>
+    // becomes
+    %s = graph.gather_grad %d, %i {axis = 0 : i64} : tensor<2x8x32xbf16>, tensor<2x8xi64> -> tensor<61x32xf32>
+    %g = graph.cast %s : tensor<61x32xf32> -> tensor<61x32xbf16>
+    ```
+  }];
+  let dependentDialects = ["::zeroc::graph::GraphDialect"];
+}
+
 def FoldTransposes : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
   let summary = "turns matrix products of transposed matrices into GEMMs with transpose flags";
   let description = [{

@@ -1631,6 +1631,13 @@ TEST_P(KernelParity, GatherGrad) {
     ASSERT_OK(zeroc_rt_k_gather_grad(gout.cpu(), idx.cpu(), c.axis, gdata.cpu()));
     ASSERT_GPU_OK(zeroc_rt_cuda_k_gather_grad(gout.gpu(), idx.gpu(), c.axis, gdata.gpu()));
     expectClose(gdata, tol(true), "gather_grad");
+    if (dt() != ZEROC_RT_DTYPE_F16 && dt() != ZEROC_RT_DTYPE_BF16)
+      continue;
+    // Summed into an f32 grad_data (zero-widen-gather-grad), no scratch.
+    Tensor wide = outputTensor(ZEROC_RT_DTYPE_F32, c.data);
+    ASSERT_OK(zeroc_rt_k_gather_grad(gout.cpu(), idx.cpu(), c.axis, wide.cpu()));
+    ASSERT_GPU_OK(zeroc_rt_cuda_k_gather_grad(gout.gpu(), idx.gpu(), c.axis, wide.gpu()));
+    expectClose(wide, tolOf(ZEROC_RT_DTYPE_F32, true), "gather_grad into f32");
   }
 }
 

@@ -340,7 +340,8 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather(
 /// grad_out (repeated indices accumulate in index order: F32/F64 in the
 /// buffer's dtype; F16/BF16 in a float scratch of grad_data's element count,
 /// allocated, so it can fail with ZEROC_RT_OUT_OF_MEMORY, rounded once at the
-/// end). Float dtypes.
+/// end; F16/BF16 into an F32 grad_data in grad_data itself, with no scratch:
+/// zero-widen-gather-grad's form). Float dtypes.
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_k_gather_grad(
     const zeroc_rt_tensor_t *grad_out, const zeroc_rt_tensor_t *indices,
     int64_t axis, const zeroc_rt_tensor_t *grad_data);

@@ -187,13 +187,12 @@ zeroc_rt_status_t kSumTo(const zeroc_rt_tensor_t *in,
 
 /// Validates gather's operands: `data` (or grad_data) shape, indices, and the
 /// result shape data[:axis] + indices + data[axis+1:]. Checks every index.
-zeroc_rt_status_t checkGather(const char *k, const char *dataName,
-                              const zeroc_rt_tensor_t *data,
-                              const zeroc_rt_tensor_t *indices, int64_t axis,
-                              const char *outName,
-                              const zeroc_rt_tensor_t *out, int *axisOut) {
+zeroc_rt_status_t checkGather(const char *k, const char *dataName, const zeroc_rt_tensor_t *data,
+                              const zeroc_rt_tensor_t *indices, int64_t axis, const char *outName,
+                              const zeroc_rt_tensor_t *out, int *axisOut, bool sameDtype = true) {
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices, kIndexDtypes));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, outName, *out, dataName, *data));
+  if (sameDtype)
+    ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, outName, *out, dataName, *data));
   if (data->rank == 0)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: %s must have rank >= 1", k, dataName);
@@ -265,9 +264,13 @@ zeroc_rt_status_t kGatherGrad(const zeroc_rt_tensor_t *gradOut,
   const char *k = "zeroc_rt_k_gather_grad";
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", gradOut, kFloatDtypes));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_data", gradData));
+  // An F16/BF16 grad_out may sum into an F32 grad_data (zero-widen-gather-grad).
+  const bool widened =
+      gradData->dtype == ZEROC_RT_DTYPE_F32 &&
+      (gradOut->dtype == ZEROC_RT_DTYPE_F16 || gradOut->dtype == ZEROC_RT_DTYPE_BF16);
   int ax = 0;
-  ZEROC_RT_RETURN_IF_ERROR(checkGather(k, "grad_data", gradData, indices, axis,
-                                       "grad_out", gradOut, &ax));
+  ZEROC_RT_RETURN_IF_ERROR(
+      checkGather(k, "grad_data", gradData, indices, axis, "grad_out", gradOut, &ax, !widened));
   ZEROC_RT_RETURN_IF_ERROR(
       checkNoOverlap(k, "grad_data", *gradData, "grad_out", *gradOut));
   ZEROC_RT_RETURN_IF_ERROR(
@@ -276,9 +279,10 @@ zeroc_rt_status_t kGatherGrad(const zeroc_rt_tensor_t *gradOut,
   int64_t size = gradData->dims[ax];
   int64_t inner = product(gradData->dims, ax + 1, gradData->rank);
   int64_t n = numElements(*indices);
-  // F32/F64 accumulate in grad_data itself. F16/BF16 accumulate in a float
-  // scratch shaped like grad_data (16-bit sums of repeated indices would
-  // stall: in bf16, 256 + 1 == 256) and round each element once at the end.
+  // F32/F64 accumulate in grad_data itself, and so do F16/BF16 into an F32
+  // grad_data. Else F16/BF16 accumulate in a float scratch shaped like
+  // grad_data (16-bit sums of repeated indices would stall: in bf16,
+  // 256 + 1 == 256) and round each element once at the end.
   return dispatchFloat(gradOut->dtype, [&](auto tag) -> zeroc_rt_status_t {
     using T = decltype(tag);
     using C = ComputeOf<T>;
@@ -287,8 +291,12 @@ zeroc_rt_status_t kGatherGrad(const zeroc_rt_tensor_t *gradOut,
     Scratch<C> scratch;
     C *acc = nullptr;
     if constexpr (narrowStorage) {
-      ZEROC_RT_RETURN_IF_ERROR(scratch.allocate(k, "float accumulator", total));
-      acc = scratch.data();
+      if (widened) {
+        acc = static_cast<C *>(gradData->data);
+      } else {
+        ZEROC_RT_RETURN_IF_ERROR(scratch.allocate(k, "float accumulator", total));
+        acc = scratch.data();
+      }
     } else {
       acc = static_cast<T *>(gradData->data);
     }
@@ -306,6 +314,8 @@ zeroc_rt_status_t kGatherGrad(const zeroc_rt_tensor_t *gradOut,
           dst[i] += loadValue(src[i]);
       }
     if constexpr (narrowStorage) {
+      if (widened)
+        return nullptr;
       T *gd = static_cast<T *>(gradData->data);
       for (int64_t i = 0; i < total; ++i)
         gd[i] = storeValue<T>(acc[i]);

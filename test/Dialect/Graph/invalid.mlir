@@ -523,6 +523,25 @@ func.func @f(%g: tensor<4x2xf32>, %i: tensor<4xi64>) -> tensor<5x3xf32> {
 
 // -----
 
+// Tests that gather_grad's result is grad's element type or, for a bf16 or
+// f16 grad, f32.
+func.func @f(%g: tensor<4x3xbf16>, %i: tensor<4xi64>) -> tensor<5x3xf16> {
+  // expected-error @+1 {{result element type 'f16' is neither grad's ('bf16') nor f32 for an f16 or bf16 grad}}
+  %0 = graph.gather_grad %g, %i {axis = 0 : i64} : tensor<4x3xbf16>, tensor<4xi64> -> tensor<5x3xf16>
+  return %0 : tensor<5x3xf16>
+}
+
+// -----
+
+// Tests that an f32 grad is not summed into an f64 result.
+func.func @f(%g: tensor<4x3xf32>, %i: tensor<4xi64>) -> tensor<5x3xf64> {
+  // expected-error @+1 {{result element type 'f64' is neither grad's ('f32') nor f32 for an f16 or bf16 grad}}
+  %0 = graph.gather_grad %g, %i {axis = 0 : i64} : tensor<4x3xf32>, tensor<4xi64> -> tensor<5x3xf64>
+  return %0 : tensor<5x3xf64>
+}
+
+// -----
+
 // Tests that slice_grad's gradient has the slice's type.
 func.func @f(%g: tensor<3xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{grad type 'tensor<3xf32>' does not match slicing the result: 'tensor<2xf32>'}}

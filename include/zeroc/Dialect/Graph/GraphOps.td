@@ -715,13 +715,16 @@ def Graph_LayerNormGradOp : Graph_Op<"layer_norm_grad", [Pure,
   }];
 }
 
-def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure,
-    AllElementTypesMatch<["grad", "result"]>]> {
+def Graph_GatherGradOp : Graph_Op<"gather_grad", [Pure]> {
   let summary = "scatter-add of a gather's result gradient";
   let description = [{
     Zeroes a tensor of the gathered data's shape (the result type) and adds
     `grad` at the gathered positions; repeated indices accumulate. With
     `padding_idx` (axis 0), positions that gather that row add nothing.
+    The result's element type is `grad`'s, or f32 for an f16 or bf16
+    `grad`: the sums are then stored as they are computed, in f32, where
+    an f16 or bf16 result rounds each of them once at the end
+    (zero-widen-gather-grad).
 
     ```mlir
     %gw = graph.gather_grad %g, %idx {axis = 0 : i64} : tensor<2x8x32xf32>, tensor<2x8xi64> -> tensor<61x32xf32>

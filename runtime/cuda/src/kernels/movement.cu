@@ -136,15 +136,16 @@ struct GatherShape {
   int64_t outer = 0, axisDim = 0, inner = 0, numIndices = 0;
 };
 
-zeroc_rt_status_t gatherShape(const char *k, const char *tableName,
-                              const zeroc_rt_tensor_t *table, const zeroc_rt_tensor_t *indices,
-                              const char *movedName, const zeroc_rt_tensor_t *moved,
-                              int64_t axis, GatherShape &g) {
+zeroc_rt_status_t gatherShape(const char *k, const char *tableName, const zeroc_rt_tensor_t *table,
+                              const zeroc_rt_tensor_t *indices, const char *movedName,
+                              const zeroc_rt_tensor_t *moved, int64_t axis, GatherShape &g,
+                              bool sameDtype = true) {
   using namespace zeroc_rt::kernels;
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, tableName, table));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "indices", indices));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, movedName, moved));
-  ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, movedName, *moved, tableName, *table));
+  if (sameDtype)
+    ZEROC_RT_RETURN_IF_ERROR(checkSameDtype(k, movedName, *moved, tableName, *table));
   if (indices->dtype != ZEROC_RT_DTYPE_I64 && indices->dtype != ZEROC_RT_DTYPE_I32)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: indices must be i64 or i32", k);
   if (axis < 0)
@@ -322,14 +323,18 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, i
                                               zrt_ct grad_data) {
   using namespace zeroc_rt::kernels;
   const char *k = "gather_grad";
+  // F16/BF16 gradients sum in float: in a float grad_data itself
+  // (zero-widen-gather-grad's form), else in the scratch, rounded at the end.
+  const bool narrow =
+      grad_out->dtype == ZEROC_RT_DTYPE_F16 || grad_out->dtype == ZEROC_RT_DTYPE_BF16;
+  const bool widened = narrow && grad_data->dtype == ZEROC_RT_DTYPE_F32;
   GatherShape g;
   ZEROC_RT_RETURN_IF_ERROR(
-      gatherShape(k, "grad_data", grad_data, indices, "grad_out", grad_out, axis, g));
+      gatherShape(k, "grad_data", grad_data, indices, "grad_out", grad_out, axis, g, !widened));
   const int64_t outer = g.outer, inner = g.inner, numIndices = g.numIndices, axisDim = g.axisDim;
   const int64_t n = outer * numIndices * inner, total = numElements(*grad_data);
-  const bool narrow = grad_data->dtype == ZEROC_RT_DTYPE_F16 || grad_data->dtype == ZEROC_RT_DTYPE_BF16;
   void *acc = grad_data->data;
-  if (narrow)
+  if (narrow && !widened)
     ZEROC_RT_RETURN_IF_ERROR(gpuScratch(static_cast<size_t>(total) * sizeof(float), &acc));
   ZEROC_RT_RETURN_IF_ERROR(gpuZero(acc, static_cast<size_t>(total) *
                                             (narrow ? sizeof(float) : zeroc_rt_dtype_size(grad_data->dtype))));
@@ -341,15 +346,17 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, i
                       static_cast<const S *>(grad_out->data), static_cast<const I *>(indices->data),
                       static_cast<A *>(acc), outer, numIndices, axisDim, inner);
   };
-  return dispatchFloat(k, grad_data->dtype, [&](auto s) -> zeroc_rt_status_t {
+  return dispatchFloat(k, grad_out->dtype, [&](auto s) -> zeroc_rt_status_t {
     using S = decltype(s);
     using A = std::conditional_t<std::is_same_v<S, double>, double, float>;
     if (n)
       ZEROC_RT_RETURN_IF_ERROR(indices->dtype == ZEROC_RT_DTYPE_I64 ? scatter(S{}, A{}, int64_t{})
                                                                     : scatter(S{}, A{}, int32_t{}));
     if constexpr (!std::is_same_v<S, float> && !std::is_same_v<S, double>)
-      return ZRT_LAUNCH(k, roundKernel<S>, blocksFor(total), kBlock,
-                        static_cast<const float *>(acc), static_cast<S *>(grad_data->data), total);
+      if (!widened)
+        return ZRT_LAUNCH(k, roundKernel<S>, blocksFor(total), kBlock,
+                          static_cast<const float *>(acc), static_cast<S *>(grad_data->data),
+                          total);
     return nullptr;
   });
 }
