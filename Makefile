@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build test test-hf-suite demo docs clean
+.PHONY: all deps configure build test test-hf-suite sanitize demo docs clean
 
 all: build
 
@@ -28,6 +28,11 @@ test: build
 # subset of it; see test/e2e/hf_suite.py).
 test-hf-suite: build
 	/usr/bin/python3 test/e2e/hf_suite.py --zeroc $(BUILD)/bin/zeroc --work $(BUILD)/hf-suite --full
+
+# The runtimes under AddressSanitizer and UBSan (docs/Testing.md; not part
+# of make test).
+sanitize: build
+	scripts/sanitize-runtime.sh $(BUILD)
 
 demo: build
 	scripts/demo.sh $(BUILD)

@@ -35,6 +35,13 @@
 
 #include <ucontext.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define ZEROC_RT_EMU_ASAN 1
+#else
+#define ZEROC_RT_EMU_ASAN 0
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,8 +51,8 @@
 
 namespace zeroc_rt::cuda::emu {
 
-thread_local int64_t currentBlock = 0, currentGrid = 1;
-thread_local int currentThread = 0, currentThreads = 1;
+__thread int64_t currentBlock = 0, currentGrid = 1;
+__thread int currentThread = 0, currentThreads = 1;
 
 namespace {
 
@@ -85,6 +92,7 @@ struct Fiber {
   uint32_t *gatherTo = nullptr;
   int gatherWords = 0;
   std::vector<PendingCopy> copies; ///< issued, not yet waited for
+  void *fakeStack = nullptr;       ///< AddressSanitizer's, while swapped out
 };
 
 struct Block {
@@ -96,6 +104,46 @@ struct Block {
 };
 
 thread_local Block block;
+
+// AddressSanitizer keeps a stack's bounds (and its fake frames) per
+// thread; each switch between the scheduler and a fiber tells it which
+// stack runs next (its fiber API), or it reports the fibers' frames as
+// errors. Nothing without AddressSanitizer.
+#if ZEROC_RT_EMU_ASAN
+thread_local const void *schedulerStack = nullptr;
+thread_local size_t schedulerStackBytes = 0;
+thread_local void *schedulerFakeStack = nullptr;
+#endif
+
+/// Before the running fiber's swap to the scheduler; `dying`: it returns
+/// for good.
+void leaveFiber(bool dying) {
+#if ZEROC_RT_EMU_ASAN
+  __sanitizer_start_switch_fiber(dying ? nullptr : &block.fibers[currentThread].fakeStack,
+                                 schedulerStack, schedulerStackBytes);
+#else
+  (void)dying;
+#endif
+}
+
+/// Where the running fiber starts, or continues after a swap.
+void enterFiber() {
+#if ZEROC_RT_EMU_ASAN
+  __sanitizer_finish_switch_fiber(block.fibers[currentThread].fakeStack, &schedulerStack,
+                                  &schedulerStackBytes);
+#endif
+}
+
+/// The scheduler's swap to fiber `t` and back.
+void runFiber(int t) {
+#if ZEROC_RT_EMU_ASAN
+  __sanitizer_start_switch_fiber(&schedulerFakeStack, block.fibers[t].stack.get(), kStackBytes);
+#endif
+  swapcontext(&block.scheduler, &block.fibers[t].context);
+#if ZEROC_RT_EMU_ASAN
+  __sanitizer_finish_switch_fiber(schedulerFakeStack, nullptr, nullptr);
+#endif
+}
 
 /// The first fault the running block's threads made as they ran, if any: a
 /// misaligned access, copies a thread never waited for.
@@ -110,6 +158,7 @@ void noteFault(const std::string &text) {
 thread_local bool fibers = false;
 
 void fiberEntry() {
+  enterFiber();
   block.body(block.context);
   Fiber &f = block.fibers[currentThread];
   if (!f.copies.empty())
@@ -117,6 +166,7 @@ void fiberEntry() {
               std::to_string(f.copies.size()) + " asynchronous " +
               (f.copies.size() == 1 ? "copy" : "copies"));
   f.at = At::Done;
+  leaveFiber(true);
   // Returning resumes uc_link, the scheduler.
 }
 
@@ -124,7 +174,9 @@ void fiberEntry() {
 void stopAt(At at) {
   Fiber &f = block.fibers[currentThread];
   f.at = at;
+  leaveFiber(false);
   swapcontext(&f.context, &block.scheduler);
+  enterFiber();
 }
 
 int fail(const char *format, int a, int b) {
@@ -179,7 +231,7 @@ int runWarp(int lo, int hi, bool reverse) {
       if (block.fibers[t].at != At::Running)
         continue;
       currentThread = t;
-      swapcontext(&block.scheduler, &block.fibers[t].context);
+      runFiber(t);
     }
     bool released = false;
     if (completeWarp(lo, hi, &released))
@@ -205,6 +257,7 @@ int runFibers(int threads) {
     makecontext(&f.context, fiberEntry, 0);
     f.at = At::Running;
     f.copies.clear();
+    f.fakeStack = nullptr;
   }
   const bool reverse = mode() == Mode::Reverse;
   const int warps = (threads + kWarp - 1) / kWarp;

@@ -69,8 +69,11 @@ ZRT_DEV void atomicAddFloat(float *to, float v) { ::atomicAdd(to, v); }
 #define __shared__ static thread_local
 namespace emu {
 /// The emulated block of the running kernel, and its thread.
-extern thread_local int64_t currentBlock, currentGrid;
-extern thread_local int currentThread, currentThreads;
+/// (`__thread`: constant-initialized, so that reading one is a plain
+/// thread-local load, not a call to C++'s `thread_local` wrapper, in every
+/// threadIndex() of every emulated thread.)
+extern __thread int64_t currentBlock, currentGrid;
+extern __thread int currentThread, currentThreads;
 /// Whether blocks run as threads (ZEROC_RT_CUDA_EMU_SIMT); else one thread
 /// per block, which has no warps: the block reductions are the identity.
 bool simt();
