@@ -32,9 +32,10 @@ command -v ccache > /dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -D
 export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+mkdir -p "$san"
 cmake -S "$root/runtime" -B "$san" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "${launcher[@]}" -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" > "$san.configure.log"
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" > "$san/configure.log"
 cmake --build "$san" -j "$(nproc)"
 
 failures=0
