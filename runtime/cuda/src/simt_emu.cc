@@ -316,14 +316,14 @@ int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
 }
 
 void misalignedAccess(const void *p, int bytes) {
-  if (!fault.empty())
+  if (!fault.empty()) // one is noted already: no need to format this one
     return;
   char text[160];
   std::snprintf(
       text, sizeof text, "thread %d: a %d-byte access at %p, %d bytes past a %d-byte boundary",
       currentThread, bytes, p,
       static_cast<int>(reinterpret_cast<uintptr_t>(p) % static_cast<unsigned>(bytes)), bytes);
-  fault = text;
+  noteFault(text);
 }
 
 void copyAsync16(void *dst, const void *src) {

@@ -1638,6 +1638,12 @@ TEST_P(KernelParity, GatherGrad) {
     ASSERT_OK(zeroc_rt_k_gather_grad(gout.cpu(), idx.cpu(), c.axis, wide.cpu()));
     ASSERT_GPU_OK(zeroc_rt_cuda_k_gather_grad(gout.gpu(), idx.gpu(), c.axis, wide.gpu()));
     expectClose(wide, tolOf(ZEROC_RT_DTYPE_F32, true), "gather_grad into f32");
+    // The dtypes are read after the operands are checked: a missing one is
+    // an error, not a crash.
+    zeroc_rt_status_t status = zeroc_rt_cuda_k_gather_grad(nullptr, idx.gpu(), c.axis, wide.gpu());
+    ASSERT_NE(status, nullptr);
+    const std::string message = takeMessage(status);
+    EXPECT_NE(message.find("grad_out"), std::string::npos) << message;
   }
 }
 

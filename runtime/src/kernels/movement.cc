@@ -264,10 +264,7 @@ zeroc_rt_status_t kGatherGrad(const zeroc_rt_tensor_t *gradOut,
   const char *k = "zeroc_rt_k_gather_grad";
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", gradOut, kFloatDtypes));
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_data", gradData));
-  // An F16/BF16 grad_out may sum into an F32 grad_data (zero-widen-gather-grad).
-  const bool widened =
-      gradData->dtype == ZEROC_RT_DTYPE_F32 &&
-      (gradOut->dtype == ZEROC_RT_DTYPE_F16 || gradOut->dtype == ZEROC_RT_DTYPE_BF16);
+  const bool widened = sumsF16InF32(*gradOut, *gradData);
   int ax = 0;
   ZEROC_RT_RETURN_IF_ERROR(
       checkGather(k, "grad_data", gradData, indices, axis, "grad_out", gradOut, &ax, !widened));

@@ -40,6 +40,13 @@ constexpr unsigned kIndexDtypes =
     dtypeBit(ZEROC_RT_DTYPE_I64) | dtypeBit(ZEROC_RT_DTYPE_I32);
 constexpr unsigned kAnyDtype = (1u << ZEROC_RT_DTYPE_COUNT) - 1;
 
+/// Whether F16/BF16 `grad`'s sums are stored in an F32 `sums` (a gather
+/// gradient in zero-widen-gather-grad's form) rather than in its own dtype.
+inline bool sumsF16InF32(const zeroc_rt_tensor_t &grad, const zeroc_rt_tensor_t &sums) {
+  return (dtypeBit(grad.dtype) & (kFloatDtypes & ~kWideFloatDtypes)) &&
+         sums.dtype == ZEROC_RT_DTYPE_F32;
+}
+
 /// "[2,3]" for the first `rank` entries of `dims`.
 std::string dimsString(const int64_t *dims, int rank);
 /// "f32[2,3]". Only for descriptors that passed checkTensor.

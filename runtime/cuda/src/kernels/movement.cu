@@ -323,11 +323,13 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, i
                                               zrt_ct grad_data) {
   using namespace zeroc_rt::kernels;
   const char *k = "gather_grad";
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_out", grad_out));
+  ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_data", grad_data));
   // F16/BF16 gradients sum in float: in a float grad_data itself
   // (zero-widen-gather-grad's form), else in the scratch, rounded at the end.
   const bool narrow =
       grad_out->dtype == ZEROC_RT_DTYPE_F16 || grad_out->dtype == ZEROC_RT_DTYPE_BF16;
-  const bool widened = narrow && grad_data->dtype == ZEROC_RT_DTYPE_F32;
+  const bool widened = sumsF16InF32(*grad_out, *grad_data);
   GatherShape g;
   ZEROC_RT_RETURN_IF_ERROR(
       gatherShape(k, "grad_data", grad_data, indices, "grad_out", grad_out, axis, g, !widened));
