@@ -75,6 +75,22 @@ SIMT_CASES = [
     ("gpt2_nodropout", 2, 2, {"bf16": {"enabled": True}}, "reverse"),
 ]
 
+# Cases whose cuda-emu program runs its collectives over the emulated NCCL
+# (comm_nccl.cu itself, nccl_emu.cc beneath it): a GPU per rank
+# (ZEROC_RT_CUDA_EMU_GPUS) and --comm nccl. Each collective runs when the
+# program waits for it, after the kernels queued meanwhile
+# (docs/CudaTarget.md, "The host emulation"): stage 1's and 2's started
+# reductions, stage 3's gathers, the 16-bit paths, accumulation, the
+# staged host scalars of the optimizer step, and the in-place
+# reduce-scatter's block moved on rank 1.
+NCCL_CASES = [
+    ("gpt2", 1, 2, None),
+    ("gpt2", 2, 2, {"bf16": {"enabled": True}, "gradient_accumulation_steps": 2}),
+    ("gpt2", 3, 2, {"fp16": {"enabled": True, "initial_scale_power": 8}}),
+    ("llama", 3, 2, None),
+    ("mlp", 0, 2, None),
+]
+
 # Relative tolerances (losses, saved parameters, and Adam's step) of the
 # programs that compute an attention in one kernel (their train.cu
 # instantiates attentionForward): it rounds where the
@@ -125,6 +141,8 @@ def against_cpu(losses, params, target, steps, tolerances):
     parameters, Adam's step), or ""."""
     loss_rtol, param_rtol, step_atol = tolerances
     a, b = losses["cpu"], losses[target]
+    if None in a + b:  # a loss that was not a number (log.jsonl's null)
+        return 1.0, "%s losses are not all numbers: %s vs %s" % (target, a, b)
     worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(a, b)) if a else 1.0
     if len(a) != steps or len(b) != steps or worst > loss_rtol:
         return worst, "%s losses differ by %.2e: %s vs %s" % (target, worst, a, b)
@@ -159,17 +177,23 @@ def main():
     ap.add_argument("--simt", action="store_true",
                     help="run SIMT_CASES with many threads per block")
     ap.add_argument("--model", help="run only this model's cases")
+    ap.add_argument("--nccl", action="store_true",
+                    help="run only NCCL_CASES (part of the default run)")
     args = ap.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     ref = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "reference",
                        "onnx_torch_train.py")
     passed = failed = 0
-    cases = SIMT_CASES if args.simt else [c + (None,) for c in CASES]
-    for model, stage, world, config, order in cases:
+    if args.simt:
+        cases = [c[:4] + (c[4], None) for c in SIMT_CASES]
+    else:
+        cases = [] if args.nccl else [c + (None, None) for c in CASES]
+        cases += [c + (None, "nccl") for c in NCCL_CASES]
+    for model, stage, world, config, order, comm in cases:
         if args.model and model != args.model:
             continue
-        check_unfused = (model, stage, world) in UNFUSED and not args.simt
+        check_unfused = (model, stage, world) in UNFUSED and not args.simt and not comm
         env = dict(os.environ)
         env.pop("ZEROC_RT_CUDA_EMU_SIMT", None)
         if model.startswith("hf/"):
@@ -184,9 +208,10 @@ def main():
             if r.returncode:
                 print("data for %s failed:\n%s" % (model, r.stdout))
                 return 1
-        tag = "%s-s%d-w%d%s%s" % (model.replace("/", "-").replace("@", "-"), stage, world,
-                                  "-cfg" + str(passed + failed) if config else "",
-                                  "-simt-" + order if order else "")
+        tag = "%s-s%d-w%d%s%s%s" % (model.replace("/", "-").replace("@", "-"), stage, world,
+                                    "-cfg" + str(passed + failed) if config else "",
+                                    "-simt-" + order if order else "",
+                                    "-" + comm if comm else "")
         losses, params, why = {}, {}, ""
         runs = ["cpu", "cuda-emu"] + (["cuda-emu-unfused"] if check_unfused else [])
         fused_attention = False
@@ -216,12 +241,24 @@ def main():
             log = os.path.join(out, "log.jsonl")
             if order and target != "cpu":
                 env["ZEROC_RT_CUDA_EMU_SIMT"] = order
-            r = run(MPIRUN + ["-np", str(world), "--oversubscribe", "--bind-to", "none",
-                     os.path.join(out, "train"), "--data", data, "--steps", str(args.steps),
-                     "--log-jsonl", log, "--save-params", os.path.join(out, "params"),
-                     "--quiet"], env)
+            train = [os.path.join(out, "train"), "--data", data, "--steps", str(args.steps),
+                     "--log-jsonl", log, "--save-params", os.path.join(out, "params")]
+            if comm and target != "cpu":
+                # One emulated GPU per rank; not --quiet, to see which
+                # communicator ran.
+                env["ZEROC_RT_CUDA_EMU_GPUS"] = str(world)
+                train += ["--comm", comm]
+            else:
+                env.pop("ZEROC_RT_CUDA_EMU_GPUS", None)
+                train.append("--quiet")
+            r = run(MPIRUN + ["-np", str(world), "--oversubscribe", "--bind-to", "none"] + train,
+                    env)
             if r.returncode:
                 why = "%s train failed: %s" % (target, r.stdout.strip()[-400:])
+                break
+            if comm and target != "cpu" and "collectives over %s" % comm not in r.stdout:
+                why = "%s did not run its collectives over %s: %s" % (
+                    target, comm, r.stdout.strip()[-400:])
                 break
             losses[target] = [json.loads(l)["loss"] for l in open(log)]
             params[target] = {os.path.basename(p): np.load(p) for p in

@@ -22,13 +22,13 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t openStagedComm(zeroc_rt_comm_t *world,
 /// over `world`; collectives on the communication stream, ordered against
 /// the compute stream by events (comm_nccl.cu). A collective call. Sets
 /// *peersMayBeStuck when NCCL's initialization failed on this rank: the
-/// others may then wait in NCCL's bootstrap, not in `world`. Fails in the
-/// host emulation, which has no NCCL.
+/// others may then wait in NCCL's bootstrap, not in `world`. The host
+/// emulation runs the same code over its emulated NCCL (nccl_emu.cc).
 ZEROC_RT_MUST_USE zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *world,
                                                  zeroc_rt_comm_t **out,
                                                  bool *peersMayBeStuck);
 
-/// Whether this build has NCCL (the host emulation has not).
+/// Whether this build has NCCL (the host emulation's is emulated).
 bool haveNccl();
 
 } // namespace zeroc_rt::cuda

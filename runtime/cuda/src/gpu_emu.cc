@@ -1,7 +1,7 @@
 //===- gpu_emu.cc - The host emulation of gpu.h ---------------------------===//
 //
-// Host memory (256-byte aligned, zeroed), copies done at once, one stream,
-// events that are always complete. Kernels run through compat.h's launch,
+// Host memory (256-byte aligned, zeroed), copies done at once (the
+// streams and events: streams_emu.cc). Kernels run through compat.h's launch,
 // one block after the other (simt_emu.cc runs a block's threads). The
 // emulation remembers which blocks are "device memory" and fails a copy
 // whose ends are on the wrong side, as cudaMemcpy would on a GPU, so that
@@ -10,8 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zeroc_rt_cuda/compat.h"
 #include "gpu.h"
+#include "streams_emu.h"
+#include "zeroc_rt_cuda/compat.h"
 
 #include "status_internal.h"
 
@@ -25,7 +26,6 @@ namespace zeroc_rt::cuda {
 namespace {
 unsigned errorWords[2];
 double scalars[8];
-int eventToken;
 
 /// The emulated device allocations: start -> bytes.
 std::map<const char *, size_t> &allocations() {
@@ -33,7 +33,9 @@ std::map<const char *, size_t> &allocations() {
   return blocks;
 }
 
-bool onDevice(const void *p, size_t bytes) {
+} // namespace
+
+bool emuOnDevice(const void *p, size_t bytes) {
   const char *c = static_cast<const char *>(p);
   if (c == reinterpret_cast<const char *>(errorWords) ||
       c == reinterpret_cast<const char *>(scalars))
@@ -46,44 +48,69 @@ bool onDevice(const void *p, size_t bytes) {
   return c >= it->first && c + bytes <= it->first + it->second;
 }
 
+namespace {
 zeroc_rt_status_t sides(const char *what, const void *dst, bool dstDevice,
                         const void *src, bool srcDevice, size_t bytes) {
   if (!bytes)
     return nullptr;
-  if ((dst && onDevice(dst, bytes) != dstDevice) || (src && onDevice(src, bytes) != srcDevice))
+  if ((dst && emuOnDevice(dst, bytes) != dstDevice) ||
+      (src && emuOnDevice(src, bytes) != srcDevice))
     return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL,
                           "host emulation: %s of %zu bytes from %s memory to %s "
                           "memory got %s",
-                          what, bytes, srcDevice ? "device" : "host",
-                          dstDevice ? "device" : "host",
-                          onDevice(dst, bytes) != dstDevice ? "a wrong destination"
-                                                            : "a wrong source");
+                          what, bytes, srcDevice ? "device" : "host", dstDevice ? "device" : "host",
+                          emuOnDevice(dst, bytes) != dstDevice ? "a wrong destination"
+                                                               : "a wrong source");
   return nullptr;
 }
+
+/// ZEROC_RT_CUDA_EMU_GPUS: how many GPUs the emulation shows each process
+/// (1 when unset), -1 when it is not a number from 1 to 64.
+int emulatedGpus() {
+  const char *v = std::getenv("ZEROC_RT_CUDA_EMU_GPUS");
+  if (!v || !*v)
+    return 1;
+  char *end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return *end || n < 1 || n > 64 ? -1 : static_cast<int>(n);
+}
+int openedGpu = 0;
 } // namespace
 
-void *computeStream() { return nullptr; }
-void *commStream() { return nullptr; }
-
 zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
-  *count = 1;
-  if (device != 0)
+  const int gpus = emulatedGpus();
+  if (gpus < 0)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "the host emulation has one device, not %d",
-                          device + 1);
+                          "ZEROC_RT_CUDA_EMU_GPUS is '%s': the host emulation takes a "
+                          "number of GPUs from 1 to 64",
+                          std::getenv("ZEROC_RT_CUDA_EMU_GPUS"));
+  *count = gpus;
+  if (device < 0 || device >= gpus)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "the host emulation has %d device(s), not %d (set "
+                          "ZEROC_RT_CUDA_EMU_GPUS)",
+                          gpus, device + 1);
+  openedGpu = device;
   *description = "host emulation (no GPU)";
+  if (gpus > 1)
+    *description += ", emulated GPU " + std::to_string(device) + " of " + std::to_string(gpus);
   return nullptr;
 }
-int gpuCount() { return 1; }
-void gpuClose() {}
-/// Every process's "GPU" on a host is the same one.
+int gpuCount() { return emulatedGpus() < 0 ? 1 : emulatedGpus(); }
+/// As cudaDeviceReset: the device's queued work is done first.
+void gpuClose() { zeroc_rt_status_free(emuDrainCommStream()); }
+/// The processes on a host that open emulated GPU n share it (one UUID per
+/// n): with ZEROC_RT_CUDA_EMU_GPUS unset every rank's is GPU 0, so the
+/// ranks share one GPU and take --comm mpi; with one emulated GPU per rank
+/// they take NCCL (the emulated one, nccl_emu.cc), as on a machine with a
+/// GPU per rank.
 void gpuUuid(unsigned char out[16]) {
   static const char kEmulation[16] = "host emulation";
   std::memcpy(out, kEmulation, 16);
+  out[15] = static_cast<unsigned char>(openedGpu);
 }
-/// Work is done when it is called: nothing to wait for or watch.
+/// A wait never blocks (streams_emu.cc): nothing to watch.
 void setHostWaitWatcher(HostWaitWatcher *) {}
-zeroc_rt_status_t gpuStreamSynchronize(void *, const char *) { return nullptr; }
 
 zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
   const size_t rounded = (bytes + 255) / 256 * 256 + 256;
@@ -97,7 +124,11 @@ zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
   *out = p;
   return nullptr;
 }
+/// As cudaFree, which waits for the device: the communication stream's
+/// held work may still use the block (a failure stays that stream's, for
+/// its next wait to report).
 void gpuFree(void *p) {
+  zeroc_rt_status_free(emuDrainCommStream());
   noteGpuFree(p);
   allocations().erase(static_cast<const char *>(p));
   std::free(p);
@@ -128,37 +159,7 @@ zeroc_rt_status_t gpuZero(void *dst, size_t bytes) {
   return nullptr;
 }
 
-zeroc_rt_status_t gpuEventCreate(void **event) {
-  *event = &eventToken;
-  return nullptr;
-}
-// A timed event: the work before it is done when it is recorded, so it
-// completes then.
-struct TimedEvent {
-  std::chrono::steady_clock::time_point at;
-};
-zeroc_rt_status_t gpuTimedEventCreate(void **event) {
-  *event = new TimedEvent{std::chrono::steady_clock::now()};
-  return nullptr;
-}
-zeroc_rt_status_t gpuEventElapsed(void *from, void *to, float *ms) {
-  *ms = std::chrono::duration<float, std::milli>(static_cast<TimedEvent *>(to)->at -
-                                                 static_cast<TimedEvent *>(from)->at)
-            .count();
-  return nullptr;
-}
-void gpuEventDestroy(void *event) {
-  if (event != &eventToken)
-    delete static_cast<TimedEvent *>(event);
-}
-zeroc_rt_status_t gpuEventRecord(void *event, void *) {
-  if (event != &eventToken)
-    static_cast<TimedEvent *>(event)->at = std::chrono::steady_clock::now();
-  return nullptr;
-}
-zeroc_rt_status_t gpuStreamWait(void *, void *) { return nullptr; }
-zeroc_rt_status_t gpuEventSynchronize(void *) { return nullptr; }
-bool isHostPointer(const void *p) { return !onDevice(p, 1); }
+bool isHostPointer(const void *p) { return !emuOnDevice(p, 1); }
 
 zeroc_rt_status_t launchStatus(int error, const char *kernel) {
   if (!error)

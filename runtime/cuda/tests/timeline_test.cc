@@ -44,9 +44,15 @@ TEST(GpuTimeline, OpsWaitsAndCollectives) {
   const Clock::time_point start = Clock::now();
   zc::gpuTimelineOp(0);
   sleepMs(20);
-  zc::gpuTimelineCollective("all_gather", true);
+  // The communication stream runs its marks as they come, as an idle GPU
+  // stream does (the emulation holds them until something waits).
+  auto collectiveMark = [](bool begin) {
+    zc::gpuTimelineCollective("all_gather", begin);
+    zeroc_rt_status_free(zc::gpuStreamSynchronize(zc::commStream(), "a mark"));
+  };
+  collectiveMark(true);
   sleepMs(10);
-  zc::gpuTimelineCollective("all_gather", false);
+  collectiveMark(false);
   zc::gpuTimelineOp(-1); // a wait: no op's time
   sleepMs(10);
   zc::gpuTimelineOp(1);

@@ -1,0 +1,160 @@
+//===- streams_emu.cc - The host emulation's streams and events -----------===//
+//
+// The compute stream (NULL) runs its work at once; the communication stream
+// holds its work until something waits for it (streams_emu.h). Every piece
+// of held work and every event recorded there gets a ticket, in queue order;
+// a wait for an event runs the held work up to the event's ticket.
+//
+//===----------------------------------------------------------------------===//
+
+#include "streams_emu.h"
+#include "gpu.h"
+
+#include "status_internal.h"
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+
+namespace zeroc_rt::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// What a recorded event knows: when it completed, or the ticket of the
+/// held record it waits for. Shared with that record, which may run after
+/// the event is destroyed (CUDA lets a program destroy a pending event).
+struct EventState {
+  Clock::time_point at = Clock::now();
+  uint64_t ticket = 0; ///< the last record's, while pending
+  bool pending = false;
+};
+struct Event {
+  std::shared_ptr<EventState> state = std::make_shared<EventState>();
+};
+
+struct Held {
+  uint64_t ticket;
+  StreamWork work;
+};
+
+class CommStream {
+public:
+  /// The ticket the next held work gets.
+  uint64_t next() const { return issued + 1; }
+  uint64_t hold(StreamWork work) {
+    held.push_back({++issued, std::move(work)});
+    return issued;
+  }
+
+  /// Runs the held work with tickets up to `ticket`, in order. After a
+  /// failure nothing more runs: the failure is every later wait's status.
+  zeroc_rt_status_t runThrough(uint64_t ticket) {
+    while (failed.empty() && !held.empty() && held.front().ticket <= ticket) {
+      StreamWork work = std::move(held.front().work);
+      held.pop_front();
+      if (zeroc_rt_status_t s = work()) {
+        failed = zeroc_rt_status_message(s);
+        return s;
+      }
+    }
+    if (!failed.empty())
+      return ZEROC_RT_ERROR(ZEROC_RT_COMM_ERROR,
+                            "host emulation: the communication stream stopped at "
+                            "an earlier failure: %s",
+                            failed.c_str());
+    return nullptr;
+  }
+  zeroc_rt_status_t drain() { return runThrough(issued); }
+
+private:
+  std::deque<Held> held;
+  uint64_t issued = 0;
+  std::string failed;
+};
+
+CommStream &commQueue() {
+  static CommStream stream;
+  return stream;
+}
+
+bool isComm(void *stream) { return stream && stream == commStream(); }
+
+EventState &stateOf(void *event) { return *static_cast<Event *>(event)->state; }
+
+/// Runs the communication stream up to `event`'s record, if it is pending.
+zeroc_rt_status_t complete(void *event) {
+  EventState &e = stateOf(event);
+  if (!e.pending)
+    return nullptr;
+  return commQueue().runThrough(e.ticket);
+}
+
+} // namespace
+
+void *computeStream() { return nullptr; }
+void *commStream() { return &commQueue(); }
+
+zeroc_rt_status_t emuStreamRun(void *stream, StreamWork work) {
+  if (!isComm(stream))
+    return work();
+  commQueue().hold(std::move(work));
+  return nullptr;
+}
+
+zeroc_rt_status_t emuDrainCommStream() { return commQueue().drain(); }
+
+zeroc_rt_status_t gpuStreamSynchronize(void *stream, const char *) {
+  return isComm(stream) ? emuDrainCommStream() : nullptr;
+}
+
+zeroc_rt_status_t gpuEventCreate(void **event) {
+  *event = new Event;
+  return nullptr;
+}
+zeroc_rt_status_t gpuTimedEventCreate(void **event) { return gpuEventCreate(event); }
+void gpuEventDestroy(void *event) { delete static_cast<Event *>(event); }
+
+zeroc_rt_status_t gpuEventRecord(void *event, void *stream) {
+  std::shared_ptr<EventState> e = static_cast<Event *>(event)->state;
+  if (!isComm(stream)) {
+    e->at = Clock::now();
+    e->pending = false;
+    return nullptr;
+  }
+  // Completes when the communication stream gets to it, unless the event
+  // was recorded again meanwhile (a wait then waits for the later record).
+  const uint64_t ticket = commQueue().next();
+  e->ticket = ticket;
+  e->pending = true;
+  commQueue().hold([e, ticket]() -> zeroc_rt_status_t {
+    if (e->ticket == ticket) {
+      e->at = Clock::now();
+      e->pending = false;
+    }
+    return nullptr;
+  });
+  return nullptr;
+}
+
+zeroc_rt_status_t gpuStreamWait(void *stream, void *event) {
+  // The communication stream runs its work in order and the compute
+  // stream's events are complete when recorded: only the compute stream
+  // (and so the host) can have to wait.
+  return isComm(stream) ? nullptr : complete(event);
+}
+
+zeroc_rt_status_t gpuEventSynchronize(void *event) { return complete(event); }
+
+zeroc_rt_status_t gpuEventElapsed(void *from, void *to, float *ms) {
+  const EventState &a = stateOf(from), &b = stateOf(to);
+  if (a.pending || b.pending)
+    return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL,
+                          "host emulation: the time between two events of which one "
+                          "has not completed (cudaErrorNotReady on a GPU)");
+  *ms = std::chrono::duration<float, std::milli>(b.at - a.at).count();
+  return nullptr;
+}
+
+} // namespace zeroc_rt::cuda
