@@ -5,9 +5,11 @@
 # build-sanitize/, then
 #   - the runtime's own tests (ctest: kernels, engine, MPI conformance);
 #   - the emulated CUDA kernel tests with one thread per block and with many
-#     (ZEROC_RT_CUDA_EMU_SIMT=forward and reverse), and the emulator's tests;
+#     (ZEROC_RT_CUDA_EMU_SIMT=forward and reverse), the emulator's tests and
+#     comm_nccl.cu over the emulated NCCL;
 #   - emulated GPT-2 and Llama programs (bf16, fp16, fp32; stages 0, 2, 3;
-#     1 and 2 ranks; one with many threads per block), printed by the
+#     1 and 2 ranks; one with many threads per block, one over the
+#     emulated NCCL), printed by the
 #     compiler in $BUILD (make build first) and built against the sanitized
 #     libraries.
 # On the emulation "device memory" is host memory, one allocation per
@@ -61,16 +63,19 @@ if [ -x "$emu/zeroc_rt_cuda_emu_kernel_tests" ]; then
   for order in forward reverse; do
     check "emulator tests $order" env ZEROC_RT_CUDA_EMU_SIMT=$order "$emu/zeroc_rt_cuda_simt_emu_tests"
   done
+  check "emulated NCCL communicator, 3 ranks" \
+    mpirun -np 3 --oversubscribe --bind-to none "$emu/zeroc_rt_cuda_comm_nccl_emu_test"
 else
   echo "sanitize-runtime: no CUDA toolkit found: the emulated kernel tests were not built"
 fi
 
-# Emulated programs: name, model, stage, ranks, precision, steps, threads.
+# Emulated programs: name, model, stage, ranks, precision, steps, threads,
+# communicator (nccl: the emulated NCCL, a GPU per rank).
 rm -rf "$work" && mkdir -p "$work"
 libs=$(sed -n 's/^#define ZEROC_RUNTIME_LINK_LIBRARIES "\(.*\)"$/\1/p' \
   "$build/include/zeroc/Driver/BuildPaths.h" | tr ';' ' ')
 program() {
-  local name=$1 model=$2 stage=$3 ranks=$4 precision=$5 steps=$6 simt=${7:-}
+  local name=$1 model=$2 stage=$3 ranks=$4 precision=$5 steps=$6 simt=${7:-} comm=${8:-mpi}
   local out=$work/$name data=$work/data-$model config=$work/$precision.json
   [ -d "$data" ] || /usr/bin/python3 "$root/tools/reference/onnx_torch_train.py" \
     "$build/test/models/$model.onnx" --make-data "$data" --samples 64 --seed 0 -q
@@ -86,14 +91,18 @@ program() {
   c++ -std=c++17 -O0 -g -ffp-contract=off $flags -I "$root/runtime/include" \
     -I "$root/runtime/cuda/include" -x c++ "$out/train.cu" -x none -o "$out/train" \
     "$san/cuda/emu/libzeroc_runtime_cuda_emu.a" "$san/libzeroc_runtime.a" $libs -lm
-  ZEROC_RT_CUDA_EMU_SIMT=$simt mpirun -np "$ranks" --oversubscribe --bind-to none \
-    "$out/train" --data "$data" --steps "$steps" --quiet
+  local gpus=1
+  [ "$comm" = nccl ] && gpus=$ranks
+  ZEROC_RT_CUDA_EMU_SIMT=$simt ZEROC_RT_CUDA_EMU_GPUS=$gpus \
+    mpirun -np "$ranks" --oversubscribe --bind-to none \
+    "$out/train" --data "$data" --steps "$steps" --comm "$comm" --quiet
 }
 if [ -f "$san/cuda/emu/libzeroc_runtime_cuda_emu.a" ]; then
   check "gpt2 bf16 stage 0, 2 ranks" program gpt2-bf16-s0 gpt2 0 2 bf16 3
   check "gpt2 fp16 stage 3, 2 ranks" program gpt2-fp16-s3 gpt2 3 2 fp16 8
   check "gpt2 fp32 stage 2, 2 ranks" program gpt2-fp32-s2 gpt2 2 2 fp32 3
   check "llama bf16 stage 3, 2 ranks" program llama-bf16-s3 llama 3 2 bf16 3
+  check "gpt2 fp16 stage 3, 2 ranks, NCCL" program gpt2-fp16-s3-nccl gpt2 3 2 fp16 4 "" nccl
   check "gpt2_nodropout bf16 stage 2, many threads" program gpt2nd-bf16-s2 gpt2_nodropout 2 2 bf16 3 forward
 fi
 echo "sanitize-runtime: $failures failure(s)"
