@@ -83,7 +83,7 @@ struct Call {
 };
 
 ncclResult_t check(ncclComm_t comm, const char *name, ncclDataType_t type, const ncclRedOp_t *op,
-                   const void *send, size_t sendBytes, const void *recv, size_t recvBytes,
+                   const void *send, size_t sendElems, const void *recv, size_t recvElems,
                    Call *call) {
   if (!comm)
     return ncclInvalidArgument;
@@ -100,6 +100,8 @@ ncclResult_t check(ncclComm_t comm, const char *name, ncclDataType_t type, const
                   std::string(name) + ": the emulated NCCL sums and takes maxima only");
     call->op = *op == ncclMax ? ZEROC_RT_REDUCE_MAX : ZEROC_RT_REDUCE_SUM;
   }
+  const size_t sendBytes = sendElems * call->elementBytes,
+               recvBytes = recvElems * call->elementBytes;
   if ((sendBytes && !emuOnDevice(send, sendBytes)) || (recvBytes && !emuOnDevice(recv, recvBytes)))
     return fail(comm, ncclInvalidArgument,
                 std::string(name) + ": a buffer is not (all) device memory");
@@ -131,6 +133,30 @@ ncclResult_t enqueue(ncclComm_t comm, const char *name, cudaStream_t stream, Run
 std::vector<char> bytesOf(const void *p, size_t bytes) {
   const char *c = static_cast<const char *>(p);
   return std::vector<char>(c, c + bytes);
+}
+
+size_t ranks(ncclComm_t comm) { return comm ? static_cast<size_t>(comm->size) : 0; }
+
+/// One collective, through host copies of its buffers (NCCL's in-place
+/// forms alias them): checks the arguments now and queues the rest, where
+/// run(in, out, call) moves the `sendElems` elements read at `send` into
+/// the `recvElems` written at `recv`, over MPI.
+template <typename Run>
+ncclResult_t collective(ncclComm_t comm, const char *name, cudaStream_t stream, ncclDataType_t type,
+                        const ncclRedOp_t *op, const void *send, size_t sendElems, void *recv,
+                        size_t recvElems, Run run) {
+  Call c;
+  if (ncclResult_t r = check(comm, name, type, op, send, sendElems, recv, recvElems, &c))
+    return r;
+  const size_t inBytes = sendElems * c.elementBytes, outBytes = recvElems * c.elementBytes;
+  return enqueue(comm, name, stream, [=]() -> zeroc_rt_status_t {
+    if (!outBytes)
+      return nullptr;
+    std::vector<char> in = bytesOf(send, inBytes), out(outBytes);
+    ZEROC_RT_RETURN_IF_ERROR(run(in.data(), out.data(), c));
+    std::memcpy(recv, out.data(), outBytes);
+    return nullptr;
+  });
 }
 
 } // namespace
@@ -230,85 +256,43 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t type,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  Call c;
-  size_t bytes = 0;
-  if (comm && dtypeOf(type, &c.dtype))
-    bytes = count * zeroc_rt_dtype_size(c.dtype);
-  if (ncclResult_t r = check(comm, "ncclAllReduce", type, &op, send, bytes, recv, bytes, &c))
-    return r;
-  return enqueue(comm, "ncclAllReduce", stream, [=]() -> zeroc_rt_status_t {
-    if (!count)
-      return nullptr;
-    std::vector<char> buf = bytesOf(send, bytes);
-    ZEROC_RT_RETURN_IF_ERROR(comm->mpi->allReduce(buf.data(), buf.data(), count, c.dtype, c.op));
-    std::memcpy(recv, buf.data(), bytes);
-    return nullptr;
-  });
+  return collective(comm, "ncclAllReduce", stream, type, &op, send, count, recv, count,
+                    [=](char *in, char *out, const Call &c) {
+                      return comm->mpi->allReduce(in, out, count, c.dtype, c.op);
+                    });
 }
 
 /// In place when send == recv + rank * sendCount, as NCCL's.
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t sendCount, ncclDataType_t type,
                            ncclComm_t comm, cudaStream_t stream) {
-  Call c;
-  size_t bytes = 0;
-  if (comm && dtypeOf(type, &c.dtype))
-    bytes = sendCount * zeroc_rt_dtype_size(c.dtype);
-  const size_t all = comm ? bytes * static_cast<size_t>(comm->size) : 0;
-  if (ncclResult_t r = check(comm, "ncclAllGather", type, nullptr, send, bytes, recv, all, &c))
-    return r;
-  return enqueue(comm, "ncclAllGather", stream, [=]() -> zeroc_rt_status_t {
-    if (!sendCount)
-      return nullptr;
-    std::vector<char> mine = bytesOf(send, bytes), gathered(all);
-    ZEROC_RT_RETURN_IF_ERROR(
-        comm->mpi->allGather(mine.data(), gathered.data(), sendCount, c.dtype));
-    std::memcpy(recv, gathered.data(), all);
-    return nullptr;
-  });
+  return collective(comm, "ncclAllGather", stream, type, nullptr, send, sendCount, recv,
+                    sendCount * ranks(comm), [=](char *in, char *out, const Call &c) {
+                      return comm->mpi->allGather(in, out, sendCount, c.dtype);
+                    });
 }
 
 /// In place when recv == send + rank * recvCount, as NCCL's: the rank's
 /// block stays at its offset.
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t recvCount, ncclDataType_t type,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  Call c;
-  size_t bytes = 0;
-  if (comm && dtypeOf(type, &c.dtype))
-    bytes = recvCount * zeroc_rt_dtype_size(c.dtype);
-  const size_t all = comm ? bytes * static_cast<size_t>(comm->size) : 0;
-  if (ncclResult_t r = check(comm, "ncclReduceScatter", type, &op, send, all, recv, bytes, &c))
-    return r;
-  return enqueue(comm, "ncclReduceScatter", stream, [=]() -> zeroc_rt_status_t {
-    if (!recvCount)
-      return nullptr;
-    std::vector<char> blocks = bytesOf(send, all), mine(bytes);
-    ZEROC_RT_RETURN_IF_ERROR(
-        comm->mpi->reduceScatter(blocks.data(), mine.data(), recvCount, c.dtype, c.op));
-    std::memcpy(recv, mine.data(), bytes);
-    return nullptr;
-  });
+  return collective(comm, "ncclReduceScatter", stream, type, &op, send, recvCount * ranks(comm),
+                    recv, recvCount, [=](char *in, char *out, const Call &c) {
+                      return comm->mpi->reduceScatter(in, out, recvCount, c.dtype, c.op);
+                    });
 }
 
+/// `send` is read on the root only.
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t type,
                            int root, ncclComm_t comm, cudaStream_t stream) {
-  Call c;
-  size_t bytes = 0;
-  if (comm && dtypeOf(type, &c.dtype))
-    bytes = count * zeroc_rt_dtype_size(c.dtype);
-  const bool isRoot = comm && comm->rank == root;
-  if (ncclResult_t r =
-          check(comm, "ncclBroadcast", type, nullptr, send, isRoot ? bytes : 0, recv, bytes, &c))
-    return r;
-  if (root < 0 || root >= comm->size)
+  if (comm && (root < 0 || root >= comm->size))
     return fail(comm, ncclInvalidArgument, "ncclBroadcast: no rank " + std::to_string(root));
-  return enqueue(comm, "ncclBroadcast", stream, [=]() -> zeroc_rt_status_t {
-    if (!count)
-      return nullptr;
-    std::vector<char> buf = isRoot ? bytesOf(send, bytes) : std::vector<char>(bytes);
-    ZEROC_RT_RETURN_IF_ERROR(comm->mpi->broadcast(buf.data(), count, c.dtype, root));
-    std::memcpy(recv, buf.data(), bytes);
-    return nullptr;
-  });
+  const bool isRoot = comm && comm->rank == root;
+  return collective(comm, "ncclBroadcast", stream, type, nullptr, send, isRoot ? count : 0, recv,
+                    count, [=](char *in, char *out, const Call &c) {
+                      if (isRoot)
+                        std::memcpy(out, in, count * c.elementBytes);
+                      return comm->mpi->broadcast(out, count, c.dtype, root);
+                    });
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
