@@ -5,7 +5,8 @@ Trains a 2-rank job (stage 2, where every micro-step runs collectives) with
 --collective-timeout T, then, once it is training, either SIGKILLs rank 1
 (Open MPI's launcher ends the job and names the rank) or SIGSTOPs it (rank
 0's watchdog gives up after T seconds, naming the collective it waited in
-and rank 1 as stopped). Checks the exit code, the bound and the message.
+and rank 1 as stopped); and SIGSTOPs rank 1 of the same model's CUDA
+program on the host emulation over its emulated NCCL. Checks the exit code, the bound and the message.
 
     %system-python rank_failure.py --zeroc zeroc --models-dir DIR --work DIR
 """
@@ -50,13 +51,15 @@ def cleanup(out):
                     pass
 
 
-def case(args, out, data, how, timeout_s):
-    log = os.path.join(args.work, how + ".jsonl")
+def case(args, out, data, how, timeout_s, nccl=False):
+    log = os.path.join(args.work, how + ("-nccl" if nccl else "") + ".jsonl")
     cmd = MPIRUN + ["-np", "2", "--oversubscribe", "--bind-to", "none",
                     os.path.join(out, "train"), "--data", data, "--steps",
                     "1000000", "--log-jsonl", log, "--collective-timeout",
-                    str(timeout_s), "--quiet"]
+                    str(timeout_s), "--quiet"] + (["--comm", "nccl"] if nccl else [])
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    if nccl:
+        env["ZEROC_RT_CUDA_EMU_GPUS"] = "2"  # a GPU per rank: NCCL
     p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True)
@@ -92,8 +95,8 @@ def case(args, out, data, how, timeout_s):
     if want not in output or (how == "stop" and "past --collective-timeout" not in output):
         return "no line with %r: %s" % (want, output[-600:])
     line = next(l for l in output.splitlines() if want in l)
-    print("%s: the job ended %.1f s after rank 1 was %s (exit %d): %s" % (
-        how, took, "killed" if how == "kill" else "stopped", p.returncode,
+    print("%s%s: the job ended %.1f s after rank 1 was %s (exit %d): %s" % (
+        how, " (emulated NCCL)" if nccl else "", took, "killed" if how == "kill" else "stopped", p.returncode,
         line.strip()))
     bound = 15 if how == "kill" else timeout_s + 15
     if took > bound:
@@ -115,13 +118,20 @@ def main():
                     "--samples", "64", "--seed", "0", "-q"], check=True)
     subprocess.run([a.zeroc, "compile", model, "-o", out, "--stage", "2",
                     "--world-size", "2"], check=True, capture_output=True)
+    # The CUDA program over the emulated NCCL: rank 0 waits in a drain of
+    # the communication stream's held collectives (streams_emu.cc).
+    out_nccl = out + "-cuda-emu"
+    subprocess.run([a.zeroc, "compile", model, "-o", out_nccl, "--stage", "2",
+                    "--world-size", "2", "--target", "cuda-emu"], check=True,
+                   capture_output=True)
     failed = 0
-    for how in ("kill", "stop"):
-        problem = case(a, out, data, how, a.timeout)
+    cases = [(out, "kill", False), (out, "stop", False), (out_nccl, "stop", True)]
+    for program, how, nccl in cases:
+        problem = case(a, program, data, how, a.timeout, nccl)
         if problem:
             failed += 1
-            print("FAIL %s: %s" % (how, problem))
-    print("rank failures: %d passed, %d failed" % (2 - failed, failed))
+            print("FAIL %s%s: %s" % (how, " (emulated NCCL)" if nccl else "", problem))
+    print("rank failures: %d passed, %d failed" % (len(cases) - failed, failed))
     return 1 if failed else 0
 
 

@@ -51,14 +51,16 @@ ncclDataType_t ncclType(zeroc_rt_dtype_t dtype) {
 
 class NcclComm final : public zeroc_rt_comm, public HostWaitWatcher {
 public:
-  NcclComm(int rank, int size, ncclComm_t comm)
-      : zeroc_rt_comm(rank, size), nccl(comm) {}
+  NcclComm(zeroc_rt_comm_t *world, ncclComm_t comm)
+      : zeroc_rt_comm(world->rank, world->size), nccl(comm), world(world) {}
 
   /// A host wait for the GPU is where a rank blocks on its collectives.
+  /// The --collective-timeout watchdog watches the world communicator
+  /// (train_main.cc), which outlives this one: the wait is marked there.
   void begin() override {
-    blocked("a wait for the GPU's queued kernels and NCCL collectives");
+    world->blocked("a wait for the GPU's queued kernels and NCCL collectives");
   }
-  void end() override { unblocked(); }
+  void end() override { world->unblocked(); }
   zeroc_rt_status_t poll() override {
     if (aborted)
       return nullptr;
@@ -155,6 +157,7 @@ public:
   }
 
   ncclComm_t nccl;
+  zeroc_rt_comm_t *world; ///< where a host wait is marked for the watchdog
   void *before = nullptr; ///< the compute stream's point a collective waits for
 
 private:
@@ -297,7 +300,7 @@ zeroc_rt_status_t openNcclComm(zeroc_rt_comm_t *world, zeroc_rt_comm_t **out,
     *peersMayBeStuck = world->size > 1;
     return ncclStatus(init, "initializing the communicator");
   }
-  auto *nc = new NcclComm(world->rank, world->size, comm);
+  auto *nc = new NcclComm(world, comm);
   if (zeroc_rt_status_t e = gpuEventCreate(&nc->before)) {
     ncclCommDestroy(comm);
     delete nc;

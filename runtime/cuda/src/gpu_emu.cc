@@ -109,8 +109,6 @@ void gpuUuid(unsigned char out[16]) {
   std::memcpy(out, kEmulation, 16);
   out[15] = static_cast<unsigned char>(openedGpu);
 }
-/// A wait never blocks (streams_emu.cc): nothing to watch.
-void setHostWaitWatcher(HostWaitWatcher *) {}
 
 zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
   const size_t rounded = (bytes + 255) / 256 * 256 + 256;

@@ -51,14 +51,25 @@ public:
   /// Runs the held work with tickets up to `ticket`, in order. After a
   /// failure nothing more runs: the failure is every later wait's status.
   zeroc_rt_status_t runThrough(uint64_t ticket) {
+    // The host now waits for the communication stream's collectives, as a
+    // GPU's host waits: the watcher marks the wait for the
+    // --collective-timeout watchdog (a peer that never joins).
+    const bool waits = watcher && failed.empty() && !held.empty() && held.front().ticket <= ticket;
+    if (waits)
+      watcher->begin();
+    zeroc_rt_status_t status = nullptr;
     while (failed.empty() && !held.empty() && held.front().ticket <= ticket) {
       StreamWork work = std::move(held.front().work);
       held.pop_front();
-      if (zeroc_rt_status_t s = work()) {
-        failed = zeroc_rt_status_message(s);
-        return s;
+      if ((status = work())) {
+        failed = zeroc_rt_status_message(status);
+        break;
       }
     }
+    if (waits)
+      watcher->end();
+    if (status)
+      return status;
     if (!failed.empty())
       return ZEROC_RT_ERROR(ZEROC_RT_COMM_ERROR,
                             "host emulation: the communication stream stopped at "
@@ -67,6 +78,8 @@ public:
     return nullptr;
   }
   zeroc_rt_status_t drain() { return runThrough(issued); }
+
+  HostWaitWatcher *watcher = nullptr;
 
 private:
   std::deque<Held> held;
@@ -104,6 +117,8 @@ zeroc_rt_status_t emuStreamRun(void *stream, StreamWork work) {
 }
 
 zeroc_rt_status_t emuDrainCommStream() { return commQueue().drain(); }
+
+void setHostWaitWatcher(HostWaitWatcher *watcher) { commQueue().watcher = watcher; }
 
 zeroc_rt_status_t gpuStreamSynchronize(void *stream, const char *) {
   return isComm(stream) ? emuDrainCommStream() : nullptr;
