@@ -132,9 +132,8 @@ const char *kStage3 = "zeroc's stage 3 all-gathers parameters around their "
                       "keeps a forward gather for the backward pass within "
                       "stage3_max_reuse_distance, and does no "
                       "module-granularity tuning";
-const char *kOffload =
-    "zeroc has no offload; the CPU target keeps every tensor "
-    "in host memory";
+const char *kOffload = "zeroc has no offload; the CPU target keeps every tensor "
+                       "in host memory, the CUDA target in GPU memory";
 const char *kZeroPP = "zeroc has no ZeRO++";
 const char *kTorchModule = "a PyTorch-module detail of DeepSpeed's stage 3; "
                            "zeroc compiles the whole graph";

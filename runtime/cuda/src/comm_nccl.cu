@@ -82,10 +82,14 @@ public:
 
   const char *backendName() const override { return "nccl"; }
 
+  /// A one-word all_reduce that the host waits for: every rank has
+  /// reached it when it returns, as with MPI's barrier (the collective
+  /// alone would only order the streams).
   zeroc_rt_status_t barrier() override {
     void *word = nullptr;
     ZEROC_RT_RETURN_IF_ERROR(gpuScratch(sizeof(float), &word));
-    return allReduce(word, word, 1, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_SUM);
+    ZEROC_RT_RETURN_IF_ERROR(allReduce(word, word, 1, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_SUM));
+    return gpuStreamSynchronize(computeStream(), "a barrier");
   }
 
   zeroc_rt_status_t allReduce(const void *send, void *recv, size_t count,

@@ -191,6 +191,7 @@ int main(int argc, char **argv) {
     allReduce(nc, counter);
     gatherAndScatter(nc, counter);
     started(nc, counter);
+    ok(counter, zeroc_rt_comm_barrier(nc), "barrier");
     hostBuffer(nc, counter);
     ok(counter, zeroc_rt_comm_finalize(nc), "finalize");
   }
