@@ -133,24 +133,28 @@ void gpuFree(void *p) {
 }
 
 zeroc_rt_status_t gpuUpload(void *dst, const void *src, size_t bytes) {
+  emuNoteComputeWork();
   ZEROC_RT_RETURN_IF_ERROR(sides("an upload", dst, true, src, false, bytes));
   if (bytes)
     std::memmove(dst, src, bytes);
   return nullptr;
 }
 zeroc_rt_status_t gpuDownload(void *dst, const void *src, size_t bytes) {
+  emuNoteComputeWork();
   ZEROC_RT_RETURN_IF_ERROR(sides("a download", dst, false, src, true, bytes));
   if (bytes)
     std::memmove(dst, src, bytes);
   return nullptr;
 }
 zeroc_rt_status_t gpuCopy(void *dst, const void *src, size_t bytes) {
+  emuNoteComputeWork();
   ZEROC_RT_RETURN_IF_ERROR(sides("a device copy", dst, true, src, true, bytes));
   if (bytes && dst != src)
     std::memmove(dst, src, bytes);
   return nullptr;
 }
 zeroc_rt_status_t gpuZero(void *dst, size_t bytes) {
+  emuNoteComputeWork();
   ZEROC_RT_RETURN_IF_ERROR(sides("a memset", dst, true, nullptr, false, bytes));
   if (bytes)
     std::memset(dst, 0, bytes);

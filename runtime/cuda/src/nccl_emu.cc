@@ -8,8 +8,10 @@
 // to them: the communication stream holds them until the program waits
 // for them (streams_emu.h). Arguments are checked when a call is made, as
 // NCCL checks them: device memory (a host pointer is ncclInvalidArgument),
-// the types and reductions comm_nccl.cu passes. A collective that fails
-// when it runs sets the communicator's asynchronous error.
+// the types and reductions comm_nccl.cu passes; and a collective queued
+// on the communication stream must follow a wait for the compute stream's
+// work so far (emuCheckCommAfterCompute). A collective that fails when it
+// runs sets the communicator's asynchronous error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,6 +150,14 @@ ncclResult_t collective(ncclComm_t comm, const char *name, cudaStream_t stream, 
   Call c;
   if (ncclResult_t r = check(comm, name, type, op, send, sendElems, recv, recvElems, &c))
     return r;
+  if (stream == static_cast<cudaStream_t>(zeroc_rt::cuda::commStream()))
+    if (zeroc_rt_status_t s = zeroc_rt::cuda::emuCheckCommAfterCompute(name)) {
+      // NCCL_DEBUG=WARN's line: comm_nccl.cu reports the result's string.
+      std::fprintf(stderr, "NCCL WARN (host emulation) %s\n", zeroc_rt_status_message(s));
+      ncclResult_t r = fail(comm, ncclInvalidUsage, zeroc_rt_status_message(s));
+      zeroc_rt_status_free(s);
+      return r;
+    }
   const size_t inBytes = sendElems * c.elementBytes, outBytes = recvElems * c.elementBytes;
   return enqueue(comm, name, stream, [=]() -> zeroc_rt_status_t {
     if (!outBytes)

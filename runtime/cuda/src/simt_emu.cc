@@ -33,6 +33,8 @@
 
 #include "zeroc_rt_cuda/compat.h"
 
+#include "streams_emu.h"
+
 #include <ucontext.h>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -298,6 +300,7 @@ int checkFaults() {
 }
 
 int runBlock(int launched, void (*body)(void *), void *context, bool warps) {
+  zeroc_rt::cuda::emuNoteComputeWork();
   fault.clear();
   if (!simt() && !warps) {
     currentThreads = 1;

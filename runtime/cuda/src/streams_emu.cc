@@ -27,6 +27,7 @@ using Clock = std::chrono::steady_clock;
 /// the event is destroyed (CUDA lets a program destroy a pending event).
 struct EventState {
   Clock::time_point at = Clock::now();
+  uint64_t computeWork = 0; ///< the compute stream's work before it, if recorded there
   uint64_t ticket = 0; ///< the last record's, while pending
   bool pending = false;
 };
@@ -80,12 +81,17 @@ public:
   zeroc_rt_status_t drain() { return runThrough(issued); }
 
   HostWaitWatcher *watcher = nullptr;
+  /// The compute stream's work this stream has waited for (a count).
+  uint64_t computeSeen = 0;
 
 private:
   std::deque<Held> held;
   uint64_t issued = 0;
   std::string failed;
 };
+
+/// The compute stream's work so far (a count).
+uint64_t computeWork = 0;
 
 CommStream &commQueue() {
   static CommStream stream;
@@ -120,6 +126,19 @@ zeroc_rt_status_t emuDrainCommStream() { return commQueue().drain(); }
 
 void setHostWaitWatcher(HostWaitWatcher *watcher) { commQueue().watcher = watcher; }
 
+void emuNoteComputeWork() { ++computeWork; }
+
+zeroc_rt_status_t emuCheckCommAfterCompute(const char *what) {
+  const uint64_t seen = commQueue().computeSeen;
+  if (seen == computeWork)
+    return nullptr;
+  return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL,
+                        "host emulation: %s was queued on the communication stream without "
+                        "waiting for the compute stream's last %llu operation(s): on a GPU it "
+                        "may run before the kernels that write its operands",
+                        what, static_cast<unsigned long long>(computeWork - seen));
+}
+
 zeroc_rt_status_t gpuStreamSynchronize(void *stream, const char *) {
   return isComm(stream) ? emuDrainCommStream() : nullptr;
 }
@@ -136,6 +155,7 @@ zeroc_rt_status_t gpuEventRecord(void *event, void *stream) {
   if (!isComm(stream)) {
     e->at = Clock::now();
     e->pending = false;
+    e->computeWork = computeWork;
     return nullptr;
   }
   // Completes when the communication stream gets to it, unless the event
@@ -143,6 +163,7 @@ zeroc_rt_status_t gpuEventRecord(void *event, void *stream) {
   const uint64_t ticket = commQueue().next();
   e->ticket = ticket;
   e->pending = true;
+  e->computeWork = 0; // says nothing of the compute stream's work
   commQueue().hold([e, ticket]() -> zeroc_rt_status_t {
     if (e->ticket == ticket) {
       e->at = Clock::now();
@@ -156,8 +177,14 @@ zeroc_rt_status_t gpuEventRecord(void *event, void *stream) {
 zeroc_rt_status_t gpuStreamWait(void *stream, void *event) {
   // The communication stream runs its work in order and the compute
   // stream's events are complete when recorded: only the compute stream
-  // (and so the host) can have to wait.
-  return isComm(stream) ? nullptr : complete(event);
+  // (and so the host) can have to wait. The communication stream has seen
+  // the compute stream's work before a compute event it waits for.
+  if (!isComm(stream))
+    return complete(event);
+  const EventState &e = stateOf(event);
+  if (!e.pending && e.computeWork > commQueue().computeSeen)
+    commQueue().computeSeen = e.computeWork;
+  return nullptr;
 }
 
 zeroc_rt_status_t gpuEventSynchronize(void *event) { return complete(event); }

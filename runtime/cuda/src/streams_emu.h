@@ -12,7 +12,10 @@
 // kernel the compute stream queued meanwhile, and a kernel that reads a
 // collective's result without waiting for it, or overwrites its operand
 // before it ran, computes with the wrong data in every emulated run
-// (docs/CudaTarget.md, "The host emulation").
+// (docs/CudaTarget.md, "The host emulation"). The other way round, the
+// compute stream never lags, so a collective queued without waiting for
+// the compute stream's work would see that work done: the emulated NCCL
+// refuses such a collective instead (emuCheckCommAfterCompute).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +35,16 @@ using StreamWork = std::function<zeroc_rt_status_t()>;
 /// compute stream, whose status it returns; held on the communication
 /// stream, whose failure a later wait for it reports.
 ZEROC_RT_MUST_USE zeroc_rt_status_t emuStreamRun(void *stream, StreamWork work);
+
+/// The compute stream ran (at once) one more kernel, copy or GEMM.
+void emuNoteComputeWork();
+
+/// Fails when the communication stream has not waited for every piece of
+/// compute-stream work queued so far (an event recorded after it): a
+/// collective queued then could run on a GPU before the kernels that made
+/// its operands (comm_nccl.cu makes each collective wait for them). `what`
+/// names the collective.
+ZEROC_RT_MUST_USE zeroc_rt_status_t emuCheckCommAfterCompute(const char *what);
 
 /// Runs everything the communication stream holds (a host wait for it, or
 /// for the whole device); its first failure, if any.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kernels/gemm_plan.h"
+#include "streams_emu.h"
 
 #include <cstring>
 #include <vector>
@@ -40,6 +41,7 @@ const void *denseMatrix(const void *base, int64_t off, size_t es, int64_t rows, 
 
 zeroc_rt_status_t runGemm(const GemmCall &call, zeroc_rt_dtype_t dtype, const void *a,
                           const void *b, void *out, double alpha, double beta) {
+  emuNoteComputeWork();
   const size_t es = zeroc_rt_dtype_size(dtype);
   if (call.ldOut && beta != 0.0)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
