@@ -10,8 +10,10 @@
 // NCCL checks them: device memory (a host pointer is ncclInvalidArgument),
 // the types and reductions comm_nccl.cu passes; and a collective queued
 // on the communication stream must follow a wait for the compute stream's
-// work so far (emuCheckCommAfterCompute). A collective that fails when it
-// runs sets the communicator's asynchronous error.
+// work so far (emuCheckCommAfterCompute). A held collective whose operand
+// changed before it ran (the compute stream wrote it without waiting)
+// fails when it runs. A collective that fails when it runs sets the
+// communicator's asynchronous error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -139,6 +142,34 @@ std::vector<char> bytesOf(const void *p, size_t bytes) {
 
 size_t ranks(ncclComm_t comm) { return comm ? static_cast<size_t>(comm->size) : 0; }
 
+/// What the communication stream's held work will write (collectives'
+/// results, copies): a collective whose operand one of them overlaps may
+/// see it change before it runs, in stream order.
+class HeldWrites {
+public:
+  uint64_t add(const void *p, size_t bytes) {
+    ranges[++last] = {static_cast<const char *>(p), bytes};
+    return last;
+  }
+  void done(uint64_t id) { ranges.erase(id); }
+  bool overlap(const void *p, size_t bytes) const {
+    const char *c = static_cast<const char *>(p);
+    for (const auto &[id, r] : ranges)
+      if (c < r.first + r.second && r.first < c + bytes)
+        return true;
+    return false;
+  }
+
+private:
+  std::map<uint64_t, std::pair<const char *, size_t>> ranges;
+  uint64_t last = 0;
+};
+
+HeldWrites &heldWrites() {
+  static HeldWrites writes;
+  return writes;
+}
+
 /// One collective, through host copies of its buffers (NCCL's in-place
 /// forms alias them): checks the arguments now and queues the rest, where
 /// run(in, out, call) moves the `sendElems` elements read at `send` into
@@ -159,10 +190,28 @@ ncclResult_t collective(ncclComm_t comm, const char *name, cudaStream_t stream, 
       return r;
     }
   const size_t inBytes = sendElems * c.elementBytes, outBytes = recvElems * c.elementBytes;
+  // The operand as queued: when the collective runs it must still be so,
+  // unless held work before it writes there. A change is the compute
+  // stream's write before the collective ran, without waiting for it: on a
+  // GPU, a race with the collective's read.
+  const bool held = stream == static_cast<cudaStream_t>(zeroc_rt::cuda::commStream());
+  std::vector<char> queued;
+  if (held && !heldWrites().overlap(send, inBytes))
+    queued = bytesOf(send, inBytes);
+  const bool compare = queued.size() == inBytes && inBytes;
+  const uint64_t writes = held ? heldWrites().add(recv, outBytes) : 0;
   return enqueue(comm, name, stream, [=]() -> zeroc_rt_status_t {
+    if (held)
+      heldWrites().done(writes);
     if (!outBytes)
       return nullptr;
     std::vector<char> in = bytesOf(send, inBytes), out(outBytes);
+    if (compare && in != queued)
+      return ZEROC_RT_ERROR(ZEROC_RT_INTERNAL,
+                            "host emulation: the operand of %s changed after the call queued "
+                            "it and before it ran: the compute stream wrote it without waiting "
+                            "for the collective (on a GPU, a race with its read)",
+                            name);
     ZEROC_RT_RETURN_IF_ERROR(run(in.data(), out.data(), c));
     std::memcpy(recv, out.data(), outBytes);
     return nullptr;
@@ -242,13 +291,16 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
 }
 
 /// The held collectives return without running, as an aborted NCCL's
-/// kernels do. The communicator stays allocated (they hold it) and its MPI
-/// communicator is left open: a peer may be inside a collective on it, and
-/// the job is ending with an error.
+/// kernels do. The communicator stays allocated (they hold it); its MPI
+/// communicator is freed (MPI_Comm_free is local; the world communicator
+/// keeps MPI up), so that MPI can still finalize.
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (!comm)
     return ncclInvalidArgument;
+  if (!comm->aborted)
+    zeroc_rt_status_free(zeroc_rt_comm_finalize(comm->mpi));
   comm->aborted = true;
+  comm->mpi = nullptr;
   return ncclSuccess;
 }
 
@@ -310,7 +362,11 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
   if (kind != cudaMemcpyDeviceToDevice ||
       (bytes && (!emuOnDevice(dst, bytes) || !emuOnDevice(src, bytes))))
     return cudaErrorInvalidValue;
+  const bool held = stream == static_cast<cudaStream_t>(zeroc_rt::cuda::commStream());
+  const uint64_t writes = held ? heldWrites().add(dst, bytes) : 0;
   zeroc_rt_status_t s = emuStreamRun(stream, [=]() -> zeroc_rt_status_t {
+    if (held)
+      heldWrites().done(writes);
     std::memmove(dst, src, bytes);
     return nullptr;
   });

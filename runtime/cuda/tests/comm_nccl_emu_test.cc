@@ -6,9 +6,10 @@
 // and out of place, zeroc_rt's in-place reduce-scatter (the rank's block
 // moved to the buffer's start), f32, bf16 and i64, sums and maxima, every
 // root's broadcast, a host scalar staged through device memory; a started
-// collective that has not run before its wait and has after it; a host
-// buffer refused with NCCL's error. Prints "rank R: N passed, M failed" and
-// exits non-zero on any failure.
+// collective that has not run before its wait and has after it; the
+// barrier; a host buffer refused with NCCL's error; a started collective
+// whose operand the compute stream overwrote before its wait, failed.
+// Prints "rank R: N passed, M failed" and exits non-zero on any failure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,6 +174,30 @@ void hostBuffer(zeroc_rt_comm_t *nc, CheckCounter &c) {
   gpuFree(d);
 }
 
+/// The compute stream writes a started collective's operand before waiting
+/// for it (a race on a GPU): the collective fails when it runs, and the
+/// communication stream stays failed (the communicator's finalize says so).
+void race(zeroc_rt_comm_t *nc, CheckCounter &c) {
+  float *send = onDevice(std::vector<float>{1.0f, 2.0f}), *recv = onDevice(std::vector<float>(2));
+  int64_t request = -1;
+  ok(c,
+     zeroc_rt_comm_all_reduce_start(nc, send, recv, 2, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_SUM,
+                                    &request),
+     "all_reduce_start before the race");
+  ok(c, gpuZero(send, 2 * sizeof(float)), "the compute stream's write");
+  zeroc_rt_status_t s = zeroc_rt_comm_wait(nc, request);
+  const std::string text = s ? zeroc_rt_status_message(s) : "";
+  c.check(text.find("the operand of ncclAllReduce changed after the call queued it") !=
+              std::string::npos,
+          "a write to a started collective's operand before its wait fails it", text);
+  zeroc_rt_status_free(s);
+  s = zeroc_rt_comm_finalize(nc);
+  const std::string after = s ? zeroc_rt_status_message(s) : "";
+  c.check(after.find("stopped at an earlier failure") != std::string::npos,
+          "finalize reports the failed communication stream", after);
+  zeroc_rt_status_free(s);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -193,7 +218,7 @@ int main(int argc, char **argv) {
     started(nc, counter);
     ok(counter, zeroc_rt_comm_barrier(nc), "barrier");
     hostBuffer(nc, counter);
-    ok(counter, zeroc_rt_comm_finalize(nc), "finalize");
+    race(nc, counter); // last: it leaves the communication stream failed, and finalizes
   }
   std::printf("rank %d: %d passed, %d failed\n", rank, counter.passed(), counter.failed());
   zeroc_rt_status_free(zeroc_rt_comm_finalize(world));
