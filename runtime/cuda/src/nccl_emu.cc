@@ -181,7 +181,9 @@ ncclResult_t collective(ncclComm_t comm, const char *name, cudaStream_t stream, 
   Call c;
   if (ncclResult_t r = check(comm, name, type, op, send, sendElems, recv, recvElems, &c))
     return r;
-  if (stream == static_cast<cudaStream_t>(zeroc_rt::cuda::commStream()))
+  // Held on the communication stream (the compute stream runs it at once).
+  const bool held = stream == static_cast<cudaStream_t>(zeroc_rt::cuda::commStream());
+  if (held)
     if (zeroc_rt_status_t s = zeroc_rt::cuda::emuCheckCommAfterCompute(name)) {
       // NCCL_DEBUG=WARN's line: comm_nccl.cu reports the result's string.
       std::fprintf(stderr, "NCCL WARN (host emulation) %s\n", zeroc_rt_status_message(s));
@@ -194,7 +196,6 @@ ncclResult_t collective(ncclComm_t comm, const char *name, cudaStream_t stream, 
   // unless held work before it writes there. A change is the compute
   // stream's write before the collective ran, without waiting for it: on a
   // GPU, a race with the collective's read.
-  const bool held = stream == static_cast<cudaStream_t>(zeroc_rt::cuda::commStream());
   std::vector<char> queued;
   if (held && !heldWrites().overlap(send, inBytes))
     queued = bytesOf(send, inBytes);
