@@ -80,9 +80,10 @@ SIMT_CASES = [
 # (ZEROC_RT_CUDA_EMU_GPUS) and --comm nccl. Each collective runs when the
 # program waits for it, after the kernels queued meanwhile
 # (docs/CudaTarget.md, "The host emulation"): stage 1's and 2's started
-# reductions, stage 3's gathers, the 16-bit paths, accumulation, the
-# staged host scalars of the optimizer step, and the in-place
-# reduce-scatter's block moved on rank 1.
+# reductions, stage 3's gathers, the 16-bit paths, accumulation and the
+# staged host scalars of the optimizer step. (No compiled program
+# reduce-scatters in place on 2 ranks: the ctest cuda_emu_comm_nccl_np2
+# checks that block move.)
 NCCL_CASES = [
     ("gpt2", 1, 2, None),
     ("gpt2", 2, 2, {"bf16": {"enabled": True}, "gradient_accumulation_steps": 2}),

@@ -6,7 +6,8 @@ Trains a 2-rank job (stage 2, where every micro-step runs collectives) with
 (Open MPI's launcher ends the job and names the rank) or SIGSTOPs it (rank
 0's watchdog gives up after T seconds, naming the collective it waited in
 and rank 1 as stopped); and SIGSTOPs rank 1 of the same model's CUDA
-program on the host emulation over its emulated NCCL. Checks the exit code, the bound and the message.
+program on the host emulation over its emulated NCCL. Checks the exit
+code, the bound and the message.
 
     %system-python rank_failure.py --zeroc zeroc --models-dir DIR --work DIR
 """
@@ -49,6 +50,10 @@ def cleanup(out):
                     os.kill(pid, sig)
                 except OSError:
                     pass
+
+
+def label(how, nccl):
+    return how + (" (emulated NCCL)" if nccl else "")
 
 
 def case(args, out, data, how, timeout_s, nccl=False):
@@ -95,8 +100,8 @@ def case(args, out, data, how, timeout_s, nccl=False):
     if want not in output or (how == "stop" and "past --collective-timeout" not in output):
         return "no line with %r: %s" % (want, output[-600:])
     line = next(l for l in output.splitlines() if want in l)
-    print("%s%s: the job ended %.1f s after rank 1 was %s (exit %d): %s" % (
-        how, " (emulated NCCL)" if nccl else "", took, "killed" if how == "kill" else "stopped", p.returncode,
+    print("%s: the job ended %.1f s after rank 1 was %s (exit %d): %s" % (
+        label(how, nccl), took, "killed" if how == "kill" else "stopped", p.returncode,
         line.strip()))
     bound = 15 if how == "kill" else timeout_s + 15
     if took > bound:
@@ -130,7 +135,7 @@ def main():
         problem = case(a, program, data, how, a.timeout, nccl)
         if problem:
             failed += 1
-            print("FAIL %s%s: %s" % (how, " (emulated NCCL)" if nccl else "", problem))
+            print("FAIL %s: %s" % (label(how, nccl), problem))
     print("rank failures: %d passed, %d failed" % (len(cases) - failed, failed))
     return 1 if failed else 0
 

@@ -96,7 +96,10 @@ zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
     *description += ", emulated GPU " + std::to_string(device) + " of " + std::to_string(gpus);
   return nullptr;
 }
-int gpuCount() { return emulatedGpus() < 0 ? 1 : emulatedGpus(); }
+int gpuCount() {
+  const int gpus = emulatedGpus();
+  return gpus < 0 ? 1 : gpus; // gpuOpen reports a bad value
+}
 /// As cudaDeviceReset: the device's queued work is done first.
 void gpuClose() { zeroc_rt_status_free(emuDrainCommStream()); }
 /// The processes on a host that open emulated GPU n share it (one UUID per

@@ -182,7 +182,7 @@ ncclResult_t collective(ncclComm_t comm, const char *name, cudaStream_t stream, 
   if (ncclResult_t r = check(comm, name, type, op, send, sendElems, recv, recvElems, &c))
     return r;
   // Held on the communication stream (the compute stream runs it at once).
-  const bool held = stream == static_cast<cudaStream_t>(zeroc_rt::cuda::commStream());
+  const bool held = zeroc_rt::cuda::emuHolds(stream);
   if (held)
     if (zeroc_rt_status_t s = zeroc_rt::cuda::emuCheckCommAfterCompute(name)) {
       // NCCL_DEBUG=WARN's line: comm_nccl.cu reports the result's string.
@@ -363,7 +363,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
   if (kind != cudaMemcpyDeviceToDevice ||
       (bytes && (!emuOnDevice(dst, bytes) || !emuOnDevice(src, bytes))))
     return cudaErrorInvalidValue;
-  const bool held = stream == static_cast<cudaStream_t>(zeroc_rt::cuda::commStream());
+  const bool held = zeroc_rt::cuda::emuHolds(stream);
   const uint64_t writes = held ? heldWrites().add(dst, bytes) : 0;
   zeroc_rt_status_t s = emuStreamRun(stream, [=]() -> zeroc_rt_status_t {
     if (held)

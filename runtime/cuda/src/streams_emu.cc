@@ -44,10 +44,7 @@ class CommStream {
 public:
   /// The ticket the next held work gets.
   uint64_t next() const { return issued + 1; }
-  uint64_t hold(StreamWork work) {
-    held.push_back({++issued, std::move(work)});
-    return issued;
-  }
+  void hold(StreamWork work) { held.push_back({++issued, std::move(work)}); }
 
   /// Runs the held work with tickets up to `ticket`, in order. After a
   /// failure nothing more runs: the failure is every later wait's status.
@@ -98,8 +95,6 @@ CommStream &commQueue() {
   return stream;
 }
 
-bool isComm(void *stream) { return stream && stream == commStream(); }
-
 EventState &stateOf(void *event) { return *static_cast<Event *>(event)->state; }
 
 /// Runs the communication stream up to `event`'s record, if it is pending.
@@ -115,8 +110,10 @@ zeroc_rt_status_t complete(void *event) {
 void *computeStream() { return nullptr; }
 void *commStream() { return &commQueue(); }
 
+bool emuHolds(const void *stream) { return stream && stream == commStream(); }
+
 zeroc_rt_status_t emuStreamRun(void *stream, StreamWork work) {
-  if (!isComm(stream))
+  if (!emuHolds(stream))
     return work();
   commQueue().hold(std::move(work));
   return nullptr;
@@ -140,7 +137,7 @@ zeroc_rt_status_t emuCheckCommAfterCompute(const char *what) {
 }
 
 zeroc_rt_status_t gpuStreamSynchronize(void *stream, const char *) {
-  return isComm(stream) ? emuDrainCommStream() : nullptr;
+  return emuHolds(stream) ? emuDrainCommStream() : nullptr;
 }
 
 zeroc_rt_status_t gpuEventCreate(void **event) {
@@ -152,7 +149,7 @@ void gpuEventDestroy(void *event) { delete static_cast<Event *>(event); }
 
 zeroc_rt_status_t gpuEventRecord(void *event, void *stream) {
   std::shared_ptr<EventState> e = static_cast<Event *>(event)->state;
-  if (!isComm(stream)) {
+  if (!emuHolds(stream)) {
     e->at = Clock::now();
     e->pending = false;
     e->computeWork = computeWork;
@@ -179,7 +176,7 @@ zeroc_rt_status_t gpuStreamWait(void *stream, void *event) {
   // stream's events are complete when recorded: only the compute stream
   // (and so the host) can have to wait. The communication stream has seen
   // the compute stream's work before a compute event it waits for.
-  if (!isComm(stream))
+  if (!emuHolds(stream))
     return complete(event);
   const EventState &e = stateOf(event);
   if (!e.pending && e.computeWork > commQueue().computeSeen)

@@ -31,6 +31,10 @@ namespace zeroc_rt::cuda {
 
 using StreamWork = std::function<zeroc_rt_status_t()>;
 
+/// Whether `stream` holds its work (the communication stream) rather than
+/// running it at once (the compute stream).
+bool emuHolds(const void *stream);
+
 /// Runs `work` on `stream` (computeStream() or commStream()): at once on the
 /// compute stream, whose status it returns; held on the communication
 /// stream, whose failure a later wait for it reports.
