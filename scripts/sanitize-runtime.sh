@@ -93,7 +93,8 @@ program() {
     "$san/cuda/emu/libzeroc_runtime_cuda_emu.a" "$san/libzeroc_runtime.a" $libs -lm
   local gpus=1
   [ "$comm" = nccl ] && gpus=$ranks
-  ZEROC_RT_CUDA_EMU_SIMT=$simt ZEROC_RT_CUDA_EMU_GPUS=$gpus \
+  # (the emulation reads CUDA_VISIBLE_DEVICES when ZEROC_RT_CUDA_EMU_GPUS is set)
+  env -u CUDA_VISIBLE_DEVICES ZEROC_RT_CUDA_EMU_SIMT=$simt ZEROC_RT_CUDA_EMU_GPUS=$gpus \
     mpirun -np "$ranks" --oversubscribe --bind-to none \
     "$out/train" --data "$data" --steps "$steps" --comm "$comm" --quiet
 }

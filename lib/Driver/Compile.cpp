@@ -306,9 +306,8 @@ int runCompile(const CompileArgs &args) {
   if (!writeFile(tmp + "/" + source, program.source, error) ||
       !writeFileAtomically(
           tmp + "/" + outfile::kBlob,
-          [&](int fd, std::string &why) { return program.blob.writeTo(fd, why); },
-          error) ||
-      !writeFile(tmp + "/" + outfile::kPlan, planJson(*module, config), error) ||
+          [&](int fd, std::string &why) { return program.blob.writeTo(fd, why); }, error) ||
+      !writeFile(tmp + "/" + outfile::kPlan, planJson(*module, config, args.target), error) ||
       !compileProgram(tmp, args.target, error))
     return fail(error);
   llvm::sys::fs::remove(tmp + "/" + outfile::kCompileLog);

@@ -11,7 +11,6 @@ namespace zeroc::launch {
 
 Command buildCommand(const Placement &placement, const CommandOptions &opts) {
   Command cmd;
-  int ranks = totalRanks(placement);
   // Remote nodes' cores are not known here; like DeepSpeed's
   // --bind_cores_to_rank, zeroc assumes every node has this one's.
   int perNode = 1;
@@ -22,31 +21,52 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
                                         : std::max(1, cores / perNode);
   std::string t = std::to_string(cmd.threads);
 
-  std::vector<std::string> &a = cmd.argv;
-  a = {"mpirun", "-np", std::to_string(ranks), "--host", hostList(placement),
-       // "[JOB,RANK]<stdout>:" on every line: Open MPI's own tagging keeps
-       // lines whole and needs no relay process between ranks and terminal.
-       "--tag-output"};
-  if (static_cast<long>(perNode) * cmd.threads <= cores) {
-    a.insert(a.end(), {"--bind-to", "core", "--map-by", "slot:PE=" + t});
-  } else {
-    a.insert(a.end(), {"--bind-to", "none", "--oversubscribe"});
-    cmd.note = std::to_string(perNode) + " ranks per node x " + t +
-               " thread" + (cmd.threads == 1 ? "" : "s") +
-               " exceed this machine's " + std::to_string(cores) + " core" +
-               (cores == 1 ? "" : "s") +
-               ": the ranks run unbound (--bind-to none --oversubscribe)";
+  // One application context per run of hosts with the same slots: a GPU
+  // program's ranks see their host's slots as CUDA_VISIBLE_DEVICES, which
+  // Open MPI exports per context (-x belongs to the context it is in).
+  std::vector<Placement> contexts;
+  for (const HostSlots &h : placement) {
+    if (contexts.empty() || (opts.gpuProgram && contexts.back().back().slots != h.slots))
+      contexts.emplace_back();
+    contexts.back().push_back(h);
   }
-  a.insert(a.end(), {"-x", "OMP_NUM_THREADS=" + t, "-x",
-                     "OPENBLAS_NUM_THREADS=" + t});
-  // The trainer talks MPI and reads neither; they are set as DeepSpeed sets
-  // them, for scripts that wrap train.
-  if (!opts.masterAddr.empty())
-    a.insert(a.end(), {"-x", "MASTER_ADDR=" + opts.masterAddr});
-  if (opts.masterPort > 0)
-    a.insert(a.end(), {"-x", "MASTER_PORT=" + std::to_string(opts.masterPort)});
-  a.push_back(opts.trainPath);
-  a.insert(a.end(), opts.trainArgs.begin(), opts.trainArgs.end());
+  std::vector<std::string> &a = cmd.argv;
+  a = {"mpirun"};
+  for (size_t c = 0; c < contexts.size(); ++c) {
+    if (c)
+      a.push_back(":");
+    a.insert(a.end(),
+             {"-np", std::to_string(totalRanks(contexts[c])), "--host", hostList(contexts[c])});
+    if (c == 0) {
+      // "[JOB,RANK]<stdout>:" on every line: Open MPI's own tagging keeps
+      // lines whole and needs no relay process between ranks and terminal.
+      a.push_back("--tag-output");
+      if (static_cast<long>(perNode) * cmd.threads <= cores) {
+        a.insert(a.end(), {"--bind-to", "core", "--map-by", "slot:PE=" + t});
+      } else {
+        a.insert(a.end(), {"--bind-to", "none", "--oversubscribe"});
+        cmd.note = std::to_string(perNode) + " ranks per node x " + t + " thread" +
+                   (cmd.threads == 1 ? "" : "s") + " exceed this machine's " +
+                   std::to_string(cores) + " core" + (cores == 1 ? "" : "s") +
+                   ": the ranks run unbound (--bind-to none --oversubscribe)";
+      }
+    }
+    a.insert(a.end(), {"-x", "OMP_NUM_THREADS=" + t, "-x", "OPENBLAS_NUM_THREADS=" + t});
+    // The trainer talks MPI and reads neither; they are set as DeepSpeed
+    // sets them, for scripts that wrap train.
+    if (!opts.masterAddr.empty())
+      a.insert(a.end(), {"-x", "MASTER_ADDR=" + opts.masterAddr});
+    if (opts.masterPort > 0)
+      a.insert(a.end(), {"-x", "MASTER_PORT=" + std::to_string(opts.masterPort)});
+    if (opts.gpuProgram) {
+      std::string devices;
+      for (int s : contexts[c].front().slots)
+        devices += (devices.empty() ? "" : ",") + std::to_string(s);
+      a.insert(a.end(), {"-x", "CUDA_VISIBLE_DEVICES=" + devices});
+    }
+    a.push_back(opts.trainPath);
+    a.insert(a.end(), opts.trainArgs.begin(), opts.trainArgs.end());
+  }
   if (opts.asRoot)
     cmd.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
                {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};
@@ -62,8 +82,7 @@ std::string renderCommand(const Command &command) {
   return out;
 }
 
-bool parsePlanWorldSize(llvm::StringRef planText, int &worldSize,
-                        std::string &error) {
+bool parsePlan(llvm::StringRef planText, PlanInfo &info, std::string &error) {
   llvm::Expected<llvm::json::Value> plan = llvm::json::parse(planText);
   if (!plan) {
     error = "is not valid JSON (" + llvm::toString(plan.takeError()) +
@@ -76,7 +95,16 @@ bool parsePlanWorldSize(llvm::StringRef planText, int &worldSize,
     error = "has no valid \"world_size\"; recompile the model";
     return false;
   }
-  worldSize = static_cast<int>(*ws);
+  info.worldSize = static_cast<int>(*ws);
+  info.target = "cpu";
+  if (const llvm::json::Value *target = obj->get("target")) {
+    std::optional<llvm::StringRef> name = target->getAsString();
+    if (!name || (*name != "cpu" && *name != "cuda" && *name != "cuda-emu")) {
+      error = "has an unknown \"target\"; recompile the model";
+      return false;
+    }
+    info.target = name->str();
+  }
   return true;
 }
 

@@ -62,6 +62,21 @@ std::string hostNames(const Placement &pool) {
   return out;
 }
 
+/// CUDA_VISIBLE_DEVICES's entries as GPU numbers; false when one is not a
+/// number (a GPU UUID or MIG name) or is listed twice.
+bool parseDeviceNumbers(llvm::StringRef text, std::vector<int> &out) {
+  llvm::SmallVector<llvm::StringRef> entries;
+  text.split(entries, ',');
+  out.clear();
+  for (llvm::StringRef e : entries) {
+    int n = 0;
+    if (!parseCount(e.trim(), 0, kMaxSlots - 1, n) || llvm::is_contained(out, n))
+      return false;
+    out.push_back(n);
+  }
+  return true;
+}
+
 const HostSlots *findHost(const Placement &pool, llvm::StringRef host) {
   for (const HostSlots &h : pool)
     if (h.host == host)
@@ -199,8 +214,8 @@ bool filterResources(const Placement &pool, llvm::StringRef spec, bool include,
   return true;
 }
 
-bool placeRanks(const PlacementRequest &req, Placement &placement,
-                std::string &error) {
+bool placeRanks(const PlacementRequest &req, Placement &placement, std::string &error,
+                PlacementNote *note) {
   placement.clear();
   bool filtered = !req.include.empty() || !req.exclude.empty();
   if (!req.include.empty() && !req.exclude.empty()) {
@@ -212,6 +227,42 @@ bool placeRanks(const PlacementRequest &req, Placement &placement,
             "--num_gpus/--num_ranks (as in DeepSpeed): choose the slots with "
             "one or the other";
     return false;
+  }
+  auto say = [&](const std::string &text) {
+    if (note)
+      note->text = text;
+  };
+  // DeepSpeed's runner.py: without a hostfile, CUDA_VISIBLE_DEVICES stands
+  // for --include localhost:THEM unless a flag chooses the slots; its
+  // launch.py then sets each host's CUDA_VISIBLE_DEVICES to the slots.
+  std::string include = req.include;
+  std::vector<int> visible;
+  const std::string visibleShown = "CUDA_VISIBLE_DEVICES=" + shown(req.visibleDevices);
+  if (req.gpuProgram && !req.visibleDevices.empty()) {
+    if (req.haveHostfile)
+      say(visibleShown + " is replaced by each host's slots in " + req.hostfileName +
+          " (as in DeepSpeed)");
+    else if (filtered || req.numGpus >= 0 || req.numNodes > 1)
+      say(visibleShown + " is ignored: " +
+          (filtered ? (req.include.empty() ? "--exclude" : "--include")
+                    : "--num_gpus/--num_ranks") +
+          " chooses the GPUs (as in DeepSpeed; without it the ranks run on the "
+          "GPUs CUDA_VISIBLE_DEVICES lists)");
+    else if (!parseDeviceNumbers(req.visibleDevices, visible)) {
+      error = visibleShown + " is not a list of distinct GPU numbers, and zeroc launch "
+                             "chooses GPUs by number (unset it and choose them with "
+                             "--include localhost:0,1,...)";
+      return false;
+    } else {
+      include = "localhost:";
+      for (size_t i = 0; i < visible.size(); ++i)
+        include += (i ? "," : "") + std::to_string(visible[i]);
+      say(visibleShown + ": the ranks run on those GPUs (as --include " + include +
+          ", DeepSpeed's rule)");
+      if (note)
+        note->fromVisibleDevices = true;
+      filtered = true;
+    }
   }
   Placement pool;
   std::string poolName;
@@ -226,7 +277,13 @@ bool placeRanks(const PlacementRequest &req, Placement &placement,
                             req.numNodes);
       return false;
     }
+    // Slots the flags choose among: a GPU program's are this machine's GPUs
+    // (DeepSpeed's pool), at least the world size's.
     int slots = req.numGpus > 0 ? req.numGpus : req.localSlots;
+    if (req.gpuProgram && filtered)
+      slots = std::max(slots, req.localGpus);
+    for (int v : visible)
+      slots = std::max(slots, v + 1);
     HostSlots local{"localhost", {}};
     for (int s = 0; s < slots; ++s)
       local.slots.push_back(s);
@@ -234,8 +291,8 @@ bool placeRanks(const PlacementRequest &req, Placement &placement,
     poolName = "the local pool (without --hostfile only 'localhost')";
   }
   if (filtered)
-    return filterResources(pool, req.include.empty() ? req.exclude : req.include,
-                           !req.include.empty(), poolName, placement, error);
+    return filterResources(pool, include.empty() ? req.exclude : include, !include.empty(),
+                           poolName, placement, error);
   if (req.numNodes >= 0) {
     if (req.numNodes > static_cast<int>(pool.size())) {
       error = llvm::formatv("--num_nodes {0}: {1} lists {2} host{3}",

@@ -99,6 +99,27 @@ int localCores() {
   return std::max(1, topology ? static_cast<int>(cores.size()) : cpus);
 }
 
+/// The GPUs on this machine for a program of `target`: the NVIDIA driver's
+/// entries in /proc (one per GPU; no CUDA library needed), or the host
+/// emulation's ZEROC_RT_CUDA_EMU_GPUS (1 when unset); 0 when unknown.
+int localGpus(llvm::StringRef target) {
+  if (target == "cuda-emu") {
+    const char *v = std::getenv("ZEROC_RT_CUDA_EMU_GPUS");
+    int n = 1;
+    if (v && *v && llvm::StringRef(v).getAsInteger(10, n))
+      return 0; // the program reports the bad value
+    return n >= 1 && n <= 64 ? n : 0;
+  }
+  if (target != "cuda")
+    return 0;
+  std::error_code ec;
+  int n = 0;
+  for (llvm::sys::fs::directory_iterator it("/proc/driver/nvidia/gpus", ec), end;
+       !ec && it != end && n < kMaxSlots; it.increment(ec))
+    ++n;
+  return n;
+}
+
 /// mpirun on PATH, as execvp would find it; "" when there is none.
 std::string findOnPath(const std::string &name) {
   const char *path = std::getenv("PATH");
@@ -352,10 +373,11 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
                 messagePath(f.outDir) + ")");
   std::string text, error;
   std::string planPath = out + "/" + outfile::kPlan;
-  int worldSize = 0;
-  if (!readBounded(planPath, size_t(16) << 20, text, error) ||
-      !parsePlanWorldSize(text, worldSize, error))
+  PlanInfo plan;
+  if (!readBounded(planPath, size_t(16) << 20, text, error) || !parsePlan(text, plan, error))
     return fail(messagePath(planPath) + ": " + error);
+  const int worldSize = plan.worldSize;
+  const bool gpuProgram = plan.target != "cpu";
 
   PlacementRequest req;
   req.haveHostfile = f.haveHostfile;
@@ -365,11 +387,16 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   req.numNodes = f.numNodes;
   req.numGpus = f.numGpus;
   req.localSlots = worldSize;
+  req.gpuProgram = gpuProgram;
+  req.localGpus = localGpus(plan.target);
+  if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES"))
+    req.visibleDevices = visible;
   if (f.haveHostfile &&
       !readBounded(f.hostfile, kMaxHostfileBytes, req.hostfileText, error))
     return fail(req.hostfileName + ": " + error);
   Placement placement;
-  if (!placeRanks(req, placement, error))
+  PlacementNote placementNote;
+  if (!placeRanks(req, placement, error, &placementNote))
     return fail(error);
 
   int ranks = totalRanks(placement);
@@ -382,6 +409,15 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
                   std::to_string(worldSize) + "; launch it with " +
                   f.numGpusFlag + " " + std::to_string(worldSize) +
                   ", or recompile: " + hint);
+    if (placementNote.fromVisibleDevices)
+      return fail("CUDA_VISIBLE_DEVICES=" + req.visibleDevices + " lists " + std::to_string(ranks) +
+                  " GPU" + (ranks == 1 ? "" : "s") + " but " + messagePath(train) +
+                  " was compiled for --world-size " + std::to_string(worldSize) +
+                  " (without --hostfile, --include or "
+                  "--num_gpus, zeroc launch runs a rank on each GPU it lists, as "
+                  "DeepSpeed does); list " +
+                  std::to_string(worldSize) +
+                  ", choose them with --include localhost:0,1,..., or recompile: " + hint);
     return fail("the chosen slots make " + std::to_string(ranks) + " rank" +
                 (ranks == 1 ? "" : "s") + " (" + hostList(placement) +
                 ") but " + messagePath(train) +
@@ -402,7 +438,10 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   opts.asRoot = ::geteuid() == 0;
   opts.masterAddr = f.masterAddr;
   opts.masterPort = f.masterPort;
+  opts.gpuProgram = gpuProgram;
   Command cmd = buildCommand(placement, opts);
+  if (!placementNote.text.empty())
+    llvm::errs() << "zeroc: note: " << placementNote.text << "\n";
   if (!cmd.note.empty())
     llvm::errs() << "zeroc: note: " << cmd.note << "\n";
   if (f.dryRun) {

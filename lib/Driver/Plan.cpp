@@ -35,7 +35,7 @@ using namespace mlir;
 
 namespace zeroc {
 
-std::string planJson(ModuleOp module, const TrainConfig &config) {
+std::string planJson(ModuleOp module, const TrainConfig &config, llvm::StringRef target) {
   int64_t stage = config.stage, w = config.worldSize;
   int64_t statePerElem = config.optimizer == TrainConfig::Optimizer::Adam
                              ? 2
@@ -208,6 +208,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
   llvm::raw_string_ostream os(s);
   os << "{\n"
      << "  \"world_size\": " << w << ",\n"
+     << "  \"target\": \"" << target << "\",\n"
      << "  \"stage\": " << stage << ",\n"
      << "  \"parameters\": " << psi << ",\n"
      << "  \"padded_parameters\": " << padded << ",\n"
@@ -224,20 +225,16 @@ std::string planJson(ModuleOp module, const TrainConfig &config) {
      << "  \"gradient_accumulation_steps\": " << config.gradAccum << ",\n"
      << "  \"optimizer\": \"" << config.optimizerName << "\",\n"
      << "  \"optimizer_state_bytes_per_parameter\": " << stateBytesPerElem << ",\n"
-     << "  \"model_state_bytes\": {\"params\": " << params << ", \"grads\": "
-     << grads << ", \"optimizer_state\": " << state
-     << ", \"frozen_params\": " << frozenBytes << ", \"buffers\": "
-     << bufferBytes << ", \"total\": " << modelStateBytes << "},\n"
-     << "  \"communication_elements_per_step\": {\"all_reduce\": "
-     << allReduceElems << ", \"reduce_scatter\": " << scatterElems
-     << ", \"all_gather\": " << gatherElems << ", \"embedding_rows\": "
-     << rowElems << ", \"total\": " << total
-     << "},\n"
+     << "  \"model_state_bytes\": {\"params\": " << params << ", \"grads\": " << grads
+     << ", \"optimizer_state\": " << state << ", \"frozen_params\": " << frozenBytes
+     << ", \"buffers\": " << bufferBytes << ", \"total\": " << modelStateBytes << "},\n"
+     << "  \"communication_elements_per_step\": {\"all_reduce\": " << allReduceElems
+     << ", \"reduce_scatter\": " << scatterElems << ", \"all_gather\": " << gatherElems
+     << ", \"embedding_rows\": " << rowElems << ", \"total\": " << total << "},\n"
      << "  \"communication_bytes_per_step\": " << bytes << ",\n"
      << "  \"arena_bytes\": " << arenaBytes << ",\n"
      << "  \"row_exchange_bytes\": " << rowExchangeBytes << ",\n"
-     << "  \"allocated_bytes\": " << modelStateBytes + arenaBytes + rowExchangeBytes
-     << "\n"
+     << "  \"allocated_bytes\": " << modelStateBytes + arenaBytes + rowExchangeBytes << "\n"
      << "}\n";
   return s;
 }

@@ -248,6 +248,7 @@ def main():
                 # One emulated GPU per rank; not --quiet, to see which
                 # communicator ran.
                 env["ZEROC_RT_CUDA_EMU_GPUS"] = str(world)
+                env.pop("CUDA_VISIBLE_DEVICES", None)  # the emulation would read it
                 train += ["--comm", comm]
             else:
                 env.pop("ZEROC_RT_CUDA_EMU_GPUS", None)

@@ -48,3 +48,14 @@ print("netns: 2 namespace hosts trained 6 steps with the losses of one node, "
       "on 1 rank at stage 1 (steps 7-9, loss %.6f)" % (sent, resumed[-1][1]))
 PY
 grep -c '^\[1,0\]<stdout>:saved checkpoint ck/global_step' launch.out
+# A GPU program's ranks on two hosts with different slots: one mpirun
+# application context per host, each exporting its slots as
+# CUDA_VISIBLE_DEVICES (a stand-in train prints them).
+mkdir -p gpu && cp "$HERE/../Driver/Inputs/launch/print-gpus.sh" gpu/train
+echo '{"world_size": 3, "target": "cuda"}' > gpu/plan.json
+printf '10.77.0.1 slots=2\n10.77.0.2 slots=2\n' > gpu-hostfile
+ip netns exec zc0 env OMPI_MCA_plm_rsh_agent="$NETNS _rsh" \
+  OMPI_MCA_oob_tcp_if_include=zcv "$ZEROC" launch --hostfile gpu-hostfile \
+  --include '10.77.0.1:1@10.77.0.2' --threads_per_rank 1 gpu/ > gpu.out 2>&1 ||
+  { cat gpu.out; exit 1; }
+grep '<stdout>:rank' gpu.out | sort

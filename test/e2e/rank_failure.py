@@ -65,6 +65,7 @@ def case(args, out, data, how, timeout_s, nccl=False):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     if nccl:
         env["ZEROC_RT_CUDA_EMU_GPUS"] = "2"  # a GPU per rank: NCCL
+        env.pop("CUDA_VISIBLE_DEVICES", None)  # the emulation would read it
     p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True)

@@ -192,6 +192,75 @@ TEST(LaunchPlacement, NumNodesAndNumGpus) {
   EXPECT_EQ(placeError(req).substr(0, 15), "hf:1: bad line ");
 }
 
+// A GPU program's slots are GPU numbers; CUDA_VISIBLE_DEVICES follows
+// DeepSpeed's runner.py.
+TEST(LaunchPlacement, GpuProgramsChooseAmongTheMachinesGpus) {
+  PlacementRequest req;
+  req.localSlots = 2;
+  req.gpuProgram = true;
+  req.localGpus = 8;
+  // By default the compiled world size's GPUs, 0 and 1.
+  EXPECT_EQ(place(req), (Placement{{"localhost", {0, 1}}}));
+  // --include and --exclude choose among the machine's 8.
+  req.include = "localhost:4,6";
+  EXPECT_EQ(place(req), (Placement{{"localhost", {4, 6}}}));
+  req.include = "localhost:8";
+  EXPECT_EQ(placeError(req), "--include 'localhost:8': host 'localhost' has slots 0-7 in "
+                             "the local pool (without --hostfile only 'localhost'), not 8");
+  // A CPU program's pool stays the world size.
+  req.gpuProgram = false;
+  req.include = "localhost:4,6";
+  EXPECT_EQ(placeError(req).substr(0, 60),
+            "--include 'localhost:4,6': host 'localhost' has slots 0-1 in");
+}
+
+TEST(LaunchPlacement, CudaVisibleDevicesAsDeepSpeedReadsIt) {
+  PlacementRequest req;
+  req.localSlots = 2;
+  req.gpuProgram = true;
+  req.visibleDevices = "3, 1";
+  PlacementNote note;
+  Placement p;
+  std::string error;
+  // No hostfile and no flag: the GPUs it lists.
+  ASSERT_TRUE(placeRanks(req, p, error, &note)) << error;
+  EXPECT_EQ(p, (Placement{{"localhost", {1, 3}}}));
+  EXPECT_TRUE(note.fromVisibleDevices);
+  EXPECT_EQ(note.text, "CUDA_VISIBLE_DEVICES=3, 1: the ranks run on those GPUs (as "
+                       "--include localhost:3,1, DeepSpeed's rule)");
+  // A flag that chooses slots wins, and the note says so.
+  req.numGpus = 2;
+  note = {};
+  ASSERT_TRUE(placeRanks(req, p, error, &note)) << error;
+  EXPECT_EQ(p, (Placement{{"localhost", {0, 1}}}));
+  EXPECT_FALSE(note.fromVisibleDevices);
+  EXPECT_EQ(note.text, "CUDA_VISIBLE_DEVICES=3, 1 is ignored: --num_gpus/--num_ranks chooses "
+                       "the GPUs (as in DeepSpeed; without it the ranks run on the GPUs "
+                       "CUDA_VISIBLE_DEVICES lists)");
+  // A hostfile's slots replace it on every host.
+  req = withHostfile(kTwoHosts);
+  req.gpuProgram = true;
+  req.visibleDevices = "1";
+  note = {};
+  ASSERT_TRUE(placeRanks(req, p, error, &note)) << error;
+  EXPECT_EQ(p.size(), 2u);
+  EXPECT_EQ(note.text, "CUDA_VISIBLE_DEVICES=1 is replaced by each host's slots in hf (as in "
+                       "DeepSpeed)");
+  // UUIDs and repeated numbers are not slots.
+  req = PlacementRequest();
+  req.gpuProgram = true;
+  for (const char *bad : {"GPU-8e2f", "0,0", "0,", "-1"}) {
+    req.visibleDevices = bad;
+    EXPECT_EQ(placeError(req), "CUDA_VISIBLE_DEVICES=" + std::string(bad) +
+                                   " is not a list of distinct GPU numbers, and zeroc launch "
+                                   "chooses GPUs by number (unset it and choose them with "
+                                   "--include localhost:0,1,...)");
+  }
+  // A CPU program does not read it.
+  req.gpuProgram = false;
+  EXPECT_EQ(place(req), (Placement{{"localhost", {0}}}));
+}
+
 TEST(LaunchCommand, BindsCoresWhenTheyFit) {
   CommandOptions opts;
   opts.trainPath = "/o/train";
@@ -232,15 +301,42 @@ TEST(LaunchCommand, FallsBackToUnboundWhenOversubscribed) {
   EXPECT_FALSE(cmd.note.empty());
 }
 
-TEST(LaunchPlan, WorldSizeAndRecompileHint) {
-  int ws = 0;
+TEST(LaunchCommand, GpuProgramsSeeTheirHostsSlots) {
+  CommandOptions opts;
+  opts.trainPath = "/o/train";
+  opts.trainArgs = {"--steps", "2"};
+  opts.localCores = 8;
+  opts.threadsPerRank = 1;
+  opts.gpuProgram = true;
+  // One application context per run of hosts with the same slots.
+  Command cmd = buildCommand({{"a", {1, 3}}, {"b", {1, 3}}, {"c", {0}}}, opts);
+  EXPECT_EQ(renderCommand(cmd),
+            "mpirun -np 4 --host a:2,b:2 --tag-output --bind-to core --map-by slot:PE=1 "
+            "-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=1,3 "
+            "/o/train --steps 2 : -np 1 --host c:1 -x OMP_NUM_THREADS=1 -x "
+            "OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=0 /o/train --steps 2");
+  // A CPU program's hosts share one context and no CUDA_VISIBLE_DEVICES.
+  opts.gpuProgram = false;
+  cmd = buildCommand({{"a", {1, 3}}, {"c", {0}}}, opts);
+  EXPECT_EQ(renderCommand(cmd),
+            "mpirun -np 3 --host a:2,c:1 --tag-output --bind-to core --map-by slot:PE=1 "
+            "-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 /o/train --steps 2");
+}
+
+TEST(LaunchPlan, WorldSizeTargetAndRecompileHint) {
+  PlanInfo plan;
   std::string error;
-  EXPECT_TRUE(parsePlanWorldSize("{\"world_size\": 2, \"stage\": 2}", ws,
-                                 error));
-  EXPECT_EQ(ws, 2);
-  EXPECT_FALSE(parsePlanWorldSize("{\"stage\": 2}", ws, error));
+  EXPECT_TRUE(parsePlan("{\"world_size\": 2, \"stage\": 2}", plan, error));
+  EXPECT_EQ(plan.worldSize, 2);
+  EXPECT_EQ(plan.target, "cpu");
+  EXPECT_TRUE(parsePlan("{\"world_size\": 4, \"target\": \"cuda\"}", plan, error));
+  EXPECT_EQ(plan.worldSize, 4);
+  EXPECT_EQ(plan.target, "cuda");
+  EXPECT_FALSE(parsePlan("{\"world_size\": 4, \"target\": \"tpu\"}", plan, error));
+  EXPECT_EQ(error, "has an unknown \"target\"; recompile the model");
+  EXPECT_FALSE(parsePlan("{\"stage\": 2}", plan, error));
   EXPECT_EQ(error, "has no valid \"world_size\"; recompile the model");
-  EXPECT_FALSE(parsePlanWorldSize("{", ws, error));
+  EXPECT_FALSE(parsePlan("{", plan, error));
   EXPECT_EQ(error.substr(0, 18), "is not valid JSON ");
   EXPECT_EQ(parseRecompileHint("x;\n  program.recompile_hint = \"zeroc "
                                "compile 'a\\\"b' \\303\\251 -o o\";\n"),

@@ -45,8 +45,9 @@ int runCompile(const CompileArgs &args);
 /// is built from these, so a trainer's error line stays one line.
 std::string shellQuote(llvm::StringRef arg);
 
-/// The memory and communication plan of a partitioned module (plan.json).
-std::string planJson(mlir::ModuleOp module, const TrainConfig &config);
+/// The memory and communication plan of a partitioned module (plan.json),
+/// and the --target it was compiled for (zeroc launch reads it).
+std::string planJson(mlir::ModuleOp module, const TrainConfig &config, llvm::StringRef target);
 
 } // namespace zeroc
 

@@ -61,6 +61,14 @@ struct PlacementRequest {
   int numGpus = -1;             ///< --num_gpus / --num_ranks; -1: not given
   /// Without a hostfile, localhost's slots (the compiled world size).
   int localSlots = 1;
+  /// A program that runs a rank per GPU (--target cuda or cuda-emu): its
+  /// slots are GPU numbers, and CUDA_VISIBLE_DEVICES is DeepSpeed's.
+  bool gpuProgram = false;
+  /// This machine's GPUs (0: unknown). Without a hostfile, --include and
+  /// --exclude of a GPU program choose among max(localSlots, localGpus).
+  int localGpus = 0;
+  /// CUDA_VISIBLE_DEVICES as zeroc launch found it (unset or empty: "").
+  std::string visibleDevices;
 };
 
 /// DeepSpeed's rules (launcher/runner.py): the hostfile's pool (or
@@ -69,8 +77,16 @@ struct PlacementRequest {
 /// Where DeepSpeed is silent or lenient zeroc fails with one clear line:
 /// --num_nodes beyond the hosts, --num_gpus beyond a host's slots, and
 /// nothing left after --exclude are errors.
-bool placeRanks(const PlacementRequest &request, Placement &placement,
-                std::string &error);
+///
+/// For a GPU program without a hostfile, a CUDA_VISIBLE_DEVICES of device
+/// numbers stands for --include localhost:THEM when no flag chooses slots
+/// (DeepSpeed's rule) and is ignored otherwise; `note` then says which.
+struct PlacementNote {
+  std::string text;                ///< one line, "" when there is nothing to say
+  bool fromVisibleDevices = false; ///< CUDA_VISIBLE_DEVICES chose the slots
+};
+bool placeRanks(const PlacementRequest &request, Placement &placement, std::string &error,
+                PlacementNote *note = nullptr);
 
 /// Applies an --include (`include`) or --exclude value to `pool`;
 /// `poolName` (the hostfile's name) appears in errors. placeRanks() calls
@@ -91,6 +107,9 @@ struct CommandOptions {
   bool asRoot = false;
   std::string masterAddr; ///< empty: not given
   int masterPort = 0;     ///< 0: not given
+  /// Each host's ranks see its slots as CUDA_VISIBLE_DEVICES, so local rank
+  /// i runs on GPU slots[i] (DeepSpeed's launch.py sets it so).
+  bool gpuProgram = false;
 };
 
 struct Command {
@@ -106,14 +125,21 @@ struct Command {
 /// line prefixed "[JOB,RANK]<stdout>:"), core binding of T cores per rank
 /// when ranks per node x T fit in localCores (else --bind-to none
 /// --oversubscribe and a note), OMP/OpenBLAS thread counts, then train.
+/// For a GPU program, consecutive hosts with the same slots share an
+/// application context (`:` between them) that exports them as
+/// CUDA_VISIBLE_DEVICES.
 Command buildCommand(const Placement &placement, const CommandOptions &opts);
 
 /// The command as one shell line, every word quoted as needed (--dry-run).
 std::string renderCommand(const Command &command);
 
-/// The compiled world size from plan.json's text.
-bool parsePlanWorldSize(llvm::StringRef planText, int &worldSize,
-                        std::string &error);
+/// What zeroc launch needs from plan.json.
+struct PlanInfo {
+  int worldSize = 0;
+  /// "cpu", "cuda" or "cuda-emu" ("cpu" when plan.json predates the key).
+  std::string target = "cpu";
+};
+bool parsePlan(llvm::StringRef planText, PlanInfo &info, std::string &error);
 
 /// The recompile hint (`zeroc compile ... ` without --world-size) from the
 /// generated program's text, "" when it has none.

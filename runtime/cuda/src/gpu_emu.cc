@@ -16,10 +16,12 @@
 
 #include "status_internal.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <vector>
 
 namespace zeroc_rt::cuda {
 
@@ -64,15 +66,42 @@ zeroc_rt_status_t sides(const char *what, const void *dst, bool dstDevice,
   return nullptr;
 }
 
-/// ZEROC_RT_CUDA_EMU_GPUS: how many GPUs the emulation shows each process
-/// (1 when unset), -1 when it is not a number from 1 to 64.
+/// ZEROC_RT_CUDA_EMU_GPUS: how many GPUs the emulated machine has (0 when
+/// unset: one, shared by every process), -1 when it is not a number from 1
+/// to 64.
 int emulatedGpus() {
   const char *v = std::getenv("ZEROC_RT_CUDA_EMU_GPUS");
   if (!v || !*v)
-    return 1;
+    return 0;
   char *end = nullptr;
   const long n = std::strtol(v, &end, 10);
   return *end || n < 1 || n > 64 ? -1 : static_cast<int>(n);
+}
+
+/// The machine's GPUs this process sees, in CUDA's numbering: with
+/// ZEROC_RT_CUDA_EMU_GPUS set, those CUDA_VISIBLE_DEVICES lists (as zeroc
+/// launch sets it from a host's slots), up to the first entry that names
+/// none, CUDA's rule (a repeated or unknown number, a UUID); all of them
+/// when it is unset. Without ZEROC_RT_CUDA_EMU_GPUS, GPU 0 alone, whatever
+/// CUDA_VISIBLE_DEVICES says (a GPU machine's own value).
+std::vector<int> visibleGpus(int gpus) {
+  std::vector<int> visible;
+  const char *list = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (gpus <= 0 || !list) {
+    for (int g = 0; g < std::max(gpus, 1); ++g)
+      visible.push_back(g);
+    return visible;
+  }
+  for (const char *p = list; *p;) {
+    char *end = nullptr;
+    const long g = std::strtol(p, &end, 10);
+    if (end == p || (*end && *end != ',') || g < 0 || g >= gpus ||
+        std::find(visible.begin(), visible.end(), g) != visible.end())
+      break;
+    visible.push_back(static_cast<int>(g));
+    p = *end ? end + 1 : end;
+  }
+  return visible;
 }
 int openedGpu = 0;
 } // namespace
@@ -84,26 +113,27 @@ zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
                           "ZEROC_RT_CUDA_EMU_GPUS is '%s': the host emulation takes a "
                           "number of GPUs from 1 to 64",
                           std::getenv("ZEROC_RT_CUDA_EMU_GPUS"));
-  *count = gpus;
-  if (device < 0 || device >= gpus)
+  const std::vector<int> visible = visibleGpus(gpus);
+  *count = static_cast<int>(visible.size());
+  if (device < 0 || device >= *count)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "the host emulation has %d device(s), not %d (set "
-                          "ZEROC_RT_CUDA_EMU_GPUS)",
-                          gpus, device + 1);
-  openedGpu = device;
+                          "the host emulation shows %d device(s), not %d (set "
+                          "ZEROC_RT_CUDA_EMU_GPUS, check CUDA_VISIBLE_DEVICES)",
+                          *count, device + 1);
+  openedGpu = visible[device];
   *description = "host emulation (no GPU)";
   if (gpus > 1)
-    *description += ", emulated GPU " + std::to_string(device) + " of " + std::to_string(gpus);
+    *description += ", emulated GPU " + std::to_string(openedGpu) + " of " + std::to_string(gpus);
   return nullptr;
 }
 int gpuCount() {
   const int gpus = emulatedGpus();
-  return gpus < 0 ? 1 : gpus; // gpuOpen reports a bad value
+  return gpus < 0 ? 1 : static_cast<int>(visibleGpus(gpus).size()); // gpuOpen reports a bad value
 }
 /// As cudaDeviceReset: the device's queued work is done first.
 void gpuClose() { zeroc_rt_status_free(emuDrainCommStream()); }
-/// The processes on a host that open emulated GPU n share it (one UUID per
-/// n): with ZEROC_RT_CUDA_EMU_GPUS unset every rank's is GPU 0, so the
+/// The processes on a host that open the machine's GPU n share it (one UUID
+/// per n): with ZEROC_RT_CUDA_EMU_GPUS unset every rank's is GPU 0, so the
 /// ranks share one GPU and take --comm mpi; with one emulated GPU per rank
 /// they take NCCL (the emulated one, nccl_emu.cc), as on a machine with a
 /// GPU per rank.
