@@ -404,6 +404,13 @@ cmd_rsh() {
   shift
   for i in 0 1; do [ "$host" = "${ADDR[$i]}" ] && ns=${NS[$i]}; done
   [ -n "$ns" ] || die "_rsh: unknown host '$host' (known: ${ADDR[*]})"
+  # NETNS_RSH_ENV=bare: as ssh does, the remote command starts from a bare
+  # environment, not the launcher's, so what reaches the remote ranks is
+  # what mpirun exports (test/e2e/launch_netns.sh). Unset, it inherits it
+  # (the benches' peers rely on that).
+  if [ "${NETNS_RSH_ENV:-}" = bare ]; then
+    exec env -i PATH="$PATH" HOME="${HOME:-/}" ip netns exec "$ns" /bin/sh -c "$*"
+  fi
   exec ip netns exec "$ns" /bin/sh -c "$*"
 }
 

@@ -3,11 +3,24 @@
 #include "zeroc/Driver/Compile.h"
 #include "zeroc/Driver/Launch.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
 
 namespace zeroc::launch {
+namespace {
+
+/// A POSIX environment variable's name: a letter or '_', then letters,
+/// digits and '_'.
+bool isEnvName(llvm::StringRef name) {
+  return !name.empty() && !llvm::isDigit(name[0]) && name.size() <= 256 &&
+         llvm::all_of(name, [](unsigned char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+} // namespace
 
 Command buildCommand(const Placement &placement, const CommandOptions &opts) {
   Command cmd;
@@ -51,6 +64,8 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
                    ": the ranks run unbound (--bind-to none --oversubscribe)";
       }
     }
+    for (const std::string &e : opts.exports)
+      a.insert(a.end(), {"-x", e});
     a.insert(a.end(), {"-x", "OMP_NUM_THREADS=" + t, "-x", "OPENBLAS_NUM_THREADS=" + t});
     // The trainer talks MPI and reads neither; they are set as DeepSpeed
     // sets them, for scripts that wrap train.
@@ -80,6 +95,50 @@ std::string renderCommand(const Command &command) {
   for (size_t i = 0; i < command.argv.size(); ++i)
     out += (i ? " " : "") + shellQuote(command.argv[i]);
   return out;
+}
+
+std::vector<std::string> forwardedVariables(const std::vector<std::string> &environment) {
+  static const llvm::StringLiteral kPrefixes[] = {"NCCL",   "UCX",    "MV2",
+                                                  "PYTHON", "MLFLOW", "ZEROC_"};
+  std::vector<std::string> names;
+  for (llvm::StringRef entry : environment) {
+    llvm::StringRef name = entry.split('=').first;
+    if (!entry.contains('=') || !isEnvName(name))
+      continue;
+    if (llvm::any_of(kPrefixes, [&](llvm::StringRef p) { return name.starts_with(p); }))
+      names.push_back(name.str());
+  }
+  llvm::sort(names);
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+bool parseEnvFile(llvm::StringRef text, llvm::StringRef name, std::vector<std::string> &exports,
+                  std::string &error) {
+  int lineNo = 0;
+  while (!text.empty()) {
+    ++lineNo;
+    auto [raw, rest] = text.split('\n');
+    text = rest;
+    llvm::StringRef line = raw.rtrim("\r");
+    if (line.trim().empty() || line.ltrim().starts_with("#"))
+      continue;
+    llvm::StringRef key = line.split('=').first;
+    if (!line.contains('=') || !isEnvName(key) || line.contains('\0')) {
+      error = (name + ":" + llvm::Twine(lineNo) +
+               ": expected KEY=VALUE with KEY a variable's name (letters, digits and '_')")
+                  .str();
+      return false;
+    }
+    if (exports.size() >= static_cast<size_t>(kMaxEnvEntries)) {
+      error = (name + ":" + llvm::Twine(lineNo) + ": more than " + llvm::Twine(kMaxEnvEntries) +
+               " variables")
+                  .str();
+      return false;
+    }
+    exports.push_back(line.str());
+  }
+  return true;
 }
 
 bool parsePlan(llvm::StringRef planText, PlanInfo &info, std::string &error) {

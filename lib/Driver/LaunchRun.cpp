@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
@@ -118,6 +119,45 @@ int localGpus(llvm::StringRef target) {
        !ec && it != end && n < kMaxSlots; it.increment(ec))
     ++n;
   return n;
+}
+
+/// What every rank gets exported besides zeroc launch's own variables, as
+/// DeepSpeed's runner.py: this environment's NCCL*, UCX*, ... variables,
+/// then the KEY=VALUE lines of .deepspeed_env (DS_ENV_FILE) in the home
+/// folder and in the current one. `notes` names the files read.
+bool exportsForRanks(std::vector<std::string> &exports, std::vector<std::string> &notes,
+                     std::string &error) {
+  std::vector<std::string> environment;
+  for (char **e = environ; e && *e; ++e)
+    environment.push_back(*e);
+  exports = forwardedVariables(environment);
+  const char *fileName = std::getenv("DS_ENV_FILE");
+  std::string name = fileName && *fileName ? fileName : ".deepspeed_env";
+  std::vector<std::string> paths;
+  if (llvm::sys::path::is_absolute(name)) {
+    paths.push_back(name);
+  } else {
+    if (const char *home = std::getenv("HOME"); home && *home)
+      paths.push_back(std::string(home) + "/" + name);
+    paths.push_back(name);
+  }
+  for (const std::string &path : paths) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      continue;
+    std::string text;
+    size_t before = exports.size();
+    if (!readBounded(path, kMaxEnvFileBytes, text, error)) {
+      error = messagePath(path) + ": " + error;
+      return false;
+    }
+    if (!parseEnvFile(text, messagePath(path), exports, error))
+      return false;
+    notes.push_back("exporting " + std::to_string(exports.size() - before) + " variable" +
+                    (exports.size() - before == 1 ? "" : "s") + " from " + messagePath(path) +
+                    " to every rank (DeepSpeed's .deepspeed_env)");
+  }
+  return true;
 }
 
 /// mpirun on PATH, as execvp would find it; "" when there is none.
@@ -439,7 +479,12 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   opts.masterAddr = f.masterAddr;
   opts.masterPort = f.masterPort;
   opts.gpuProgram = gpuProgram;
+  std::vector<std::string> exportNotes;
+  if (!exportsForRanks(opts.exports, exportNotes, error))
+    return fail(error);
   Command cmd = buildCommand(placement, opts);
+  for (const std::string &n : exportNotes)
+    llvm::errs() << "zeroc: note: " << n << "\n";
   if (!placementNote.text.empty())
     llvm::errs() << "zeroc: note: " << placementNote.text << "\n";
   if (!cmd.note.empty())

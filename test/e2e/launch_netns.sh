@@ -15,6 +15,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 NETNS=$HERE/../../bench/netns.sh
 export ZEROC_NETNS_STATE="$WORK/netns-state"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The rsh agent starts the remote daemon from a bare environment, as ssh
+# would: the remote ranks get only what zeroc launch exports.
+export NETNS_RSH_ENV=bare
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK"
 trap '"$NETNS" down >/dev/null 2>&1 || true' EXIT
 "$NETNS" up --rate none --delay 0 >/dev/null
@@ -50,11 +53,14 @@ PY
 grep -c '^\[1,0\]<stdout>:saved checkpoint ck/global_step' launch.out
 # A GPU program's ranks on two hosts with different slots: one mpirun
 # application context per host, each exporting its slots as
-# CUDA_VISIBLE_DEVICES (a stand-in train prints them).
+# CUDA_VISIBLE_DEVICES, and every rank gets this environment's NCCL_*
+# variables and .deepspeed_env's (a stand-in train prints them).
 mkdir -p gpu && cp "$HERE/../Driver/Inputs/launch/print-gpus.sh" gpu/train
 echo '{"world_size": 3, "target": "cuda"}' > gpu/plan.json
 printf '10.77.0.1 slots=2\n10.77.0.2 slots=2\n' > gpu-hostfile
-ip netns exec zc0 env OMPI_MCA_plm_rsh_agent="$NETNS _rsh" \
+printf 'GREETING=from .deepspeed_env\n' > .deepspeed_env
+ip netns exec zc0 env OMPI_MCA_plm_rsh_agent="$NETNS _rsh" HOME="$WORK/gpu" \
+  NCCL_SOCKET_IFNAME=zcv \
   OMPI_MCA_oob_tcp_if_include=zcv "$ZEROC" launch --hostfile gpu-hostfile \
   --include '10.77.0.1:1@10.77.0.2' --threads_per_rank 1 gpu/ > gpu.out 2>&1 ||
   { cat gpu.out; exit 1; }

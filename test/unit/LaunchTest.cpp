@@ -323,6 +323,51 @@ TEST(LaunchCommand, GpuProgramsSeeTheirHostsSlots) {
             "-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 /o/train --steps 2");
 }
 
+TEST(LaunchEnvironment, ForwardsDeepSpeedsPrefixes) {
+  EXPECT_EQ(
+      forwardedVariables({"PATH=/bin", "NCCL_DEBUG=INFO", "UCX_TLS=rc", "ZEROC_RT_X=1",
+                          "PYTHONPATH=a=b", "NCCL_DEBUG=WARN", "MV2_X=", "HOME=/r", "NCCL BAD=1",
+                          "NOVALUE"}),
+      (std::vector<std::string>{"MV2_X", "NCCL_DEBUG", "PYTHONPATH", "UCX_TLS", "ZEROC_RT_X"}));
+}
+
+TEST(LaunchEnvironment, ParsesDeepSpeedEnvFiles) {
+  std::vector<std::string> exports;
+  std::string error;
+  EXPECT_TRUE(parseEnvFile("# cluster settings\nNCCL_IB_DISABLE=1\r\n\n  \nA_B=x=y, z\n", "e",
+                           exports, error))
+      << error;
+  EXPECT_EQ(exports, (std::vector<std::string>{"NCCL_IB_DISABLE=1", "A_B=x=y, z"}));
+  for (const char *bad : {"NOEQUALS\n", "1X=2\n", "A B=1\n", "=1\n", "-x=1"}) {
+    exports.clear();
+    EXPECT_FALSE(parseEnvFile(std::string("OK=1\n") + bad, "e", exports, error)) << bad;
+    EXPECT_EQ(error,
+              "e:2: expected KEY=VALUE with KEY a variable's name (letters, digits and '_')");
+  }
+  exports.clear();
+  std::string many;
+  for (int i = 0; i <= kMaxEnvEntries; ++i)
+    many += "V" + std::to_string(i) + "=1\n";
+  EXPECT_FALSE(parseEnvFile(many, "e", exports, error));
+  EXPECT_EQ(error, "e:257: more than 256 variables");
+}
+
+TEST(LaunchCommand, ExportsBeforeItsOwnVariables) {
+  CommandOptions opts;
+  opts.trainPath = "/o/train";
+  opts.localCores = 2;
+  opts.threadsPerRank = 1;
+  opts.gpuProgram = true;
+  opts.exports = {"NCCL_DEBUG", "OMP_NUM_THREADS=8", "X=a b"};
+  Command cmd = buildCommand({{"a", {0}}, {"b", {1}}}, opts);
+  EXPECT_EQ(renderCommand(cmd),
+            "mpirun -np 1 --host a:1 --tag-output --bind-to core --map-by slot:PE=1 -x "
+            "NCCL_DEBUG -x OMP_NUM_THREADS=8 -x 'X=a b' -x OMP_NUM_THREADS=1 -x "
+            "OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=0 /o/train : -np 1 --host b:1 -x "
+            "NCCL_DEBUG -x OMP_NUM_THREADS=8 -x 'X=a b' -x OMP_NUM_THREADS=1 -x "
+            "OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=1 /o/train");
+}
+
 TEST(LaunchPlan, WorldSizeTargetAndRecompileHint) {
   PlanInfo plan;
   std::string error;

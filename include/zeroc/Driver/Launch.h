@@ -110,6 +110,9 @@ struct CommandOptions {
   /// Each host's ranks see its slots as CUDA_VISIBLE_DEVICES, so local rank
   /// i runs on GPU slots[i] (DeepSpeed's launch.py sets it so).
   bool gpuProgram = false;
+  /// Exported to every rank on every host before zeroc launch's own
+  /// variables (which win): "NAME" (its value here) or "NAME=VALUE".
+  std::vector<std::string> exports;
 };
 
 struct Command {
@@ -132,6 +135,22 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts);
 
 /// The command as one shell line, every word quoted as needed (--dry-run).
 std::string renderCommand(const Command &command);
+
+/// Bounds on an untrusted .deepspeed_env file.
+inline constexpr size_t kMaxEnvFileBytes = size_t(64) << 10;
+inline constexpr int kMaxEnvEntries = 256;
+
+/// The variables of this environment (`environ` entries) that every rank
+/// gets, as DeepSpeed's runner.py exports them to its nodes: names starting
+/// with NCCL, UCX, MV2, PYTHON or MLFLOW, and zeroc's own ZEROC_; sorted.
+std::vector<std::string> forwardedVariables(const std::vector<std::string> &environment);
+
+/// A .deepspeed_env file's KEY=VALUE lines (blank lines and '#' comments
+/// skipped, a line's CR/LF dropped) as "KEY=VALUE" exports. `name` starts
+/// each error ("NAME:LINE: ..."): a line without '=', a KEY that is not an
+/// environment variable's name, more than kMaxEnvEntries entries.
+bool parseEnvFile(llvm::StringRef text, llvm::StringRef name, std::vector<std::string> &exports,
+                  std::string &error);
 
 /// What zeroc launch needs from plan.json.
 struct PlanInfo {
