@@ -64,8 +64,10 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
                    ": the ranks run unbound (--bind-to none --oversubscribe)";
       }
     }
-    for (const std::string &e : opts.exports)
-      a.insert(a.end(), {"-x", e});
+    for (const std::string &name : opts.forwarded)
+      a.insert(a.end(), {"-x", name});
+    for (const auto &variable : opts.fileVariables)
+      a.insert(a.end(), {"-x", variable.first});
     a.insert(a.end(), {"-x", "OMP_NUM_THREADS=" + t, "-x", "OPENBLAS_NUM_THREADS=" + t});
     // The trainer talks MPI and reads neither; they are set as DeepSpeed
     // sets them, for scripts that wrap train.
@@ -85,6 +87,7 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
   if (opts.asRoot)
     cmd.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
                {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};
+  cmd.env.insert(cmd.env.end(), opts.fileVariables.begin(), opts.fileVariables.end());
   return cmd;
 }
 
@@ -110,12 +113,24 @@ std::vector<std::string> forwardedVariables(const std::vector<std::string> &envi
   }
   llvm::sort(names);
   names.erase(std::unique(names.begin(), names.end()), names.end());
+  if (names.size() > static_cast<size_t>(kMaxForwarded))
+    names.resize(kMaxForwarded);
   return names;
 }
 
-bool parseEnvFile(llvm::StringRef text, llvm::StringRef name, std::vector<std::string> &exports,
-                  std::string &error) {
-  int lineNo = 0;
+bool isLaunchVariable(llvm::StringRef name) {
+  return llvm::is_contained({"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MASTER_ADDR",
+                             "MASTER_PORT", "CUDA_VISIBLE_DEVICES"},
+                            name);
+}
+
+bool parseEnvFile(llvm::StringRef text, llvm::StringRef name,
+                  std::vector<std::pair<std::string, std::string>> &variables, std::string &error) {
+  int lineNo = 0, entries = 0;
+  auto fail = [&](const llvm::Twine &why) {
+    error = (name + ":" + llvm::Twine(lineNo) + ": " + why).str();
+    return false;
+  };
   while (!text.empty()) {
     ++lineNo;
     auto [raw, rest] = text.split('\n');
@@ -123,20 +138,19 @@ bool parseEnvFile(llvm::StringRef text, llvm::StringRef name, std::vector<std::s
     llvm::StringRef line = raw.rtrim("\r");
     if (line.trim().empty() || line.ltrim().starts_with("#"))
       continue;
-    llvm::StringRef key = line.split('=').first;
-    if (!line.contains('=') || !isEnvName(key) || line.contains('\0')) {
-      error = (name + ":" + llvm::Twine(lineNo) +
-               ": expected KEY=VALUE with KEY a variable's name (letters, digits and '_')")
-                  .str();
-      return false;
-    }
-    if (exports.size() >= static_cast<size_t>(kMaxEnvEntries)) {
-      error = (name + ":" + llvm::Twine(lineNo) + ": more than " + llvm::Twine(kMaxEnvEntries) +
-               " variables")
-                  .str();
-      return false;
-    }
-    exports.push_back(line.str());
+    if (line.contains('\0'))
+      return fail("a NUL byte (a .deepspeed_env line is KEY=VALUE text)");
+    auto [rawKey, rawValue] = line.split('=');
+    llvm::StringRef key = rawKey.trim(" \t"), value = rawValue.trim(" \t");
+    if (!line.contains('=') || !isEnvName(key))
+      return fail("expected KEY=VALUE with KEY a variable's name (letters, digits and '_')");
+    if (++entries > kMaxEnvEntries)
+      return fail("more than " + llvm::Twine(kMaxEnvEntries) + " variables");
+    auto same = llvm::find_if(variables, [&](const auto &v) { return v.first == key; });
+    if (same != variables.end())
+      same->second = value.str();
+    else
+      variables.emplace_back(key.str(), value.str());
   }
   return true;
 }
@@ -155,7 +169,7 @@ bool parsePlan(llvm::StringRef planText, PlanInfo &info, std::string &error) {
     return false;
   }
   info.worldSize = static_cast<int>(*ws);
-  info.target = "cpu";
+  info.target.clear();
   if (const llvm::json::Value *target = obj->get("target")) {
     std::optional<llvm::StringRef> name = target->getAsString();
     if (!name || (*name != "cpu" && *name != "cuda" && *name != "cuda-emu")) {

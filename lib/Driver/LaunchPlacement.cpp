@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace zeroc::launch {
 namespace {
@@ -259,8 +260,10 @@ bool placeRanks(const PlacementRequest &req, Placement &placement, std::string &
         include += (i ? "," : "") + std::to_string(visible[i]);
       say(visibleShown + ": the ranks run on those GPUs (as --include " + include +
           ", DeepSpeed's rule)");
-      if (note)
+      if (note) {
         note->fromVisibleDevices = true;
+        note->visibleDevices = include.substr(std::strlen("localhost:"));
+      }
       filtered = true;
     }
   }

@@ -121,16 +121,17 @@ int localGpus(llvm::StringRef target) {
   return n;
 }
 
-/// What every rank gets exported besides zeroc launch's own variables, as
-/// DeepSpeed's runner.py: this environment's NCCL*, UCX*, ... variables,
-/// then the KEY=VALUE lines of .deepspeed_env (DS_ENV_FILE) in the home
-/// folder and in the current one. `notes` names the files read.
-bool exportsForRanks(std::vector<std::string> &exports, std::vector<std::string> &notes,
-                     std::string &error) {
+/// What the ranks of a job on several hosts (or on one that is not
+/// localhost) get exported besides zeroc launch's own variables, as
+/// DeepSpeed's runner.py exports them to its nodes: this environment's
+/// NCCL*, UCX*, ... variables, then the KEY=VALUE lines of .deepspeed_env
+/// (DS_ENV_FILE) in the home folder and in the current one. `notes` says
+/// which files were read and what in them was left out.
+bool exportsForRanks(CommandOptions &opts, std::vector<std::string> &notes, std::string &error) {
   std::vector<std::string> environment;
   for (char **e = environ; e && *e; ++e)
     environment.push_back(*e);
-  exports = forwardedVariables(environment);
+  opts.forwarded = forwardedVariables(environment);
   const char *fileName = std::getenv("DS_ENV_FILE");
   std::string name = fileName && *fileName ? fileName : ".deepspeed_env";
   std::vector<std::string> paths;
@@ -141,22 +142,44 @@ bool exportsForRanks(std::vector<std::string> &exports, std::vector<std::string>
       paths.push_back(std::string(home) + "/" + name);
     paths.push_back(name);
   }
+  std::set<std::pair<dev_t, ino_t>> read;
+  std::vector<std::pair<std::string, std::string>> variables;
   for (const std::string &path : paths) {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        !read.insert({st.st_dev, st.st_ino}).second)
       continue;
     std::string text;
-    size_t before = exports.size();
+    std::vector<std::pair<std::string, std::string>> mine;
     if (!readBounded(path, kMaxEnvFileBytes, text, error)) {
       error = messagePath(path) + ": " + error;
       return false;
     }
-    if (!parseEnvFile(text, messagePath(path), exports, error))
+    if (!parseEnvFile(text, messagePath(path), mine, error))
       return false;
-    notes.push_back("exporting " + std::to_string(exports.size() - before) + " variable" +
-                    (exports.size() - before == 1 ? "" : "s") + " from " + messagePath(path) +
-                    " to every rank (DeepSpeed's .deepspeed_env)");
+    std::string ignored;
+    for (auto &[key, value] : mine) {
+      if (isLaunchVariable(key)) {
+        ignored += (ignored.empty() ? "" : ", ") + key;
+        continue;
+      }
+      auto same = llvm::find_if(variables, [&](const auto &v) { return v.first == key; });
+      if (same != variables.end())
+        same->second = value;
+      else
+        variables.emplace_back(key, value);
+    }
+    notes.push_back("exporting the variables of " + messagePath(path) +
+                    " to every rank (DeepSpeed's .deepspeed_env)" +
+                    (ignored.empty() ? std::string()
+                                     : "; not " + ignored + ", which zeroc launch sets itself"));
   }
+  // A variable of the file replaces the environment's value: both are
+  // exported by name from mpirun's environment, which holds the file's.
+  opts.fileVariables = std::move(variables);
+  llvm::erase_if(opts.forwarded, [&](const std::string &n) {
+    return llvm::any_of(opts.fileVariables, [&](const auto &v) { return v.first == n; });
+  });
   return true;
 }
 
@@ -417,6 +440,9 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   if (!readBounded(planPath, size_t(16) << 20, text, error) || !parsePlan(text, plan, error))
     return fail(messagePath(planPath) + ": " + error);
   const int worldSize = plan.worldSize;
+  // A plan.json older than its "target" key: train.cu is a GPU program's.
+  if (plan.target.empty())
+    plan.target = ::access((out + "/" + outfile::kCudaSource).c_str(), F_OK) == 0 ? "cuda" : "cpu";
   const bool gpuProgram = plan.target != "cpu";
 
   PlacementRequest req;
@@ -450,9 +476,10 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
                   f.numGpusFlag + " " + std::to_string(worldSize) +
                   ", or recompile: " + hint);
     if (placementNote.fromVisibleDevices)
-      return fail("CUDA_VISIBLE_DEVICES=" + req.visibleDevices + " lists " + std::to_string(ranks) +
-                  " GPU" + (ranks == 1 ? "" : "s") + " but " + messagePath(train) +
-                  " was compiled for --world-size " + std::to_string(worldSize) +
+      return fail("CUDA_VISIBLE_DEVICES=" + placementNote.visibleDevices + " lists " +
+                  std::to_string(ranks) + " GPU" + (ranks == 1 ? "" : "s") + " but " +
+                  messagePath(train) + " was compiled for --world-size " +
+                  std::to_string(worldSize) +
                   " (without --hostfile, --include or "
                   "--num_gpus, zeroc launch runs a rank on each GPU it lists, as "
                   "DeepSpeed does); list " +
@@ -480,7 +507,11 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   opts.masterPort = f.masterPort;
   opts.gpuProgram = gpuProgram;
   std::vector<std::string> exportNotes;
-  if (!exportsForRanks(opts.exports, exportNotes, error))
+  // One node's ranks inherit this environment; DeepSpeed too exports only
+  // to the nodes of a multi-node job.
+  const bool remote = placement.size() > 1 || (placement.front().host != "localhost" &&
+                                               placement.front().host != "127.0.0.1");
+  if (remote && !exportsForRanks(opts, exportNotes, error))
     return fail(error);
   Command cmd = buildCommand(placement, opts);
   for (const std::string &n : exportNotes)

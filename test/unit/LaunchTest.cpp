@@ -332,40 +332,51 @@ TEST(LaunchEnvironment, ForwardsDeepSpeedsPrefixes) {
 }
 
 TEST(LaunchEnvironment, ParsesDeepSpeedEnvFiles) {
-  std::vector<std::string> exports;
+  using Variables = std::vector<std::pair<std::string, std::string>>;
+  Variables variables;
   std::string error;
-  EXPECT_TRUE(parseEnvFile("# cluster settings\nNCCL_IB_DISABLE=1\r\n\n  \nA_B=x=y, z\n", "e",
-                           exports, error))
+  EXPECT_TRUE(parseEnvFile("# cluster settings\nNCCL_IB_DISABLE=1\r\n\n  \n A_B = x=y, z \n"
+                           "EMPTY=\nNCCL_IB_DISABLE=0\n",
+                           "e", variables, error))
       << error;
-  EXPECT_EQ(exports, (std::vector<std::string>{"NCCL_IB_DISABLE=1", "A_B=x=y, z"}));
+  // Blanks around KEY and VALUE go, as DeepSpeed strips them; a KEY set
+  // again keeps its place and takes the later value.
+  EXPECT_EQ(variables, (Variables{{"NCCL_IB_DISABLE", "0"}, {"A_B", "x=y, z"}, {"EMPTY", ""}}));
   for (const char *bad : {"NOEQUALS\n", "1X=2\n", "A B=1\n", "=1\n", "-x=1"}) {
-    exports.clear();
-    EXPECT_FALSE(parseEnvFile(std::string("OK=1\n") + bad, "e", exports, error)) << bad;
+    variables.clear();
+    EXPECT_FALSE(parseEnvFile(std::string("OK=1\n") + bad, "e", variables, error)) << bad;
     EXPECT_EQ(error,
               "e:2: expected KEY=VALUE with KEY a variable's name (letters, digits and '_')");
   }
-  exports.clear();
+  variables.clear();
+  EXPECT_FALSE(parseEnvFile(llvm::StringRef("OK=1\nX=a\0b\n", 11), "e", variables, error));
+  EXPECT_EQ(error, "e:2: a NUL byte (a .deepspeed_env line is KEY=VALUE text)");
+  // The bound is per file: variables already there do not count.
+  variables = Variables(300, {"V", "1"});
   std::string many;
   for (int i = 0; i <= kMaxEnvEntries; ++i)
     many += "V" + std::to_string(i) + "=1\n";
-  EXPECT_FALSE(parseEnvFile(many, "e", exports, error));
+  EXPECT_FALSE(parseEnvFile(many, "e", variables, error));
   EXPECT_EQ(error, "e:257: more than 256 variables");
+  EXPECT_TRUE(isLaunchVariable("OMP_NUM_THREADS"));
+  EXPECT_FALSE(isLaunchVariable("NCCL_DEBUG"));
 }
 
-TEST(LaunchCommand, ExportsBeforeItsOwnVariables) {
+TEST(LaunchCommand, ExportsByNameBeforeItsOwnVariables) {
   CommandOptions opts;
   opts.trainPath = "/o/train";
   opts.localCores = 2;
   opts.threadsPerRank = 1;
   opts.gpuProgram = true;
-  opts.exports = {"NCCL_DEBUG", "OMP_NUM_THREADS=8", "X=a b"};
+  opts.forwarded = {"NCCL_DEBUG"};
+  opts.fileVariables = {{"X", "a b"}};
   Command cmd = buildCommand({{"a", {0}}, {"b", {1}}}, opts);
+  // The file's values travel in mpirun's environment, not on its command line.
   EXPECT_EQ(renderCommand(cmd),
-            "mpirun -np 1 --host a:1 --tag-output --bind-to core --map-by slot:PE=1 -x "
-            "NCCL_DEBUG -x OMP_NUM_THREADS=8 -x 'X=a b' -x OMP_NUM_THREADS=1 -x "
-            "OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=0 /o/train : -np 1 --host b:1 -x "
-            "NCCL_DEBUG -x OMP_NUM_THREADS=8 -x 'X=a b' -x OMP_NUM_THREADS=1 -x "
-            "OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=1 /o/train");
+            "X='a b' mpirun -np 1 --host a:1 --tag-output --bind-to core --map-by slot:PE=1 -x "
+            "NCCL_DEBUG -x X -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 -x "
+            "CUDA_VISIBLE_DEVICES=0 /o/train : -np 1 --host b:1 -x NCCL_DEBUG -x X -x "
+            "OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=1 /o/train");
 }
 
 TEST(LaunchPlan, WorldSizeTargetAndRecompileHint) {
@@ -373,7 +384,7 @@ TEST(LaunchPlan, WorldSizeTargetAndRecompileHint) {
   std::string error;
   EXPECT_TRUE(parsePlan("{\"world_size\": 2, \"stage\": 2}", plan, error));
   EXPECT_EQ(plan.worldSize, 2);
-  EXPECT_EQ(plan.target, "cpu");
+  EXPECT_EQ(plan.target, ""); // older than the key: zeroc launch looks for train.cu
   EXPECT_TRUE(parsePlan("{\"world_size\": 4, \"target\": \"cuda\"}", plan, error));
   EXPECT_EQ(plan.worldSize, 4);
   EXPECT_EQ(plan.target, "cuda");

@@ -84,6 +84,7 @@ struct PlacementRequest {
 struct PlacementNote {
   std::string text;                ///< one line, "" when there is nothing to say
   bool fromVisibleDevices = false; ///< CUDA_VISIBLE_DEVICES chose the slots
+  std::string visibleDevices;      ///< then its GPU numbers, "3,1"
 };
 bool placeRanks(const PlacementRequest &request, Placement &placement, std::string &error,
                 PlacementNote *note = nullptr);
@@ -110,9 +111,12 @@ struct CommandOptions {
   /// Each host's ranks see its slots as CUDA_VISIBLE_DEVICES, so local rank
   /// i runs on GPU slots[i] (DeepSpeed's launch.py sets it so).
   bool gpuProgram = false;
-  /// Exported to every rank on every host before zeroc launch's own
-  /// variables (which win): "NAME" (its value here) or "NAME=VALUE".
-  std::vector<std::string> exports;
+  /// Exported to every rank on every host by name (`-x NAME`), before
+  /// zeroc launch's own variables: this environment's (forwardedVariables).
+  std::vector<std::string> forwarded;
+  /// Set in mpirun's environment and exported by name too, so that values
+  /// stay off the command line: .deepspeed_env's (EnvFileVariables).
+  std::vector<std::pair<std::string, std::string>> fileVariables;
 };
 
 struct Command {
@@ -138,25 +142,34 @@ std::string renderCommand(const Command &command);
 
 /// Bounds on an untrusted .deepspeed_env file.
 inline constexpr size_t kMaxEnvFileBytes = size_t(64) << 10;
-inline constexpr int kMaxEnvEntries = 256;
+inline constexpr int kMaxEnvEntries = 256; ///< per file
+/// Bound on the variables forwarded from the environment.
+inline constexpr int kMaxForwarded = 1024;
 
 /// The variables of this environment (`environ` entries) that every rank
 /// gets, as DeepSpeed's runner.py exports them to its nodes: names starting
-/// with NCCL, UCX, MV2, PYTHON or MLFLOW, and zeroc's own ZEROC_; sorted.
+/// with NCCL, UCX, MV2, PYTHON or MLFLOW, and zeroc's own ZEROC_; sorted,
+/// at most kMaxForwarded.
 std::vector<std::string> forwardedVariables(const std::vector<std::string> &environment);
 
-/// A .deepspeed_env file's KEY=VALUE lines (blank lines and '#' comments
-/// skipped, a line's CR/LF dropped) as "KEY=VALUE" exports. `name` starts
-/// each error ("NAME:LINE: ..."): a line without '=', a KEY that is not an
-/// environment variable's name, more than kMaxEnvEntries entries.
-bool parseEnvFile(llvm::StringRef text, llvm::StringRef name, std::vector<std::string> &exports,
-                  std::string &error);
+/// The variables zeroc launch sets itself (OMP_NUM_THREADS, ...), which a
+/// .deepspeed_env cannot set.
+bool isLaunchVariable(llvm::StringRef name);
+
+/// A .deepspeed_env file's KEY=VALUE lines, added to `variables` (a KEY set
+/// again replaces its value where it first appeared). As DeepSpeed reads
+/// it: blanks around KEY and VALUE are dropped; zeroc also skips blank
+/// lines and '#' comments and drops a line's CR. `name` starts each error
+/// ("NAME:LINE: ..."): a line without '=', a KEY that is not a variable's
+/// name, a NUL byte, more than kMaxEnvEntries lines.
+bool parseEnvFile(llvm::StringRef text, llvm::StringRef name,
+                  std::vector<std::pair<std::string, std::string>> &variables, std::string &error);
 
 /// What zeroc launch needs from plan.json.
 struct PlanInfo {
   int worldSize = 0;
-  /// "cpu", "cuda" or "cuda-emu" ("cpu" when plan.json predates the key).
-  std::string target = "cpu";
+  /// "cpu", "cuda" or "cuda-emu"; "" when plan.json predates the key.
+  std::string target;
 };
 bool parsePlan(llvm::StringRef planText, PlanInfo &info, std::string &error);
 
