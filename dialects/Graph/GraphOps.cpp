@@ -79,6 +79,60 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+namespace {
+/// Constants with more elements than this (and not a splat) are cast at run
+/// time: folding would copy them at compile time for one launch saved.
+constexpr int64_t kMaxFoldedCastElements = 4096;
+
+/// `v` as the runtime's cast makes it (runtime/src/kernels/elementwise.cc):
+/// rounded to nearest even into `to`, overflow to infinity, subnormals kept.
+/// None where a fold might differ from it: a NaN (whose payload the runtime
+/// keeps its own way), an integer beyond 2^53 (which it rounds twice,
+/// through a double).
+std::optional<APFloat> castElement(Attribute element, FloatType to) {
+  bool inexact = false;
+  if (auto f = llvm::dyn_cast<FloatAttr>(element)) {
+    APFloat v = f.getValue();
+    if (v.isNaN())
+      return std::nullopt;
+    v.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &inexact);
+    return v;
+  }
+  auto i = llvm::dyn_cast<IntegerAttr>(element);
+  if (!i)
+    return std::nullopt;
+  const bool isUnsigned = i.getType().isUnsignedInteger() || i.getType().isInteger(1);
+  APInt value = i.getValue();
+  const APInt magnitude = isUnsigned || !value.isNegative() ? value : -value;
+  if (magnitude.getActiveBits() > 53)
+    return std::nullopt;
+  APFloat v(to.getFloatSemantics());
+  v.convertFromAPInt(value, /*isSigned=*/!isUnsigned, APFloat::rmNearestTiesToEven);
+  return v;
+}
+} // namespace
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  auto input = llvm::dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  auto to = llvm::dyn_cast<FloatType>(getType().getElementType());
+  if (!input || !to || (!input.isSplat() && input.getNumElements() > kMaxFoldedCastElements))
+    return {};
+  // One value for a splat (DenseElementsAttr::get makes a splat of it).
+  SmallVector<Attribute> elements;
+  if (input.isSplat())
+    elements.push_back(input.getSplatValue<Attribute>());
+  else
+    llvm::append_range(elements, input.getValues<Attribute>());
+  SmallVector<APFloat> values;
+  for (Attribute element : elements) {
+    std::optional<APFloat> v = castElement(element, to);
+    if (!v)
+      return {};
+    values.push_back(*v);
+  }
+  return DenseElementsAttr::get(getType(), values);
+}
+
 LogicalResult DropoutOp::verify() {
   double ratio = getRatio().convertToDouble();
   if (!(ratio >= 0.0 && ratio < 1.0))

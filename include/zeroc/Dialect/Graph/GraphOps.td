@@ -294,6 +294,9 @@ def Graph_CastOp : Graph_ComputeOp<"cast"> {
   let results = (outs Graph_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  // A constant converted to a floating-point type folds to the constant the
+  // runtime's cast would compute (docs/RationaleGraph.md, "Folding casts").
+  let hasFolder = 1;
 }
 
 def Graph_WhereOp : Graph_ComputeOp<"where",
