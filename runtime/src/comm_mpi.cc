@@ -102,10 +102,6 @@ zeroc_rt_status_t toMpiBuffer(zeroc_rt_dtype_t dtype, size_t count,
   return nullptr;
 }
 
-bool isHalfDtype(zeroc_rt_dtype_t dtype) {
-  return dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16;
-}
-
 /// The MPI_User_function of reduceHalf for one dtype and op, applied to
 /// MPI_UINT16_T buffers (so `len` counts elements).
 template <zeroc_rt_dtype_t Dtype, zeroc_rt_reduce_op_t Op>
@@ -473,7 +469,7 @@ private:
   }
 
   MPI_Op toMpiOp(zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op) const {
-    if (isHalfDtype(dtype))
+    if (zeroc_rt_dtype_is_half(dtype))
       return halfOps.get(dtype, op);
     return op == ZEROC_RT_REDUCE_MAX ? MPI_MAX : MPI_SUM;
   }

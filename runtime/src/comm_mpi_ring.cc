@@ -65,7 +65,7 @@ bool RingReduceScatter::supports(zeroc_rt_dtype_t dtype, zeroc_rt_reduce_op_t op
                                  int size) {
   return size >= 2 && op == ZEROC_RT_REDUCE_SUM &&
          (dtype == ZEROC_RT_DTYPE_F32 || dtype == ZEROC_RT_DTYPE_F64 ||
-          dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16);
+          zeroc_rt_dtype_is_half(dtype));
 }
 
 RingReduceScatter::RingReduceScatter(MPI_Comm comm, int rank, int size, int tag,

@@ -24,7 +24,7 @@ static inline int zeroc_rt_param_master_ok(zeroc_rt_dtype_t dtype,
                                            zeroc_rt_dtype_t master) {
   if (dtype == ZEROC_RT_DTYPE_F32 || dtype == ZEROC_RT_DTYPE_F64)
     return master == dtype;
-  if (dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16)
+  if (zeroc_rt_dtype_is_half(dtype))
     return master == ZEROC_RT_DTYPE_F32;
   return 0;
 }

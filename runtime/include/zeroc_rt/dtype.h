@@ -30,6 +30,13 @@ size_t zeroc_rt_dtype_size(zeroc_rt_dtype_t dtype);
 /// Short lower-case name ("f32", "bool", ...); "invalid" for an invalid dtype.
 const char *zeroc_rt_dtype_name(zeroc_rt_dtype_t dtype);
 
+/// Whether `dtype` is one of the 16-bit floats (f16, bf16): the types whose
+/// arithmetic the runtime does in f32 and whose parameters keep an f32
+/// master copy.
+static inline int zeroc_rt_dtype_is_half(zeroc_rt_dtype_t dtype) {
+  return dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16;
+}
+
 ZEROC_RT_EXTERN_C_END
 
 #endif // ZEROC_RT_DTYPE_H

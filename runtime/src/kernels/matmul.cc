@@ -51,10 +51,6 @@ void storeFloatCopy(const float *src, const zeroc_rt_tensor_t &t) {
   });
 }
 
-bool isNarrowFloat(zeroc_rt_dtype_t dtype) {
-  return dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16;
-}
-
 zeroc_rt_status_t checkBlasDims(const char *k, int64_t m, int64_t n,
                                 int64_t kk) {
   if (m > INT_MAX || n > INT_MAX || kk > INT_MAX)
@@ -157,7 +153,7 @@ zeroc_rt_status_t kMatmul(const zeroc_rt_tensor_t *a,
                   po + off[0]);
     });
   };
-  if (isNarrowFloat(a->dtype)) {
+  if (zeroc_rt_dtype_is_half(a->dtype)) {
     // F16/BF16: float copies of a, b and out, cblas_sgemm, one rounding.
     Scratch<float> fa, fb, fo;
     ZEROC_RT_RETURN_IF_ERROR(floatCopy(k, "float copy of a", *a, &fa));
@@ -224,7 +220,7 @@ zeroc_rt_status_t kGemm(const zeroc_rt_tensor_t *a, const zeroc_rt_tensor_t *b,
   const bool useC = c && beta != 0.0;
   // F16/BF16 run in float: a and b are copied to float scratch, the result
   // (beta * c, then the GEMM) is formed in a float scratch and rounded once.
-  const bool narrowFloat = isNarrowFloat(a->dtype);
+  const bool narrowFloat = zeroc_rt_dtype_is_half(a->dtype);
   Scratch<float> fa, fb, fo;
   if (narrowFloat) {
     ZEROC_RT_RETURN_IF_ERROR(floatCopy(k, "float copy of a", *a, &fa));

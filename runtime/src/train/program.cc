@@ -188,7 +188,7 @@ zeroc_rt_status_t validateParams(const zeroc_rt_program_t &p,
       return INVALID_PROGRAM("parameter '%s' saves to the same file name as "
                              "another parameter",
                              d.name);
-    const bool half = d.dtype == ZEROC_RT_DTYPE_F16 || d.dtype == ZEROC_RT_DTYPE_BF16;
+    const bool half = zeroc_rt_dtype_is_half(d.dtype);
     if (d.frozen != 0 && d.frozen != 1)
       return INVALID_PROGRAM("parameter '%s' has frozen %d", d.name, d.frozen);
     if (d.frozen) {

@@ -114,7 +114,7 @@ zeroc_rt_status_t checkTargetFile(const std::string &path) {
 zeroc_rt_status_t saveAsNpy(const std::string &path, zeroc_rt_dtype_t dtype,
                             int32_t rank, const int64_t *dims, int64_t numel,
                             const void *data, AlignedBuffer &widened) {
-  if (dtype == ZEROC_RT_DTYPE_F16 || dtype == ZEROC_RT_DTYPE_BF16) {
+  if (zeroc_rt_dtype_is_half(dtype)) {
     ZEROC_RT_RETURN_IF_ERROR(
         widened.allocate(static_cast<size_t>(numel) * 4, "--save-params"));
     ZEROC_RT_RETURN_IF_ERROR(zeroc_rt_k_convert(dtype, data, ZEROC_RT_DTYPE_F32,

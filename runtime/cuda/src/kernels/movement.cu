@@ -327,8 +327,7 @@ zeroc_rt_status_t zeroc_rt_cuda_k_gather_grad(zrt_ct grad_out, zrt_ct indices, i
   ZEROC_RT_RETURN_IF_ERROR(checkTensor(k, "grad_data", grad_data));
   // F16/BF16 gradients sum in float: in a float grad_data itself
   // (zero-widen-gather-grad's form), else in the scratch, rounded at the end.
-  const bool narrow =
-      grad_out->dtype == ZEROC_RT_DTYPE_F16 || grad_out->dtype == ZEROC_RT_DTYPE_BF16;
+  const bool narrow = zeroc_rt_dtype_is_half(grad_out->dtype);
   const bool widened = sumsF16InF32(*grad_out, *grad_data);
   GatherShape g;
   ZEROC_RT_RETURN_IF_ERROR(
