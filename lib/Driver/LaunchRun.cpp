@@ -210,6 +210,7 @@ void forwardSignal(int sig) {
 
 struct Flags {
   bool dryRun = false;
+  bool forceMulti = false; ///< --force_multi: export as to several hosts
   std::string hostfile, include, exclude, masterAddr;
   bool haveHostfile = false;
   int numNodes = -1, numGpus = -1, threads = 0, masterPort = 0;
@@ -261,10 +262,17 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
         f.dryRun = true;
         continue;
       }
+      // DeepSpeed's flags for what zeroc launch always does: bind each rank
+      // to its cores, pass no --local_rank, check no ssh.
+      if (name == "--bind_cores_to_rank" || name == "--no_local_rank" || name == "--no_ssh_check")
+        continue;
+      if (name == "--force_multi") {
+        f.forceMulti = true;
+        continue;
+      }
       static const char *const kValued[] = {
-          "--num_gpus",     "--num_ranks",   "--num_nodes",
-          "--hostfile",     "--include",     "--exclude",
-          "--master_addr",  "--master_port", "--threads_per_rank"};
+          "--num_gpus", "--num_ranks",   "--num_nodes",   "--hostfile",         "--include",
+          "--exclude",  "--master_addr", "--master_port", "--threads_per_rank", "--launcher"};
       if (!llvm::is_contained(kValued, name))
         return fail("launch: unknown option '" + arg.str() +
                     "' (launch options go before OUT; the arguments after "
@@ -292,6 +300,15 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
       } else if (name == "--master_port") {
         if (!parseNumber(name, value, 1, 65535, f.masterPort, error))
           return fail(error);
+      } else if (name == "--launcher") {
+        // DeepSpeed's default (pdsh) and its openmpi backend both start the
+        // same ranks; zeroc launch starts them with Open MPI's mpirun.
+        std::string launcher = value.lower();
+        if (launcher != "pdsh" && launcher != "openmpi")
+          return fail("--launcher '" + messagePath(value.str()) +
+                      "': zeroc launch starts the ranks with Open MPI's mpirun (pdsh and "
+                      "openmpi are accepted for it); for another launcher start OUT/train "
+                      "under it yourself, one rank per GPU");
       } else if (name == "--hostfile") {
         if (value.empty())
           return fail("--hostfile needs a file name");
@@ -509,8 +526,9 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   std::vector<std::string> exportNotes;
   // One node's ranks inherit this environment; DeepSpeed too exports only
   // to the nodes of a multi-node job.
-  const bool remote = placement.size() > 1 || (placement.front().host != "localhost" &&
-                                               placement.front().host != "127.0.0.1");
+  const bool remote =
+      f.forceMulti || placement.size() > 1 ||
+      (placement.front().host != "localhost" && placement.front().host != "127.0.0.1");
   if (remote && !exportsForRanks(opts, exportNotes, error))
     return fail(error);
   Command cmd = buildCommand(placement, opts);

@@ -129,7 +129,9 @@ const char *kUsage =
     "  --master_addr A, --master_port P  exported as MASTER_ADDR/MASTER_PORT\n"
     "  --threads_per_rank T          OpenMP/OpenBLAS threads and cores per\n"
     "                                rank (default: cores / ranks per node)\n"
-    "  --dry-run                     print the mpirun command line, run nothing\n";
+    "  --dry-run                     print the mpirun command line, run nothing\n"
+    "  --launcher pdsh|openmpi, --force_multi, --bind_cores_to_rank,\n"
+    "  --no_local_rank, --no_ssh_check  DeepSpeed's, accepted (docs/Launch.md)\n";
 
 int usageError(const std::string &msg) {
   llvm::errs() << "zeroc: error: " << msg << "\n" << kUsage;
