@@ -75,12 +75,8 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
       a.insert(a.end(), {"-x", "MASTER_ADDR=" + opts.masterAddr});
     if (opts.masterPort > 0)
       a.insert(a.end(), {"-x", "MASTER_PORT=" + std::to_string(opts.masterPort)});
-    if (opts.gpuProgram) {
-      std::string devices;
-      for (int s : contexts[c].front().slots)
-        devices += (devices.empty() ? "" : ",") + std::to_string(s);
-      a.insert(a.end(), {"-x", "CUDA_VISIBLE_DEVICES=" + devices});
-    }
+    if (opts.gpuProgram)
+      a.insert(a.end(), {"-x", "CUDA_VISIBLE_DEVICES=" + slotList(contexts[c].front().slots)});
     a.push_back(opts.trainPath);
     a.insert(a.end(), opts.trainArgs.begin(), opts.trainArgs.end());
   }
@@ -125,7 +121,8 @@ bool isLaunchVariable(llvm::StringRef name) {
 }
 
 bool parseEnvFile(llvm::StringRef text, llvm::StringRef name,
-                  std::vector<std::pair<std::string, std::string>> &variables, std::string &error) {
+                  std::vector<std::pair<std::string, std::string>> &variables,
+                  std::vector<std::string> &skipped, std::string &error) {
   int lineNo = 0, entries = 0;
   auto fail = [&](const llvm::Twine &why) {
     error = (name + ":" + llvm::Twine(lineNo) + ": " + why).str();
@@ -146,6 +143,10 @@ bool parseEnvFile(llvm::StringRef text, llvm::StringRef name,
       return fail("expected KEY=VALUE with KEY a variable's name (letters, digits and '_')");
     if (++entries > kMaxEnvEntries)
       return fail("more than " + llvm::Twine(kMaxEnvEntries) + " variables");
+    if (isLaunchVariable(key)) {
+      skipped.push_back(key.str());
+      continue;
+    }
     auto same = llvm::find_if(variables, [&](const auto &v) { return v.first == key; });
     if (same != variables.end())
       same->second = value.str();

@@ -14,7 +14,6 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace zeroc::launch {
 namespace {
@@ -255,14 +254,12 @@ bool placeRanks(const PlacementRequest &req, Placement &placement, std::string &
                              "--include localhost:0,1,...)";
       return false;
     } else {
-      include = "localhost:";
-      for (size_t i = 0; i < visible.size(); ++i)
-        include += (i ? "," : "") + std::to_string(visible[i]);
+      include = "localhost:" + slotList(visible);
       say(visibleShown + ": the ranks run on those GPUs (as --include " + include +
           ", DeepSpeed's rule)");
       if (note) {
         note->fromVisibleDevices = true;
-        note->visibleDevices = include.substr(std::strlen("localhost:"));
+        note->visibleDevices = slotList(visible);
       }
       filtered = true;
     }
@@ -325,6 +322,13 @@ int totalRanks(const Placement &placement) {
   for (const HostSlots &h : placement)
     n += static_cast<int>(h.slots.size());
   return n;
+}
+
+std::string slotList(const std::vector<int> &slots) {
+  std::string out;
+  for (int s : slots)
+    out += (out.empty() ? "" : ",") + std::to_string(s);
+  return out;
 }
 
 std::string hostList(const Placement &placement) {

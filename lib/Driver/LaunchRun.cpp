@@ -150,29 +150,18 @@ bool exportsForRanks(CommandOptions &opts, std::vector<std::string> &notes, std:
         !read.insert({st.st_dev, st.st_ino}).second)
       continue;
     std::string text;
-    std::vector<std::pair<std::string, std::string>> mine;
+    std::vector<std::string> skipped;
     if (!readBounded(path, kMaxEnvFileBytes, text, error)) {
       error = messagePath(path) + ": " + error;
       return false;
     }
-    if (!parseEnvFile(text, messagePath(path), mine, error))
+    if (!parseEnvFile(text, messagePath(path), variables, skipped, error))
       return false;
-    std::string ignored;
-    for (auto &[key, value] : mine) {
-      if (isLaunchVariable(key)) {
-        ignored += (ignored.empty() ? "" : ", ") + key;
-        continue;
-      }
-      auto same = llvm::find_if(variables, [&](const auto &v) { return v.first == key; });
-      if (same != variables.end())
-        same->second = value;
-      else
-        variables.emplace_back(key, value);
-    }
     notes.push_back("exporting the variables of " + messagePath(path) +
                     " to every rank (DeepSpeed's .deepspeed_env)" +
-                    (ignored.empty() ? std::string()
-                                     : "; not " + ignored + ", which zeroc launch sets itself"));
+                    (skipped.empty() ? std::string()
+                                     : "; not " + llvm::join(skipped, ", ") +
+                                           ", which zeroc launch sets itself"));
   }
   // A variable of the file replaces the environment's value: both are
   // exported by name from mpirun's environment, which holds the file's.

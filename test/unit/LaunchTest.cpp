@@ -334,32 +334,38 @@ TEST(LaunchEnvironment, ForwardsDeepSpeedsPrefixes) {
 TEST(LaunchEnvironment, ParsesDeepSpeedEnvFiles) {
   using Variables = std::vector<std::pair<std::string, std::string>>;
   Variables variables;
+  std::vector<std::string> skipped;
   std::string error;
   EXPECT_TRUE(parseEnvFile("# cluster settings\nNCCL_IB_DISABLE=1\r\n\n  \n A_B = x=y, z \n"
                            "EMPTY=\nNCCL_IB_DISABLE=0\n",
-                           "e", variables, error))
+                           "e", variables, skipped, error))
       << error;
   // Blanks around KEY and VALUE go, as DeepSpeed strips them; a KEY set
   // again keeps its place and takes the later value.
   EXPECT_EQ(variables, (Variables{{"NCCL_IB_DISABLE", "0"}, {"A_B", "x=y, z"}, {"EMPTY", ""}}));
   for (const char *bad : {"NOEQUALS\n", "1X=2\n", "A B=1\n", "=1\n", "-x=1"}) {
     variables.clear();
-    EXPECT_FALSE(parseEnvFile(std::string("OK=1\n") + bad, "e", variables, error)) << bad;
+    EXPECT_FALSE(parseEnvFile(std::string("OK=1\n") + bad, "e", variables, skipped, error)) << bad;
     EXPECT_EQ(error,
               "e:2: expected KEY=VALUE with KEY a variable's name (letters, digits and '_')");
   }
   variables.clear();
-  EXPECT_FALSE(parseEnvFile(llvm::StringRef("OK=1\nX=a\0b\n", 11), "e", variables, error));
+  EXPECT_FALSE(parseEnvFile(llvm::StringRef("OK=1\nX=a\0b\n", 11), "e", variables, skipped, error));
   EXPECT_EQ(error, "e:2: a NUL byte (a .deepspeed_env line is KEY=VALUE text)");
   // The bound is per file: variables already there do not count.
   variables = Variables(300, {"V", "1"});
   std::string many;
   for (int i = 0; i <= kMaxEnvEntries; ++i)
     many += "V" + std::to_string(i) + "=1\n";
-  EXPECT_FALSE(parseEnvFile(many, "e", variables, error));
+  EXPECT_FALSE(parseEnvFile(many, "e", variables, skipped, error));
   EXPECT_EQ(error, "e:257: more than 256 variables");
   EXPECT_TRUE(isLaunchVariable("OMP_NUM_THREADS"));
   EXPECT_FALSE(isLaunchVariable("NCCL_DEBUG"));
+  // zeroc launch's own variables are left out, and named.
+  variables.clear();
+  EXPECT_TRUE(parseEnvFile("OMP_NUM_THREADS=8\nA=1\n", "e", variables, skipped, error));
+  EXPECT_EQ(variables, (Variables{{"A", "1"}}));
+  EXPECT_EQ(skipped, (std::vector<std::string>{"OMP_NUM_THREADS"}));
 }
 
 TEST(LaunchCommand, ExportsByNameBeforeItsOwnVariables) {

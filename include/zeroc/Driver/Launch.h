@@ -99,6 +99,8 @@ bool filterResources(const Placement &pool, llvm::StringRef spec,
 int totalRanks(const Placement &placement);
 /// "h1:2,h2:1": mpirun's --host syntax.
 std::string hostList(const Placement &placement);
+/// "1,3": slots as CUDA_VISIBLE_DEVICES and --include write them.
+std::string slotList(const std::vector<int> &slots);
 
 struct CommandOptions {
   std::string trainPath; ///< absolute OUT/train
@@ -157,13 +159,15 @@ std::vector<std::string> forwardedVariables(const std::vector<std::string> &envi
 bool isLaunchVariable(llvm::StringRef name);
 
 /// A .deepspeed_env file's KEY=VALUE lines, added to `variables` (a KEY set
-/// again replaces its value where it first appeared). As DeepSpeed reads
-/// it: blanks around KEY and VALUE are dropped; zeroc also skips blank
-/// lines and '#' comments and drops a line's CR. `name` starts each error
-/// ("NAME:LINE: ..."): a line without '=', a KEY that is not a variable's
-/// name, a NUL byte, more than kMaxEnvEntries lines.
+/// again replaces its value where it first appeared); a KEY zeroc launch
+/// sets itself (isLaunchVariable) goes to `skipped` instead. As DeepSpeed
+/// reads it: blanks around KEY and VALUE are dropped; zeroc also skips
+/// blank lines and '#' comments and drops a line's CR. `name` starts each
+/// error ("NAME:LINE: ..."): a line without '=', a KEY that is not a
+/// variable's name, a NUL byte, more than kMaxEnvEntries lines.
 bool parseEnvFile(llvm::StringRef text, llvm::StringRef name,
-                  std::vector<std::pair<std::string, std::string>> &variables, std::string &error);
+                  std::vector<std::pair<std::string, std::string>> &variables,
+                  std::vector<std::string> &skipped, std::string &error);
 
 /// What zeroc launch needs from plan.json.
 struct PlanInfo {
