@@ -157,8 +157,10 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
         auto ref = op->getAttrOfType<FlatSymbolRefAttr>("param");
         if (failed(addUpdate(uses, op, ref.getValue(), op->getOperand(0), guard)))
           return WalkResult::interrupt();
-      } else if (auto multi = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op)) {
-        for (auto [ref, grad] : llvm::zip(multi.getParams(), multi.getGrads()))
+      } else if (llvm::isa<zero::AdamUpdateMultiOp, zero::SgdUpdateMultiOp>(op)) {
+        // The gradients are the first operands, one per parameter.
+        auto params = op->getAttrOfType<ArrayAttr>("params");
+        for (auto [ref, grad] : llvm::zip(params, op->getOperands()))
           if (failed(addUpdate(uses, op, llvm::cast<FlatSymbolRefAttr>(ref).getValue(),
                                grad, guard)))
             return WalkResult::interrupt();

@@ -52,6 +52,7 @@ gpt2-bf16-s3-w1-unfused|gpt2|3|1|bf16-unfused|8
 gpt2-bf16-s3-w1-matmul-attention|gpt2|3|1|bf16-matmul-attention|8
 attn-bf16-s0-w1|gpt2_nodropout|0|1|bf16|8
 attn-fp16-s3-w2|gpt2_nodropout|3|2|fp16|8
+gpt2-bf16-sgd-s1-w2|gpt2|1|2|bf16-sgd|8
 EOF
 }
 
@@ -65,6 +66,7 @@ write_configs() {
   echo '{"zeroc": {"fuse_elementwise": false}}' > "$1/fp32-unfused.json"
   echo '{"bf16": {"enabled": true}, "gradient_accumulation_steps": 2, "zeroc": {"fuse_elementwise": false}}' > "$1/bf16-unfused.json"
   echo '{"bf16": {"enabled": true}, "gradient_accumulation_steps": 2, "zeroc": {"fuse_attention": false}}' > "$1/bf16-matmul-attention.json"
+  echo '{"bf16": {"enabled": true}, "optimizer": {"type": "SGD", "params": {"lr": 0.01, "momentum": 0.9}}, "gradient_clipping": 0.5, "zero_allow_untested_optimizer": true}' > "$1/bf16-sgd.json"
   echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}}' > "$1/bench.json"
   echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zeroc": {"fuse_elementwise": false}}' > "$1/bench-unfused.json"
   echo '{"bf16": {"enabled": true}, "train_micro_batch_size_per_gpu": 8, "optimizer": {"type": "AdamW", "params": {"lr": 1e-4}}, "zeroc": {"fuse_attention": false}}' > "$1/bench-matmul-attention.json"

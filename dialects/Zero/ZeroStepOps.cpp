@@ -102,25 +102,42 @@ LogicalResult AdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyUpdate(*this, getParamAttr(), getGrad().getType(), symbols);
 }
 
-LogicalResult AdamUpdateMultiOp::verify() {
-  if (getParams().empty())
-    return emitOpError("must update at least one parameter");
-  if (getParams().size() != getGrads().size())
-    return emitOpError("has ") << getParams().size() << " parameters but "
-                               << getGrads().size() << " gradients";
+/// A multi-tensor update names at least one parameter, each once, with a
+/// gradient each.
+static LogicalResult verifyMultiUpdate(Operation *op, ArrayAttr params, size_t grads) {
+  if (params.empty())
+    return op->emitOpError("must update at least one parameter");
+  if (params.size() != grads)
+    return op->emitOpError("has ") << params.size() << " parameters but " << grads << " gradients";
   llvm::SmallDenseSet<Attribute> seen;
-  for (Attribute p : getParams())
+  for (Attribute p : params)
     if (!seen.insert(p).second)
-      return emitOpError("updates ") << p << " twice";
+      return op->emitOpError("updates ") << p << " twice";
   return success();
 }
 
-LogicalResult AdamUpdateMultiOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  for (auto [ref, grad] : llvm::zip(getParams(), getGrads()))
-    if (failed(verifyUpdate(*this, llvm::cast<FlatSymbolRefAttr>(ref),
-                            grad.getType(), symbols)))
+static LogicalResult verifyMultiUpdateUses(Operation *op, ArrayAttr params, ValueRange grads,
+                                           SymbolTableCollection &symbols) {
+  for (auto [ref, grad] : llvm::zip(params, grads))
+    if (failed(verifyUpdate(op, llvm::cast<FlatSymbolRefAttr>(ref), grad.getType(), symbols)))
       return failure();
   return success();
+}
+
+LogicalResult AdamUpdateMultiOp::verify() {
+  return verifyMultiUpdate(*this, getParams(), getGrads().size());
+}
+
+LogicalResult AdamUpdateMultiOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyMultiUpdateUses(*this, getParams(), getGrads(), symbols);
+}
+
+LogicalResult SgdUpdateMultiOp::verify() {
+  return verifyMultiUpdate(*this, getParams(), getGrads().size());
+}
+
+LogicalResult SgdUpdateMultiOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyMultiUpdateUses(*this, getParams(), getGrads(), symbols);
 }
 
 LogicalResult SgdUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {

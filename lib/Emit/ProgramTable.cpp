@@ -40,6 +40,8 @@ LogicalResult ProgramPrinter::readStepConfig() {
       step.adam = up.getOptimizer();
     else if (auto up = llvm::dyn_cast<zero::SgdUpdateOp>(op))
       step.sgd = up.getOptimizer();
+    else if (auto up = llvm::dyn_cast<zero::SgdUpdateMultiOp>(op))
+      step.sgd = up.getOptimizer();
     else if (auto lr = llvm::dyn_cast<zero::LrScheduleOp>(op))
       step.schedule = lr.getSchedule();
     else if (auto up = llvm::dyn_cast<zero::UpdateLossScaleOp>(op))

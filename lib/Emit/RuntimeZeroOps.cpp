@@ -277,6 +277,37 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
                          p.var(up.getStep()))
         .str();
   };
+  // SGD's scalars after the gradients, the same for one parameter and many:
+  // factor, lr, momentum, dampening, weight decay, nesterov, the 1-based step.
+  auto sgdScalars = [&](auto up) {
+    zero::SgdAttr o = up.getOptimizer();
+    return llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, *(int64_t *){6} + 1", f64(up.getFactor()),
+                         f64(up.getLr()), cxxDouble(o.getMomentum().convertToDouble()),
+                         cxxDouble(o.getDampening().convertToDouble()),
+                         cxxDouble(o.getWeightDecay().convertToDouble()), int(o.getNesterov()),
+                         p.var(up.getStep()))
+        .str();
+  };
+  // A multi-tensor update: its tables of parameter indices, gradients and
+  // counts in a block, then `fn(e, n, tables..., scalars)`.
+  auto multiUpdate = [&](ArrayAttr params, ValueRange grads, StringRef fn,
+                         const std::string &scalars) {
+    std::string indices, pointers, counts;
+    for (auto [i, ref, grad] : llvm::enumerate(params, grads)) {
+      const char *sep = i ? ", " : "";
+      indices += sep + paramOf(llvm::cast<FlatSymbolRefAttr>(ref).getValue());
+      pointers += sep + p.var(grad);
+      counts += sep + count(grad);
+    }
+    p.line("{");
+    p.line("  static const int32_t zrt_params[] = {" + indices + "};");
+    p.line("  void *const zrt_grads[] = {" + pointers + "};");
+    p.line("  static const int64_t zrt_counts[] = {" + counts + "};");
+    p.call(llvm::formatv("{0}(e, {1}, zrt_params, zrt_grads, zrt_counts, {2})", fn, grads.size(),
+                         scalars),
+           "  ");
+    p.line("}");
+  };
   if (auto up = llvm::dyn_cast<zero::AdamUpdateOp>(op)) {
     p.call(llvm::formatv("zeroc_rt_engine_adam_update(e, {0}, {1}, {2}, {3})",
                          paramOf(up.getParam()), p.var(up.getGrad()), count(up.getGrad()),
@@ -284,35 +315,18 @@ LogicalResult RuntimeTarget::printZeroOp(ProgramPrinter &p, Operation *op) {
     return success();
   }
   if (auto up = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op)) {
-    std::string params, grads, counts;
-    for (auto [i, ref, grad] : llvm::enumerate(up.getParams(), up.getGrads())) {
-      const char *sep = i ? ", " : "";
-      params += sep + paramOf(llvm::cast<FlatSymbolRefAttr>(ref).getValue());
-      grads += sep + p.var(grad);
-      counts += sep + count(grad);
-    }
-    p.line("{");
-    p.line("  static const int32_t zrt_params[] = {" + params + "};");
-    p.line("  void *const zrt_grads[] = {" + grads + "};");
-    p.line("  static const int64_t zrt_counts[] = {" + counts + "};");
-    p.call(llvm::formatv("zeroc_rt_engine_adam_update_multi(e, {0}, zrt_params, zrt_grads, "
-                         "zrt_counts, {1})",
-                         up.getGrads().size(), adamScalars(up)),
-           "  ");
-    p.line("}");
+    multiUpdate(up.getParams(), up.getGrads(), "zeroc_rt_engine_adam_update_multi",
+                adamScalars(up));
     return success();
   }
   if (auto up = llvm::dyn_cast<zero::SgdUpdateOp>(op)) {
-    zero::SgdAttr o = up.getOptimizer();
-    p.call(llvm::formatv(
-        "zeroc_rt_engine_sgd_update(e, {0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
-        "*(int64_t *){9} + 1)",
-        paramOf(up.getParam()), p.var(up.getGrad()), count(up.getGrad()),
-        f64(up.getFactor()), f64(up.getLr()),
-        cxxDouble(o.getMomentum().convertToDouble()),
-        cxxDouble(o.getDampening().convertToDouble()),
-        cxxDouble(o.getWeightDecay().convertToDouble()), int(o.getNesterov()),
-        p.var(up.getStep())));
+    p.call(llvm::formatv("zeroc_rt_engine_sgd_update(e, {0}, {1}, {2}, {3})",
+                         paramOf(up.getParam()), p.var(up.getGrad()), count(up.getGrad()),
+                         sgdScalars(up)));
+    return success();
+  }
+  if (auto up = llvm::dyn_cast<zero::SgdUpdateMultiOp>(op)) {
+    multiUpdate(up.getParams(), up.getGrads(), "zeroc_rt_engine_sgd_update_multi", sgdScalars(up));
     return success();
   }
   if (auto slice = llvm::dyn_cast<zero::ReplicaSliceOp>(op)) {

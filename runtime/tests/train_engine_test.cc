@@ -1122,6 +1122,15 @@ TEST_F(TrainErrors, AdamMultiRepeatedParameter) {
               "zeroc_rt_engine_adam_update_multi: parameter 'fc.weight' is given twice");
 }
 
+TEST_F(TrainErrors, SgdMultiRepeatedParameter) {
+  g_faults.repeatedParam = true;
+  ModelConfig cfg = sgdClipConfig();
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  expectError(runTrain(program.get(), basicArgs(ws)),
+              "zeroc_rt_engine_sgd_update_multi: parameter 'fc.weight' is given twice");
+}
+
 TEST_F(TrainErrors, BadArguments) {
   ModelConfig cfg = adamwConfig();
   Workspace ws(cfg);

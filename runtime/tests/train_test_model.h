@@ -93,7 +93,7 @@ struct Faults {
   int64_t errorAtStep = -1; ///< 0-based step whose micro-step fails
   int errorOnRank = -1;
   bool wrongGradCount = false; ///< grad_accumulate with a bad count
-  bool repeatedParam = false;  ///< adam_update_multi given parameter 0 twice
+  bool repeatedParam = false;  ///< the multi update given parameter 0 twice
   /// Bit s set: at 0-based step s the micro-steps put +inf into dW[0] (on
   /// overflowOnRank, or every rank when -1), a gradient overflow.
   uint64_t overflowSteps = 0;

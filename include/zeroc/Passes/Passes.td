@@ -813,12 +813,14 @@ def FuseAttentionBias : Pass<"zero-fuse-attention-bias", "::mlir::ModuleOp"> {
 }
 
 def FuseOptimizerStep : Pass<"zero-fuse-optimizer-step", "::mlir::ModuleOp"> {
-  let summary = "makes consecutive Adam updates one multi-tensor update";
+  let summary = "makes consecutive Adam or SGD updates one multi-tensor update";
   let description = [{
     In `@train_step`'s `zero.if_finite`, each run of two or more
     consecutive `zero.adam_update`s with the same factor, learning rate,
     betas, step and `#zero.adam` becomes one `zero.adam_update_multi`, at
-    the place of the run's last update. Only consecutive updates: what
+    the place of the run's last update; each run of `zero.sgd_update`s
+    with the same factor, learning rate, step and `#zero.sgd` becomes one
+    `zero.sgd_update_multi` the same way. Only consecutive updates: what
     zero-overlap put between them (a gather started as soon as its
     parameters are updated) stays where it is, and no gradient lives longer
     than before. The CUDA pipeline runs it (one launch for the step instead

@@ -29,6 +29,38 @@ namespace {
 
 using train::Args;
 
+/// A multi-tensor optimizer step in one launch per master dtype (f32, then
+/// f64; in practice one): `launch(dtype, table, &failed)` over the
+/// tensors' kernel rows (`rowOf`); its errors name the parameter.
+template <typename Tensor, typename RowOf, typename Launch>
+zeroc_rt_status_t perMasterDtype(const Tensor *tensors, int64_t count, RowOf &&rowOf,
+                                 Launch &&launch) {
+  for (int64_t i = 0; i < count; ++i)
+    if (tensors[i].dtype != ZEROC_RT_DTYPE_F32 && tensors[i].dtype != ZEROC_RT_DTYPE_F64)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                            "optimizer update of parameter '%s': dtype %s is not f32 or f64",
+                            tensors[i].name, zeroc_rt_dtype_name(tensors[i].dtype));
+  for (zeroc_rt_dtype_t dtype : {ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F64}) {
+    std::vector<decltype(rowOf(tensors[0]))> table;
+    std::vector<const Tensor *> of;
+    for (int64_t i = 0; i < count; ++i) {
+      if (tensors[i].dtype != dtype)
+        continue;
+      table.push_back(rowOf(tensors[i]));
+      of.push_back(&tensors[i]);
+    }
+    if (table.empty())
+      continue;
+    int64_t failed = -1;
+    if (zeroc_rt_status_t status = launch(dtype, table, &failed))
+      return ZEROC_RT_TRAIN_WRAP(status, failed >= 0
+                                             ? train::format("optimizer update of parameter '%s': ",
+                                                             of[static_cast<size_t>(failed)]->name)
+                                             : std::string("optimizer update: "));
+  }
+  return nullptr;
+}
+
 class CudaDevice final : public train::Device {
 public:
   std::string describe() const override { return description; }
@@ -83,35 +115,31 @@ public:
   /// update and the rounding of every tensor in one pass.
   zeroc_rt_status_t adamStepMulti(const train::AdamTensor *tensors, int64_t count,
                                   const train::AdamHyper &h, void *) override {
-    for (int64_t i = 0; i < count; ++i)
-      if (tensors[i].dtype != ZEROC_RT_DTYPE_F32 && tensors[i].dtype != ZEROC_RT_DTYPE_F64)
-        return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                              "optimizer update of parameter '%s': dtype %s is not f32 or f64",
-                              tensors[i].name, zeroc_rt_dtype_name(tensors[i].dtype));
-    for (zeroc_rt_dtype_t dtype : {ZEROC_RT_DTYPE_F32, ZEROC_RT_DTYPE_F64}) {
-      std::vector<zeroc_rt_cuda_adam_tensor_t> table;
-      std::vector<const train::AdamTensor *> of;
-      for (int64_t i = 0; i < count; ++i) {
-        const train::AdamTensor &t = tensors[i];
-        if (t.dtype != dtype)
-          continue;
-        table.push_back({t.gradDtype, t.grad, t.param, t.expAvg, t.expAvgSq, t.roundedDtype,
-                         t.rounded, t.count});
-        of.push_back(&t);
-      }
-      if (table.empty())
-        continue;
-      int64_t failed = -1;
-      if (zeroc_rt_status_t status = zeroc_rt_cuda_k_adam_step_multi(
-              dtype, static_cast<int64_t>(table.size()), table.data(), h.factor, h.lr,
-              h.beta1, h.beta2, h.eps, h.weightDecay, h.adamW, h.biasCorrection, h.step,
-              &failed))
-        return ZEROC_RT_TRAIN_WRAP(
-            status, failed >= 0 ? train::format("optimizer update of parameter '%s': ",
-                                                of[static_cast<size_t>(failed)]->name)
-                                : std::string("optimizer update: "));
-    }
-    return nullptr;
+    return perMasterDtype(
+        tensors, count,
+        [](const train::AdamTensor &t) {
+          return zeroc_rt_cuda_adam_tensor_t{t.gradDtype, t.grad,         t.param,   t.expAvg,
+                                             t.expAvgSq,  t.roundedDtype, t.rounded, t.count};
+        },
+        [&](zeroc_rt_dtype_t dtype, const auto &table, int64_t *failed) {
+          return zeroc_rt_cuda_k_adam_step_multi(
+              dtype, static_cast<int64_t>(table.size()), table.data(), h.factor, h.lr, h.beta1,
+              h.beta2, h.eps, h.weightDecay, h.adamW, h.biasCorrection, h.step, failed);
+        });
+  }
+  zeroc_rt_status_t sgdStepMulti(const train::SgdTensor *tensors, int64_t count,
+                                 const train::SgdHyper &h, void *) override {
+    return perMasterDtype(
+        tensors, count,
+        [](const train::SgdTensor &t) {
+          return zeroc_rt_cuda_sgd_tensor_t{t.gradDtype,    t.grad,    t.param, t.momentumBuf,
+                                            t.roundedDtype, t.rounded, t.count};
+        },
+        [&](zeroc_rt_dtype_t dtype, const auto &table, int64_t *failed) {
+          return zeroc_rt_cuda_k_sgd_step_multi(
+              dtype, static_cast<int64_t>(table.size()), table.data(), h.factor, h.lr, h.momentum,
+              h.weightDecay, h.dampening, h.nesterov, h.step, failed);
+        });
   }
   void beginOp(int32_t op) override {
     setCurrentOp(op);

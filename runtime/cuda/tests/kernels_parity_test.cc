@@ -401,7 +401,105 @@ INSTANTIATE_TEST_SUITE_P(Float, KernelParity, ::testing::Values(F32, F64, F16, B
                          dtypeTestName);
 
 /// The optimizer steps (F32 and F64).
-class OptimizerParity : public KernelParity {};
+class OptimizerParity : public KernelParity {
+protected:
+  /// One tensor of a multi-tensor step: its gradient's dtype, its rounded
+  /// copy's (BOOL: none) and its elements.
+  struct MultiSpec {
+    zeroc_rt_dtype_t grad, rounded;
+    int64_t n;
+  };
+  /// A multi-tensor step's tensors; `state`: Adam's m and v, or SGD's
+  /// momentum buffer (and one unused).
+  struct MultiSet {
+    std::vector<Tensor> grad, param, state[2], rounded;
+  };
+
+  /// Tensors of 16-bit and wide gradients, with and without a rounded
+  /// copy, one spanning chunks (70000 elements), and an empty one.
+  std::vector<MultiSpec> multiSpecs() const {
+    return {{F16, F16, 257}, {BF16, BF16, 70000}, {dt(), BOOL, 3}, {F32, BOOL, 0}, {F64, BF16, 33}};
+  }
+
+  /// Two steps of a multi-tensor update, `fused(set, step)`, against the
+  /// engine's per-tensor path: the gradient scaled or converted by
+  /// `factor`, `single(cpu, set, i, g, step)` on it, the rounding; on the
+  /// CPU (fused's host copies) and with the CUDA kernels one by one
+  /// (single's device copies). The fused step is within the tolerance of
+  /// the former and the same bits as the latter.
+  template <typename Single, typename Fused>
+  void checkMultiStep(double factor, const char *const (&states)[2], Single &&single,
+                      Fused &&fused) {
+    const std::vector<MultiSpec> specs = multiSpecs();
+    auto makeSet = [&](uint64_t seed) {
+      Rng r{seed};
+      MultiSet set;
+      for (const MultiSpec &s : specs) {
+        set.grad.push_back(randomTensor(s.grad, {s.n}, r));
+        set.param.push_back(randomTensor(dt(), {s.n}, r));
+        set.state[0].push_back(randomTensor(dt(), {s.n}, r, 0.0, 0.1));
+        set.state[1].push_back(randomTensor(dt(), {s.n}, r, 0.0, 0.01));
+        set.rounded.push_back(outputTensor(s.rounded == BOOL ? F16 : s.rounded, {s.n}));
+      }
+      return set;
+    };
+    const int64_t count = static_cast<int64_t>(specs.size());
+    MultiSet many = makeSet(kSeed + 7), one = makeSet(kSeed + 7);
+    for (int64_t step = 1; step <= 2; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      // Fresh gradients every step (the per-tensor path scales in place).
+      Rng gradRng{kSeed + 100 + static_cast<uint64_t>(step)};
+      std::uniform_real_distribution<double> dist(-1.0, 1.0);
+      for (int64_t i = 0; i < count; ++i) {
+        for (int64_t j = 0; j < specs[i].n; ++j) {
+          const double x = dist(gradRng);
+          many.grad[i].set(j, x);
+          one.grad[i].set(j, x);
+        }
+        many.grad[i].upload();
+        one.grad[i].upload();
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        const MultiSpec &s = specs[i];
+        Tensor scratch = outputTensor(dt(), {s.n});
+        for (bool cpu : {true, false}) {
+          MultiSet &set = cpu ? many : one;
+          auto data = [&](Tensor &t) { return cpu ? t.hostData() : t.deviceData(); };
+          void *g = s.grad == dt() ? data(set.grad[i]) : data(scratch);
+          if (s.grad == dt())
+            ASSERT_OK(cpu ? zeroc_rt_k_scale(dt(), g, s.n, factor)
+                          : zeroc_rt_cuda_k_scale(dt(), g, s.n, factor));
+          else
+            ASSERT_OK(
+                cpu ? zeroc_rt_k_convert(s.grad, data(set.grad[i]), dt(), g, s.n, factor)
+                    : zeroc_rt_cuda_k_convert(s.grad, data(set.grad[i]), dt(), g, s.n, factor));
+          ASSERT_OK(single(cpu, set, i, g, step));
+          if (s.rounded != BOOL)
+            ASSERT_OK((cpu ? zeroc_rt_k_convert : zeroc_rt_cuda_k_convert)(
+                dt(), data(set.param[i]), s.rounded, data(set.rounded[i]), s.n, 1.0));
+        }
+      }
+      int64_t failed = 7;
+      ASSERT_GPU_OK(fused(many, step, &failed));
+      EXPECT_EQ(failed, -1);
+      for (int64_t i = 0; i < count; ++i) {
+        SCOPED_TRACE("tensor " + std::to_string(i));
+        expectClose(many.param[i], tol(), "param");
+        for (int k = 0; k < 2; ++k)
+          if (states[k])
+            expectClose(many.state[k][i], tol(), states[k]);
+        for (auto [a, b, what] : {std::tuple{&many.param[i], &one.param[i], "param"},
+                                  std::tuple{&many.state[0][i], &one.state[0][i], "state 0"},
+                                  std::tuple{&many.state[1][i], &one.state[1][i], "state 1"},
+                                  std::tuple{&many.rounded[i], &one.rounded[i], "rounded"}})
+          EXPECT_TRUE(a->deviceCopy() == b->deviceCopy())
+              << what << ": the fused step's bits differ from the kernels' one by one";
+        if (specs[i].rounded != BOOL)
+          expectClose(many.rounded[i], tolOf(specs[i].rounded), "rounded");
+      }
+    }
+  }
+};
 INSTANTIATE_TEST_SUITE_P(Wide, OptimizerParity, ::testing::Values(F32, F64), dtypeTestName);
 
 //===----------------------------------------------------------------------===//
@@ -1899,101 +1997,32 @@ TEST_P(OptimizerParity, AdamStep) {
 }
 
 /// zeroc_rt_cuda_k_adam_step_multi against the engine's per-tensor path
-/// (scale or convert, adam_step, convert), on the CPU and with the CUDA
-/// kernels one by one: the same bits as the latter. Tensors of 16-bit and
-/// wide gradients, with and without a rounded copy, one spanning chunks
-/// (70000 elements), and an empty one.
+/// (scale or convert, adam_step, convert; checkMultiStep).
 TEST_P(OptimizerParity, AdamStepMulti) {
-  struct Spec {
-    zeroc_rt_dtype_t grad, rounded; // rounded: the dtype, or BOOL for none
-    int64_t n;
-  };
-  const Spec specs[] = {{F16, F16, 257}, {BF16, BF16, 70000}, {dt(), BOOL, 3},
-                        {F32, BOOL, 0}, {F64, BF16, 33}};
   const double factor = 0.25, lr = 1e-2, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0.01;
-  struct Set {
-    std::vector<Tensor> grad, param, m, v, rounded;
-  };
-  auto makeSet = [&](uint64_t seed) {
-    Rng r{seed};
-    Set set;
-    for (const Spec &s : specs) {
-      set.grad.push_back(randomTensor(s.grad, {s.n}, r));
-      set.param.push_back(randomTensor(dt(), {s.n}, r));
-      set.m.push_back(randomTensor(dt(), {s.n}, r, 0.0, 0.1));
-      set.v.push_back(randomTensor(dt(), {s.n}, r, 0.0, 0.01));
-      set.rounded.push_back(outputTensor(s.rounded == BOOL ? F16 : s.rounded, {s.n}));
-    }
-    return set;
-  };
-  const int64_t count = static_cast<int64_t>(std::size(specs));
+  const std::vector<MultiSpec> specs = multiSpecs();
   for (int adamW : {1, 0}) {
     SCOPED_TRACE(adamW ? "adamw" : "adam with L2");
-    Set fused = makeSet(kSeed + 7), single = makeSet(kSeed + 7);
-    for (int64_t step = 1; step <= 2; ++step) {
-      SCOPED_TRACE("step " + std::to_string(step));
-      // Fresh gradients every step (the per-tensor path scales in place).
-      Rng gradRng{kSeed + 100 + static_cast<uint64_t>(step)};
-      std::uniform_real_distribution<double> dist(-1.0, 1.0);
-      for (int64_t i = 0; i < count; ++i)
-        for (int64_t j = 0; j < specs[i].n; ++j) {
-          const double x = dist(gradRng);
-          fused.grad[i].set(j, x);
-          single.grad[i].set(j, x);
-        }
-      for (int64_t i = 0; i < count; ++i) {
-        fused.grad[i].upload();
-        single.grad[i].upload();
-      }
-      std::vector<zeroc_rt_cuda_adam_tensor_t> table;
-      for (int64_t i = 0; i < count; ++i) {
-        const Spec &s = specs[i];
-        const bool round = s.rounded != BOOL;
-        table.push_back({s.grad, fused.grad[i].deviceData(), fused.param[i].deviceData(),
-                         fused.m[i].deviceData(), fused.v[i].deviceData(), s.rounded,
-                         round ? fused.rounded[i].deviceData() : nullptr, s.n});
-        // The engine's path: on the CPU (fused's host copies), and with
-        // the CUDA kernels one by one (single's device copies).
-        Tensor scratch = outputTensor(dt(), {s.n});
-        for (bool cpu : {true, false}) {
-          Set &set = cpu ? fused : single;
+    checkMultiStep(
+        factor, {"exp_avg", "exp_avg_sq"},
+        [&](bool cpu, MultiSet &set, int64_t i, void *g, int64_t step) {
           auto data = [&](Tensor &t) { return cpu ? t.hostData() : t.deviceData(); };
-          void *g = s.grad == dt() ? data(set.grad[i]) : data(scratch);
-          if (s.grad == dt())
-            ASSERT_OK(cpu ? zeroc_rt_k_scale(dt(), g, s.n, factor)
-                          : zeroc_rt_cuda_k_scale(dt(), g, s.n, factor));
-          else
-            ASSERT_OK(cpu ? zeroc_rt_k_convert(s.grad, data(set.grad[i]), dt(), g, s.n, factor)
-                          : zeroc_rt_cuda_k_convert(s.grad, data(set.grad[i]), dt(), g, s.n,
-                                                    factor));
-          ASSERT_OK((cpu ? zeroc_rt_k_adam_step : zeroc_rt_cuda_k_adam_step)(
-              dt(), data(set.param[i]), g, data(set.m[i]), data(set.v[i]), s.n, lr, beta1,
-              beta2, eps, wd, adamW, 1, step));
-          if (round)
-            ASSERT_OK((cpu ? zeroc_rt_k_convert : zeroc_rt_cuda_k_convert)(
-                dt(), data(set.param[i]), s.rounded, data(set.rounded[i]), s.n, 1.0));
-        }
-      }
-      int64_t failed = 7;
-      ASSERT_GPU_OK(zeroc_rt_cuda_k_adam_step_multi(dt(), count, table.data(), factor, lr,
-                                                    beta1, beta2, eps, wd, adamW, 1, step,
-                                                    &failed));
-      EXPECT_EQ(failed, -1);
-      for (int64_t i = 0; i < count; ++i) {
-        SCOPED_TRACE("tensor " + std::to_string(i));
-        expectClose(fused.param[i], tol(), "param");
-        expectClose(fused.m[i], tol(), "exp_avg");
-        expectClose(fused.v[i], tol(), "exp_avg_sq");
-        for (auto [a, b, what] : {std::tuple{&fused.param[i], &single.param[i], "param"},
-                                  std::tuple{&fused.m[i], &single.m[i], "exp_avg"},
-                                  std::tuple{&fused.v[i], &single.v[i], "exp_avg_sq"},
-                                  std::tuple{&fused.rounded[i], &single.rounded[i], "rounded"}})
-          EXPECT_TRUE(a->deviceCopy() == b->deviceCopy())
-              << what << ": the fused step's bits differ from the kernels' one by one";
-        if (specs[i].rounded != BOOL)
-          expectClose(fused.rounded[i], tolOf(specs[i].rounded), "rounded");
-      }
-    }
+          return (cpu ? zeroc_rt_k_adam_step : zeroc_rt_cuda_k_adam_step)(
+              dt(), data(set.param[i]), g, data(set.state[0][i]), data(set.state[1][i]), specs[i].n,
+              lr, beta1, beta2, eps, wd, adamW, 1, step);
+        },
+        [&](MultiSet &set, int64_t step, int64_t *failed) {
+          std::vector<zeroc_rt_cuda_adam_tensor_t> table;
+          for (size_t i = 0; i < specs.size(); ++i) {
+            const MultiSpec &s = specs[i];
+            table.push_back({s.grad, set.grad[i].deviceData(), set.param[i].deviceData(),
+                             set.state[0][i].deviceData(), set.state[1][i].deviceData(), s.rounded,
+                             s.rounded != BOOL ? set.rounded[i].deviceData() : nullptr, s.n});
+          }
+          return zeroc_rt_cuda_k_adam_step_multi(dt(), static_cast<int64_t>(table.size()),
+                                                 table.data(), factor, lr, beta1, beta2, eps, wd,
+                                                 adamW, 1, step, failed);
+        });
   }
   // Argument errors name the tensor and change nothing.
   zeroc_rt_cuda_adam_tensor_t bad[] = {{F32, nullptr, nullptr, nullptr, nullptr, F16, nullptr, 0},
@@ -2039,6 +2068,63 @@ TEST_P(OptimizerParity, SgdStep) {
       expectClose(buf, tol(), "sgd_step momentum_buf");
     }
   }
+}
+
+/// zeroc_rt_cuda_k_sgd_step_multi against the engine's per-tensor path
+/// (scale or convert, sgd_step, convert; checkMultiStep), with each of
+/// SgdStep's options.
+TEST_P(OptimizerParity, SgdStepMulti) {
+  struct Case {
+    const char *name;
+    double momentum, dampening;
+    int nesterov;
+  };
+  const Case cases[] = {{"momentum", 0.9, 0.0, 0},
+                        {"nesterov", 0.9, 0.0, 1},
+                        {"dampening", 0.9, 0.1, 0},
+                        {"no momentum", 0.0, 0.0, 0}};
+  const double factor = 0.25, lr = 0.1, wd = 0.01;
+  const std::vector<MultiSpec> specs = multiSpecs();
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    const bool useBuf = c.momentum != 0.0; // else momentum_buf is NULL
+    checkMultiStep(
+        factor, {"momentum_buf", nullptr},
+        [&](bool cpu, MultiSet &set, int64_t i, void *g, int64_t step) {
+          auto data = [&](Tensor &t) { return cpu ? t.hostData() : t.deviceData(); };
+          return (cpu ? zeroc_rt_k_sgd_step : zeroc_rt_cuda_k_sgd_step)(
+              dt(), data(set.param[i]), g, useBuf ? data(set.state[0][i]) : nullptr, specs[i].n, lr,
+              c.momentum, wd, c.dampening, c.nesterov, step);
+        },
+        [&](MultiSet &set, int64_t step, int64_t *failed) {
+          std::vector<zeroc_rt_cuda_sgd_tensor_t> table;
+          for (size_t i = 0; i < specs.size(); ++i) {
+            const MultiSpec &s = specs[i];
+            table.push_back({s.grad, set.grad[i].deviceData(), set.param[i].deviceData(),
+                             useBuf ? set.state[0][i].deviceData() : nullptr, s.rounded,
+                             s.rounded != BOOL ? set.rounded[i].deviceData() : nullptr, s.n});
+          }
+          return zeroc_rt_cuda_k_sgd_step_multi(dt(), static_cast<int64_t>(table.size()),
+                                                table.data(), factor, lr, c.momentum, wd,
+                                                c.dampening, c.nesterov, step, failed);
+        });
+  }
+  // Argument errors name the tensor and change nothing.
+  Tensor p = random({4});
+  zeroc_rt_cuda_sgd_tensor_t bad[] = {
+      {F32, p.deviceData(), p.deviceData(), nullptr, F16, nullptr, 4}};
+  int64_t failed = -1;
+  zeroc_rt_status_t status =
+      zeroc_rt_cuda_k_sgd_step_multi(dt(), 1, bad, 1.0, lr, 0.9, wd, 0.0, 0, 1, &failed);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(failed, 0);
+  EXPECT_NE(takeMessage(status).find("sgd_step_multi: tensor 0: momentum_buf is NULL"),
+            std::string::npos);
+  status = zeroc_rt_cuda_k_sgd_step_multi(dt(), 1, bad, 1.0, lr, 0.0, wd, 0.0, 1, 1, &failed);
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(failed, -1);
+  EXPECT_NE(takeMessage(status).find("bad arguments"), std::string::npos);
+  expectClose(p, tol(), "untouched param");
 }
 
 /// zeroc_rt_cuda_k_copy_multi against zeroc_rt_k_copy_multi: odd sizes

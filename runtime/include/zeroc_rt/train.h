@@ -504,9 +504,18 @@ ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_adam_update_multi(
     void *const *grads, const int64_t *counts, double factor, double lr,
     double beta1, double beta2, double eps, double weight_decay,
     int adam_w_mode, int bias_correction, int64_t step);
+/// As zeroc_rt_engine_adam_update, with torch.optim.SGD's rule (the
+/// momentum buffer is the parameter's state when `momentum` is not 0).
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_sgd_update(
     zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
     double factor, double lr, double momentum, double dampening,
+    double weight_decay, int nesterov, int64_t step);
+/// zeroc_rt_engine_sgd_update of `count` parameters with one factor,
+/// learning rate, options and step (`zero.sgd_update_multi`), as
+/// zeroc_rt_engine_adam_update_multi is Adam's.
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_engine_sgd_update_multi(
+    zeroc_rt_engine_t *engine, int32_t count, const int32_t *params, void *const *grads,
+    const int64_t *counts, double factor, double lr, double momentum, double dampening,
     double weight_decay, int nesterov, int64_t step);
 /// Marks the end of the step's gradient reduction (`zero.reduction_end`):
 /// wall_clock_breakdown's bwd_allreduce timer ends there.

@@ -27,28 +27,46 @@
 
 namespace zeroc_rt::train {
 
-/// One parameter of a multi-tensor Adam step (Device::adamStepMulti).
-struct AdamTensor {
+/// One parameter of a multi-tensor optimizer step (Device::adamStepMulti,
+/// Device::sgdStepMulti): what every optimizer reads and writes.
+struct UpdateTensor {
   const char *name; ///< the parameter, for messages
   /// `count` gradient elements, multiplied by the factor into `dtype`.
   zeroc_rt_dtype_t gradDtype;
   void *grad;
-  /// What Adam updates (the f32 master of a 16-bit parameter, or the
-  /// parameter) and its m and v, all `dtype` (f32 or f64).
+  /// What the optimizer updates (the f32 master of a 16-bit parameter, or
+  /// the parameter) and its state, all `dtype` (f32 or f64).
   zeroc_rt_dtype_t dtype;
   void *param;
-  void *expAvg;
-  void *expAvgSq;
   /// The 16-bit parameter the master is rounded into, or NULL.
   zeroc_rt_dtype_t roundedDtype;
   void *rounded;
   int64_t count;
 };
 
+/// One parameter of a multi-tensor Adam step, with its m and v.
+struct AdamTensor : UpdateTensor {
+  void *expAvg;
+  void *expAvgSq;
+};
+
 /// The scalars every tensor of a multi-tensor Adam step shares.
 struct AdamHyper {
   double factor, lr, beta1, beta2, eps, weightDecay;
   int adamW, biasCorrection;
+  int64_t step;
+};
+
+/// One parameter of a multi-tensor SGD step, with its momentum buffer
+/// (NULL without momentum).
+struct SgdTensor : UpdateTensor {
+  void *momentumBuf;
+};
+
+/// The scalars every tensor of a multi-tensor SGD step shares.
+struct SgdHyper {
+  double factor, lr, momentum, dampening, weightDecay;
+  int nesterov;
   int64_t step;
 };
 
@@ -121,6 +139,10 @@ public:
   ZEROC_RT_MUST_USE virtual zeroc_rt_status_t
   adamStepMulti(const AdamTensor *tensors, int64_t count, const AdamHyper &h,
                 void *scratch);
+  /// SGD on `count` tensors, each as one zeroc_rt_engine_sgd_update, as
+  /// adamStepMulti is Adam's.
+  ZEROC_RT_MUST_USE virtual zeroc_rt_status_t sgdStepMulti(const SgdTensor *tensors, int64_t count,
+                                                           const SgdHyper &h, void *scratch);
 
   /// The generated code starts op `op` of program.op_names (its trace
   /// mark): a device names it in the errors its kernels flag (-1: no op

@@ -122,36 +122,53 @@ public:
 
 namespace {
 
-zeroc_rt_status_t tensorError(zeroc_rt_status_t status, const char *what,
-                              const AdamTensor &t) {
+zeroc_rt_status_t tensorError(zeroc_rt_status_t status, const char *what, const UpdateTensor &t) {
   return ZEROC_RT_TRAIN_WRAP(status, format("%s of parameter '%s': ", what, t.name));
+}
+
+/// A multi-tensor step one tensor at a time: the gradient times the
+/// factor (converted into `scratch` when the dtypes differ, else scaled in
+/// place), `update(tensor, gradient)`, the master rounded.
+template <typename Tensor, typename Update>
+zeroc_rt_status_t eachTensor(Device &device, const Tensor *tensors, int64_t count, double factor,
+                             void *scratch, Update &&update) {
+  for (int64_t i = 0; i < count; ++i) {
+    const Tensor &t = tensors[i];
+    void *g = t.grad;
+    zeroc_rt_status_t status;
+    if (t.gradDtype != t.dtype) {
+      g = scratch;
+      status = device.convert(t.gradDtype, t.grad, t.dtype, g, t.count, factor);
+    } else {
+      status = device.scale(t.gradDtype, g, t.count, factor);
+    }
+    if (status)
+      return tensorError(status, "gradient scaling", t);
+    if ((status = update(t, g)))
+      return tensorError(status, "optimizer update", t);
+    if (t.rounded &&
+        (status = device.convert(t.dtype, t.param, t.roundedDtype, t.rounded, t.count, 1.0)))
+      return tensorError(status, "rounding the master copy", t);
+  }
+  return nullptr;
 }
 
 } // namespace
 
 zeroc_rt_status_t Device::adamStepMulti(const AdamTensor *tensors, int64_t count,
                                         const AdamHyper &h, void *scratch) {
-  for (int64_t i = 0; i < count; ++i) {
-    const AdamTensor &t = tensors[i];
-    void *g = t.grad;
-    zeroc_rt_status_t status;
-    if (t.gradDtype != t.dtype) {
-      g = scratch;
-      status = convert(t.gradDtype, t.grad, t.dtype, g, t.count, h.factor);
-    } else {
-      status = scale(t.gradDtype, g, t.count, h.factor);
-    }
-    if (status)
-      return tensorError(status, "gradient scaling", t);
-    if ((status = adamStep(t.dtype, t.param, g, t.expAvg, t.expAvgSq, t.count, h.lr,
-                           h.beta1, h.beta2, h.eps, h.weightDecay, h.adamW,
-                           h.biasCorrection, h.step)))
-      return tensorError(status, "optimizer update", t);
-    if (t.rounded &&
-        (status = convert(t.dtype, t.param, t.roundedDtype, t.rounded, t.count, 1.0)))
-      return tensorError(status, "rounding the master copy", t);
-  }
-  return nullptr;
+  return eachTensor(*this, tensors, count, h.factor, scratch, [&](const AdamTensor &t, void *g) {
+    return adamStep(t.dtype, t.param, g, t.expAvg, t.expAvgSq, t.count, h.lr, h.beta1, h.beta2,
+                    h.eps, h.weightDecay, h.adamW, h.biasCorrection, h.step);
+  });
+}
+
+zeroc_rt_status_t Device::sgdStepMulti(const SgdTensor *tensors, int64_t count, const SgdHyper &h,
+                                       void *scratch) {
+  return eachTensor(*this, tensors, count, h.factor, scratch, [&](const SgdTensor &t, void *g) {
+    return sgdStep(t.dtype, t.param, g, t.momentumBuf, t.count, h.lr, h.momentum, h.weightDecay,
+                   h.dampening, h.nesterov, h.step);
+  });
 }
 
 Device &hostDevice() {

@@ -44,65 +44,32 @@ ParamState *trainableParam(zeroc_rt_engine_t *engine, int32_t param,
   return &p;
 }
 
-zeroc_rt_status_t paramError(zeroc_rt_status_t status, const char *what,
-                             const ParamState &p) {
-  return ZEROC_RT_TRAIN_WRAP(
-      status, zeroc_rt::train::format("%s of parameter '%s': ", what, p.desc->name));
-}
-
-/// Multiplies `grad` by `factor` into the master dtype (a scratch copy when
-/// the dtypes differ) and runs `update(param, grad)` on the master or the
-/// parameter, then rounds the master back into the parameter.
-template <typename Update>
-zeroc_rt_status_t scaledUpdate(zeroc_rt_engine_t *engine, ParamState &p,
-                               void *grad, double factor, Update &&update) {
-  void *param = p.hasMaster() ? p.master : p.updateParam;
-  void *g = grad;
-  zeroc_rt::train::Device &device = *engine->device;
-  zeroc_rt_status_t status;
-  if (p.gradDtype != p.masterDtype) {
-    g = engine->state.masterGrad.data();
-    status = device.convert(p.gradDtype, grad, p.masterDtype, g, p.updateCount,
-                            factor);
-  } else {
-    status = device.scale(p.gradDtype, g, p.updateCount, factor);
-  }
-  if (status)
-    return paramError(status, "gradient scaling", p);
-  if ((status = update(param, g)))
-    return paramError(status, "optimizer update", p);
-  if (p.hasMaster() &&
-      (status = device.convert(p.masterDtype, p.master, p.dtype,
-                               p.updateParam, p.updateCount, 1.0)))
-    return paramError(status, "rounding the master copy", p);
-  return nullptr;
-}
-
 /// The multi-tensor step's view of parameter `p`'s update from `grad`.
-zeroc_rt::train::AdamTensor adamTensor(ParamState &p, void *grad) {
-  zeroc_rt::train::AdamTensor t{};
+void describeUpdate(ParamState &p, void *grad, zeroc_rt::train::UpdateTensor &t) {
   t.name = p.desc->name;
   t.gradDtype = p.gradDtype;
   t.grad = grad;
   t.dtype = p.masterDtype;
   t.param = p.hasMaster() ? p.master : p.updateParam;
-  t.expAvg = p.expAvg;
-  t.expAvgSq = p.expAvgSq;
   t.roundedDtype = p.dtype;
   t.rounded = p.hasMaster() ? p.updateParam : nullptr;
   t.count = p.updateCount;
-  return t;
 }
+void describeState(ParamState &p, zeroc_rt::train::AdamTensor &t) {
+  t.expAvg = p.expAvg;
+  t.expAvgSq = p.expAvgSq;
+}
+void describeState(ParamState &p, zeroc_rt::train::SgdTensor &t) { t.momentumBuf = p.momentum; }
 
-zeroc_rt_status_t adamUpdateMulti(zeroc_rt_engine_t *engine, int32_t count,
-                                  const int32_t *params, void *const *grads,
-                                  const int64_t *counts,
-                                  const zeroc_rt::train::AdamHyper &hyper,
-                                  const char *what) {
+/// The tensors of a multi-tensor update of `count` parameters, each
+/// trainable, with the count its layout gives this rank, and given once.
+template <typename Tensor>
+zeroc_rt_status_t describeUpdates(zeroc_rt_engine_t *engine, int32_t count, const int32_t *params,
+                                  void *const *grads, const int64_t *counts, const char *what,
+                                  std::vector<Tensor> &tensors) {
   if (!engine || count < 0 || (count > 0 && (!params || !grads || !counts)))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: NULL engine or table, or count %d", what, count);
-  std::vector<zeroc_rt::train::AdamTensor> tensors;
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: NULL engine or table, or count %d", what,
+                          count);
   tensors.reserve(static_cast<size_t>(count));
   std::vector<bool> seen(engine->state.params.size());
   for (int32_t i = 0; i < count; ++i) {
@@ -114,26 +81,30 @@ zeroc_rt_status_t adamUpdateMulti(zeroc_rt_engine_t *engine, int32_t count,
       return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                             "%s: parameter '%s' is given twice", what, p->desc->name);
     seen[static_cast<size_t>(params[i])] = true;
-    tensors.push_back(adamTensor(*p, grads[i]));
+    Tensor t{};
+    describeUpdate(*p, grads[i], t);
+    describeState(*p, t);
+    tensors.push_back(t);
   }
+  return nullptr;
+}
+
+zeroc_rt_status_t adamUpdateMulti(zeroc_rt_engine_t *engine, int32_t count, const int32_t *params,
+                                  void *const *grads, const int64_t *counts,
+                                  const zeroc_rt::train::AdamHyper &hyper, const char *what) {
+  std::vector<zeroc_rt::train::AdamTensor> tensors;
+  ZEROC_RT_RETURN_IF_ERROR(describeUpdates(engine, count, params, grads, counts, what, tensors));
   return engine->device->adamStepMulti(tensors.data(), count, hyper,
                                        engine->state.masterGrad.data());
 }
 
-zeroc_rt_status_t sgdUpdate(zeroc_rt_engine_t *engine, int32_t param,
-                            void *grad, int64_t count, double factor, double lr,
-                            double momentum, double dampening,
-                            double weightDecay, int nesterov, int64_t step) {
-  zeroc_rt_status_t status;
-  ParamState *p = trainableParam(engine, param, count,
-                                 "zeroc_rt_engine_sgd_update", &status);
-  if (!p)
-    return status;
-  return scaledUpdate(engine, *p, grad, factor, [&](void *w, void *g) {
-    return engine->device->sgdStep(p->masterDtype, w, g, p->momentum,
-                                   p->updateCount, lr, momentum, weightDecay,
-                                   dampening, nesterov, step);
-  });
+zeroc_rt_status_t sgdUpdateMulti(zeroc_rt_engine_t *engine, int32_t count, const int32_t *params,
+                                 void *const *grads, const int64_t *counts,
+                                 const zeroc_rt::train::SgdHyper &hyper, const char *what) {
+  std::vector<zeroc_rt::train::SgdTensor> tensors;
+  ZEROC_RT_RETURN_IF_ERROR(describeUpdates(engine, count, params, grads, counts, what, tensors));
+  return engine->device->sgdStepMulti(tensors.data(), count, hyper,
+                                      engine->state.masterGrad.data());
 }
 
 zeroc_rt_status_t updateLossScale(zeroc_rt_engine_t *engine, int overflow) {
@@ -281,9 +252,22 @@ zeroc_rt_status_t zeroc_rt_engine_sgd_update(
     zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
     double factor, double lr, double momentum, double dampening,
     double weight_decay, int nesterov, int64_t step) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(sgdUpdate(engine, param, grad, count, factor,
-                                             lr, momentum, dampening,
-                                             weight_decay, nesterov, step));
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      sgdUpdateMulti(engine, 1, &param, &grad, &count,
+                     {factor, lr, momentum, dampening, weight_decay, nesterov, step},
+                     "zeroc_rt_engine_sgd_update"));
+}
+
+zeroc_rt_status_t zeroc_rt_engine_sgd_update_multi(zeroc_rt_engine_t *engine, int32_t count,
+                                                   const int32_t *params, void *const *grads,
+                                                   const int64_t *counts, double factor, double lr,
+                                                   double momentum, double dampening,
+                                                   double weight_decay, int nesterov,
+                                                   int64_t step) {
+  return ZEROC_RT_GUARD_EXCEPTIONS(
+      sgdUpdateMulti(engine, count, params, grads, counts,
+                     {factor, lr, momentum, dampening, weight_decay, nesterov, step},
+                     "zeroc_rt_engine_sgd_update_multi"));
 }
 
 void zeroc_rt_engine_mark_reduced(zeroc_rt_engine_t *engine) {

@@ -99,6 +99,33 @@ func.func @f(%g: tensor<4xf32>, %s: tensor<f64>, %t: tensor<i64>) {
 
 // -----
 
+graph.param trainable @w = dense<0.5> : tensor<4xf32>
+func.func @f(%g: tensor<4xf32>, %s: tensor<f64>, %t: tensor<i64>) {
+  // expected-error@+1 {{'zero.sgd_update_multi' op updates @w twice}}
+  zero.sgd_update_multi [@w, @w](%g, %g), %s, %s, %t {optimizer = #zero.sgd<>} : (tensor<4xf32>, tensor<4xf32>), tensor<f64>, tensor<f64>, tensor<i64>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<f64>, %t: tensor<i64>) {
+  // expected-error@+1 {{'zero.sgd_update_multi' op must update at least one parameter}}
+  "zero.sgd_update_multi"(%s, %s, %t) {optimizer = #zero.sgd<>, params = []} : (tensor<f64>, tensor<f64>, tensor<i64>) -> ()
+  return
+}
+
+// -----
+
+graph.param trainable @w = dense<0.5> : tensor<4xf32>
+graph.param trainable @b = dense<0.5> : tensor<2xf32>
+func.func @f(%g: tensor<4xf32>, %s: tensor<f64>, %t: tensor<i64>) {
+  // expected-error@+1 {{'zero.sgd_update_multi' op gradient shape must match parameter type 'tensor<2xf32>'}}
+  zero.sgd_update_multi [@w, @b](%g, %g), %s, %s, %t {optimizer = #zero.sgd<>} : (tensor<4xf32>, tensor<4xf32>), tensor<f64>, tensor<f64>, tensor<i64>
+  return
+}
+
+// -----
+
 func.func @f() {
   // expected-error@+1 {{'zero.advance_step' op expects parent op 'zero.if_finite'}}
   zero.advance_step

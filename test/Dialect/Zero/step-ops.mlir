@@ -17,6 +17,7 @@ graph.param trainable @w = dense<0.5> : tensor<4xf32>
 // CHECK: zero.adam_update @w, {{.*}} {optimizer = #zero.adam<lr = 1.000000e-02, weight_decay = 1.000000e-01, adam_w_mode = false>}
 // CHECK: zero.sgd_update @w, {{.*}} {optimizer = #zero.sgd<momentum = 9.000000e-01, nesterov = true>}
 // CHECK: zero.adam_update_multi [@w](%{{.*}}), {{.*}} {optimizer = #zero.adam<>} : (tensor<4xf32>), tensor<f64>
+// CHECK: zero.sgd_update_multi [@w](%{{.*}}), {{.*}} {optimizer = #zero.sgd<momentum = 9.000000e-01>} : (tensor<4xf32>), tensor<f64>, tensor<f64>, tensor<i64>
 // CHECK: zero.advance_step
 // CHECK: zero.gather_replica @w : !zero.shard<params, f32, 2, device>
 func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) {
@@ -35,6 +36,7 @@ func.func @train_step() -> (tensor<f64>, tensor<i1>, tensor<f64>) {
     zero.adam_update @w, %r, %factor, %lr, %mom, %mom, %t {optimizer = #zero.adam<lr = 0.01, weight_decay = 0.1, adam_w_mode = false>} : tensor<4xf32>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<i64>
     zero.sgd_update @w, %r, %factor, %lr, %t {optimizer = #zero.sgd<momentum = 0.9, nesterov = true>} : tensor<4xf32>, tensor<f64>, tensor<f64>, tensor<i64>
     zero.adam_update_multi [@w](%r), %factor, %lr, %mom, %mom, %t {optimizer = #zero.adam<>} : (tensor<4xf32>), tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<i64>
+    zero.sgd_update_multi [@w](%r), %factor, %lr, %t {optimizer = #zero.sgd<momentum = 0.9>} : (tensor<4xf32>), tensor<f64>, tensor<f64>, tensor<i64>
     zero.advance_step
     zero.gather_replica @w : !zero.shard<params, f32, 2, device>
   }

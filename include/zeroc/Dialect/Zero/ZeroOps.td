@@ -873,6 +873,34 @@ def Zero_SgdUpdateOp : Zero_Op<"sgd_update",
   }];
 }
 
+def Zero_SgdUpdateMultiOp : Zero_Op<"sgd_update_multi",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {
+  let summary = "the SGD updates of several parameters in one pass";
+  let description = [{
+    `zero.sgd_update` of each parameter of `params` from the gradient of
+    the same position in `grads`, with one factor, learning rate, step and
+    `optimizer`: the updates in one call (on a GPU, one launch).
+    zero-fuse-optimizer-step makes it from consecutive `zero.sgd_update`s
+    that share those operands.
+
+    ```mlir
+    zero.sgd_update_multi [@fc.weight, @fc.bias] (%gw, %gb), %factor, %lr, %t {optimizer = #zero.sgd<momentum = 9.000000e-01>}
+        : (tensor<7x10xf32>, tensor<10xf32>), tensor<f64>, tensor<f64>, tensor<i64>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params,
+                   Variadic<AnyTypeOf<[AnyStaticShapeTensor, Zero_ShardType]>>:$grads,
+                   0DTensorOf<[F64]>:$factor, 0DTensorOf<[F64]>:$lr,
+                   0DTensorOf<[I64]>:$step, Zero_SgdAttr:$optimizer);
+  let assemblyFormat = [{
+    $params `(` $grads `)` `,` $factor `,` $lr `,` $step attr-dict `:`
+    `(` qualified(type($grads)) `)` `,` type($factor) `,` type($lr) `,`
+    type($step)
+  }];
+  let hasVerifier = 1;
+}
+
 def Zero_GatherReplicaOp : Zero_Op<"gather_replica",
     [DeclareOpInterfaceMethods<SymbolUserOpInterface>, Zero_CommEffects,
      MemoryEffects<[MemRead<Zero_StateResource>, MemWrite<Zero_StateResource>]>]> {

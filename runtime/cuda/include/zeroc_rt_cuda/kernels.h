@@ -143,6 +143,23 @@ typedef struct zeroc_rt_cuda_adam_tensor {
    the tensor an argument error is about, else -1. */
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_adam_step_multi(zeroc_rt_dtype_t dtype, int64_t count, const zeroc_rt_cuda_adam_tensor_t *tensors, double factor, double lr, double beta1, double beta2, double eps, double weight_decay, int adam_w_mode, int bias_correction, int64_t step, int64_t *failed);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param, const void *grad, void *momentum_buf, int64_t n, double lr, double momentum, double weight_decay, double dampening, int nesterov, int64_t step);
+/* One tensor of zeroc_rt_cuda_k_sgd_step_multi: SGD on `param` (the call's
+   dtype, f32 or f64, with momentum_buf, which is NULL when the call's
+   momentum is 0) from `grad` (any float dtype) times the call's factor;
+   then, when `rounded` is not NULL, `param` rounded into it (f16 or bf16). */
+typedef struct zeroc_rt_cuda_sgd_tensor {
+  zeroc_rt_dtype_t grad_dtype;
+  const void *grad;
+  void *param;
+  void *momentum_buf;
+  zeroc_rt_dtype_t rounded_dtype;
+  void *rounded;
+  int64_t n;
+} zeroc_rt_cuda_sgd_tensor_t;
+/* Every tensor in one launch, with _scale/_convert's, _sgd_step's and
+   _convert's arithmetic; the gradients are only read. *failed (may be NULL):
+   the tensor an argument error is about, else -1. */
+ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step_multi(zeroc_rt_dtype_t dtype, int64_t count, const zeroc_rt_cuda_sgd_tensor_t *tensors, double factor, double lr, double momentum, double weight_decay, double dampening, int nesterov, int64_t step, int64_t *failed);
 /* Host scalars only: the CPU kernel's arithmetic. */
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_clip_grad_norm(double sum_squares, double scale, int64_t world, double max_norm, double *norm, double *factor);
 

@@ -3,7 +3,8 @@
 // Flat arrays: gradient accumulation (widening 16-bit into f32), scaling and
 // dtype conversion, the sum of squares and the overflow check (their result
 // read back to the host), and the Adam and SGD updates with zeroc_rt_k_*'s
-// arithmetic (the parameter's own precision, coefficients in double).
+// arithmetic (the parameter's own precision, coefficients in double), one
+// tensor or many in one launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,14 +101,16 @@ ZRT_GLOBAL void adamKernel(T *p, const T *g, T *m, T *v, int64_t n, AdamCoeffs<T
   }
 }
 
-/// Elements of each tensor of a multi-tensor Adam step a block takes.
-constexpr int64_t kAdamChunk = 65536;
+/// Elements of each tensor of a multi-tensor optimizer step a block takes.
+constexpr int64_t kUpdateChunk = 65536;
 
-/// A row of the multi-tensor step's table in device memory: a tensor of
-/// zeroc_rt_cuda_k_adam_step_multi and its first chunk.
-struct AdamRow {
+/// A row of a multi-tensor step's table in device memory: a tensor of
+/// zeroc_rt_cuda_k_adam_step_multi (`state`: m and v) or
+/// zeroc_rt_cuda_k_sgd_step_multi (`state[0]`: the momentum buffer or
+/// NULL), and its first chunk.
+struct UpdateRow {
   const void *grad;
-  void *param, *expAvg, *expAvgSq, *rounded;
+  void *param, *state[2], *rounded;
   int64_t n, firstChunk;
   int32_t gradDtype, roundedDtype;
 };
@@ -135,22 +138,20 @@ ZRT_DEV void storeHalfAt(int32_t dtype, void *x, int64_t i, double v) {
 }
 
 /// Every tensor of `rows` in one launch, a chunk per block: the gradient
-/// times `factor` (zeroc_rt_cuda_k_scale's or _convert's rounding), Adam,
-/// the master rounded into the 16-bit parameter (_convert's).
-template <typename T>
-ZRT_GLOBAL void adamMultiKernel(const AdamRow *rows, int64_t count, int64_t chunks,
-                                double factor, AdamCoeffs<T> c) {
+/// times `factor` (zeroc_rt_cuda_k_scale's or _convert's rounding),
+/// `update(row, i, param element, gradient element)`, the master rounded
+/// into the 16-bit parameter (_convert's).
+template <typename T, typename Update>
+ZRT_DEV void updateChunks(const UpdateRow *rows, int64_t count, int64_t chunks, double factor,
+                          Update &&update) {
   for (int64_t chunk = blockIndex(); chunk < chunks; chunk += gridBlocks()) {
-    const AdamRow &r = rows[rowOfChunk(rows, count, chunk)];
-    const int64_t begin = (chunk - r.firstChunk) * kAdamChunk;
-    const int64_t end = begin + kAdamChunk < r.n ? begin + kAdamChunk : r.n;
-    T *p = static_cast<T *>(r.param), *m = static_cast<T *>(r.expAvg),
-      *v = static_cast<T *>(r.expAvgSq);
+    const UpdateRow &r = rows[rowOfChunk(rows, count, chunk)];
+    const int64_t begin = (chunk - r.firstChunk) * kUpdateChunk;
+    const int64_t end = begin + kUpdateChunk < r.n ? begin + kUpdateChunk : r.n;
+    T *p = static_cast<T *>(r.param);
     for (int64_t i = begin + threadIndex(); i < end; i += blockThreads()) {
-      T pi = p[i], mi = m[i], vi = v[i];
-      adamElement(pi, storeD<T>(loadAt(r.gradDtype, r.grad, i) * factor), mi, vi, c);
-      m[i] = mi;
-      v[i] = vi;
+      T pi = p[i];
+      update(r, i, pi, storeD<T>(loadAt(r.gradDtype, r.grad, i) * factor));
       p[i] = pi;
       if (r.rounded)
         storeHalfAt(r.roundedDtype, r.rounded, i, static_cast<double>(pi));
@@ -159,19 +160,52 @@ ZRT_GLOBAL void adamMultiKernel(const AdamRow *rows, int64_t count, int64_t chun
 }
 
 template <typename T>
-ZRT_GLOBAL void sgdKernel(T *p, const T *g, T *buf, int64_t n, double lr,
-                          double momentum, double weightDecay, double dampening,
-                          int nesterov, int first) {
-  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
-    const double pi = p[i];
-    double d = static_cast<double>(g[i]) + weightDecay * pi;
-    if (buf) {
-      const double b = first ? d : momentum * static_cast<double>(buf[i]) + (1.0 - dampening) * d;
-      buf[i] = static_cast<T>(b);
-      d = nesterov ? d + momentum * b : b;
-    }
-    p[i] = static_cast<T>(pi - lr * d);
+ZRT_GLOBAL void adamMultiKernel(const UpdateRow *rows, int64_t count, int64_t chunks, double factor,
+                                AdamCoeffs<T> c) {
+  updateChunks<T>(rows, count, chunks, factor, [&](const UpdateRow &r, int64_t i, T &pi, T gi) {
+    T *m = static_cast<T *>(r.state[0]), *v = static_cast<T *>(r.state[1]);
+    T mi = m[i], vi = v[i];
+    adamElement(pi, gi, mi, vi, c);
+    m[i] = mi;
+    v[i] = vi;
+  });
+}
+
+/// SGD's per-element arguments; `first`: the step is the first, which
+/// starts the momentum buffer at the gradient.
+struct SgdCoeffs {
+  double lr, momentum, weightDecay, dampening;
+  int nesterov, first;
+};
+
+/// One element of SGD: zeroc_rt_k_sgd_step's arithmetic (in double); `buf`
+/// is its momentum buffer's element, or NULL without momentum.
+template <typename T> ZRT_DEV void sgdElement(T &pi, T gi, T *buf, const SgdCoeffs &c) {
+  const double p = pi;
+  double d = static_cast<double>(gi) + c.weightDecay * p;
+  if (buf) {
+    const double b = c.first ? d : c.momentum * static_cast<double>(*buf) + (1.0 - c.dampening) * d;
+    *buf = static_cast<T>(b);
+    d = c.nesterov ? d + c.momentum * b : b;
   }
+  pi = static_cast<T>(p - c.lr * d);
+}
+
+template <typename T> ZRT_GLOBAL void sgdKernel(T *p, const T *g, T *buf, int64_t n, SgdCoeffs c) {
+  for (int64_t i = gridFirst(); i < n; i += gridStride()) {
+    T pi = p[i];
+    sgdElement(pi, g[i], buf ? buf + i : nullptr, c);
+    p[i] = pi;
+  }
+}
+
+template <typename T>
+ZRT_GLOBAL void sgdMultiKernel(const UpdateRow *rows, int64_t count, int64_t chunks, double factor,
+                               SgdCoeffs c) {
+  updateChunks<T>(rows, count, chunks, factor, [&](const UpdateRow &r, int64_t i, T &pi, T gi) {
+    T *buf = static_cast<T *>(r.state[0]);
+    sgdElement(pi, gi, buf ? buf + i : nullptr, c);
+  });
 }
 
 zeroc_rt_status_t checkFlatArgs(const char *k, int64_t n,
@@ -220,26 +254,64 @@ AdamCoeffs<T> adamCoeffs(double lr, double beta1, double beta2, double eps,
           T(lr / bc1),    adamW ? 1 : 0};
 }
 
-/// Tensor `i` of a multi-tensor Adam step; errors name its index.
-zeroc_rt_status_t checkAdamTensor(const char *k, int64_t i,
-                                  const zeroc_rt_cuda_adam_tensor_t &t) {
+/// Tensor `i` of a multi-tensor step, `n` elements of gradient `gradDtype`
+/// into the buffers `pointers`, rounded into `rounded` when not NULL;
+/// errors name its index.
+zeroc_rt_status_t checkUpdateTensor(const char *k, int64_t i, int64_t n,
+                                    std::initializer_list<const void *> pointers,
+                                    zeroc_rt_dtype_t g, const void *rounded, zeroc_rt_dtype_t r) {
   const long long at = static_cast<long long>(i);
-  if (t.n < 0)
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: n %lld is negative",
-                          k, at, static_cast<long long>(t.n));
-  if (t.n > 0 && (!t.grad || !t.param || !t.exp_avg || !t.exp_avg_sq))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: a buffer is NULL",
-                          k, at);
-  const zeroc_rt_dtype_t g = t.grad_dtype, r = t.rounded_dtype;
+  if (n < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: n %lld is negative", k, at,
+                          static_cast<long long>(n));
+  for (const void *p : pointers)
+    if (n > 0 && !p)
+      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: a buffer is NULL", k, at);
   if (g != ZEROC_RT_DTYPE_F32 && g != ZEROC_RT_DTYPE_F64 && g != ZEROC_RT_DTYPE_F16 &&
       g != ZEROC_RT_DTYPE_BF16)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: tensor %lld: gradient dtype %s is not a float dtype", k, at,
                           zeroc_rt_dtype_name(g));
-  if (t.rounded && r != ZEROC_RT_DTYPE_F16 && r != ZEROC_RT_DTYPE_BF16)
+  if (rounded && r != ZEROC_RT_DTYPE_F16 && r != ZEROC_RT_DTYPE_BF16)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: tensor %lld: rounded dtype %s is not f16 or bf16", k, at,
                           zeroc_rt_dtype_name(r));
+  return nullptr;
+}
+
+/// The table of a multi-tensor step: `rowOf(i)` checks tensor i (*failed,
+/// when not NULL, is set to the first that fails) and gives its row; empty
+/// tensors are left out. *chunks: the blocks' chunks of all of them.
+template <typename RowOf>
+zeroc_rt_status_t updateTable(const char *k, int64_t count, bool given, int64_t *failed,
+                              std::vector<UpdateRow> &rows, int64_t *chunks, RowOf &&rowOf) {
+  *chunks = 0;
+  if (count < 0 || (count > 0 && !given))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, tensors %s", k,
+                          static_cast<long long>(count), given ? "given" : "NULL");
+  for (int64_t i = 0; i < count; ++i) {
+    UpdateRow row{};
+    if (zeroc_rt_status_t status = rowOf(i, row)) {
+      if (failed)
+        *failed = i;
+      return status;
+    }
+    if (row.n == 0)
+      continue;
+    row.firstChunk = *chunks;
+    rows.push_back(row);
+    *chunks += (row.n + kUpdateChunk - 1) / kUpdateChunk;
+  }
+  return nullptr;
+}
+
+zeroc_rt_status_t checkSgd(const char *k, double momentum, double dampening, int nesterov,
+                           int64_t step) {
+  if (step < 1 || (nesterov && (momentum <= 0.0 || dampening != 0.0)))
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: bad arguments (step %lld, nesterov %d, momentum "
+                          "%g, dampening %g)",
+                          k, static_cast<long long>(step), nesterov, momentum, dampening);
   return nullptr;
 }
 
@@ -419,30 +491,25 @@ zeroc_rt_status_t zeroc_rt_cuda_k_adam_step_multi(
   const char *k = "adam_step_multi";
   if (failed)
     *failed = -1;
-  if (count < 0 || (count > 0 && !tensors))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, tensors %s", k,
-                          static_cast<long long>(count), tensors ? "given" : "NULL");
   ZEROC_RT_RETURN_IF_ERROR(checkAdam(k, lr, beta1, beta2, eps, weight_decay, step));
-  std::vector<AdamRow> rows;
+  std::vector<UpdateRow> rows;
   int64_t chunks = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const zeroc_rt_cuda_adam_tensor_t &t = tensors[i];
-    if (zeroc_rt_status_t status = checkAdamTensor(k, i, t)) {
-      if (failed)
-        *failed = i;
-      return status;
-    }
-    if (t.n == 0)
-      continue;
-    rows.push_back({t.grad, t.param, t.exp_avg, t.exp_avg_sq, t.rounded, t.n, chunks,
-                    t.grad_dtype, t.rounded_dtype});
-    chunks += (t.n + kAdamChunk - 1) / kAdamChunk;
-  }
+  ZEROC_RT_RETURN_IF_ERROR(updateTable(
+      k, count, tensors != nullptr, failed, rows, &chunks,
+      [&](int64_t i, UpdateRow &row) -> zeroc_rt_status_t {
+        const zeroc_rt_cuda_adam_tensor_t &t = tensors[i];
+        ZEROC_RT_RETURN_IF_ERROR(checkUpdateTensor(k, i, t.n,
+                                                   {t.grad, t.param, t.exp_avg, t.exp_avg_sq},
+                                                   t.grad_dtype, t.rounded, t.rounded_dtype));
+        row = {t.grad,       t.param,        {t.exp_avg, t.exp_avg_sq}, t.rounded, t.n, 0,
+               t.grad_dtype, t.rounded_dtype};
+        return nullptr;
+      }));
   return dispatchWide(k, dtype, [&](auto t) -> zeroc_rt_status_t {
     using T = decltype(t);
     if (rows.empty())
       return nullptr;
-    const AdamRow *table = nullptr;
+    const UpdateRow *table = nullptr;
     ZEROC_RT_RETURN_IF_ERROR(uploadRows(rows, &table));
     return ZRT_LAUNCH(k, adamMultiKernel<T>, cappedBlocks(chunks), kBlock, table,
                       static_cast<int64_t>(rows.size()), chunks, factor,
@@ -461,20 +528,60 @@ zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param,
   ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {param, grad}));
   if (useMomentum)
     ZEROC_RT_RETURN_IF_ERROR(checkFlatArgs(k, n, {momentum_buf}));
-  if (step < 1 || (nesterov && (momentum <= 0.0 || dampening != 0.0)))
-    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                          "%s: bad arguments (step %lld, nesterov %d, momentum "
-                          "%g, dampening %g)",
-                          k, static_cast<long long>(step), nesterov, momentum, dampening);
+  ZEROC_RT_RETURN_IF_ERROR(checkSgd(k, momentum, dampening, nesterov, step));
   if (n == 0)
     return nullptr;
   return dispatchWide(k, dtype, [&](auto t) {
     using T = decltype(t);
-    return ZRT_LAUNCH(k, sgdKernel<T>, blocksFor(n), kBlock, static_cast<T *>(param),
-                      static_cast<const T *>(grad),
-                      useMomentum ? static_cast<T *>(momentum_buf) : nullptr, n, lr,
-                      momentum, weight_decay, dampening, nesterov ? 1 : 0,
-                      step == 1 ? 1 : 0);
+    return ZRT_LAUNCH(
+        k, sgdKernel<T>, blocksFor(n), kBlock, static_cast<T *>(param),
+        static_cast<const T *>(grad), useMomentum ? static_cast<T *>(momentum_buf) : nullptr, n,
+        SgdCoeffs{lr, momentum, weight_decay, dampening, nesterov ? 1 : 0, step == 1 ? 1 : 0});
+  });
+}
+
+zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step_multi(zeroc_rt_dtype_t dtype, int64_t count,
+                                                 const zeroc_rt_cuda_sgd_tensor_t *tensors,
+                                                 double factor, double lr, double momentum,
+                                                 double weight_decay, double dampening,
+                                                 int nesterov, int64_t step, int64_t *failed) {
+  const char *k = "sgd_step_multi";
+  const bool useMomentum = momentum != 0.0;
+  if (failed)
+    *failed = -1;
+  ZEROC_RT_RETURN_IF_ERROR(checkSgd(k, momentum, dampening, nesterov, step));
+  std::vector<UpdateRow> rows;
+  int64_t chunks = 0;
+  ZEROC_RT_RETURN_IF_ERROR(
+      updateTable(k, count, tensors != nullptr, failed, rows, &chunks,
+                  [&](int64_t i, UpdateRow &row) -> zeroc_rt_status_t {
+                    const zeroc_rt_cuda_sgd_tensor_t &t = tensors[i];
+                    ZEROC_RT_RETURN_IF_ERROR(checkUpdateTensor(
+                        k, i, t.n, {t.grad, t.param}, t.grad_dtype, t.rounded, t.rounded_dtype));
+                    if (useMomentum && t.n > 0 && !t.momentum_buf)
+                      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                                            "%s: tensor %lld: momentum_buf is NULL (momentum %g)",
+                                            k, static_cast<long long>(i), momentum);
+                    row = {t.grad,
+                           t.param,
+                           {useMomentum ? t.momentum_buf : nullptr, nullptr},
+                           t.rounded,
+                           t.n,
+                           0,
+                           t.grad_dtype,
+                           t.rounded_dtype};
+                    return nullptr;
+                  }));
+  return dispatchWide(k, dtype, [&](auto t) -> zeroc_rt_status_t {
+    using T = decltype(t);
+    if (rows.empty())
+      return nullptr;
+    const UpdateRow *table = nullptr;
+    ZEROC_RT_RETURN_IF_ERROR(uploadRows(rows, &table));
+    return ZRT_LAUNCH(
+        k, sgdMultiKernel<T>, cappedBlocks(chunks), kBlock, table,
+        static_cast<int64_t>(rows.size()), chunks, factor,
+        SgdCoeffs{lr, momentum, weight_decay, dampening, nesterov ? 1 : 0, step == 1 ? 1 : 0});
   });
 }
 
