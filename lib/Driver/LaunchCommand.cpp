@@ -22,6 +22,50 @@ bool isEnvName(llvm::StringRef name) {
 
 } // namespace
 
+bool splitShellWords(llvm::StringRef text, std::vector<std::string> &words, std::string &error) {
+  words.clear();
+  std::string word;
+  bool inWord = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      if (inWord)
+        words.push_back(std::move(word));
+      word.clear();
+      inWord = false;
+      continue;
+    }
+    inWord = true;
+    if (c == '\\') {
+      if (++i == text.size()) {
+        error = "ends with a backslash";
+        return false;
+      }
+      word += text[i];
+      continue;
+    }
+    if (c != '\'' && c != '"') {
+      word += c;
+      continue;
+    }
+    const size_t open = i;
+    for (++i; i < text.size() && text[i] != c; ++i) {
+      if (c == '"' && text[i] == '\\' && i + 1 < text.size() &&
+          (text[i + 1] == '"' || text[i + 1] == '\\'))
+        ++i;
+      word += text[i];
+    }
+    if (i == text.size()) {
+      error = std::string("has an unclosed ") + (c == '"' ? "double" : "single") +
+              " quote (at character " + std::to_string(open + 1) + ")";
+      return false;
+    }
+  }
+  if (inWord)
+    words.push_back(std::move(word));
+  return true;
+}
+
 Command buildCommand(const Placement &placement, const CommandOptions &opts) {
   Command cmd;
   // Remote nodes' cores are not known here; like DeepSpeed's
@@ -45,6 +89,7 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
   }
   std::vector<std::string> &a = cmd.argv;
   a = {"mpirun"};
+  a.insert(a.end(), opts.launcherArgs.begin(), opts.launcherArgs.end());
   for (size_t c = 0; c < contexts.size(); ++c) {
     if (c)
       a.push_back(":");

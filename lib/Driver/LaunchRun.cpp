@@ -200,6 +200,10 @@ void forwardSignal(int sig) {
 struct Flags {
   bool dryRun = false;
   bool forceMulti = false; ///< --force_multi: export as to several hosts
+  std::string launcher = "pdsh"; ///< DeepSpeed's default
+  /// --launcher_args, split as DeepSpeed splits them.
+  std::vector<std::string> launcherArgs;
+  bool haveLauncherArgs = false;
   std::string hostfile, include, exclude, masterAddr;
   bool haveHostfile = false;
   int numNodes = -1, numGpus = -1, threads = 0, masterPort = 0;
@@ -259,9 +263,10 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
         f.forceMulti = true;
         continue;
       }
-      static const char *const kValued[] = {
-          "--num_gpus", "--num_ranks",   "--num_nodes",   "--hostfile",         "--include",
-          "--exclude",  "--master_addr", "--master_port", "--threads_per_rank", "--launcher"};
+      static const char *const kValued[] = {"--num_gpus",    "--num_ranks",    "--num_nodes",
+                                            "--hostfile",    "--include",      "--exclude",
+                                            "--master_addr", "--master_port",  "--threads_per_rank",
+                                            "--launcher",    "--launcher_args"};
       if (!llvm::is_contained(kValued, name))
         return fail("launch: unknown option '" + arg.str() +
                     "' (launch options go before OUT; the arguments after "
@@ -298,6 +303,11 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
                       "': zeroc launch starts the ranks with Open MPI's mpirun (pdsh and "
                       "openmpi are accepted for it); for another launcher start OUT/train "
                       "under it yourself, one rank per GPU");
+        f.launcher = launcher;
+      } else if (name == "--launcher_args") {
+        if (!splitShellWords(value, f.launcherArgs, error))
+          return fail("--launcher_args '" + messagePath(value.str()) + "' " + error);
+        f.haveLauncherArgs = true;
       } else if (name == "--hostfile") {
         if (value.empty())
           return fail("--hostfile needs a file name");
@@ -327,6 +337,12 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
   if (f.outDir.empty())
     return fail("launch needs the compiled output directory (zeroc launch "
                 "[options] OUT [train args...])");
+  // DeepSpeed gives --launcher_args to the launcher it runs: pdsh's (its
+  // default) would be wrong words for mpirun.
+  if (f.haveLauncherArgs && f.launcher != "openmpi")
+    return fail("--launcher_args are the launcher's arguments, and with --launcher " + f.launcher +
+                " (DeepSpeed's default) they are pdsh's; zeroc launch runs mpirun: give "
+                "--launcher openmpi to pass them to mpirun");
   return std::nullopt;
 }
 
@@ -505,6 +521,7 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   llvm::SmallString<256> abs(train);
   llvm::sys::fs::make_absolute(abs);
   opts.trainPath = abs.str().str();
+  opts.launcherArgs = f.launcherArgs;
   opts.trainArgs = f.trainArgs;
   opts.threadsPerRank = f.threads;
   opts.localCores = localCores();

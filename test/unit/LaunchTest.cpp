@@ -323,6 +323,41 @@ TEST(LaunchCommand, GpuProgramsSeeTheirHostsSlots) {
             "-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 /o/train --steps 2");
 }
 
+TEST(LaunchCommand, SplitsLauncherArgsAsShlexDoes) {
+  std::vector<std::string> words;
+  std::string error;
+  // The words shlex.split gives (DeepSpeed's runner splits them so).
+  ASSERT_TRUE(splitShellWords("  --mca btl_tcp_if_include 'eth0 eth1'\t-x \"A=\\\"b c\\\"\" "
+                              "d\\ e '' \"$HOME\\n\" f'g'\"h\"\n",
+                              words, error))
+      << error;
+  EXPECT_EQ(words, (std::vector<std::string>{"--mca", "btl_tcp_if_include", "eth0 eth1", "-x",
+                                             "A=\"b c\"", "d e", "", "$HOME\\n", "fgh"}));
+  ASSERT_TRUE(splitShellWords("", words, error));
+  EXPECT_TRUE(words.empty());
+  EXPECT_FALSE(splitShellWords("--mca 'btl", words, error));
+  EXPECT_EQ(error, "has an unclosed single quote (at character 7)");
+  EXPECT_FALSE(splitShellWords("a \"b\\\"", words, error));
+  EXPECT_EQ(error, "has an unclosed double quote (at character 3)");
+  EXPECT_FALSE(splitShellWords("a\\", words, error));
+  EXPECT_EQ(error, "ends with a backslash");
+}
+
+TEST(LaunchCommand, LauncherArgsGoFirst) {
+  CommandOptions opts;
+  opts.trainPath = "/o/train";
+  opts.localCores = 2;
+  opts.threadsPerRank = 1;
+  opts.launcherArgs = {"--mca", "btl_tcp_if_include", "eth0 eth1"};
+  opts.gpuProgram = true;
+  Command cmd = buildCommand({{"a", {0}}, {"b", {1}}}, opts);
+  EXPECT_EQ(renderCommand(cmd),
+            "mpirun --mca btl_tcp_if_include 'eth0 eth1' -np 1 --host a:1 --tag-output "
+            "--bind-to core --map-by slot:PE=1 -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "
+            "-x CUDA_VISIBLE_DEVICES=0 /o/train : -np 1 --host b:1 -x OMP_NUM_THREADS=1 -x "
+            "OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=1 /o/train");
+}
+
 TEST(LaunchEnvironment, ForwardsDeepSpeedsPrefixes) {
   EXPECT_EQ(
       forwardedVariables({"PATH=/bin", "NCCL_DEBUG=INFO", "UCX_TLS=rc", "ZEROC_RT_X=1",

@@ -130,6 +130,7 @@ const char *kUsage =
     "  --threads_per_rank T          OpenMP/OpenBLAS threads and cores per\n"
     "                                rank (default: cores / ranks per node)\n"
     "  --dry-run                     print the mpirun command line, run nothing\n"
+    "  --launcher_args 'ARGS'        mpirun's options, with --launcher openmpi\n"
     "  --launcher pdsh|openmpi, --force_multi, --bind_cores_to_rank,\n"
     "  --no_local_rank, --no_ssh_check  DeepSpeed's, accepted (docs/Launch.md)\n";
 

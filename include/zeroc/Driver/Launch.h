@@ -102,8 +102,19 @@ std::string hostList(const Placement &placement);
 /// "1,3": slots as CUDA_VISIBLE_DEVICES and --include write them.
 std::string slotList(const std::vector<int> &slots);
 
+/// `text` split into words as Python's shlex.split splits it (DeepSpeed's
+/// runner splits --launcher_args so): blanks separate words; single quotes
+/// keep everything up to the next one; double quotes keep everything but a
+/// backslash before `"` or `\`; a backslash outside quotes keeps the next
+/// character. Nothing is expanded. False, with `error`, on an unclosed
+/// quote or a trailing backslash.
+bool splitShellWords(llvm::StringRef text, std::vector<std::string> &words, std::string &error);
+
 struct CommandOptions {
   std::string trainPath; ///< absolute OUT/train
+  /// Given to mpirun before anything else (--launcher openmpi's
+  /// --launcher_args, as DeepSpeed's OpenMPIRunner adds them).
+  std::vector<std::string> launcherArgs;
   std::vector<std::string> trainArgs;
   int threadsPerRank = 0; ///< 0: this machine's cores / ranks per node
   int localCores = 1;
@@ -130,7 +141,8 @@ struct Command {
   std::string note;
 };
 
-/// The mpirun command for `placement`: -np, --host, --tag-output (each
+/// The mpirun command for `placement`: the launcher arguments, -np, --host,
+/// --tag-output (each
 /// line prefixed "[JOB,RANK]<stdout>:"), core binding of T cores per rank
 /// when ranks per node x T fit in localCores (else --bind-to none
 /// --oversubscribe and a note), OMP/OpenBLAS thread counts, then train.
