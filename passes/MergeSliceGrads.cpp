@@ -91,7 +91,7 @@ struct AddOfAdjacentSliceGrads : OpRewritePattern<AddOp> {
     SmallVector<Value> inputs;
     for (SliceGradOp g : {first, second}) {
       auto inner = g.getGrad().getDefiningOp<ConcatOp>();
-      if (inner && inner.getAxis() == lo.axis && inner->hasOneUse())
+      if (inner && static_cast<int64_t>(inner.getAxis()) == lo.axis && inner->hasOneUse())
         llvm::append_range(inputs, inner.getInputs());
       else
         inputs.push_back(g.getGrad());
