@@ -415,6 +415,19 @@ protected:
     std::vector<Tensor> grad, param, state[2], rounded;
   };
 
+  /// SGD's options, each with momentum, and none.
+  struct SgdCase {
+    const char *name;
+    double momentum, dampening;
+    int nesterov;
+  };
+  static std::vector<SgdCase> sgdCases() {
+    return {{"momentum", 0.9, 0.0, 0},
+            {"nesterov", 0.9, 0.0, 1},
+            {"dampening", 0.9, 0.1, 0},
+            {"no momentum", 0.0, 0.0, 0}};
+  }
+
   /// Tensors of 16-bit and wide gradients, with and without a rounded
   /// copy, one spanning chunks (70000 elements), and an empty one.
   std::vector<MultiSpec> multiSpecs() const {
@@ -2042,17 +2055,8 @@ TEST_P(OptimizerParity, AdamStepMulti) {
 }
 
 TEST_P(OptimizerParity, SgdStep) {
-  struct Case {
-    const char *name;
-    double momentum, dampening;
-    int nesterov;
-  };
-  const Case cases[] = {{"momentum", 0.9, 0.0, 0},
-                        {"nesterov", 0.9, 0.0, 1},
-                        {"dampening", 0.9, 0.1, 0},
-                        {"no momentum", 0.0, 0.0, 0}};
   const double lr = 0.1, wd = 0.01;
-  for (const Case &c : cases) {
+  for (const SgdCase &c : sgdCases()) {
     Tensor p = random({257}), buf = output({257});
     const bool useBuf = c.momentum != 0.0; // else momentum_buf is NULL
     for (int64_t step = 1; step <= 2; ++step) {
@@ -2074,18 +2078,9 @@ TEST_P(OptimizerParity, SgdStep) {
 /// (scale or convert, sgd_step, convert; checkMultiStep), with each of
 /// SgdStep's options.
 TEST_P(OptimizerParity, SgdStepMulti) {
-  struct Case {
-    const char *name;
-    double momentum, dampening;
-    int nesterov;
-  };
-  const Case cases[] = {{"momentum", 0.9, 0.0, 0},
-                        {"nesterov", 0.9, 0.0, 1},
-                        {"dampening", 0.9, 0.1, 0},
-                        {"no momentum", 0.0, 0.0, 0}};
   const double factor = 0.25, lr = 0.1, wd = 0.01;
   const std::vector<MultiSpec> specs = multiSpecs();
-  for (const Case &c : cases) {
+  for (const SgdCase &c : sgdCases()) {
     SCOPED_TRACE(c.name);
     const bool useBuf = c.momentum != 0.0; // else momentum_buf is NULL
     checkMultiStep(

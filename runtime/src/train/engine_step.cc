@@ -17,7 +17,10 @@
 
 namespace {
 
+using zeroc_rt::train::AdamHyper;
+using zeroc_rt::train::Device;
 using zeroc_rt::train::ParamState;
+using zeroc_rt::train::SgdHyper;
 
 /// The trainable parameter `param`, or NULL after setting *status.
 ParamState *trainableParam(zeroc_rt_engine_t *engine, int32_t param,
@@ -89,22 +92,17 @@ zeroc_rt_status_t describeUpdates(zeroc_rt_engine_t *engine, int32_t count, cons
   return nullptr;
 }
 
-zeroc_rt_status_t adamUpdateMulti(zeroc_rt_engine_t *engine, int32_t count, const int32_t *params,
-                                  void *const *grads, const int64_t *counts,
-                                  const zeroc_rt::train::AdamHyper &hyper, const char *what) {
-  std::vector<zeroc_rt::train::AdamTensor> tensors;
+/// A multi-tensor update (`Device::adamStepMulti` or `sgdStepMulti`) of
+/// `count` parameters.
+template <typename Tensor, typename Hyper>
+zeroc_rt_status_t
+updateMulti(zeroc_rt_engine_t *engine, int32_t count, const int32_t *params, void *const *grads,
+            const int64_t *counts, const Hyper &hyper, const char *what,
+            zeroc_rt_status_t (zeroc_rt::train::Device::*step)(const Tensor *, int64_t,
+                                                               const Hyper &, void *)) {
+  std::vector<Tensor> tensors;
   ZEROC_RT_RETURN_IF_ERROR(describeUpdates(engine, count, params, grads, counts, what, tensors));
-  return engine->device->adamStepMulti(tensors.data(), count, hyper,
-                                       engine->state.masterGrad.data());
-}
-
-zeroc_rt_status_t sgdUpdateMulti(zeroc_rt_engine_t *engine, int32_t count, const int32_t *params,
-                                 void *const *grads, const int64_t *counts,
-                                 const zeroc_rt::train::SgdHyper &hyper, const char *what) {
-  std::vector<zeroc_rt::train::SgdTensor> tensors;
-  ZEROC_RT_RETURN_IF_ERROR(describeUpdates(engine, count, params, grads, counts, what, tensors));
-  return engine->device->sgdStepMulti(tensors.data(), count, hyper,
-                                      engine->state.masterGrad.data());
+  return (engine->device->*step)(tensors.data(), count, hyper, engine->state.masterGrad.data());
 }
 
 zeroc_rt_status_t updateLossScale(zeroc_rt_engine_t *engine, int overflow) {
@@ -231,10 +229,10 @@ zeroc_rt_status_t zeroc_rt_engine_adam_update(
     zeroc_rt_engine_t *engine, int32_t param, void *grad, int64_t count,
     double factor, double lr, double beta1, double beta2, double eps,
     double weight_decay, int adam_w_mode, int bias_correction, int64_t step) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(adamUpdateMulti(
+  return ZEROC_RT_GUARD_EXCEPTIONS(updateMulti(
       engine, 1, &param, &grad, &count,
-      {factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode, bias_correction, step},
-      "zeroc_rt_engine_adam_update"));
+      AdamHyper{factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode, bias_correction, step},
+      "zeroc_rt_engine_adam_update", &Device::adamStepMulti));
 }
 
 zeroc_rt_status_t zeroc_rt_engine_adam_update_multi(
@@ -242,10 +240,10 @@ zeroc_rt_status_t zeroc_rt_engine_adam_update_multi(
     void *const *grads, const int64_t *counts, double factor, double lr,
     double beta1, double beta2, double eps, double weight_decay,
     int adam_w_mode, int bias_correction, int64_t step) {
-  return ZEROC_RT_GUARD_EXCEPTIONS(adamUpdateMulti(
+  return ZEROC_RT_GUARD_EXCEPTIONS(updateMulti(
       engine, count, params, grads, counts,
-      {factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode, bias_correction, step},
-      "zeroc_rt_engine_adam_update_multi"));
+      AdamHyper{factor, lr, beta1, beta2, eps, weight_decay, adam_w_mode, bias_correction, step},
+      "zeroc_rt_engine_adam_update_multi", &Device::adamStepMulti));
 }
 
 zeroc_rt_status_t zeroc_rt_engine_sgd_update(
@@ -253,9 +251,9 @@ zeroc_rt_status_t zeroc_rt_engine_sgd_update(
     double factor, double lr, double momentum, double dampening,
     double weight_decay, int nesterov, int64_t step) {
   return ZEROC_RT_GUARD_EXCEPTIONS(
-      sgdUpdateMulti(engine, 1, &param, &grad, &count,
-                     {factor, lr, momentum, dampening, weight_decay, nesterov, step},
-                     "zeroc_rt_engine_sgd_update"));
+      updateMulti(engine, 1, &param, &grad, &count,
+                  SgdHyper{factor, lr, momentum, dampening, weight_decay, nesterov, step},
+                  "zeroc_rt_engine_sgd_update", &Device::sgdStepMulti));
 }
 
 zeroc_rt_status_t zeroc_rt_engine_sgd_update_multi(zeroc_rt_engine_t *engine, int32_t count,
@@ -265,9 +263,9 @@ zeroc_rt_status_t zeroc_rt_engine_sgd_update_multi(zeroc_rt_engine_t *engine, in
                                                    double weight_decay, int nesterov,
                                                    int64_t step) {
   return ZEROC_RT_GUARD_EXCEPTIONS(
-      sgdUpdateMulti(engine, count, params, grads, counts,
-                     {factor, lr, momentum, dampening, weight_decay, nesterov, step},
-                     "zeroc_rt_engine_sgd_update_multi"));
+      updateMulti(engine, count, params, grads, counts,
+                  SgdHyper{factor, lr, momentum, dampening, weight_decay, nesterov, step},
+                  "zeroc_rt_engine_sgd_update_multi", &Device::sgdStepMulti));
 }
 
 void zeroc_rt_engine_mark_reduced(zeroc_rt_engine_t *engine) {

@@ -279,16 +279,20 @@ zeroc_rt_status_t checkUpdateTensor(const char *k, int64_t i, int64_t n,
   return nullptr;
 }
 
-/// The table of a multi-tensor step: `rowOf(i)` checks tensor i (*failed,
-/// when not NULL, is set to the first that fails) and gives its row; empty
-/// tensors are left out. *chunks: the blocks' chunks of all of them.
-template <typename RowOf>
-zeroc_rt_status_t updateTable(const char *k, int64_t count, bool given, int64_t *failed,
-                              std::vector<UpdateRow> &rows, int64_t *chunks, RowOf &&rowOf) {
-  *chunks = 0;
+/// A multi-tensor step in one launch: `rowOf(i, row)` checks tensor i
+/// (*failed, when not NULL, is set to the first that fails) and fills its
+/// row; empty tensors are left out; the table goes to the device and
+/// `kernelOf(T{})` runs over it, a chunk per block, with the factor and
+/// `coeffsOf(T{})`, T the dtype's (f32 or f64).
+template <typename RowOf, typename KernelOf, typename CoeffsOf>
+zeroc_rt_status_t multiStep(const char *k, zeroc_rt_dtype_t dtype, int64_t count, bool given,
+                            int64_t *failed, double factor, RowOf &&rowOf, KernelOf &&kernelOf,
+                            CoeffsOf &&coeffsOf) {
   if (count < 0 || (count > 0 && !given))
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: count %lld, tensors %s", k,
                           static_cast<long long>(count), given ? "given" : "NULL");
+  std::vector<UpdateRow> rows;
+  int64_t chunks = 0;
   for (int64_t i = 0; i < count; ++i) {
     UpdateRow row{};
     if (zeroc_rt_status_t status = rowOf(i, row)) {
@@ -298,11 +302,23 @@ zeroc_rt_status_t updateTable(const char *k, int64_t count, bool given, int64_t 
     }
     if (row.n == 0)
       continue;
-    row.firstChunk = *chunks;
+    row.firstChunk = chunks;
     rows.push_back(row);
-    *chunks += (row.n + kUpdateChunk - 1) / kUpdateChunk;
+    chunks += (row.n + kUpdateChunk - 1) / kUpdateChunk;
   }
-  return nullptr;
+  return dispatchWide(k, dtype, [&](auto t) -> zeroc_rt_status_t {
+    if (rows.empty())
+      return nullptr;
+    const UpdateRow *table = nullptr;
+    ZEROC_RT_RETURN_IF_ERROR(uploadRows(rows, &table));
+    return ZRT_LAUNCH(k, kernelOf(t), cappedBlocks(chunks), kBlock, table,
+                      static_cast<int64_t>(rows.size()), chunks, factor, coeffsOf(t));
+  });
+}
+
+SgdCoeffs sgdCoeffs(double lr, double momentum, double weightDecay, double dampening, int nesterov,
+                    int64_t step) {
+  return {lr, momentum, weightDecay, dampening, nesterov ? 1 : 0, step == 1 ? 1 : 0};
 }
 
 zeroc_rt_status_t checkSgd(const char *k, double momentum, double dampening, int nesterov,
@@ -492,30 +508,26 @@ zeroc_rt_status_t zeroc_rt_cuda_k_adam_step_multi(
   if (failed)
     *failed = -1;
   ZEROC_RT_RETURN_IF_ERROR(checkAdam(k, lr, beta1, beta2, eps, weight_decay, step));
-  std::vector<UpdateRow> rows;
-  int64_t chunks = 0;
-  ZEROC_RT_RETURN_IF_ERROR(updateTable(
-      k, count, tensors != nullptr, failed, rows, &chunks,
+  return multiStep(
+      k, dtype, count, tensors != nullptr, failed, factor,
       [&](int64_t i, UpdateRow &row) -> zeroc_rt_status_t {
         const zeroc_rt_cuda_adam_tensor_t &t = tensors[i];
-        ZEROC_RT_RETURN_IF_ERROR(checkUpdateTensor(k, i, t.n,
-                                                   {t.grad, t.param, t.exp_avg, t.exp_avg_sq},
-                                                   t.grad_dtype, t.rounded, t.rounded_dtype));
-        row = {t.grad,       t.param,        {t.exp_avg, t.exp_avg_sq}, t.rounded, t.n, 0,
-               t.grad_dtype, t.rounded_dtype};
-        return nullptr;
-      }));
-  return dispatchWide(k, dtype, [&](auto t) -> zeroc_rt_status_t {
-    using T = decltype(t);
-    if (rows.empty())
-      return nullptr;
-    const UpdateRow *table = nullptr;
-    ZEROC_RT_RETURN_IF_ERROR(uploadRows(rows, &table));
-    return ZRT_LAUNCH(k, adamMultiKernel<T>, cappedBlocks(chunks), kBlock, table,
-                      static_cast<int64_t>(rows.size()), chunks, factor,
-                      adamCoeffs<T>(lr, beta1, beta2, eps, weight_decay, adam_w_mode,
-                                    bias_correction, step));
-  });
+        row.grad = t.grad;
+        row.param = t.param;
+        row.state[0] = t.exp_avg;
+        row.state[1] = t.exp_avg_sq;
+        row.rounded = t.rounded;
+        row.n = t.n;
+        row.gradDtype = t.grad_dtype;
+        row.roundedDtype = t.rounded_dtype;
+        return checkUpdateTensor(k, i, t.n, {t.grad, t.param, t.exp_avg, t.exp_avg_sq},
+                                 t.grad_dtype, t.rounded, t.rounded_dtype);
+      },
+      [](auto t) { return adamMultiKernel<decltype(t)>; },
+      [&](auto t) {
+        return adamCoeffs<decltype(t)>(lr, beta1, beta2, eps, weight_decay, adam_w_mode,
+                                       bias_correction, step);
+      });
 }
 
 zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param,
@@ -533,10 +545,10 @@ zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param,
     return nullptr;
   return dispatchWide(k, dtype, [&](auto t) {
     using T = decltype(t);
-    return ZRT_LAUNCH(
-        k, sgdKernel<T>, blocksFor(n), kBlock, static_cast<T *>(param),
-        static_cast<const T *>(grad), useMomentum ? static_cast<T *>(momentum_buf) : nullptr, n,
-        SgdCoeffs{lr, momentum, weight_decay, dampening, nesterov ? 1 : 0, step == 1 ? 1 : 0});
+    return ZRT_LAUNCH(k, sgdKernel<T>, blocksFor(n), kBlock, static_cast<T *>(param),
+                      static_cast<const T *>(grad),
+                      useMomentum ? static_cast<T *>(momentum_buf) : nullptr, n,
+                      sgdCoeffs(lr, momentum, weight_decay, dampening, nesterov, step));
   });
 }
 
@@ -550,39 +562,27 @@ zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step_multi(zeroc_rt_dtype_t dtype, int64_t
   if (failed)
     *failed = -1;
   ZEROC_RT_RETURN_IF_ERROR(checkSgd(k, momentum, dampening, nesterov, step));
-  std::vector<UpdateRow> rows;
-  int64_t chunks = 0;
-  ZEROC_RT_RETURN_IF_ERROR(
-      updateTable(k, count, tensors != nullptr, failed, rows, &chunks,
-                  [&](int64_t i, UpdateRow &row) -> zeroc_rt_status_t {
-                    const zeroc_rt_cuda_sgd_tensor_t &t = tensors[i];
-                    ZEROC_RT_RETURN_IF_ERROR(checkUpdateTensor(
-                        k, i, t.n, {t.grad, t.param}, t.grad_dtype, t.rounded, t.rounded_dtype));
-                    if (useMomentum && t.n > 0 && !t.momentum_buf)
-                      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
-                                            "%s: tensor %lld: momentum_buf is NULL (momentum %g)",
-                                            k, static_cast<long long>(i), momentum);
-                    row = {t.grad,
-                           t.param,
-                           {useMomentum ? t.momentum_buf : nullptr, nullptr},
-                           t.rounded,
-                           t.n,
-                           0,
-                           t.grad_dtype,
-                           t.rounded_dtype};
-                    return nullptr;
-                  }));
-  return dispatchWide(k, dtype, [&](auto t) -> zeroc_rt_status_t {
-    using T = decltype(t);
-    if (rows.empty())
-      return nullptr;
-    const UpdateRow *table = nullptr;
-    ZEROC_RT_RETURN_IF_ERROR(uploadRows(rows, &table));
-    return ZRT_LAUNCH(
-        k, sgdMultiKernel<T>, cappedBlocks(chunks), kBlock, table,
-        static_cast<int64_t>(rows.size()), chunks, factor,
-        SgdCoeffs{lr, momentum, weight_decay, dampening, nesterov ? 1 : 0, step == 1 ? 1 : 0});
-  });
+  const SgdCoeffs coeffs = sgdCoeffs(lr, momentum, weight_decay, dampening, nesterov, step);
+  return multiStep(
+      k, dtype, count, tensors != nullptr, failed, factor,
+      [&](int64_t i, UpdateRow &row) -> zeroc_rt_status_t {
+        const zeroc_rt_cuda_sgd_tensor_t &t = tensors[i];
+        row.grad = t.grad;
+        row.param = t.param;
+        row.state[0] = useMomentum ? t.momentum_buf : nullptr;
+        row.rounded = t.rounded;
+        row.n = t.n;
+        row.gradDtype = t.grad_dtype;
+        row.roundedDtype = t.rounded_dtype;
+        ZEROC_RT_RETURN_IF_ERROR(checkUpdateTensor(k, i, t.n, {t.grad, t.param}, t.grad_dtype,
+                                                   t.rounded, t.rounded_dtype));
+        if (useMomentum && t.n > 0 && !t.momentum_buf)
+          return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                                "%s: tensor %lld: momentum_buf is NULL (momentum %g)", k,
+                                static_cast<long long>(i), momentum);
+        return nullptr;
+      },
+      [](auto t) { return sgdMultiKernel<decltype(t)>; }, [&](auto) { return coeffs; });
 }
 
 zeroc_rt_status_t zeroc_rt_cuda_k_clip_grad_norm(double sum_squares, double scale,
