@@ -157,13 +157,12 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
         auto ref = op->getAttrOfType<FlatSymbolRefAttr>("param");
         if (failed(addUpdate(uses, op, ref.getValue(), op->getOperand(0), guard)))
           return WalkResult::interrupt();
-      } else if (llvm::isa<zero::AdamUpdateMultiOp, zero::SgdUpdateMultiOp>(op)) {
-        // The gradients are the first operands, one per parameter.
-        auto params = op->getAttrOfType<ArrayAttr>("params");
-        for (auto [ref, grad] : llvm::zip(params, op->getOperands()))
-          if (failed(addUpdate(uses, op, llvm::cast<FlatSymbolRefAttr>(ref).getValue(),
-                               grad, guard)))
-            return WalkResult::interrupt();
+      } else if (auto adam = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op)) {
+        if (failed(addUpdates(uses, op, adam.getParams(), adam.getGrads(), guard)))
+          return WalkResult::interrupt();
+      } else if (auto sgd = llvm::dyn_cast<zero::SgdUpdateMultiOp>(op)) {
+        if (failed(addUpdates(uses, op, sgd.getParams(), sgd.getGrads(), guard)))
+          return WalkResult::interrupt();
       } else if (auto gather = llvm::dyn_cast<zero::GatherReplicaOp>(op)) {
         if (failed(addGather(uses, op, gather.getParamAttr(), -1, stage, world)))
           return WalkResult::interrupt();
@@ -293,6 +292,15 @@ struct VerifyStepPass : zeroc::impl::VerifyStepBase<VerifyStepPass> {
       return op->emitOpError("must be inside the step's zero.if_finite");
     u.update = op;
     u.grad = grad;
+    return success();
+  }
+
+  /// A multi-tensor update's parameters, each with its gradient.
+  static LogicalResult addUpdates(llvm::StringMap<ParamUses> &uses, Operation *op, ArrayAttr params,
+                                  ValueRange grads, zero::IfFiniteOp guard) {
+    for (auto [ref, grad] : llvm::zip(params, grads))
+      if (failed(addUpdate(uses, op, llvm::cast<FlatSymbolRefAttr>(ref).getValue(), grad, guard)))
+        return failure();
     return success();
   }
 

@@ -20,6 +20,21 @@ bool isEnvName(llvm::StringRef name) {
          llvm::all_of(name, [](unsigned char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+/// Whether mpirun options among `args` choose the ranks' binding or
+/// mapping (DeepSpeed users pass `-bind-to none -map-by slot`), in either
+/// spelling (`-opt` or `--opt`, a value after a blank or '=').
+bool launcherArgsPlaceRanks(const std::vector<std::string> &args) {
+  static const llvm::StringLiteral kPlacing[] = {
+      "bind-to", "map-by",   "cpus-per-proc", "cpus-per-rank", "bynode",        "byslot",
+      "pernode", "npernode", "npersocket",    "bind-to-core",  "bind-to-socket"};
+  return llvm::any_of(args, [](llvm::StringRef word) {
+    if (!word.starts_with("-"))
+      return false;
+    llvm::StringRef name = word.drop_while([](char c) { return c == '-'; }).split('=').first;
+    return llvm::is_contained(kPlacing, name);
+  });
+}
+
 } // namespace
 
 bool splitShellWords(llvm::StringRef text, std::vector<std::string> &words, std::string &error) {
@@ -99,7 +114,12 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
       // "[JOB,RANK]<stdout>:" on every line: Open MPI's own tagging keeps
       // lines whole and needs no relay process between ranks and terminal.
       a.push_back("--tag-output");
-      if (static_cast<long>(perNode) * cmd.threads <= cores) {
+      if (launcherArgsPlaceRanks(opts.launcherArgs)) {
+        // mpirun refuses two binding or mapping policies.
+        cmd.note = "the --launcher_args bind or map the ranks: zeroc launch leaves out its own "
+                   "binding (--bind-to core --map-by slot:PE=" +
+                   t + ")";
+      } else if (static_cast<long>(perNode) * cmd.threads <= cores) {
         a.insert(a.end(), {"--bind-to", "core", "--map-by", "slot:PE=" + t});
       } else {
         a.insert(a.end(), {"--bind-to", "none", "--oversubscribe"});

@@ -203,7 +203,6 @@ struct Flags {
   std::string launcher = "pdsh"; ///< DeepSpeed's default
   /// --launcher_args, split as DeepSpeed splits them.
   std::vector<std::string> launcherArgs;
-  bool haveLauncherArgs = false;
   std::string hostfile, include, exclude, masterAddr;
   bool haveHostfile = false;
   int numNodes = -1, numGpus = -1, threads = 0, masterPort = 0;
@@ -307,7 +306,6 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
       } else if (name == "--launcher_args") {
         if (!splitShellWords(value, f.launcherArgs, error))
           return fail("--launcher_args '" + messagePath(value.str()) + "' " + error);
-        f.haveLauncherArgs = true;
       } else if (name == "--hostfile") {
         if (value.empty())
           return fail("--hostfile needs a file name");
@@ -338,8 +336,9 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
     return fail("launch needs the compiled output directory (zeroc launch "
                 "[options] OUT [train args...])");
   // DeepSpeed gives --launcher_args to the launcher it runs: pdsh's (its
-  // default) would be wrong words for mpirun.
-  if (f.haveLauncherArgs && f.launcher != "openmpi")
+  // default) would be wrong words for mpirun. Empty ones (DeepSpeed's
+  // default, a wrapper's "$ARGS") say nothing.
+  if (!f.launcherArgs.empty() && f.launcher != "openmpi")
     return fail("--launcher_args are the launcher's arguments, and with --launcher " + f.launcher +
                 " (DeepSpeed's default) they are pdsh's; zeroc launch runs mpirun: give "
                 "--launcher openmpi to pass them to mpirun");

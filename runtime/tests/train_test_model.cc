@@ -353,20 +353,28 @@ zeroc_rt_status_t trainStep(zeroc_rt_engine_t *engine,
   const double beta1 = cycled ? mom : opt.beta1;
   const double beta2 = cycled ? ZEROC_RT_ONE_CYCLE_BETA2 : opt.beta2;
   if (!overflow) {
-    // The update as the CUDA pipeline emits it, both parameters in one call
-    // (zero.adam_update_multi, zero.sgd_update_multi); the one-parameter
-    // calls are every CPU program's.
+    // On even steps the update as the CUDA pipeline emits it, both
+    // parameters in one call (zero.adam_update_multi, zero.sgd_update_multi);
+    // on odd ones a call per parameter, as every CPU program makes them.
     const int32_t params[2] = {0, g_faults.repeatedParam ? 0 : 1};
     void *const multiGrads[2] = {grads[0], grads[g_faults.repeatedParam ? 0 : 1]};
     const int64_t multiCounts[2] = {counts[0], counts[g_faults.repeatedParam ? 0 : 1]};
-    if (adam)
+    if (t % 2 == 0 && adam)
       RETURN_IF_ERROR(zeroc_rt_engine_adam_update_multi(
           engine, 2, params, multiGrads, multiCounts, factor, lr, beta1, beta2,
           opt.eps, opt.weight_decay, opt.adam_w_mode, opt.bias_correction, t + 1));
-    else
+    else if (t % 2 == 0)
       RETURN_IF_ERROR(zeroc_rt_engine_sgd_update_multi(engine, 2, params, multiGrads, multiCounts,
                                                        factor, lr, opt.momentum, opt.dampening,
                                                        opt.weight_decay, opt.nesterov, t + 1));
+    for (int i = 0; i < 2 && t % 2 == 1; ++i)
+      RETURN_IF_ERROR(
+          adam ? zeroc_rt_engine_adam_update(engine, params[i], multiGrads[i], multiCounts[i],
+                                             factor, lr, beta1, beta2, opt.eps, opt.weight_decay,
+                                             opt.adam_w_mode, opt.bias_correction, t + 1)
+               : zeroc_rt_engine_sgd_update(engine, params[i], multiGrads[i], multiCounts[i],
+                                            factor, lr, opt.momentum, opt.dampening,
+                                            opt.weight_decay, opt.nesterov, t + 1));
     zeroc_rt_engine_advance_step(engine);
     if (Stage == 1 || Stage == 2)
       for (int i = 0; i < 2; ++i) {

@@ -356,6 +356,18 @@ TEST(LaunchCommand, LauncherArgsGoFirst) {
             "--bind-to core --map-by slot:PE=1 -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 "
             "-x CUDA_VISIBLE_DEVICES=0 /o/train : -np 1 --host b:1 -x OMP_NUM_THREADS=1 -x "
             "OPENBLAS_NUM_THREADS=1 -x CUDA_VISIBLE_DEVICES=1 /o/train");
+  EXPECT_TRUE(cmd.note.empty());
+  // Arguments that bind or map the ranks (either spelling) replace zeroc
+  // launch's binding: mpirun refuses two policies.
+  for (const std::vector<std::string> &args : {std::vector<std::string>{"-bind-to", "none"},
+                                               {"--map-by=ppr:1:node"},
+                                               {"-cpus-per-proc", "2"}}) {
+    opts.launcherArgs = args;
+    cmd = buildCommand({{"a", {0}}}, opts);
+    EXPECT_EQ(cmd.note, "the --launcher_args bind or map the ranks: zeroc launch leaves out its "
+                        "own binding (--bind-to core --map-by slot:PE=1)");
+    EXPECT_EQ(renderCommand(cmd).find("--bind-to core"), std::string::npos) << args[0];
+  }
 }
 
 TEST(LaunchEnvironment, ForwardsDeepSpeedsPrefixes) {

@@ -113,7 +113,8 @@ bool splitShellWords(llvm::StringRef text, std::vector<std::string> &words, std:
 struct CommandOptions {
   std::string trainPath; ///< absolute OUT/train
   /// Given to mpirun before anything else (--launcher openmpi's
-  /// --launcher_args, as DeepSpeed's OpenMPIRunner adds them).
+  /// --launcher_args); when they bind or map the ranks, the command leaves
+  /// out its own binding and says so in its note.
   std::vector<std::string> launcherArgs;
   std::vector<std::string> trainArgs;
   int threadsPerRank = 0; ///< 0: this machine's cores / ranks per node

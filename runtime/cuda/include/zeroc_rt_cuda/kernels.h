@@ -144,8 +144,9 @@ typedef struct zeroc_rt_cuda_adam_tensor {
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_adam_step_multi(zeroc_rt_dtype_t dtype, int64_t count, const zeroc_rt_cuda_adam_tensor_t *tensors, double factor, double lr, double beta1, double beta2, double eps, double weight_decay, int adam_w_mode, int bias_correction, int64_t step, int64_t *failed);
 ZEROC_RT_MUST_USE zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step(zeroc_rt_dtype_t dtype, void *param, const void *grad, void *momentum_buf, int64_t n, double lr, double momentum, double weight_decay, double dampening, int nesterov, int64_t step);
 /* One tensor of zeroc_rt_cuda_k_sgd_step_multi: SGD on `param` (the call's
-   dtype, f32 or f64, with momentum_buf, which is NULL when the call's
-   momentum is 0) from `grad` (any float dtype) times the call's factor;
+   dtype, f32 or f64, with momentum_buf, which is ignored and may be NULL
+   when the call's momentum is 0) from `grad` (any float dtype) times the
+   call's factor;
    then, when `rounded` is not NULL, `param` rounded into it (f16 or bf16). */
 typedef struct zeroc_rt_cuda_sgd_tensor {
   zeroc_rt_dtype_t grad_dtype;
