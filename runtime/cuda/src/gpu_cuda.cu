@@ -54,6 +54,9 @@ zeroc_rt_status_t waitFor(cudaStream_t stream, const char *what) {
   watcher->end();
   return status;
 }
+/// A kernel that does nothing: whether the GPU can run this library's
+/// code (gpuOpen).
+__global__ void probeKernel() {}
 } // namespace
 
 void setHostWaitWatcher(HostWaitWatcher *w) { watcher = w; }
@@ -89,6 +92,21 @@ zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
   *description = std::string(prop.name) + " (GPU " + std::to_string(device) +
                  ", " + std::to_string(prop.totalGlobalMem >> 30) + " GiB, sm_" +
                  std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+  // A GPU older than the architectures the program was built for (sm_80
+  // and sm_90 by default) has no code to run: say so now, not at the
+  // first op's launch after the setup.
+  cudaFuncAttributes probe{};
+  const cudaError_t image = cudaFuncGetAttributes(&probe, probeKernel);
+  if (image == cudaErrorNoKernelImageForDevice || image == cudaErrorInvalidDeviceFunction) {
+    (void)cudaGetLastError();
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "%s: this program has no code for the GPU: it was built for %s "
+                          "(the runtime's CMAKE_CUDA_ARCHITECTURES), and its attention and "
+                          "16-bit kernels need sm_80 or later; train on such a GPU, or "
+                          "compile with --target cpu",
+                          description->c_str(), ZEROC_RT_CUDA_ARCHITECTURES);
+  }
+  ZEROC_RT_RETURN_IF_ERROR(cudaStatus(image, "reading a kernel's attributes"));
   ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
       cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), "creating a stream"));
   ZEROC_RT_RETURN_IF_ERROR(cudaStatus(
