@@ -46,6 +46,11 @@ void gpuFree(void *p);
 size_t gpuMaxAllocated();
 void noteGpuMalloc(const void *p, size_t bytes);
 void noteGpuFree(const void *p);
+/// The status of a gpuMalloc of `bytes` for `what` that the GPU's free
+/// memory cannot hold, with its free and total bytes and what lowers a
+/// rank's memory (both builds say the same).
+zeroc_rt_status_t gpuOutOfMemory(const char *what, size_t bytes, size_t freeBytes,
+                                 size_t totalBytes);
 
 /// Ordered on the compute stream. upload returns when `src` may be reused;
 /// download when `dst` holds the data.

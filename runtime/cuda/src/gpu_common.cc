@@ -30,6 +30,16 @@ void noteGpuMalloc(const void *p, size_t bytes) { meter().allocated(p, bytes); }
 void noteGpuFree(const void *p) { meter().released(p); }
 size_t gpuMaxAllocated() { return meter().peak(); }
 
+zeroc_rt_status_t gpuOutOfMemory(const char *what, size_t bytes, size_t freeBytes,
+                                 size_t totalBytes) {
+  return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
+                        "out of GPU memory for %s: %zu bytes, and %zu of the GPU's %zu are "
+                        "free (plan.json's allocated_bytes is what a rank allocates; a higher "
+                        "ZeRO stage, a smaller train_micro_batch_size_per_gpu, more ranks or "
+                        "a GPU of its own per rank lower it)",
+                        what, bytes, freeBytes, totalBytes);
+}
+
 void setOpNames(const char *const *names, int32_t count) {
   opNames = names;
   numOps = count;

@@ -143,10 +143,7 @@ zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
     cudaGetLastError(); // not sticky: clear it
     size_t freeBytes = 0, total = 0;
     cudaMemGetInfo(&freeBytes, &total);
-    return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
-                          "out of GPU memory: %s needs %zu bytes, %zu of the "
-                          "GPU's %zu are free",
-                          what, bytes, freeBytes, total);
+    return gpuOutOfMemory(what, bytes, freeBytes, total);
   }
   ZEROC_RT_RETURN_IF_ERROR(cudaStatus(error, what));
   // Zeroed like the host's buffers, in order before any use.

@@ -17,6 +17,7 @@
 #include "status_internal.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -104,6 +105,24 @@ std::vector<int> visibleGpus(int gpus) {
   return visible;
 }
 int openedGpu = 0;
+
+/// ZEROC_RT_CUDA_EMU_MEMORY: the emulated GPU's memory in bytes (0 when
+/// unset: as much as the host gives), -1 when it is not a number from 1
+/// to 2^50; so that a program's out-of-memory path runs without a GPU.
+int64_t emulatedMemory() {
+  const char *v = std::getenv("ZEROC_RT_CUDA_EMU_MEMORY");
+  if (!v || !*v)
+    return 0;
+  char *end = nullptr;
+  errno = 0;
+  const long long bytes = std::strtoll(v, &end, 10);
+  if (errno || *end || end == v || bytes < 1 || bytes > (1LL << 50))
+    return -1;
+  return bytes;
+}
+/// The bytes of the emulated GPU's blocks now (rounded as gpuMalloc
+/// allocates them).
+size_t emulatedUsed = 0;
 } // namespace
 
 zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
@@ -113,6 +132,11 @@ zeroc_rt_status_t gpuOpen(int device, int *count, std::string *description) {
                           "ZEROC_RT_CUDA_EMU_GPUS is '%s': the host emulation takes a "
                           "number of GPUs from 1 to 64",
                           std::getenv("ZEROC_RT_CUDA_EMU_GPUS"));
+  if (emulatedMemory() < 0)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
+                          "ZEROC_RT_CUDA_EMU_MEMORY is '%s': the host emulation takes the "
+                          "emulated GPU's memory in bytes, from 1 to 2^50",
+                          std::getenv("ZEROC_RT_CUDA_EMU_MEMORY"));
   const std::vector<int> visible = visibleGpus(gpus);
   *count = static_cast<int>(visible.size());
   if (device < 0 || device >= *count)
@@ -145,12 +169,19 @@ void gpuUuid(unsigned char out[16]) {
 
 zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
   const size_t rounded = (bytes + 255) / 256 * 256 + 256;
+  if (const int64_t memory = emulatedMemory(); memory > 0) {
+    const size_t total = static_cast<size_t>(memory);
+    const size_t freeBytes = total - std::min(emulatedUsed, total);
+    if (rounded > freeBytes)
+      return gpuOutOfMemory(what, bytes, freeBytes, total);
+  }
   void *p = std::aligned_alloc(256, rounded);
   if (!p)
     return ZEROC_RT_ERROR(ZEROC_RT_OUT_OF_MEMORY,
                           "out of memory: %s needs %zu bytes", what, bytes);
   std::memset(p, 0, rounded);
   allocations()[static_cast<const char *>(p)] = rounded;
+  emulatedUsed += rounded;
   noteGpuMalloc(p, bytes);
   *out = p;
   return nullptr;
@@ -161,7 +192,11 @@ zeroc_rt_status_t gpuMalloc(size_t bytes, const char *what, void **out) {
 void gpuFree(void *p) {
   zeroc_rt_status_free(emuDrainCommStream());
   noteGpuFree(p);
-  allocations().erase(static_cast<const char *>(p));
+  auto block = allocations().find(static_cast<const char *>(p));
+  if (block != allocations().end()) {
+    emulatedUsed -= block->second;
+    allocations().erase(block);
+  }
   std::free(p);
 }
 
