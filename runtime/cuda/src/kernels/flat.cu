@@ -254,29 +254,38 @@ AdamCoeffs<T> adamCoeffs(double lr, double beta1, double beta2, double eps,
           T(lr / bc1),    adamW ? 1 : 0};
 }
 
-/// Tensor `i` of a multi-tensor step, `n` elements of gradient `gradDtype`
-/// into the buffers `pointers`, rounded into `rounded` when not NULL;
-/// errors name its index.
-zeroc_rt_status_t checkUpdateTensor(const char *k, int64_t i, int64_t n,
-                                    std::initializer_list<const void *> pointers,
-                                    zeroc_rt_dtype_t g, const void *rounded, zeroc_rt_dtype_t r) {
+/// Tensor `i` of a multi-tensor step (zeroc_rt_cuda_adam_tensor_t or
+/// _sgd_tensor_t, which name their shared fields alike): its count, its
+/// gradient, parameter and `state` buffers, its dtypes; errors name its
+/// index.
+template <typename Tensor>
+zeroc_rt_status_t checkUpdateTensor(const char *k, int64_t i, const Tensor &t,
+                                    std::initializer_list<const void *> state) {
   const long long at = static_cast<long long>(i);
-  if (n < 0)
+  if (t.n < 0)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: n %lld is negative", k, at,
-                          static_cast<long long>(n));
-  for (const void *p : pointers)
-    if (n > 0 && !p)
-      return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: a buffer is NULL", k, at);
+                          static_cast<long long>(t.n));
+  bool missing = !t.grad || !t.param;
+  for (const void *p : state)
+    missing |= !p;
+  if (t.n > 0 && missing)
+    return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT, "%s: tensor %lld: a buffer is NULL", k, at);
+  const zeroc_rt_dtype_t g = t.grad_dtype, r = t.rounded_dtype;
   if (g != ZEROC_RT_DTYPE_F32 && g != ZEROC_RT_DTYPE_F64 && g != ZEROC_RT_DTYPE_F16 &&
       g != ZEROC_RT_DTYPE_BF16)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: tensor %lld: gradient dtype %s is not a float dtype", k, at,
                           zeroc_rt_dtype_name(g));
-  if (rounded && r != ZEROC_RT_DTYPE_F16 && r != ZEROC_RT_DTYPE_BF16)
+  if (t.rounded && r != ZEROC_RT_DTYPE_F16 && r != ZEROC_RT_DTYPE_BF16)
     return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                           "%s: tensor %lld: rounded dtype %s is not f16 or bf16", k, at,
                           zeroc_rt_dtype_name(r));
   return nullptr;
+}
+
+/// Tensor `t`'s row of the table, with its state buffers.
+template <typename Tensor> UpdateRow tableRow(const Tensor &t, void *state0, void *state1) {
+  return {t.grad, t.param, {state0, state1}, t.rounded, t.n, 0, t.grad_dtype, t.rounded_dtype};
 }
 
 /// A multi-tensor step in one launch: `rowOf(i, row)` checks tensor i
@@ -512,16 +521,8 @@ zeroc_rt_status_t zeroc_rt_cuda_k_adam_step_multi(
       k, dtype, count, tensors != nullptr, failed, factor,
       [&](int64_t i, UpdateRow &row) -> zeroc_rt_status_t {
         const zeroc_rt_cuda_adam_tensor_t &t = tensors[i];
-        row.grad = t.grad;
-        row.param = t.param;
-        row.state[0] = t.exp_avg;
-        row.state[1] = t.exp_avg_sq;
-        row.rounded = t.rounded;
-        row.n = t.n;
-        row.gradDtype = t.grad_dtype;
-        row.roundedDtype = t.rounded_dtype;
-        return checkUpdateTensor(k, i, t.n, {t.grad, t.param, t.exp_avg, t.exp_avg_sq},
-                                 t.grad_dtype, t.rounded, t.rounded_dtype);
+        row = tableRow(t, t.exp_avg, t.exp_avg_sq);
+        return checkUpdateTensor(k, i, t, {t.exp_avg, t.exp_avg_sq});
       },
       [](auto t) { return adamMultiKernel<decltype(t)>; },
       [&](auto t) {
@@ -567,15 +568,8 @@ zeroc_rt_status_t zeroc_rt_cuda_k_sgd_step_multi(zeroc_rt_dtype_t dtype, int64_t
       k, dtype, count, tensors != nullptr, failed, factor,
       [&](int64_t i, UpdateRow &row) -> zeroc_rt_status_t {
         const zeroc_rt_cuda_sgd_tensor_t &t = tensors[i];
-        row.grad = t.grad;
-        row.param = t.param;
-        row.state[0] = useMomentum ? t.momentum_buf : nullptr;
-        row.rounded = t.rounded;
-        row.n = t.n;
-        row.gradDtype = t.grad_dtype;
-        row.roundedDtype = t.rounded_dtype;
-        ZEROC_RT_RETURN_IF_ERROR(checkUpdateTensor(k, i, t.n, {t.grad, t.param}, t.grad_dtype,
-                                                   t.rounded, t.rounded_dtype));
+        row = tableRow(t, useMomentum ? t.momentum_buf : nullptr, nullptr);
+        ZEROC_RT_RETURN_IF_ERROR(checkUpdateTensor(k, i, t, {}));
         if (useMomentum && t.n > 0 && !t.momentum_buf)
           return ZEROC_RT_ERROR(ZEROC_RT_INVALID_ARGUMENT,
                                 "%s: tensor %lld: momentum_buf is NULL (momentum %g)", k,
