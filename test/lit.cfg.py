@@ -46,6 +46,11 @@ except OSError:
 if "avx2" in flags and "fma" in flags:
     config.available_features.add("cpu-avx2")
 
+# Two CPUs this process may run on (test/e2e/launch-bind-cores.test binds a
+# rank to each).
+if len(os.sched_getaffinity(0)) >= 2:
+    config.available_features.add("cpus-2")
+
 # Network namespaces for the multi-node tests (test/e2e/launch-netns.test,
 # over bench/netns.sh): root with iproute2, and a namespace can really be
 # made here (a container without CAP_SYS_ADMIN / CAP_NET_ADMIN cannot).

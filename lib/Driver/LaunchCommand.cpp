@@ -8,6 +8,8 @@
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/JSON.h"
 
+#include "zeroc_rt/cpu_list.h"
+
 #include <algorithm>
 
 namespace zeroc::launch {
@@ -81,14 +83,22 @@ bool splitShellWords(llvm::StringRef text, std::vector<std::string> &words, std:
   return true;
 }
 
-Command buildCommand(const Placement &placement, const CommandOptions &opts) {
-  Command cmd;
-  // Remote nodes' cores are not known here; like DeepSpeed's
-  // --bind_cores_to_rank, zeroc assumes every node has this one's.
+int ranksPerHost(const Placement &placement) {
   int perNode = 1;
   for (const HostSlots &h : placement)
     perNode = std::max(perNode, static_cast<int>(h.slots.size()));
+  return perNode;
+}
+
+Command buildCommand(const Placement &placement, const CommandOptions &opts) {
+  Command cmd;
+  // Remote nodes' cores are not known here; like DeepSpeed's
+  // --bind_cores_to_rank, zeroc assumes every node has this one's (or the
+  // --bind_core_list given for all of them).
+  const int perNode = ranksPerHost(placement);
   int cores = std::max(1, opts.localCores);
+  if (!opts.bindCores.empty())
+    cores = static_cast<int>(opts.bindCores.size());
   cmd.threads = opts.threadsPerRank > 0 ? opts.threadsPerRank
                                         : std::max(1, cores / perNode);
   std::string t = std::to_string(cmd.threads);
@@ -119,6 +129,9 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
         cmd.note = "the --launcher_args bind or map the ranks: zeroc launch leaves out its own "
                    "binding (--bind-to core --map-by slot:PE=" +
                    t + ")";
+      } else if (!opts.bindCores.empty()) {
+        // Each rank binds itself to its share (train --bind-core-list).
+        a.insert(a.end(), {"--bind-to", "none"});
       } else if (static_cast<long>(perNode) * cmd.threads <= cores) {
         a.insert(a.end(), {"--bind-to", "core", "--map-by", "slot:PE=" + t});
       } else {
@@ -143,6 +156,8 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
     if (opts.gpuProgram)
       a.insert(a.end(), {"-x", "CUDA_VISIBLE_DEVICES=" + slotList(contexts[c].front().slots)});
     a.push_back(opts.trainPath);
+    if (!opts.bindCores.empty())
+      a.insert(a.end(), {"--bind-core-list", zeroc_rt::formatCpuList(opts.bindCores)});
     a.insert(a.end(), opts.trainArgs.begin(), opts.trainArgs.end());
   }
   if (opts.asRoot)

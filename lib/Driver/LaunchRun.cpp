@@ -12,6 +12,8 @@
 #include "zeroc/Driver/Launch.h"
 #include "zeroc/Driver/OutputDir.h"
 
+#include "zeroc_rt/cpu_list.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -207,6 +209,7 @@ struct Flags {
   bool haveHostfile = false;
   int numNodes = -1, numGpus = -1, threads = 0, masterPort = 0;
   std::string numGpusFlag; ///< --num_gpus or --num_ranks, as given
+  std::vector<int> bindCores; ///< --bind_core_list's CPUs
   std::string outDir;
   std::vector<std::string> trainArgs;
 };
@@ -255,17 +258,19 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
         continue;
       }
       // DeepSpeed's flags for what zeroc launch always does: bind each rank
-      // to its cores, pass no --local_rank, check no ssh.
+      // to its cores (to its share of --bind_core_list when given, which
+      // DeepSpeed reads only with --bind_cores_to_rank), pass no
+      // --local_rank, check no ssh.
       if (name == "--bind_cores_to_rank" || name == "--no_local_rank" || name == "--no_ssh_check")
         continue;
       if (name == "--force_multi") {
         f.forceMulti = true;
         continue;
       }
-      static const char *const kValued[] = {"--num_gpus",    "--num_ranks",    "--num_nodes",
-                                            "--hostfile",    "--include",      "--exclude",
-                                            "--master_addr", "--master_port",  "--threads_per_rank",
-                                            "--launcher",    "--launcher_args"};
+      static const char *const kValued[] = {
+          "--num_gpus",         "--num_ranks", "--num_nodes",     "--hostfile",
+          "--include",          "--exclude",   "--master_addr",   "--master_port",
+          "--threads_per_rank", "--launcher",  "--launcher_args", "--bind_core_list"};
       if (!llvm::is_contained(kValued, name))
         return fail("launch: unknown option '" + arg.str() +
                     "' (launch options go before OUT; the arguments after "
@@ -306,6 +311,9 @@ std::optional<int> parseFlags(int argc, char **argv, llvm::StringRef usage,
       } else if (name == "--launcher_args") {
         if (!splitShellWords(value, f.launcherArgs, error))
           return fail("--launcher_args '" + messagePath(value.str()) + "' " + error);
+      } else if (name == "--bind_core_list") {
+        if (!zeroc_rt::parseCpuList(value.str(), f.bindCores, error))
+          return fail("--bind_core_list '" + messagePath(value.str()) + "': " + error);
       } else if (name == "--hostfile") {
         if (value.empty())
           return fail("--hostfile needs a file name");
@@ -516,6 +524,13 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
                 "recompile: " + hint);
   }
 
+  // DeepSpeed's get_numactl_cmd asserts a core for each rank.
+  if (!f.bindCores.empty() && f.bindCores.size() < static_cast<size_t>(ranksPerHost(placement)))
+    return fail("--bind_core_list " + zeroc_rt::formatCpuList(f.bindCores) + " names " +
+                std::to_string(f.bindCores.size()) + " CPU" + (f.bindCores.size() == 1 ? "" : "s") +
+                " but a host runs " + std::to_string(ranksPerHost(placement)) +
+                " ranks; give at least one CPU per rank");
+
   CommandOptions opts;
   llvm::SmallString<256> abs(train);
   llvm::sys::fs::make_absolute(abs);
@@ -523,6 +538,7 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   opts.launcherArgs = f.launcherArgs;
   opts.trainArgs = f.trainArgs;
   opts.threadsPerRank = f.threads;
+  opts.bindCores = f.bindCores;
   opts.localCores = localCores();
   opts.asRoot = ::geteuid() == 0;
   opts.masterAddr = f.masterAddr;

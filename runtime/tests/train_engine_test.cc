@@ -25,11 +25,12 @@
 #include <fstream>
 #include <limits>
 #include <regex>
+#include <sched.h>
 #include <set>
 #include <sstream>
-#include <utility>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 using namespace zeroc_rt::test::train;
 
@@ -1140,7 +1141,8 @@ TEST_F(TrainErrors, BadArguments) {
       "DIR] [--max-skipped-steps N (default 50, 0: no limit)] [--denormals "
       "flush|keep (default flush)] [--trace DIR] [--comm nccl|mpi] [--save-dir "
       "DIR [--save-interval N]] [--load-dir DIR [--load-tag TAG]] "
-      "[--collective-timeout S (default 1800, 0: none)] [--quiet]";
+      "[--collective-timeout S (default 1800, 0: none)] [--bind-core-list CPUS (e.g. "
+      "0-15,32-47)] [--quiet]";
   struct Case {
     std::vector<std::string> args;
     std::string needle;
@@ -1160,18 +1162,17 @@ TEST_F(TrainErrors, BadArguments) {
       {{"--data", ws.dataDir, "--steps", "9223372036854775807"},
        "--steps must be a non-negative integer of at most 999999999999999999, "
        "got '9223372036854775807'"},
-      {{"--data", ws.dataDir, "--steps", "1", "--bogus"},
-       "unknown argument '--bogus'"},
-      {{"--data", ws.dataDir, "--steps", "1", "extra"},
-       "unknown argument 'extra'"},
-      {{"--data", ws.dataDir, "--steps", "1", "--quiet=yes"},
-       "--quiet takes no value"},
+      {{"--data", ws.dataDir, "--steps", "1", "--bogus"}, "unknown argument '--bogus'"},
+      {{"--data", ws.dataDir, "--steps", "1", "extra"}, "unknown argument 'extra'"},
+      {{"--data", ws.dataDir, "--steps", "1", "--quiet=yes"}, "--quiet takes no value"},
       {{"--data=", "--steps", "1"}, "--data needs a non-empty value"},
       {{"--data", ws.dataDir, "--steps", "1", "--max-skipped-steps", "-2"},
        "--max-skipped-steps must be a non-negative integer of at most "
        "999999999999999999 (0: no limit), got '-2'"},
       {{"--data", ws.dataDir, "--steps", "1", "--denormals", "off"},
        "--denormals must be 'flush' or 'keep', got 'off'"},
+      {{"--data", ws.dataDir, "--steps", "1", "--bind-core-list", "4-2"},
+       "--bind-core-list: the range '4-2' is descending; write it as 2-4"},
   };
   for (const Case &c : cases) {
     RunResult r = runTrain(program.get(), c.args);
@@ -1181,6 +1182,26 @@ TEST_F(TrainErrors, BadArguments) {
   RunResult help = runTrain(program.get(), {"--help"});
   EXPECT_EQ(help.rc, 0);
   EXPECT_EQ(help.out, usage + "\n");
+}
+
+TEST_F(TrainErrors, BindCoreListOutsideTheRanksCpus) {
+  ModelConfig cfg = adamwConfig();
+  Workspace ws(cfg);
+  TestProgram program(cfg, ws.blob);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int above = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed))
+      above = c + 1;
+  std::vector<std::string> args = basicArgs(ws);
+  args.insert(args.end(), {"--bind-core-list", std::to_string(above)});
+  // One rank on its host takes the whole list, which names a CPU it may
+  // not run on: an error before anything is bound.
+  expectError(runTrain(program.get(), args),
+              "--bind-core-list: CPU " + std::to_string(above) + ", of local rank 0's share " +
+                  std::to_string(above) + ", is not one this rank may run on");
 }
 
 TEST_F(TrainErrors, InvalidProgram) {

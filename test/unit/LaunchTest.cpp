@@ -1,6 +1,8 @@
 //===- LaunchTest.cpp - zeroc launch: hostfile, filters, mpirun argv ------===//
 #include "zeroc/Driver/Launch.h"
 
+#include "zeroc_rt/cpu_list.h"
+
 #include <gtest/gtest.h>
 
 using namespace zeroc::launch;
@@ -368,6 +370,65 @@ TEST(LaunchCommand, LauncherArgsGoFirst) {
                         "own binding (--bind-to core --map-by slot:PE=1)");
     EXPECT_EQ(renderCommand(cmd).find("--bind-to core"), std::string::npos) << args[0];
   }
+}
+
+TEST(LaunchCpuList, ReadsDeepSpeedsBindCoreList) {
+  std::vector<int> cpus;
+  std::string error;
+  ASSERT_TRUE(zeroc_rt::parseCpuList("1,3-5,7", cpus, error)) << error;
+  EXPECT_EQ(cpus, (std::vector<int>{1, 3, 4, 5, 7}));
+  EXPECT_EQ(zeroc_rt::formatCpuList(cpus), "1,3-5,7");
+  ASSERT_TRUE(zeroc_rt::parseCpuList("0-3,4-7,65535", cpus, error)) << error;
+  EXPECT_EQ(zeroc_rt::formatCpuList(cpus), "0-7,65535");
+  // DeepSpeed's parse_range_list: ascending, without overlaps.
+  for (auto [text, why] : std::initializer_list<std::pair<const char *, const char *>>{
+           {"", "'' is not a CPU number (0 to 65535) or a range of them such as 0-3; the list "
+                "reads like 0-3,8,10-11"},
+           {"0,,2", "'' is not a CPU number (0 to 65535) or a range of them such as 0-3; the "
+                    "list reads like 0-3,8,10-11"},
+           {"0-", "'0-' is not a CPU number (0 to 65535) or a range of them such as 0-3; the "
+                  "list reads like 0-3,8,10-11"},
+           {"-1", "'-1' is not a CPU number (0 to 65535) or a range of them such as 0-3; the "
+                  "list reads like 0-3,8,10-11"},
+           {"65536", "'65536' is not a CPU number (0 to 65535) or a range of them such as 0-3; "
+                     "the list reads like 0-3,8,10-11"},
+           {"5-2", "the range '5-2' is descending; write it as 2-5"},
+           {"0-3,2", "'2' is not above the CPUs before it; list them in ascending order, each "
+                     "once"},
+           {"8,0-3", "'0-3' is not above the CPUs before it; list them in ascending order, each "
+                     "once"}}) {
+    EXPECT_FALSE(zeroc_rt::parseCpuList(text, cpus, error)) << text;
+    EXPECT_EQ(error, why) << text;
+  }
+}
+
+TEST(LaunchCpuList, SplitsAsDeepSpeedsNumactlCommand) {
+  const std::vector<int> cpus = {0, 1, 2, 3, 8, 9, 10};
+  // 7 CPUs for 3 ranks: 2 each, in order, the last one unused.
+  EXPECT_EQ(zeroc_rt::cpusOfLocalRank(cpus, 0, 3), (std::vector<int>{0, 1}));
+  EXPECT_EQ(zeroc_rt::cpusOfLocalRank(cpus, 1, 3), (std::vector<int>{2, 3}));
+  EXPECT_EQ(zeroc_rt::cpusOfLocalRank(cpus, 2, 3), (std::vector<int>{8, 9}));
+  EXPECT_TRUE(zeroc_rt::cpusOfLocalRank(cpus, 0, 8).empty());
+  EXPECT_TRUE(zeroc_rt::cpusOfLocalRank(cpus, 3, 3).empty());
+}
+
+TEST(LaunchCommand, BindCoreListLeavesBindingToTheRanks) {
+  CommandOptions opts;
+  opts.trainPath = "/o/train";
+  opts.trainArgs = {"--steps", "2"};
+  opts.localCores = 2;
+  opts.bindCores = {0, 1, 2, 3, 8, 9, 10};
+  // Threads per rank from the list (DeepSpeed's OMP_NUM_THREADS), not from
+  // this machine's cores; mpirun leaves the ranks unbound.
+  Command cmd = buildCommand({{"a", {0, 1, 2}}, {"b", {0}}}, opts);
+  EXPECT_EQ(cmd.threads, 2);
+  EXPECT_TRUE(cmd.note.empty());
+  EXPECT_EQ(renderCommand(cmd),
+            "mpirun -np 4 --host a:3,b:1 --tag-output --bind-to none -x OMP_NUM_THREADS=2 -x "
+            "OPENBLAS_NUM_THREADS=2 /o/train --bind-core-list 0-3,8-10 --steps 2");
+  opts.threadsPerRank = 4;
+  EXPECT_EQ(buildCommand({{"a", {0, 1, 2}}}, opts).threads, 4);
+  EXPECT_EQ(ranksPerHost({{"a", {0, 1, 2}}, {"b", {0}}}), 3);
 }
 
 TEST(LaunchEnvironment, ForwardsDeepSpeedsPrefixes) {

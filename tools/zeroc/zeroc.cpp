@@ -131,6 +131,8 @@ const char *kUsage =
     "                                rank (default: cores / ranks per node)\n"
     "  --dry-run                     print the mpirun command line, run nothing\n"
     "  --launcher_args 'ARGS'        mpirun's options, with --launcher openmpi\n"
+    "  --bind_core_list CPUS         the CPUs each host's ranks share out, e.g.\n"
+    "                                0-15,32-47 (Linux's numbers, as numactl's)\n"
     "  --launcher pdsh|openmpi, --force_multi, --bind_cores_to_rank,\n"
     "  --no_local_rank, --no_ssh_check  DeepSpeed's, accepted (docs/Launch.md)\n";
 

@@ -117,7 +117,13 @@ struct CommandOptions {
   /// out its own binding and says so in its note.
   std::vector<std::string> launcherArgs;
   std::vector<std::string> trainArgs;
-  int threadsPerRank = 0; ///< 0: this machine's cores / ranks per node
+  /// 0: this machine's cores / ranks per node, or with bindCores its
+  /// CPUs / ranks per node (DeepSpeed's OMP_NUM_THREADS).
+  int threadsPerRank = 0;
+  /// --bind_core_list's CPUs (Linux's numbers, ascending): mpirun starts
+  /// the ranks unbound and each binds itself to its share (train
+  /// --bind-core-list). Empty: mpirun binds each rank to T cores.
+  std::vector<int> bindCores;
   int localCores = 1;
   bool asRoot = false;
   std::string masterAddr; ///< empty: not given
@@ -142,11 +148,15 @@ struct Command {
   std::string note;
 };
 
+/// The most ranks `placement` puts on one host.
+int ranksPerHost(const Placement &placement);
+
 /// The mpirun command for `placement`: the launcher arguments, -np, --host,
 /// --tag-output (each
 /// line prefixed "[JOB,RANK]<stdout>:"), core binding of T cores per rank
 /// when ranks per node x T fit in localCores (else --bind-to none
-/// --oversubscribe and a note), OMP/OpenBLAS thread counts, then train.
+/// --oversubscribe and a note; with bindCores --bind-to none and train's
+/// --bind-core-list), OMP/OpenBLAS thread counts, then train.
 /// For a GPU program, consecutive hosts with the same slots share an
 /// application context (`:` between them) that exports them as
 /// CUDA_VISIBLE_DEVICES.

@@ -4,12 +4,16 @@
 //         [--max-skipped-steps N] [--denormals flush|keep] [--trace DIR]
 //         [--comm nccl|mpi] [--save-dir DIR [--save-interval N]]
 //         [--load-dir DIR [--load-tag TAG]] [--collective-timeout S]
-//         [--quiet]
+//         [--bind-core-list CPUS] [--quiet]
 //
 // --collective-timeout S (default 1800, DeepSpeed's; 0: none) ends a rank
 // whose collective has blocked for S seconds (a peer stopped responding),
 // naming the collective and the ranks on its node that stopped
 // (train/watchdog.h).
+//
+// --bind-core-list CPUS (DeepSpeed's --bind_core_list, "0-15,32-47": Linux's
+// CPU numbers) binds each of a node's ranks, with all its threads, to an
+// equal share of CPUS in local-rank order (train/bind_cores.cc).
 //
 // --save-dir DIR writes a checkpoint (docs/Checkpoints.md) every
 // --save-interval steps (0, the default: none in between) and after the last
@@ -35,6 +39,7 @@
 #include "train/train_internal.h"
 
 #include "status_internal.h"
+#include "zeroc_rt/cpu_list.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -74,7 +79,8 @@ std::string usageText(const char *argv0) {
                 "no limit)] [--denormals flush|keep (default flush)] "
                 "[--trace DIR] [--comm nccl|mpi] [--save-dir DIR "
                 "[--save-interval N]] [--load-dir DIR [--load-tag TAG]] "
-                "[--collective-timeout S (default %g, 0: none)] [--quiet]",
+                "[--collective-timeout S (default %g, 0: none)] "
+                "[--bind-core-list CPUS (e.g. 0-15,32-47)] [--quiet]",
                 baseName(argv0), static_cast<long long>(kDefaultMaxSkippedSteps),
                 kDefaultCollectiveTimeoutS);
 }
@@ -105,12 +111,11 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
       value = arg.substr(eq + 1);
       inlineValue = true;
     }
-    if (flag != "--data" && flag != "--steps" && flag != "--log-jsonl" &&
-        flag != "--save-params" && flag != "--max-skipped-steps" &&
-        flag != "--denormals" && flag != "--trace" && flag != "--comm" &&
-        flag != "--save-dir" && flag != "--save-interval" &&
-        flag != "--load-dir" && flag != "--load-tag" &&
-        flag != "--collective-timeout") {
+    if (flag != "--data" && flag != "--steps" && flag != "--log-jsonl" && flag != "--save-params" &&
+        flag != "--max-skipped-steps" && flag != "--denormals" && flag != "--trace" &&
+        flag != "--comm" && flag != "--save-dir" && flag != "--save-interval" &&
+        flag != "--load-dir" && flag != "--load-tag" && flag != "--collective-timeout" &&
+        flag != "--bind-core-list") {
       if (flag == "--quiet")
         return fail("--quiet takes no value");
       return fail(format("unknown argument '%s'", arg.c_str()));
@@ -165,6 +170,10 @@ zeroc_rt_status_t parseArgs(int argc, char **argv, Args &args) {
                            "from 0 (none) to 1e9, got '%s'",
                            value.c_str()));
       args.collectiveTimeout = v;
+    } else if (flag == "--bind-core-list") {
+      std::string why;
+      if (!parseCpuList(value, args.bindCores, why))
+        return fail("--bind-core-list: " + why);
     } else if (flag == "--load-dir") {
       args.loadDir = value;
     } else if (flag == "--load-tag") {

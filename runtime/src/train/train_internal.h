@@ -157,9 +157,18 @@ struct Args {
   /// --collective-timeout: seconds a collective may block before the rank
   /// gives up (0: never; watchdog.h).
   double collectiveTimeout = kDefaultCollectiveTimeoutS;
+  /// --bind-core-list: the CPUs this node's ranks share out (empty: the
+  /// binding the launcher gave; bind_cores.cc).
+  std::vector<int> bindCores;
   bool quiet = false;
   bool help = false;
 };
+
+/// --bind-core-list (bind_cores.cc): binds every thread of this process to
+/// its local rank's share of `cpus` among the ranks on its host, and says
+/// so in `summary`. Collective over `comm`.
+ZEROC_RT_MUST_USE zeroc_rt_status_t bindCores(const std::vector<int> &cpus, zeroc_rt_comm_t *comm,
+                                              std::string *summary);
 
 /// The one-line usage text ("usage: train --data DIR --steps N ...").
 std::string usageText(const char *argv0);

@@ -352,6 +352,15 @@ int checkSameCheckpoint(Session &session, const TrainPosition &pos,
 
 int train(Session &session, const Args &args, const zeroc_rt_program_t &program,
           Platform &platform) {
+  if (!args.bindCores.empty()) {
+    std::string bound;
+    if (session.agree(bindCores(args.bindCores, session.comm, &bound), "while binding to its CPUs"))
+      return 1;
+    if (!args.quiet) {
+      std::printf("zeroc: %s\n", bound.c_str());
+      std::fflush(stdout);
+    }
+  }
   if (session.agree(platform.open(args, program, session.comm), "while opening its device"))
     return 1;
   // Ends this rank when a collective blocks past --collective-timeout (a
