@@ -30,8 +30,10 @@ namespace {
 
 /// Whether `p` can join `group`, whose last op is `root`: a fusable
 /// producer in root's block of root's type, each of whose uses is in the
-/// group or after root (the fused op yields its value for those), and which
-/// nothing between it and root may invalidate (fusion::writesBetween).
+/// group or after root (the fused op yields its value for those), and whose
+/// operands nothing between it and root may write or free
+/// (fusion::writesStorageBetween). Other writes between them, such as a
+/// stage-3 gather that zero-overlap started there, do not keep it apart.
 bool canJoin(Operation *p, Operation *root, const llvm::SetVector<Operation *> &group,
              const llvm::DenseSet<Operation *> &taken) {
   if (group.contains(p) || taken.contains(p) || p->getBlock() != root->getBlock() ||
@@ -44,7 +46,7 @@ bool canJoin(Operation *p, Operation *root, const llvm::SetVector<Operation *> &
     if (!at || !root->isBeforeInBlock(at))
       return false;
   }
-  return !zeroc::fusion::writesBetween(p, root);
+  return !zeroc::fusion::writesStorageBetween(p, root, p->getOperands());
 }
 
 /// The ops that fuse into `root`: root and, transitively, the producers

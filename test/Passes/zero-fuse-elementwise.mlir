@@ -169,3 +169,28 @@ func.func @in_place_write(%g: tensor<8xf32>, %c: tensor<8xf32>) -> tensor<8xf32>
   %e = graph.exp %b : tensor<8xf32>
   return %e : tensor<8xf32>
 }
+
+// -----
+
+// Tests a chain across the start of a stage-3 gather that zero-overlap
+// placed between its ops (GPT-2's GELU and its 0.5 scaling, before the next
+// weight's prefetch): the gather writes storage no member reads, so the
+// chain fuses whole and the start stays where it was.
+// CHECK-LABEL: func.func @unrelated_gather
+// CHECK-NEXT: %[[T:.*]] = zero.all_gather_start %arg2
+// CHECK-NEXT: graph.fused_elementwise %arg0, %arg1
+// CHECK: graph.erf
+// CHECK-NEXT: graph.mul
+// CHECK-NEXT: graph.mul
+// CHECK-NEXT: graph.yield
+// CHECK: zero.wait %[[T]]
+// CHECK-NOT: graph.mul
+func.func @unrelated_gather(%x: tensor<8xf32>, %half: tensor<f32>, %s: !zero.shard<params, f32, 4, device>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = graph.erf %x : tensor<8xf32>
+  %m = graph.mul %x, %e : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %t = zero.all_gather_start %s : !zero.shard<params, f32, 4, device> -> !zero.token<!zero.flat<params, f32, 8, 2>>
+  %h = graph.mul %m, %half : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+  %f = zero.wait %t : !zero.token<!zero.flat<params, f32, 8, 2>> -> !zero.flat<params, f32, 8, 2>
+  %w = zero.view %f {offset = 0 : i64} : !zero.flat<params, f32, 8, 2> -> tensor<8xf32>
+  return %h, %w : tensor<8xf32>, tensor<8xf32>
+}

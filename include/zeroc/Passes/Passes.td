@@ -578,8 +578,10 @@ def FuseElementwise : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
     saved for the backward pass). A group of one op stays as it is. A
     producer stays out
     when an op between it and the group's last op may write or free
-    memory (an in-place collective, `zero.release` of a gathered
-    parameter): the fused op reads its inputs where the last op stood.
+    what the producer reads (an in-place collective, `zero.release` of a
+    gathered parameter): the fused op reads its inputs where the last op
+    stood. Other writes between them, such as a stage-3 gather that
+    zero-overlap started there, do not keep it out.
 
     The values a group does not yield are never stored, so the buffer plan
     after it has no room for them, and the CUDA emitter prints each fused
