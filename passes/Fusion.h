@@ -29,9 +29,14 @@ bool writesBetween(mlir::Operation *from, mlir::Operation *to);
 bool definedBefore(mlir::Value v, mlir::Operation *op);
 
 /// Whether an op between `from` and `to` (both in one block, `from` first)
-/// may write or free (mayWriteOrFree) the storage (zero::storageRoot) of
-/// one of `values`: an op at `from` would read them as they are at `to`
-/// unless one is.
+/// may write or free the storage (zero::storageRoot) of one of `values`:
+/// an op at `from` would read them as they are at `to` unless one is. Such
+/// an op writes or frees and has an operand of that storage (a collective
+/// reducing in place, zero.release of a gathered buffer); or writes the
+/// persistent state that ops name by symbol (zero::StateResource) where a
+/// storage is state an op read (a parameter's shard or replica, an
+/// accumulator, a buffer), a gradient accumulation only where it is an
+/// accumulator; or does not declare its effects.
 bool writesStorageBetween(mlir::Operation *from, mlir::Operation *to, mlir::ValueRange values);
 
 } // namespace zeroc::fusion

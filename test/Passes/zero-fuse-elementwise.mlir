@@ -194,3 +194,50 @@ func.func @unrelated_gather(%x: tensor<8xf32>, %half: tensor<f32>, %s: !zero.sha
   %w = zero.view %f {offset = 0 : i64} : !zero.flat<params, f32, 8, 2> -> tensor<8xf32>
   return %h, %w : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Tests a chain across a write of the state that ops name by symbol (here
+// a buffer store; a gradient accumulation alike): the op that read the
+// state before it stays out, as the state may have changed by the chain's
+// end; the ops that read no state join.
+// CHECK-LABEL: func.func @state_write
+// CHECK-NEXT: %[[L:.*]] = zero.buffer_load @rm
+// CHECK-NEXT: %[[M:.*]] = graph.mul %[[L]], %arg0
+// CHECK-NEXT: zero.buffer_store @rm, %arg1
+// CHECK-NEXT: graph.fused_elementwise %[[M]], %arg0
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.add
+// CHECK-NEXT: graph.exp
+// CHECK-NEXT: graph.yield
+graph.buffer @rm = dense<0.0> : tensor<8xf32>
+func.func @state_write(%x: tensor<8xf32>, %new: tensor<8xf32>) -> tensor<8xf32> {
+  %l = zero.buffer_load @rm : tensor<8xf32>
+  %m = graph.mul %l, %x : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  zero.buffer_store @rm, %new : tensor<8xf32>
+  %a = graph.add %m, %x : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %e = graph.exp %a : tensor<8xf32>
+  return %e : tensor<8xf32>
+}
+
+// -----
+
+// Tests a chain across a gradient accumulation, which writes an
+// accumulator alone: the op that read a parameter's replica before it
+// joins the chain.
+// CHECK-LABEL: func.func @accumulation
+// CHECK-NEXT: %[[W:.*]] = zero.param_replica @w
+// CHECK-NEXT: zero.grad_accumulate @w, %arg1
+// CHECK-NEXT: graph.fused_elementwise %[[W]], %arg0
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: graph.mul
+// CHECK-NEXT: graph.exp
+// CHECK-NEXT: graph.yield
+graph.param trainable @w = dense<0.5> : tensor<8xf32>
+func.func @accumulation(%x: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<8xf32> {
+  %w = zero.param_replica @w : tensor<8xf32>
+  %m = graph.mul %w, %x : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  zero.grad_accumulate @w, %g : tensor<8xf32>
+  %e = graph.exp %m : tensor<8xf32>
+  return %e : tensor<8xf32>
+}

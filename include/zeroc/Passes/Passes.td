@@ -579,8 +579,9 @@ def FuseElementwise : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
     producer stays out
     when an op between it and the group's last op may write or free
     what the producer reads (an in-place collective, `zero.release` of a
-    gathered parameter): the fused op reads its inputs where the last op
-    stood. Other writes between them, such as a stage-3 gather that
+    gathered parameter, a write of the state ops name by symbol where the
+    producer reads such state): the fused op reads its inputs where the
+    last op stood. Other writes between them, such as a stage-3 gather that
     zero-overlap started there, do not keep it out.
 
     The values a group does not yield are never stored, so the buffer plan
