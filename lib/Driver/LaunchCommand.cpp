@@ -37,6 +37,30 @@ bool launcherArgsPlaceRanks(const std::vector<std::string> &args) {
   });
 }
 
+/// The mpirun options among `args` that bind the ranks, as `name` (without
+/// dashes) and value ("" for a flag): the value follows after '=' or as
+/// the next word.
+std::vector<std::pair<std::string, std::string>>
+launcherArgsBinding(const std::vector<std::string> &args) {
+  static const llvm::StringLiteral kBinding[] = {"bind-to", "cpus-per-proc", "cpus-per-rank",
+                                                 "bind-to-core", "bind-to-socket"};
+  std::vector<std::pair<std::string, std::string>> found;
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef word = args[i];
+    if (!word.starts_with("-"))
+      continue;
+    auto [name, value] = word.drop_while([](char c) { return c == '-'; }).split('=');
+    if (!llvm::is_contained(kBinding, name))
+      continue;
+    std::string v = value.str();
+    if (!word.contains('=') && (name == "bind-to" || name.starts_with("cpus-per")) &&
+        i + 1 < args.size())
+      v = args[++i];
+    found.emplace_back(name.str(), v);
+  }
+  return found;
+}
+
 } // namespace
 
 bool splitShellWords(llvm::StringRef text, std::vector<std::string> &words, std::string &error) {
@@ -90,6 +114,28 @@ int ranksPerHost(const Placement &placement) {
   return perNode;
 }
 
+std::string bindCoreListConflict(const CommandOptions &opts,
+                                 const std::vector<std::string> &environment) {
+  if (opts.bindCores.empty())
+    return "";
+  for (const auto &[name, value] : launcherArgsBinding(opts.launcherArgs))
+    if (name != "bind-to" || value != "none")
+      return "--bind_core_list: the --launcher_args bind the ranks (-" + name +
+             (value.empty() ? "" : " " + value) +
+             "), and each rank binds itself to its share of the list; drop that option, or "
+             "give -bind-to none";
+  for (llvm::StringRef entry : environment) {
+    auto [name, value] = entry.split('=');
+    if ((name == "KMP_AFFINITY" || name == "GOMP_CPU_AFFINITY" ||
+         (name == "OMP_PROC_BIND" && !value.equals_insensitive("false"))) &&
+        entry.contains('='))
+      return "--bind_core_list: " + name.str() +
+             " is set, which makes OpenMP pin each thread to places of its own and "
+             "undoes the ranks' binding (DeepSpeed refuses KMP_AFFINITY there too); unset it";
+  }
+  return "";
+}
+
 Command buildCommand(const Placement &placement, const CommandOptions &opts) {
   Command cmd;
   // Remote nodes' cores are not known here; like DeepSpeed's
@@ -124,14 +170,17 @@ Command buildCommand(const Placement &placement, const CommandOptions &opts) {
       // "[JOB,RANK]<stdout>:" on every line: Open MPI's own tagging keeps
       // lines whole and needs no relay process between ranks and terminal.
       a.push_back("--tag-output");
-      if (launcherArgsPlaceRanks(opts.launcherArgs)) {
+      if (!opts.bindCores.empty()) {
+        // Each rank binds itself to its share (train --bind-core-list); the
+        // --launcher_args may map the ranks or say -bind-to none
+        // (bindCoreListConflict refuses any other binding).
+        if (launcherArgsBinding(opts.launcherArgs).empty())
+          a.insert(a.end(), {"--bind-to", "none"});
+      } else if (launcherArgsPlaceRanks(opts.launcherArgs)) {
         // mpirun refuses two binding or mapping policies.
         cmd.note = "the --launcher_args bind or map the ranks: zeroc launch leaves out its own "
                    "binding (--bind-to core --map-by slot:PE=" +
                    t + ")";
-      } else if (!opts.bindCores.empty()) {
-        // Each rank binds itself to its share (train --bind-core-list).
-        a.insert(a.end(), {"--bind-to", "none"});
       } else if (static_cast<long>(perNode) * cmd.threads <= cores) {
         a.insert(a.end(), {"--bind-to", "core", "--map-by", "slot:PE=" + t});
       } else {

@@ -552,6 +552,13 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
       (placement.front().host != "localhost" && placement.front().host != "127.0.0.1");
   if (remote && !exportsForRanks(opts, exportNotes, error))
     return fail(error);
+  std::vector<std::string> environment;
+  for (char **e = environ; *e; ++e)
+    environment.push_back(*e);
+  for (const auto &[name, value] : opts.fileVariables) // .deepspeed_env's reach the ranks too
+    environment.push_back(name + "=" + value);
+  if (std::string conflict = bindCoreListConflict(opts, environment); !conflict.empty())
+    return fail(conflict);
   Command cmd = buildCommand(placement, opts);
   for (const std::string &n : exportNotes)
     llvm::errs() << "zeroc: note: " << n << "\n";

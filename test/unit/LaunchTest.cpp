@@ -380,8 +380,11 @@ TEST(LaunchCpuList, ReadsDeepSpeedsBindCoreList) {
   EXPECT_EQ(zeroc_rt::formatCpuList(cpus), "1,3-5,7");
   ASSERT_TRUE(zeroc_rt::parseCpuList("0-3,4-7,65535", cpus, error)) << error;
   EXPECT_EQ(zeroc_rt::formatCpuList(cpus), "0-7,65535");
+  // Blanks around items and range ends, as DeepSpeed's int() skips them.
+  ASSERT_TRUE(zeroc_rt::parseCpuList(" 0 - 3, 8\t", cpus, error)) << error;
+  EXPECT_EQ(zeroc_rt::formatCpuList(cpus), "0-3,8");
   // DeepSpeed's parse_range_list: ascending, without overlaps.
-  for (auto [text, why] : std::initializer_list<std::pair<const char *, const char *>>{
+  for (auto [text, why] : std::initializer_list<std::pair<std::string, const char *>>{
            {"", "'' is not a CPU number (0 to 65535) or a range of them such as 0-3; the list "
                 "reads like 0-3,8,10-11"},
            {"0,,2", "'' is not a CPU number (0 to 65535) or a range of them such as 0-3; the "
@@ -396,7 +399,12 @@ TEST(LaunchCpuList, ReadsDeepSpeedsBindCoreList) {
            {"0-3,2", "'2' is not above the CPUs before it; list them in ascending order, each "
                      "once"},
            {"8,0-3", "'0-3' is not above the CPUs before it; list them in ascending order, each "
-                     "once"}}) {
+                     "once"},
+           {"0,1\x1b[2J", "'1?[2J' is not a CPU number (0 to 65535) or a range of them such as "
+                          "0-3; the list reads like 0-3,8,10-11"},
+           {std::string(50, 'x'), "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' is not a CPU "
+                                  "number (0 to 65535) or a range of them such as 0-3; the list "
+                                  "reads like 0-3,8,10-11"}}) {
     EXPECT_FALSE(zeroc_rt::parseCpuList(text, cpus, error)) << text;
     EXPECT_EQ(error, why) << text;
   }
@@ -429,6 +437,50 @@ TEST(LaunchCommand, BindCoreListLeavesBindingToTheRanks) {
   opts.threadsPerRank = 4;
   EXPECT_EQ(buildCommand({{"a", {0, 1, 2}}}, opts).threads, 4);
   EXPECT_EQ(ranksPerHost({{"a", {0, 1, 2}}, {"b", {0}}}), 3);
+  EXPECT_EQ(bindCoreListConflict(opts, {"OMP_PROC_BIND=false", "PATH=/bin"}), "");
+}
+
+TEST(LaunchCommand, BindCoreListWithLauncherArgsAndOpenMpAffinity) {
+  CommandOptions opts;
+  opts.trainPath = "/o/train";
+  opts.localCores = 2;
+  opts.threadsPerRank = 1;
+  opts.bindCores = {0, 1};
+  // Mapping options stay mpirun's; the ranks still start unbound.
+  opts.launcherArgs = {"--map-by", "ppr:2:node"};
+  EXPECT_EQ(bindCoreListConflict(opts, {}), "");
+  Command cmd = buildCommand({{"a", {0, 1}}}, opts);
+  EXPECT_TRUE(cmd.note.empty());
+  EXPECT_EQ(renderCommand(cmd),
+            "mpirun --map-by ppr:2:node -np 2 --host a:2 --tag-output --bind-to none -x "
+            "OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 /o/train --bind-core-list 0-1");
+  // Their own -bind-to none replaces zeroc launch's; any other binding is
+  // an error.
+  opts.launcherArgs = {"-bind-to", "none"};
+  EXPECT_EQ(bindCoreListConflict(opts, {}), "");
+  EXPECT_EQ(renderCommand(buildCommand({{"a", {0, 1}}}, opts)).find("--bind-to"),
+            std::string::npos);
+  for (const std::vector<std::string> &args : {std::vector<std::string>{"--bind-to", "core"},
+                                               {"-bind-to=socket"},
+                                               {"-cpus-per-proc", "2"}}) {
+    CommandOptions binding = opts;
+    binding.launcherArgs = args;
+    EXPECT_NE(bindCoreListConflict(binding, {}), "") << args[0];
+  }
+  opts.launcherArgs = {"--bind-to", "core"};
+  EXPECT_EQ(bindCoreListConflict(opts, {}),
+            "--bind_core_list: the --launcher_args bind the ranks (-bind-to core), and each rank "
+            "binds itself to its share of the list; drop that option, or give -bind-to none");
+  opts.launcherArgs.clear();
+  EXPECT_EQ(bindCoreListConflict(opts, {"KMP_AFFINITY=granularity=fine,compact"}),
+            "--bind_core_list: KMP_AFFINITY is set, which makes OpenMP pin each thread to places "
+            "of its own and undoes the ranks' binding (DeepSpeed refuses KMP_AFFINITY there too); "
+            "unset it");
+  EXPECT_NE(bindCoreListConflict(opts, {"OMP_PROC_BIND=close"}), "");
+  EXPECT_NE(bindCoreListConflict(opts, {"GOMP_CPU_AFFINITY=0-3"}), "");
+  // Without --bind_core_list nothing conflicts.
+  opts.bindCores.clear();
+  EXPECT_EQ(bindCoreListConflict(opts, {"KMP_AFFINITY=compact"}), "");
 }
 
 TEST(LaunchEnvironment, ForwardsDeepSpeedsPrefixes) {

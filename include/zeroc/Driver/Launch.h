@@ -151,6 +151,15 @@ struct Command {
 /// The most ranks `placement` puts on one host.
 int ranksPerHost(const Placement &placement);
 
+/// Why `opts` cannot start ranks that bind themselves to --bind_core_list
+/// (opts.bindCores), "" when they can: --launcher_args that bind the ranks
+/// (all but `--bind-to none`, which mpirun would apply before the ranks
+/// bind themselves), or one of `environment`'s entries ("NAME=VALUE") that
+/// makes OpenMP pin threads itself (KMP_AFFINITY, which DeepSpeed refuses
+/// there too; GOMP_CPU_AFFINITY; OMP_PROC_BIND other than false).
+std::string bindCoreListConflict(const CommandOptions &opts,
+                                 const std::vector<std::string> &environment);
+
 /// The mpirun command for `placement`: the launcher arguments, -np, --host,
 /// --tag-output (each
 /// line prefixed "[JOB,RANK]<stdout>:"), core binding of T cores per rank

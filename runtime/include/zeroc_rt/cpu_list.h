@@ -22,8 +22,8 @@ inline constexpr int kMaxCpuNumber = 65535;
 
 /// Parses `text`: comma-separated CPU numbers and ranges A-B (A <= B), in
 /// ascending order without overlaps, as DeepSpeed's parse_range_list
-/// requires. False, with `error` (what is wrong, without the flag's name),
-/// otherwise.
+/// requires (blanks around them allowed, as its int() allows them). False, with `error` (what is
+/// wrong, without the flag's name), otherwise.
 inline bool parseCpuList(const std::string &text, std::vector<int> &cpus, std::string &error) {
   cpus.clear();
   auto number = [](const std::string &s, int &out) {
@@ -37,27 +37,40 @@ inline bool parseCpuList(const std::string &text, std::vector<int> &cpus, std::s
     }
     return out <= kMaxCpuNumber;
   };
+  // An item as an error quotes it: printable, at most 40 characters.
+  auto shown = [](const std::string &item) {
+    std::string out;
+    for (char c : item.substr(0, 40))
+      out += c >= ' ' && c <= '~' ? c : '?';
+    return out + (item.size() > 40 ? "..." : "");
+  };
   size_t at = 0;
   while (true) {
     size_t comma = text.find(',', at);
     std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    // Blanks around an item or a range's ends, as Python's int() skips them.
+    auto trim = [](std::string t) {
+      const size_t b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+      return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
+    };
+    item = trim(item);
     size_t dash = item.find('-');
     int first = 0, last = 0;
-    bool ok = dash == std::string::npos
-                  ? number(item, first) && number(item, last)
-                  : number(item.substr(0, dash), first) && number(item.substr(dash + 1), last);
+    bool ok = dash == std::string::npos ? number(item, first) && number(item, last)
+                                        : number(trim(item.substr(0, dash)), first) &&
+                                              number(trim(item.substr(dash + 1)), last);
     if (!ok) {
-      error = "'" + item + "' is not a CPU number (0 to " + std::to_string(kMaxCpuNumber) +
+      error = "'" + shown(item) + "' is not a CPU number (0 to " + std::to_string(kMaxCpuNumber) +
               ") or a range of them such as 0-3; the list reads like 0-3,8,10-11";
       return false;
     }
     if (first > last) {
-      error = "the range '" + item + "' is descending; write it as " + std::to_string(last) + "-" +
-              std::to_string(first);
+      error = "the range '" + shown(item) + "' is descending; write it as " + std::to_string(last) +
+              "-" + std::to_string(first);
       return false;
     }
     if (!cpus.empty() && first <= cpus.back()) {
-      error = "'" + item +
+      error = "'" + shown(item) +
               "' is not above the CPUs before it; list them in ascending order, "
               "each once";
       return false;

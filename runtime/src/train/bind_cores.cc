@@ -54,14 +54,30 @@ public:
   }
 };
 
-/// This rank's place among the ranks on its host: hosts told apart by
-/// their names' hashes, as the CUDA platform tells shared GPUs apart.
+/// A non-negative number in environment variable `name`, or -1.
+int envNumber(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text || std::strlen(text) > 9)
+    return -1;
+  char *end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  return *end || v < 0 ? -1 : static_cast<int>(v);
+}
+
+/// This rank's place among the ranks on its host: Open MPI's, or where its
+/// variables are missing, hosts told apart by their names' hashes, as the
+/// CUDA platform tells shared GPUs apart (containers that share a name
+/// would look like one host). Every rank takes part in the all-gather.
 zeroc_rt_status_t localRankOf(zeroc_rt_comm_t *comm, int *localRank, int *localRanks) {
   const int rank = zeroc_rt_comm_rank(comm), size = zeroc_rt_comm_size(comm);
   const uint64_t mine = hostHash();
   std::vector<uint64_t> all(static_cast<size_t>(size));
   ZEROC_RT_RETURN_IF_ERROR(
       zeroc_rt_comm_all_gather(comm, &mine, all.data(), sizeof mine, ZEROC_RT_DTYPE_U8));
+  *localRank = envNumber("OMPI_COMM_WORLD_LOCAL_RANK");
+  *localRanks = envNumber("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (*localRank >= 0 && *localRank < *localRanks)
+    return nullptr;
   *localRank = *localRanks = 0;
   for (int r = 0; r < size; ++r)
     if (all[static_cast<size_t>(r)] == mine) {
