@@ -3,6 +3,11 @@
 
 #include "zeroc/Dialect/Graph/GraphOps.h"
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
+#include "zeroc/Dialect/Zero/ZeroOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <algorithm>
 
@@ -62,7 +67,52 @@ bool onlyNamesMemory(Operation *op) {
          (!zero::resultsNeedArena(op) || op->hasAttr(zero::kOperandsInPlaceAttr));
 }
 
+/// A collective (an op with effects on the sequence of collectives, and
+/// zero.release of what one gathered): the communication cost model's.
+bool isCommunication(Operation *op) {
+  if (llvm::isa<zero::ReleaseOp>(op))
+    return true;
+  auto effects = llvm::dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffectsOnResource(zero::CommResource::get(), list);
+  return !list.empty();
+}
+
+double elementsOf(Type t) {
+  if (auto s = llvm::dyn_cast<zero::ShardType>(t))
+    return static_cast<double>(s.getSize());
+  return numel(t);
+}
+
+/// Bytes an optimizer update of `param` (its gradient `grad`) moves
+/// besides reading the gradient: the master copy, `stateCopies` more of
+/// its size (Adam's two moments, SGD's momentum) each read and written,
+/// and the 16-bit copy written where the parameter has a master.
+double updateBytes(Operation *op, Attribute param, Value grad, int stateCopies) {
+  auto p = SymbolTable::lookupNearestSymbolFrom<graph::ParamOp>(
+      op, llvm::cast<FlatSymbolRefAttr>(param));
+  if (!p)
+    return 0.0;
+  const double n = elementsOf(grad.getType());
+  const double master = static_cast<double>(zero::elementBytes(p.getMasterElementType()));
+  const double copy =
+      p.getMaster() ? static_cast<double>(zero::elementBytes(p.getType().getElementType())) : 0.0;
+  return n * (2.0 * master * (1 + stateCopies) + copy);
+}
+
 } // namespace
+
+TrainingStateCost TrainingStateCost::of(ModuleOp module) {
+  TrainingStateCost cost;
+  cost.accumulators = zero::accumulatorElementTypes(module);
+  module.walk([&](func::FuncOp fn) {
+    if (auto steps = fn->getAttrOfType<IntegerAttr>(zero::kMicroStepsAttr))
+      cost.microSteps = std::max<int64_t>(1, steps.getInt());
+  });
+  return cost;
+}
 
 double ComputeCostModel::flops(Operation *op) {
   if (onlyNamesMemory(op))
@@ -96,14 +146,41 @@ double ComputeCostModel::flops(Operation *op) {
   return n;
 }
 
-double ComputeCostModel::bytes(Operation *op) {
-  if (onlyNamesMemory(op))
+double ComputeCostModel::bytes(Operation *op) const {
+  if (onlyNamesMemory(op) || isCommunication(op))
+    return 0.0;
+  // Written where it was produced (zero-plan-buffers): nothing moves.
+  if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op); acc && acc.getInPlace())
     return 0.0;
   double total = 0.0;
   auto add = [&](Type t) {
-    if (llvm::isa<RankedTensorType>(t))
+    if (llvm::isa<RankedTensorType, zero::FlatType, zero::ShardType>(t))
       total += static_cast<double>(zero::storageBytes(t));
   };
+  // An accumulator of `n` elements: written, and read after the first
+  // micro-step.
+  auto accumulator = [&](llvm::StringRef param, Type grad, double n) {
+    Type elem = state.accumulators.lookup(param);
+    const double bytes =
+        static_cast<double>(zero::elementBytes(elem ? elem : zero::bufferElementType(grad)));
+    const double steps = static_cast<double>(state.microSteps);
+    total += n * bytes * (1.0 + (steps - 1.0) / steps);
+  };
+  if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op))
+    accumulator(acc.getParam(), acc.getGrad().getType(), elementsOf(acc.getGrad().getType()));
+  else if (auto rows = llvm::dyn_cast<zero::GradAccumulateRowsOp>(op))
+    accumulator(rows.getParam(), rows.getRows().getType(), numel(rows.getRows().getType()));
+  else if (auto u = llvm::dyn_cast<zero::AdamUpdateOp>(op))
+    total += updateBytes(op, u.getParamAttr(), u.getGrad(), 2);
+  else if (auto u = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op))
+    for (auto [param, grad] : llvm::zip(u.getParams(), u.getGrads()))
+      total += updateBytes(op, param, grad, 2);
+  else if (auto u = llvm::dyn_cast<zero::SgdUpdateOp>(op))
+    total += updateBytes(op, u.getParamAttr(), u.getGrad(),
+                         u.getOptimizer().getMomentum().isZero() ? 0 : 1);
+  else if (auto u = llvm::dyn_cast<zero::SgdUpdateMultiOp>(op))
+    for (auto [param, grad] : llvm::zip(u.getParams(), u.getGrads()))
+      total += updateBytes(op, param, grad, u.getOptimizer().getMomentum().isZero() ? 0 : 1);
   for (Value v : op->getOperands()) {
     // A strided view reads each element it names once: one per index of
     // its dims of nonzero stride (a broadcast bias: its own elements).

@@ -182,7 +182,8 @@ struct OverlapPass : zeroc::impl::OverlapBase<OverlapPass> {
     fn->setAttr(zero::kMaxLiveParametersAttr,
                 OpBuilder(&getContext()).getI64IntegerAttr(maxLiveParameters));
     const CommCostModel comm{commAlphaUs, commGbps};
-    const ComputeCostModel compute{computeGflops, memoryGBPerS};
+    const ComputeCostModel compute{computeGflops, memoryGBPerS,
+                                   TrainingStateCost::of(fn->getParentOfType<ModuleOp>())};
     SmallVector<zero::AllGatherOp> gathers(fn.getOps<zero::AllGatherOp>());
     OpBuilder b(&getContext());
     Operation *previousStart = nullptr;

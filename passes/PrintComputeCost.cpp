@@ -50,7 +50,8 @@ struct PrintComputeCostPass : zeroc::impl::PrintComputeCostBase<PrintComputeCost
   using PrintComputeCostBase::PrintComputeCostBase;
 
   void runOnOperation() override {
-    const zeroc::ComputeCostModel model{gflops, memoryGBPerS};
+    const zeroc::ComputeCostModel model{gflops, memoryGBPerS,
+                                        zeroc::TrainingStateCost::of(getOperation())};
     llvm::raw_ostream &os = llvm::outs();
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal())
@@ -66,7 +67,7 @@ struct PrintComputeCostPass : zeroc::impl::PrintComputeCostBase<PrintComputeCost
         Cost &c = byName[key];
         c.count += 1;
         c.flops += zeroc::ComputeCostModel::flops(op);
-        c.bytes += zeroc::ComputeCostModel::bytes(op);
+        c.bytes += model.bytes(op);
         c.us += model.opUs(op);
       });
       SmallVector<std::pair<std::string, Cost>> rows(byName.begin(), byName.end());

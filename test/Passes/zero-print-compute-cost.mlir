@@ -84,3 +84,44 @@ func.func @attention_head128(%q: tensor<2x4x1024x128xbf16>, %kt: tensor<2x4x128x
   }
   return %dq : tensor<2x4x1024x128xbf16>
 }
+
+// The training state ops move more than their operands. A gradient
+// accumulation reads its gradient (a shard of 1M bf16: 2 MiB) and writes
+// its f32 accumulator (4 MiB), which it also reads after the first of the
+// step's 2 micro-steps (2 MiB on average): 8 MiB, 83.9 us; one done in
+// place (the producer wrote the accumulator) moves nothing, and the
+// collectives (start, wait, release) are the communication model's. Adam
+// reads the f32 accumulator (4 MiB), reads and writes the master copy and
+// both moments (24 MiB) and writes the bf16 copy (2 MiB): 30 MiB; SGD with
+// momentum on an f32 parameter (its own master) 4 + 16 MiB.
+// CHECK: // @micro: each op's FLOPs
+// CHECK-NEXT: //   op
+// CHECK-NEXT: //   zero.grad_accumulate                          2          0.0      0.008       83.9
+// CHECK-NEXT: //   total                                         2          0.0      0.008       83.9
+// CHECK: // @train_step: each op's FLOPs
+// CHECK-NEXT: //   op
+// CHECK-NEXT: //   zero.adam_update                              1          0.0      0.031      314.6
+// CHECK-NEXT: //   zero.sgd_update                               1          0.0      0.021      209.7
+graph.param trainable @w master(f32) = dense<0.5> : tensor<2097152xbf16>
+graph.param trainable @v = dense<0.5> : tensor<2097152xf32>
+func.func @micro(%s: !zero.shard<grads, bf16, 1048576, device>, %t: !zero.shard<grads, f32, 1048576, device>) {
+  zero.grad_accumulate @w, %s : !zero.shard<grads, bf16, 1048576, device>
+  zero.grad_accumulate @v, %t {in_place} : !zero.shard<grads, f32, 1048576, device>
+  %p = zero.param_shard @w : !zero.shard<params, bf16, 1048576, device>
+  %g = zero.all_gather_start %p : !zero.shard<params, bf16, 1048576, device> -> !zero.token<!zero.flat<params, bf16, 2097152, 2>>
+  %f = zero.wait %g : !zero.token<!zero.flat<params, bf16, 2097152, 2>> -> !zero.flat<params, bf16, 2097152, 2>
+  zero.release %f : !zero.flat<params, bf16, 2097152, 2>
+  return
+}
+func.func @train_step() attributes {zero.micro_steps = 2 : i64} {
+  %f = graph.constant dense<1.0> : tensor<f64>
+  %lr = graph.constant dense<1.0e-3> : tensor<f64>
+  %b1 = graph.constant dense<0.9> : tensor<f64>
+  %b2 = graph.constant dense<0.999> : tensor<f64>
+  %t = zero.step_count : tensor<i64>
+  %gw = zero.grad_accumulator @w : !zero.shard<grads, f32, 1048576, device>
+  %gv = zero.grad_accumulator @v : !zero.shard<grads, f32, 1048576, device>
+  zero.adam_update @w, %gw, %f, %lr, %b1, %b2, %t {optimizer = #zero.adam<>} : !zero.shard<grads, f32, 1048576, device>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<i64>
+  zero.sgd_update @v, %gv, %f, %lr, %t {optimizer = #zero.sgd<momentum = 9.000000e-01>} : !zero.shard<grads, f32, 1048576, device>, tensor<f64>, tensor<f64>, tensor<i64>
+  return
+}

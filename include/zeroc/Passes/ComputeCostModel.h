@@ -11,15 +11,29 @@
 #ifndef ZEROC_PASSES_COMPUTECOSTMODEL_H
 #define ZEROC_PASSES_COMPUTECOSTMODEL_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace zeroc {
+
+/// What the training state ops move besides their operands, from the
+/// module (stateOf): each parameter's gradient accumulator element type
+/// (a parameter not listed: its gradient's), and the micro-steps per
+/// optimizer step (the first micro-step's accumulation only writes).
+struct TrainingStateCost {
+  llvm::StringMap<mlir::Type> accumulators;
+  int64_t microSteps = 1;
+
+  static TrainingStateCost of(mlir::ModuleOp module);
+};
 
 struct ComputeCostModel {
   /// Floating-point operations per second the kernels reach, in GFLOP/s.
   double gflops;
   /// Bytes per second they stream through memory, in GB/s.
   double memoryGBPerS;
+  TrainingStateCost state = {};
 
   /// Floating-point operations of `op`: 2MNK for a matrix product, 2 per
   /// multiply-add of a convolution, the products of a fused attention's
@@ -27,9 +41,12 @@ struct ComputeCostModel {
   /// otherwise; 0
   /// for an op that only names memory (a view, a reshape, a state read).
   static double flops(mlir::Operation *op);
-  /// Bytes `op` reads and writes: its tensor operands and results; 0 for
-  /// an op that only names memory.
-  static double bytes(mlir::Operation *op);
+  /// Bytes `op` reads and writes: its tensor, flat-buffer and shard
+  /// operands and results, and the state a gradient accumulation (its
+  /// accumulator) or an optimizer update (the master copy, the moments or
+  /// the momentum, the 16-bit copy) reads and writes besides; 0 for an op
+  /// that only names memory and for a collective (CommCostModel's).
+  double bytes(mlir::Operation *op) const;
   /// Microseconds `op` takes: max(flops / rate, bytes / bandwidth).
   double opUs(mlir::Operation *op) const;
 };

@@ -538,8 +538,12 @@ def PrintComputeCost : Pass<"zero-print-compute-cost", "::mlir::ModuleOp"> {
     floating-point operations and bytes (zeroc::ComputeCostModel: a GEMM's
     2MNK; a fused attention's matrix products, 2 in the forward kernel and
     7 in the gradient's two, over the (query, key) pairs it scores; one per
-    result element otherwise; every tensor operand and result read or
-    written once) over the ops of each name, outside fused bodies,
+    result element otherwise; every tensor, flat-buffer and shard operand
+    and result read or written once, and the state a gradient
+    accumulation or an optimizer update moves besides: the accumulator,
+    the master copy and the moments or the momentum, the 16-bit copy;
+    nothing for a collective) over the ops of each name, outside fused
+    bodies,
     and prints them to stdout as a table of comments, with each op's time
     at `gflops` or `memory-gb-per-s`, whichever is longer, most costly
     first. The IR is unchanged. The defaults are an H200's dense bf16
