@@ -147,7 +147,9 @@ double ComputeCostModel::flops(Operation *op) {
 }
 
 double ComputeCostModel::bytes(Operation *op) const {
-  if (onlyNamesMemory(op) || isCommunication(op))
+  // A rows accumulation gathers every rank's rows (a collective) and adds
+  // them into this rank's accumulator: that addition is compute.
+  if (onlyNamesMemory(op) || (isCommunication(op) && !llvm::isa<zero::GradAccumulateRowsOp>(op)))
     return 0.0;
   // Written where it was produced (zero-plan-buffers): nothing moves.
   if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op); acc && acc.getInPlace())
@@ -157,19 +159,22 @@ double ComputeCostModel::bytes(Operation *op) const {
     if (llvm::isa<RankedTensorType, zero::FlatType, zero::ShardType>(t))
       total += static_cast<double>(zero::storageBytes(t));
   };
-  // An accumulator of `n` elements: written, and read after the first
-  // micro-step.
-  auto accumulator = [&](llvm::StringRef param, Type grad, double n) {
+  // `n` elements of a parameter's accumulator, each written once and read
+  // `reads` times.
+  auto accumulator = [&](llvm::StringRef param, Type grad, double n, double reads) {
     Type elem = state.accumulators.lookup(param);
     const double bytes =
         static_cast<double>(zero::elementBytes(elem ? elem : zero::bufferElementType(grad)));
-    const double steps = static_cast<double>(state.microSteps);
-    total += n * bytes * (1.0 + (steps - 1.0) / steps);
+    total += n * bytes * (1.0 + reads);
   };
+  const double steps = static_cast<double>(state.microSteps);
   if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op))
-    accumulator(acc.getParam(), acc.getGrad().getType(), elementsOf(acc.getGrad().getType()));
+    // Read after the step's first micro-step, which writes.
+    accumulator(acc.getParam(), acc.getGrad().getType(), elementsOf(acc.getGrad().getType()),
+                (steps - 1.0) / steps);
   else if (auto rows = llvm::dyn_cast<zero::GradAccumulateRowsOp>(op))
-    accumulator(rows.getParam(), rows.getRows().getType(), numel(rows.getRows().getType()));
+    // Each row's elements read and written (the accumulator was zeroed).
+    accumulator(rows.getParam(), rows.getRows().getType(), numel(rows.getRows().getType()), 1.0);
   else if (auto u = llvm::dyn_cast<zero::AdamUpdateOp>(op))
     total += updateBytes(op, u.getParamAttr(), u.getGrad(), 2);
   else if (auto u = llvm::dyn_cast<zero::AdamUpdateMultiOp>(op))

@@ -38,25 +38,43 @@ bool launcherArgsPlaceRanks(const std::vector<std::string> &args) {
 }
 
 /// The mpirun options among `args` that bind the ranks, as `name` (without
-/// dashes) and value ("" for a flag): the value follows after '=' or as
-/// the next word.
+/// dashes, or "mca NAME") and value ("" for a flag): the value follows
+/// after '=' or as the next word. A mapping with processing elements per
+/// rank (`--map-by slot:PE=2`, `pe-list=`) binds too.
 std::vector<std::pair<std::string, std::string>>
 launcherArgsBinding(const std::vector<std::string> &args) {
-  static const llvm::StringLiteral kBinding[] = {"bind-to", "cpus-per-proc", "cpus-per-rank",
-                                                 "bind-to-core", "bind-to-socket"};
+  static const llvm::StringLiteral kFlags[] = {"bind-to-core", "bind-to-socket"};
+  static const llvm::StringLiteral kValued[] = {
+      "bind-to", "cpus-per-proc", "cpus-per-rank", "rankfile",
+      "rf",      "cpu-set",       "cpu-list",      "map-by"};
+  static const llvm::StringLiteral kMca[] = {
+      "hwloc_base_binding_policy", "rmaps_base_mapping_policy", "rmaps_base_cpus_per_rank",
+      "orte_rankfile", "rmaps_rank_file_path"};
   std::vector<std::pair<std::string, std::string>> found;
   for (size_t i = 0; i < args.size(); ++i) {
     llvm::StringRef word = args[i];
     if (!word.starts_with("-"))
       continue;
-    auto [name, value] = word.drop_while([](char c) { return c == '-'; }).split('=');
-    if (!llvm::is_contained(kBinding, name))
+    auto [name, inlineValue] = word.drop_while([](char c) { return c == '-'; }).split('=');
+    const bool valued = llvm::is_contained(kValued, name);
+    if (!valued && !llvm::is_contained(kFlags, name) && name != "mca")
       continue;
-    std::string v = value.str();
-    if (!word.contains('=') && (name == "bind-to" || name.starts_with("cpus-per")) &&
-        i + 1 < args.size())
-      v = args[++i];
-    found.emplace_back(name.str(), v);
+    std::string value = inlineValue.str();
+    if (valued && !word.contains('=') && i + 1 < args.size())
+      value = args[++i];
+    if (name == "mca") {
+      // --mca NAME VALUE
+      if (i + 2 >= args.size() || !llvm::is_contained(kMca, llvm::StringRef(args[i + 1]))) {
+        continue;
+      }
+      found.emplace_back("mca " + args[i + 1], args[i + 2]);
+      i += 2;
+      continue;
+    }
+    if (name == "map-by" && !llvm::StringRef(value).contains_insensitive("pe=") &&
+        !llvm::StringRef(value).contains_insensitive("pe-list="))
+      continue;
+    found.emplace_back(name.str(), value);
   }
   return found;
 }
@@ -124,16 +142,42 @@ std::string bindCoreListConflict(const CommandOptions &opts,
              (value.empty() ? "" : " " + value) +
              "), and each rank binds itself to its share of the list; drop that option, or "
              "give -bind-to none";
-  for (llvm::StringRef entry : environment) {
-    auto [name, value] = entry.split('=');
-    if ((name == "KMP_AFFINITY" || name == "GOMP_CPU_AFFINITY" ||
-         (name == "OMP_PROC_BIND" && !value.equals_insensitive("false"))) &&
-        entry.contains('='))
-      return "--bind_core_list: " + name.str() +
-             " is set, which makes OpenMP pin each thread to places of its own and "
-             "undoes the ranks' binding (DeepSpeed refuses KMP_AFFINITY there too); unset it";
-  }
-  return "";
+  // OpenMP pins threads itself with these; OMP_PLACES alone turns it on.
+  auto pins = [](llvm::StringRef name, llvm::StringRef value,
+                 llvm::function_ref<llvm::StringRef(llvm::StringRef)> lookup) {
+    if (value.empty())
+      return false;
+    if (name == "KMP_AFFINITY" || name == "GOMP_CPU_AFFINITY")
+      return true;
+    if (name == "OMP_PROC_BIND")
+      return !value.equals_insensitive("false");
+    if (name == "OMP_PLACES")
+      return !lookup("OMP_PROC_BIND").equals_insensitive("false");
+    return false;
+  };
+  auto check = [&](const std::vector<std::pair<std::string, std::string>> &variables,
+                   llvm::StringRef where) -> std::string {
+    auto lookup = [&](llvm::StringRef name) -> llvm::StringRef {
+      for (const auto &[n, v] : variables)
+        if (n == name)
+          return v;
+      return "";
+    };
+    for (const auto &[name, value] : variables)
+      if (pins(name, value, lookup))
+        return "--bind_core_list: " + name + " is set" + where.str() +
+               ", which makes OpenMP pin each thread to places of its own and undoes the "
+               "ranks' binding (DeepSpeed refuses KMP_AFFINITY there too); unset it";
+    return "";
+  };
+  std::vector<std::pair<std::string, std::string>> variables;
+  for (llvm::StringRef entry : environment)
+    if (entry.contains('='))
+      variables.emplace_back(entry.split('=').first.str(), entry.split('=').second.str());
+  std::string conflict = check(variables, "");
+  if (conflict.empty())
+    conflict = check(opts.fileVariables, " in .deepspeed_env");
+  return conflict;
 }
 
 Command buildCommand(const Placement &placement, const CommandOptions &opts) {

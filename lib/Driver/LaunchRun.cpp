@@ -555,8 +555,6 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
   std::vector<std::string> environment;
   for (char **e = environ; *e; ++e)
     environment.push_back(*e);
-  for (const auto &[name, value] : opts.fileVariables) // .deepspeed_env's reach the ranks too
-    environment.push_back(name + "=" + value);
   if (std::string conflict = bindCoreListConflict(opts, environment); !conflict.empty())
     return fail(conflict);
   Command cmd = buildCommand(placement, opts);

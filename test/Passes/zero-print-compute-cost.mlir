@@ -88,25 +88,29 @@ func.func @attention_head128(%q: tensor<2x4x1024x128xbf16>, %kt: tensor<2x4x128x
 // The training state ops move more than their operands. A gradient
 // accumulation reads its gradient (a shard of 1M bf16: 2 MiB) and writes
 // its f32 accumulator (4 MiB), which it also reads after the first of the
-// step's 2 micro-steps (2 MiB on average): 8 MiB, 83.9 us; one done in
-// place (the producer wrote the accumulator) moves nothing, and the
-// collectives (start, wait, release) are the communication model's. Adam
+// step's 2 micro-steps (2 MiB on average): 8 MiB, 83.9 us; a rows
+// accumulation reads its rows (1M bf16: 2 MiB) and indices (32 KiB) and
+// reads and writes their accumulator elements (8 MiB): 10.03 MiB, 105.2
+// us, its gathering of every rank's rows aside; the collectives (start,
+// wait, release) are the communication model's. Adam
 // reads the f32 accumulator (4 MiB), reads and writes the master copy and
 // both moments (24 MiB) and writes the bf16 copy (2 MiB): 30 MiB; SGD with
 // momentum on an f32 parameter (its own master) 4 + 16 MiB.
 // CHECK: // @micro: each op's FLOPs
 // CHECK-NEXT: //   op
-// CHECK-NEXT: //   zero.grad_accumulate                          2          0.0      0.008       83.9
-// CHECK-NEXT: //   total                                         2          0.0      0.008       83.9
+// CHECK-NEXT: //   zero.grad_accumulate_rows                     1          0.0      0.011      105.2
+// CHECK-NEXT: //   zero.grad_accumulate                          1          0.0      0.008       83.9
+// CHECK-NEXT: //   total                                         2          0.0      0.019      189.1
 // CHECK: // @train_step: each op's FLOPs
 // CHECK-NEXT: //   op
 // CHECK-NEXT: //   zero.adam_update                              1          0.0      0.031      314.6
 // CHECK-NEXT: //   zero.sgd_update                               1          0.0      0.021      209.7
 graph.param trainable @w master(f32) = dense<0.5> : tensor<2097152xbf16>
 graph.param trainable @v = dense<0.5> : tensor<2097152xf32>
-func.func @micro(%s: !zero.shard<grads, bf16, 1048576, device>, %t: !zero.shard<grads, f32, 1048576, device>) {
+graph.param trainable @e master(f32) = dense<0.5> : tensor<8192x256xbf16>
+func.func @micro(%s: !zero.shard<grads, bf16, 1048576, device>, %rows: tensor<4096x256xbf16>, %i: tensor<4096xi64>) {
   zero.grad_accumulate @w, %s : !zero.shard<grads, bf16, 1048576, device>
-  zero.grad_accumulate @v, %t {in_place} : !zero.shard<grads, f32, 1048576, device>
+  zero.grad_accumulate_rows @e, %rows, %i : tensor<4096x256xbf16>, tensor<4096xi64>
   %p = zero.param_shard @w : !zero.shard<params, bf16, 1048576, device>
   %g = zero.all_gather_start %p : !zero.shard<params, bf16, 1048576, device> -> !zero.token<!zero.flat<params, bf16, 2097152, 2>>
   %f = zero.wait %g : !zero.token<!zero.flat<params, bf16, 2097152, 2>> -> !zero.flat<params, bf16, 2097152, 2>
@@ -121,6 +125,7 @@ func.func @train_step() attributes {zero.micro_steps = 2 : i64} {
   %t = zero.step_count : tensor<i64>
   %gw = zero.grad_accumulator @w : !zero.shard<grads, f32, 1048576, device>
   %gv = zero.grad_accumulator @v : !zero.shard<grads, f32, 1048576, device>
+  %ge = zero.grad_accumulator @e : !zero.shard<grads, f32, 1048576, device>
   zero.adam_update @w, %gw, %f, %lr, %b1, %b2, %t {optimizer = #zero.adam<>} : !zero.shard<grads, f32, 1048576, device>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<i64>
   zero.sgd_update @v, %gv, %f, %lr, %t {optimizer = #zero.sgd<momentum = 9.000000e-01>} : !zero.shard<grads, f32, 1048576, device>, tensor<f64>, tensor<f64>, tensor<i64>
   return

@@ -462,7 +462,11 @@ TEST(LaunchCommand, BindCoreListWithLauncherArgsAndOpenMpAffinity) {
             std::string::npos);
   for (const std::vector<std::string> &args : {std::vector<std::string>{"--bind-to", "core"},
                                                {"-bind-to=socket"},
-                                               {"-cpus-per-proc", "2"}}) {
+                                               {"-cpus-per-proc", "2"},
+                                               {"--map-by", "slot:PE=2"},
+                                               {"-rf", "ranks.txt"},
+                                               {"--cpu-set", "0-3"},
+                                               {"--mca", "hwloc_base_binding_policy", "core"}}) {
     CommandOptions binding = opts;
     binding.launcherArgs = args;
     EXPECT_NE(bindCoreListConflict(binding, {}), "") << args[0];
@@ -478,6 +482,22 @@ TEST(LaunchCommand, BindCoreListWithLauncherArgsAndOpenMpAffinity) {
             "unset it");
   EXPECT_NE(bindCoreListConflict(opts, {"OMP_PROC_BIND=close"}), "");
   EXPECT_NE(bindCoreListConflict(opts, {"GOMP_CPU_AFFINITY=0-3"}), "");
+  // OMP_PLACES turns binding on unless OMP_PROC_BIND says false; empty
+  // values are unset ones.
+  EXPECT_NE(bindCoreListConflict(opts, {"OMP_PLACES=cores"}), "");
+  EXPECT_EQ(bindCoreListConflict(opts, {"OMP_PLACES=cores", "OMP_PROC_BIND=FALSE"}), "");
+  EXPECT_EQ(bindCoreListConflict(opts, {"OMP_PROC_BIND=", "KMP_AFFINITY="}), "");
+  // A mapping without processing elements per rank does not bind.
+  opts.launcherArgs = {"--map-by", "ppr:1:socket", "--mca", "btl", "self,tcp"};
+  EXPECT_EQ(bindCoreListConflict(opts, {}), "");
+  opts.launcherArgs.clear();
+  // .deepspeed_env's variables reach the ranks too; the message says so.
+  opts.fileVariables = {{"KMP_AFFINITY", "compact"}};
+  EXPECT_EQ(bindCoreListConflict(opts, {}),
+            "--bind_core_list: KMP_AFFINITY is set in .deepspeed_env, which makes OpenMP pin each "
+            "thread to places of its own and undoes the ranks' binding (DeepSpeed refuses "
+            "KMP_AFFINITY there too); unset it");
+  opts.fileVariables.clear();
   // Without --bind_core_list nothing conflicts.
   opts.bindCores.clear();
   EXPECT_EQ(bindCoreListConflict(opts, {"KMP_AFFINITY=compact"}), "");

@@ -154,9 +154,12 @@ int ranksPerHost(const Placement &placement);
 /// Why `opts` cannot start ranks that bind themselves to --bind_core_list
 /// (opts.bindCores), "" when they can: --launcher_args that bind the ranks
 /// (all but `--bind-to none`, which mpirun would apply before the ranks
-/// bind themselves), or one of `environment`'s entries ("NAME=VALUE") that
+/// bind themselves: a binding, a mapping with PE=, a rankfile, a CPU set
+/// or list, their --mca parameters), or a variable of `environment`
+/// ("NAME=VALUE" entries) or of opts.fileVariables (.deepspeed_env's) that
 /// makes OpenMP pin threads itself (KMP_AFFINITY, which DeepSpeed refuses
-/// there too; GOMP_CPU_AFFINITY; OMP_PROC_BIND other than false).
+/// there too; GOMP_CPU_AFFINITY; OMP_PROC_BIND other than false; OMP_PLACES
+/// unless OMP_PROC_BIND is false).
 std::string bindCoreListConflict(const CommandOptions &opts,
                                  const std::vector<std::string> &environment);
 

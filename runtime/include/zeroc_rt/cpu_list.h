@@ -50,7 +50,8 @@ inline bool parseCpuList(const std::string &text, std::vector<int> &cpus, std::s
     std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
     // Blanks around an item or a range's ends, as Python's int() skips them.
     auto trim = [](std::string t) {
-      const size_t b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+      const char *blank = " \t\n\r\v\f";
+      const size_t b = t.find_first_not_of(blank), e = t.find_last_not_of(blank);
       return b == std::string::npos ? std::string() : t.substr(b, e - b + 1);
     };
     item = trim(item);

@@ -64,23 +64,42 @@ int envNumber(const char *name) {
   return *end || v < 0 ? -1 : static_cast<int>(v);
 }
 
-/// This rank's place among the ranks on its host: Open MPI's, or where its
-/// variables are missing, hosts told apart by their names' hashes, as the
-/// CUDA platform tells shared GPUs apart (containers that share a name
-/// would look like one host). Every rank takes part in the all-gather.
+/// What each rank tells the others to find its place on its host.
+struct HostPlace {
+  uint64_t host;      ///< its host name's hash
+  int32_t worldRank;  ///< OMPI_COMM_WORLD_RANK, or -1
+  int32_t localRank;  ///< OMPI_COMM_WORLD_LOCAL_RANK, or -1
+  int32_t localRanks; ///< OMPI_COMM_WORLD_LOCAL_SIZE, or -1
+  int32_t pad;
+};
+
+/// This rank's place among the ranks on its host: Open MPI's when every
+/// rank has valid values for this communicator, otherwise (another
+/// launcher, values inherited from an outer job) hosts told apart by their
+/// names' hashes, as the CUDA platform tells shared GPUs apart (containers
+/// that share a name would look like one host). Every rank takes part in
+/// the all-gather and decides from the same table.
 zeroc_rt_status_t localRankOf(zeroc_rt_comm_t *comm, int *localRank, int *localRanks) {
   const int rank = zeroc_rt_comm_rank(comm), size = zeroc_rt_comm_size(comm);
-  const uint64_t mine = hostHash();
-  std::vector<uint64_t> all(static_cast<size_t>(size));
+  const HostPlace mine{hostHash(), envNumber("OMPI_COMM_WORLD_RANK"),
+                       envNumber("OMPI_COMM_WORLD_LOCAL_RANK"),
+                       envNumber("OMPI_COMM_WORLD_LOCAL_SIZE"), 0};
+  std::vector<HostPlace> all(static_cast<size_t>(size));
   ZEROC_RT_RETURN_IF_ERROR(
       zeroc_rt_comm_all_gather(comm, &mine, all.data(), sizeof mine, ZEROC_RT_DTYPE_U8));
-  *localRank = envNumber("OMPI_COMM_WORLD_LOCAL_RANK");
-  *localRanks = envNumber("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (*localRank >= 0 && *localRank < *localRanks)
+  bool openMpi = true;
+  for (int r = 0; r < size; ++r) {
+    const HostPlace &p = all[static_cast<size_t>(r)];
+    openMpi = openMpi && p.worldRank == r && p.localRank >= 0 && p.localRank < p.localRanks;
+  }
+  if (openMpi) {
+    *localRank = mine.localRank;
+    *localRanks = mine.localRanks;
     return nullptr;
+  }
   *localRank = *localRanks = 0;
   for (int r = 0; r < size; ++r)
-    if (all[static_cast<size_t>(r)] == mine) {
+    if (all[static_cast<size_t>(r)].host == mine.host) {
       *localRank += r < rank;
       ++*localRanks;
     }
