@@ -123,6 +123,14 @@ int localGpus(llvm::StringRef target) {
   return n;
 }
 
+/// This process's environment, "NAME=VALUE" entries.
+std::vector<std::string> environmentEntries() {
+  std::vector<std::string> entries;
+  for (char **e = environ; e && *e; ++e)
+    entries.push_back(*e);
+  return entries;
+}
+
 /// What the ranks of a job on several hosts (or on one that is not
 /// localhost) get exported besides zeroc launch's own variables, as
 /// DeepSpeed's runner.py exports them to its nodes: this environment's
@@ -130,10 +138,7 @@ int localGpus(llvm::StringRef target) {
 /// (DS_ENV_FILE) in the home folder and in the current one. `notes` says
 /// which files were read and what in them was left out.
 bool exportsForRanks(CommandOptions &opts, std::vector<std::string> &notes, std::string &error) {
-  std::vector<std::string> environment;
-  for (char **e = environ; e && *e; ++e)
-    environment.push_back(*e);
-  opts.forwarded = forwardedVariables(environment);
+  opts.forwarded = forwardedVariables(environmentEntries());
   const char *fileName = std::getenv("DS_ENV_FILE");
   std::string name = fileName && *fileName ? fileName : ".deepspeed_env";
   std::vector<std::string> paths;
@@ -552,10 +557,7 @@ int runLaunch(int argc, char **argv, llvm::StringRef usage) {
       (placement.front().host != "localhost" && placement.front().host != "127.0.0.1");
   if (remote && !exportsForRanks(opts, exportNotes, error))
     return fail(error);
-  std::vector<std::string> environment;
-  for (char **e = environ; *e; ++e)
-    environment.push_back(*e);
-  if (std::string conflict = bindCoreListConflict(opts, environment); !conflict.empty())
+  if (std::string conflict = bindCoreListConflict(opts, environmentEntries()); !conflict.empty())
     return fail(conflict);
   Command cmd = buildCommand(placement, opts);
   for (const std::string &n : exportNotes)
