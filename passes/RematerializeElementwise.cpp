@@ -30,19 +30,6 @@ using namespace zeroc::graph;
 
 namespace {
 
-/// The storage (zero::storageRoot) of every value that an op in `fn` may
-/// write or free: an in-place collective's operand, a zero.release's
-/// buffer, any operand of an op whose effects are unknown.
-llvm::DenseSet<Value> writtenStorage(func::FuncOp fn) {
-  llvm::DenseSet<Value> written;
-  fn.walk([&](Operation *op) {
-    if (zeroc::fusion::mayWriteOrFree(op))
-      for (Value v : op->getOperands())
-        written.insert(zeroc::zero::storageRoot(v));
-  });
-  return written;
-}
-
 /// The result of `producer` that yields `inner`, a value of its body, and
 /// that `reads` holds; null when there is none.
 Value readResult(FusedElementwiseOp producer, Value inner, const llvm::DenseSet<Value> &reads) {
@@ -55,9 +42,7 @@ Value readResult(FusedElementwiseOp producer, Value inner, const llvm::DenseSet<
 /// Recomputes, in one fused op's body, inputs that other fused ops yield.
 class Recompute {
 public:
-  /// `written`: writtenStorage of the consumer's function.
-  Recompute(FusedElementwiseOp consumer, const llvm::DenseSet<Value> &written)
-      : consumer(consumer), written(written) {
+  explicit Recompute(FusedElementwiseOp consumer) : consumer(consumer) {
     for (Value v : consumer.getInputs())
       reads.insert(v);
   }
@@ -95,17 +80,23 @@ public:
 
 private:
   FusedElementwiseOp consumer;
-  const llvm::DenseSet<Value> &written;
   llvm::DenseSet<Value> reads;               ///< the consumer's inputs
   llvm::DenseSet<Value> recomputed;          ///< of those, the ones it recomputes
   llvm::DenseMap<Value, Value> atConsumer;   ///< an outside value in its body
   llvm::DenseMap<Value, Value> cloned;       ///< a producer's body value in its body
   llvm::DenseMap<Operation *, bool> checked; ///< computable's answers
+  llvm::DenseMap<std::pair<Operation *, Value>, bool> kept; ///< unchanged's answers
   OpBuilder builder{consumer.getContext()};
 
-  /// Whether `v` holds at the consumer what it held at its producer: no op
-  /// writes or frees its storage.
-  bool unchanged(Value v) const { return !written.contains(zeroc::zero::storageRoot(v)); }
+  /// Whether `v` holds at the consumer what it held at `producer`: no op
+  /// between them writes or frees its storage (an in-place collective, a
+  /// release, a write of the state it views).
+  bool unchanged(FusedElementwiseOp producer, Value v) {
+    auto [it, inserted] = kept.try_emplace({producer, v}, false);
+    if (inserted)
+      it->second = !zeroc::fusion::writesStorageBetween(producer, consumer, v);
+    return it->second;
+  }
 
   /// Whether `op`, in `producer`'s body, computes from values the consumer
   /// may read: the producer's inputs that the consumer reads or that are of
@@ -121,10 +112,10 @@ private:
       if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
         Value input = producer.getInputs()[arg.getArgNumber()];
         auto type = llvm::cast<RankedTensorType>(input.getType());
-        return (reads.contains(input) || type.getRank() == 0) && unchanged(input);
+        return (reads.contains(input) || type.getRank() == 0) && unchanged(producer, input);
       }
       if (Value result = readResult(producer, v, reads))
-        return unchanged(result);
+        return unchanged(producer, result);
       return computable(producer, v.getDefiningOp());
     });
     checked[op] = ok;
@@ -222,10 +213,9 @@ struct RematerializeElementwisePass
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
-      const llvm::DenseSet<Value> written = writtenStorage(fn);
       SmallVector<FusedElementwiseOp> fusedOps(fn.getBody().getOps<FusedElementwiseOp>());
       for (FusedElementwiseOp consumer : fusedOps) {
-        Recompute recompute(consumer, written);
+        Recompute recompute(consumer);
         SmallVector<Value> inputs;
         for (Value input : consumer.getInputs())
           if (recompute.canRecompute(input))

@@ -151,3 +151,39 @@ func.func @written(%x: tensor<4xf32>, %y: tensor<4xf32>, %k: tensor<f32>, %dy: t
   }
   return %h, %g#1, %r, %i : tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// Tests a rank-0 value that views state (a buffer here, a scalar
+// parameter's replica alike): a store of that state between the two ops
+// changes what the consumer would read, so it computes nothing from it; a
+// write after the consumer (the all-reduce of %x) changes nothing the
+// consumer reads, so it computes x + x from x.
+// CHECK-LABEL: func.func @state_write
+// CHECK: %[[F:.*]]:2 = graph.fused_elementwise
+// CHECK: zero.buffer_store @scale
+// CHECK-NEXT: graph.fused_elementwise %arg1, %arg0, %[[F]]#0 :
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<4xf32>, %[[X:.*]]: tensor<4xf32>, %{{.*}}: tensor<4xf32>):
+// CHECK-NEXT: graph.add %[[X]], %[[X]]
+// CHECK: zero.all_reduce %arg0
+graph.buffer @scale = dense<1.0> : tensor<f32>
+func.func @state_write(%x: tensor<4xf32>, %dy: tensor<4xf32>, %new: tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %s = zero.buffer_load @scale : tensor<f32>
+  %f:3 = graph.fused_elementwise %x, %s : (tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>, %c: tensor<f32>):
+    %0 = graph.add %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %1 = graph.mul %a, %c : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    %2 = graph.exp %1 : tensor<4xf32>
+    graph.yield %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+  zero.buffer_store @scale, %new : tensor<f32>
+  %h = graph.fused_elementwise %dy, %x, %f#0, %f#1 : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>, %p: tensor<4xf32>, %m: tensor<4xf32>):
+    %0 = graph.mul %a, %p : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %1 = graph.mul %0, %m : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %2 = graph.mul %1, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    graph.yield %2 : tensor<4xf32>
+  }
+  %r = zero.all_reduce %x {reduction = #zero<reduction sum>} : tensor<4xf32>
+  return %h, %f#2, %r : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

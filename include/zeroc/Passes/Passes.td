@@ -619,10 +619,12 @@ def RematerializeElementwise
     reads anyway: the producer's inputs that the consumer reads too, its
     results that the consumer reads too, and rank-0 values (a GELU's
     constants; the consumer takes those as new inputs), none of whose
-    storage an op writes or frees (an in-place collective, a
-    `zero.release`; views share their value's storage). A training-mode
-    dropout is never computed again (its mask belongs to the launch). The producer stops yielding a result that nothing reads any
-    more, and a value it no longer yields is never stored.
+    storage an op between the two writes or frees (an in-place collective,
+    a `zero.release`, a write of the state the value views, as
+    zero-fuse-elementwise decides it; views share their value's storage).
+    A training-mode dropout is never computed again (its mask belongs to
+    the launch). The producer stops yielding a result that nothing reads
+    any more, and a value it no longer yields is never stored.
 
     Every value in a fused body is rounded to the element type as its op
     stores it, so the recomputed value has the stored value's bits. A GELU
