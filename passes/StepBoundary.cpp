@@ -17,6 +17,7 @@
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace zeroc {
 #define GEN_PASS_DEF_STEPBOUNDARY
@@ -36,6 +37,30 @@ struct Reduced {
   graph::ParamOp param;
   Value grad; ///< what the update reads
 };
+
+/// The parameters that @train_micro_step accumulates once, with a gradient
+/// of the parameter's own element type: no second accumulation and no rows
+/// (zero.grad_accumulate_rows) add to it, so with one micro-step and one
+/// rank their accumulator only ever holds that gradient.
+llvm::StringSet<> accumulatedOnce(ModuleOp module) {
+  llvm::StringMap<int> accumulations;
+  llvm::StringSet<> once;
+  auto micro = module.lookupSymbol<func::FuncOp>("train_micro_step");
+  micro.walk([&](Operation *op) {
+    if (auto rows = llvm::dyn_cast<zero::GradAccumulateRowsOp>(op))
+      accumulations[rows.getParam()] += 2;
+    else if (auto acc = llvm::dyn_cast<zero::GradAccumulateOp>(op)) {
+      auto param = module.lookupSymbol<graph::ParamOp>(acc.getParamAttr());
+      const bool own = param && zero::bufferElementType(acc.getGrad().getType()) ==
+                                    param.getType().getElementType();
+      accumulations[acc.getParam()] += own ? 1 : 2;
+    }
+  });
+  for (const auto &[param, count] : accumulations)
+    if (count == 1)
+      once.insert(param);
+  return once;
+}
 
 struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
   using Base::Base;
@@ -136,6 +161,13 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
       module.lookupSymbol<func::FuncOp>("train_micro_step").walk(
           [&](zero::GradAccumulateOp acc) { accumulation[acc.getParam()] = acc; });
 
+    // f32 accumulators for 16-bit parameters, except where one would only
+    // ever hold one 16-bit gradient exactly: one rank, one micro-step and
+    // one accumulation (docs/RationaleZero.md, "Accumulators that hold one
+    // gradient").
+    const llvm::StringSet<> exactInTrainingDtype =
+        world == 1 && gradAccumSteps == 1 ? accumulatedOnce(module) : llvm::StringSet<>();
+
     // 1. The reduction, parameter by parameter in declaration order.
     SmallVector<Reduced> reduced;
     SmallVector<Value> grads;
@@ -145,7 +177,7 @@ struct StepBoundaryPass : zeroc::impl::StepBoundaryBase<StepBoundaryPass> {
         continue;
       auto t = p.getType();
       Type gradElem = t.getElementType();
-      if (p.getMaster() && fp32GradAccum)
+      if (p.getMaster() && fp32GradAccum && !exactInTrainingDtype.contains(p.getSymName()))
         gradElem = b.getF32Type();
       const int64_t shard = zero::shardElements(t.getNumElements(), world);
       const int64_t padded = shard * world;

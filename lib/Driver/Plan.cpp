@@ -44,7 +44,12 @@ std::string planJson(ModuleOp module, const TrainConfig &config, llvm::StringRef
   // runtime allocates: the kept parameter elements and the gradient
   // accumulator in their dtypes, the optimizer state (plus the master copy
   // with mixed precision) in the master dtype for the updated elements.
-  int64_t psi = 0, padded = 0, bytesPerElem = 4, gradBytesPerElem = 4;
+  int64_t psi = 0, padded = 0, bytesPerElem = 4, gradBytesPerElem = 0;
+  // gradBytesPerElem: the accumulators' configured element size. The
+  // trainable elements whose accumulator is narrower: with one rank and one
+  // micro-step, a 16-bit parameter's accumulator that only ever holds its
+  // one gradient is in the training dtype (zero-step-boundary).
+  int64_t narrowGradElems = 0;
   int64_t stateBytesPerElem = 0, params = 0, grads = 0, state = 0;
   // Frozen parameters: stored (and at stage 3 sharded unless persistent)
   // like the others, but no gradient, no optimizer state, no step-boundary
@@ -82,12 +87,19 @@ std::string planJson(ModuleOp module, const TrainConfig &config, llvm::StringRef
       persistentElems += n;
     }
     bytesPerElem = b;
-    gradBytesPerElem = g;
+    // The accumulator's dtype as configured (data_types.grad_accum_dtype).
+    const int64_t configured = p.getMaster() && config.gradAccumFp32 ? 4 : b;
+    if (g < configured)
+      narrowGradElems += n;
+    gradBytesPerElem = std::max(gradBytesPerElem, configured);
     stateBytesPerElem = copies * m;
     params += kept * b;
     grads += (layout ? layout.getGrad() : 0) * g;
     state += copies * (layout ? layout.getUpdate() : 0) * m;
   }
+
+  if (gradBytesPerElem == 0)
+    gradBytesPerElem = bytesPerElem; // nothing trainable
 
   // Parameters whose gradient moves only as rows (zero.grad_accumulate_rows
   // and no dense accumulation): their padded elements, which no
@@ -221,6 +233,7 @@ std::string planJson(ModuleOp module, const TrainConfig &config, llvm::StringRef
      << "  \"buffer_elements\": " << bufferElems << ",\n"
      << "  \"dtype_bytes\": " << bytesPerElem << ",\n"
      << "  \"grad_dtype_bytes\": " << gradBytesPerElem << ",\n"
+     << "  \"narrow_gradient_elements\": " << narrowGradElems << ",\n"
      << "  \"micro_batch\": " << config.microBatch << ",\n"
      << "  \"gradient_accumulation_steps\": " << config.gradAccum << ",\n"
      << "  \"optimizer\": \"" << config.optimizerName << "\",\n"

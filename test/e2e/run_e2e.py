@@ -88,6 +88,15 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     d = plan["dtype_bytes"]
     g = plan["grad_dtype_bytes"]
     k = plan["optimizer_state_bytes_per_parameter"]
+    # With one rank and one micro-step, an fp32 accumulator that would hold
+    # one 16-bit gradient is in the training dtype instead (d bytes, not g):
+    # plan.json counts those elements.
+    narrow = plan["narrow_gradient_elements"]
+    if narrow and not (w == 1 and plan["gradient_accumulation_steps"] == 1 and g > d):
+        return "plan.json: %d narrow gradient elements with %d ranks, %d micro-steps" % (
+            narrow, w, plan["gradient_accumulation_steps"])
+    if not narrow and w == 1 and plan["gradient_accumulation_steps"] == 1 and g > d:
+        return "plan.json: one rank and one micro-step, yet every accumulator is %d-byte" % g
     # Stage 3's persistent parameters (stage3_param_persistence_threshold)
     # are kept whole on every rank, as at stage 2.
     pp = plan.get("persistent_parameter_elements", 0)
@@ -99,7 +108,7 @@ def check_plan(plan, psi, stage, w, nparams, mixed, grad_bytes):
     # optimizer state; buffers: whole on every rank; the formulas hold for
     # the trainable ones.
     if abs(b["total"] - b.get("frozen_params", 0) - b.get("buffers", 0)
-           - formulas[stage]) > slack:
+           - formulas[stage] + (g - d) * narrow / w) > slack:
         return "plan.json total %d != ZeRO formula %.0f" % (b["total"], formulas[stage])
     # An embedding's gradient rows (stages 2-3) move instead of its table's
     # reduce-scatter, or, for a tied table, besides its head part's: the

@@ -453,6 +453,13 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
        stages 1-2, and for stage 3's `zero.persistent` parameters (set by
        zero-partition), the all-gather of the updated replicas.
 
+    With `fp32-grad-accum` a 16-bit parameter's accumulator is f32, except
+    where it only ever holds one gradient exactly: one rank
+    (`zero.world_size` 1), one micro-step, and one `zero.grad_accumulate`
+    of a gradient of the parameter's own type (no second one, no
+    `zero.grad_accumulate_rows`). That accumulator keeps the training dtype
+    (docs/RationaleZero.md, "Accumulators that hold one gradient").
+
     The optimizer, the schedule and the scaler are pass options written as
     the attributes they become (`#zero.adam<...>`, `#zero.sgd<...>`,
     `#zero.lr_schedule<...>`, `#zero.loss_scaler<...>`; no scaler: "").
@@ -483,7 +490,8 @@ def StepBoundary : Pass<"zero-step-boundary", "::mlir::ModuleOp"> {
     Option<"gradientClipping", "gradient-clipping", "double", /*default=*/"1.0",
            "Max global gradient norm (0: no clipping)">,
     Option<"fp32GradAccum", "fp32-grad-accum", "bool", /*default=*/"false",
-           "Accumulate 16-bit parameters' gradients in f32">,
+           "Accumulate 16-bit parameters' gradients in f32 (except, with one "
+           "rank and one micro-step, where an accumulator holds one gradient)">,
     Option<"gradAccumSteps", "grad-accum-steps", "int64_t", /*default=*/"1",
            "Micro-steps per optimizer step (recorded as zero.micro_steps)">,
     Option<"monitor", "monitor", "std::string", /*default=*/"\"#zero.monitor<>\"",
