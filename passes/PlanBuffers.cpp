@@ -72,8 +72,10 @@ private:
 /// of a gradient writes its accumulator (zeroc_rt_engine::firstAccumulation):
 /// the gradient can be produced there directly instead of in the arena and
 /// copied. Taken when the gradient has the accumulator's element type and
-/// nothing but the accumulation uses it or the reshapes between (so nothing
-/// else reads or writes that storage); the accumulation is marked in_place.
+/// nothing but the accumulation uses it or the values between
+/// (accumulatorChain: reshapes, and on one rank a reduce-scatter that is the
+/// identity), so nothing else reads or writes that storage; the
+/// accumulation is marked in_place.
 /// Returns the results placed in accumulators.
 llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
                                                    func::FuncOp micro) {
@@ -97,13 +99,9 @@ llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
         bufferElementType(grad.getType()) !=
             accumulatorElement.lookup(accumulate.getParam()))
       continue;
-    Value root = accumulatorStorageOf(grad);
-    bool onlyAccumulated = true;
-    for (Value v = grad;; v = v.getDefiningOp<zeroc::graph::ReshapeOp>().getInput()) {
-      onlyAccumulated &= v.hasOneUse();
-      if (v == root)
-        break;
-    }
+    SmallVector<Value> chain = accumulatorChain(grad);
+    Value root = chain.back();
+    const bool onlyAccumulated = llvm::all_of(chain, [](Value v) { return v.hasOneUse(); });
     // One use each: no second accumulation of the same storage either.
     Operation *def = root.getDefiningOp();
     if (!onlyAccumulated || !def || !resultsNeedArena(def))

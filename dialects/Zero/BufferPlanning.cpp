@@ -97,11 +97,33 @@ llvm::StringMap<Type> accumulatorElementTypes(Operation *scope) {
   return types;
 }
 
-Value accumulatorStorageOf(Value grad) {
-  while (auto r = grad.getDefiningOp<graph::ReshapeOp>())
-    grad = r.getInput();
-  return grad;
+SmallVector<Value> accumulatorChain(Value grad) {
+  SmallVector<Value> chain = {grad};
+  for (Value v = grad;; chain.push_back(v)) {
+    Operation *def = v.getDefiningOp();
+    if (auto r = llvm::dyn_cast_or_null<graph::ReshapeOp>(def)) {
+      v = r.getInput();
+    } else if (auto w = llvm::dyn_cast_or_null<WaitOp>(def);
+               w && w.getToken().getDefiningOp<ReduceScatterStartOp>()) {
+      v = w.getToken(); // the started reduce-scatter's shard
+    } else if (llvm::isa_and_nonnull<ReduceScatterOp, ReduceScatterStartOp>(def) &&
+               inPlaceOperand(def)) {
+      // On one rank: the shard is the whole buffer.
+      Value buffer = inPlaceOperand(def);
+      auto flat = llvm::cast<FlatType>(buffer.getType());
+      if (flat.getWorld() != 1)
+        break;
+      v = buffer;
+    } else if (auto pack = llvm::dyn_cast_or_null<PackOp>(def); pack && packRenamesInput(pack)) {
+      v = pack.getInputs().front();
+    } else {
+      break;
+    }
+  }
+  return chain;
 }
+
+Value accumulatorStorageOf(Value grad) { return accumulatorChain(grad).back(); }
 
 bool writesResultAtStrides(Operation *op, unsigned index) {
   return llvm::isa<graph::FusedAttentionGradOp>(op) && index < 3;

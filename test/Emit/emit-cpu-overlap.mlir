@@ -16,9 +16,12 @@ func.func @forward(%x: tensor<2x4xf32> {graph.input = "x"}) -> (tensor<f32> {gra
 // S3: int64_t Q[2];
 // S3: ZRT_TRY(zeroc_rt_comm_all_gather_start(comm, [[S:V\[[0-9]+\]]], [[G:V\[[0-9]+\]]], 6, ZEROC_RT_DTYPE_F32, &Q[0]));
 // S3: ZRT_TRY(zeroc_rt_comm_wait(comm, Q[0]));
-// S3: ZRT_TRY(zeroc_rt_comm_reduce_scatter_start(comm, [[B:V\[[0-9]+\]]], [[R:V\[[0-9]+\]]], 6, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_SUM, &Q[[[RQ:[0-9]+]]]));
+// One micro-step: the reduce-scatter writes the rank's shard into the
+// accumulator, which no accumulation call copies into.
+// S3: [[R:V\[[0-9]+\]]] = (char *)zeroc_rt_engine_grad_accumulator(e, 0);
+// S3: ZRT_TRY(zeroc_rt_comm_reduce_scatter_start(comm, [[B:V\[[0-9]+\]]], [[R]], 6, ZEROC_RT_DTYPE_F32, ZEROC_RT_REDUCE_SUM, &Q[[[RQ:[0-9]+]]]));
 // S3: ZRT_TRY(zeroc_rt_comm_wait(comm, Q[[[RQ]]]));
-// S3: zeroc_rt_engine_grad_accumulate(e, 0, {{V\[[0-9]+\]}}, 6)
+// S3-NOT: zeroc_rt_engine_grad_accumulate(
 
 // One micro-step: the weight gradient's GEMM writes the accumulator, which
 // no accumulation call copies into.

@@ -82,3 +82,54 @@ module attributes {zero.stage = 0 : i64, zero.world_size = 2 : i64} {
     return
   }
 }
+
+// -----
+// CHECK-LABEL: // {{-----}}
+
+// Tests a stage-3 gradient on one rank: packed (a renaming), reduce-scattered
+// in place (the shard is the whole buffer) and waited for, it is planned in
+// the accumulator, and the pack, the start and the wait take no storage.
+module attributes {zero.stage = 3 : i64, zero.world_size = 1 : i64} {
+  graph.param trainable @w = dense<0.5> : tensor<4x4xf32>
+  // CHECK-LABEL: module attributes
+  // CHECK-SAME: zero.arena_bytes = 0 : i64
+  func.func @train_micro_step(%x: tensor<4x4xf32>) {
+    // CHECK: graph.matmul {{.*}} {zero.arena_offsets = [-1]}
+    %g = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %p = zero.pack %g {offsets = [0]} : (tensor<4x4xf32>) -> !zero.flat<grads, f32, 16, 1>
+    // CHECK: zero.reduce_scatter_start {{.*}} {in_place, reduction = #zero<reduction sum>} :
+    %t = zero.reduce_scatter_start %p {reduction = #zero<reduction sum>} : !zero.flat<grads, f32, 16, 1> -> !zero.token<!zero.shard<grads, f32, 16, device>>
+    %s = zero.wait %t : !zero.token<!zero.shard<grads, f32, 16, device>> -> !zero.shard<grads, f32, 16, device>
+    // CHECK: zero.grad_accumulate @w, %{{.*}} {in_place}
+    zero.grad_accumulate @w, %s : !zero.shard<grads, f32, 16, device>
+    return
+  }
+  func.func @train_step() attributes {zero.micro_steps = 1 : i64} {
+    %a = zero.grad_accumulator @w : !zero.shard<grads, f32, 16, device>
+    return
+  }
+}
+
+// -----
+// CHECK-LABEL: // {{-----}}
+
+// Tests the same gradient on two ranks: the rank's shard is half the
+// buffer, which the reduce-scatter writes, so the gradient is produced in
+// the arena and the shard accumulated.
+module attributes {zero.stage = 3 : i64, zero.world_size = 2 : i64} {
+  graph.param trainable @w = dense<0.5> : tensor<4x4xf32>
+  func.func @train_micro_step(%x: tensor<4x4xf32>) {
+    // CHECK: graph.matmul {{.*}} {zero.arena_offsets = [0]}
+    %g = graph.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %p = zero.pack %g {offsets = [0]} : (tensor<4x4xf32>) -> !zero.flat<grads, f32, 16, 2>
+    %t = zero.reduce_scatter_start %p {reduction = #zero<reduction sum>} : !zero.flat<grads, f32, 16, 2> -> !zero.token<!zero.shard<grads, f32, 8, device>>
+    %s = zero.wait %t : !zero.token<!zero.shard<grads, f32, 8, device>> -> !zero.shard<grads, f32, 8, device>
+    // CHECK: zero.grad_accumulate @w, %{{.*}} : !zero.shard<grads, f32, 8, device>
+    zero.grad_accumulate @w, %s : !zero.shard<grads, f32, 8, device>
+    return
+  }
+  func.func @train_step() attributes {zero.micro_steps = 1 : i64} {
+    %a = zero.grad_accumulator @w : !zero.shard<grads, f32, 8, device>
+    return
+  }
+}

@@ -967,9 +967,14 @@ def PlanBuffers : Pass<"zero-plan-buffers", "::mlir::ModuleOp"> {
 
     With one micro-step per optimizer step (`@train_step`'s
     `zero.micro_steps` = 1) a gradient of its accumulator's element type,
-    used only by its `zero.grad_accumulate` (through reshapes), is produced
-    in the accumulator itself: its op's offset is -1 and the accumulation is
-    marked `in_place` (no copy, no arena space).
+    used only by its `zero.grad_accumulate` (through reshapes and a
+    `zero.wait`; `zero::accumulatorChain`), is produced in the accumulator
+    itself: its op's offset is -1 and the accumulation is marked `in_place`
+    (no copy, no arena space). At stages 2-3 that op is the reduce-scatter
+    (started or not), which writes the rank's shard there; on one rank,
+    where the reduce-scatter is in place and its shard the whole buffer, it
+    is the op whose result the `zero.pack` of it alone renames (a weight
+    gradient's GEMM).
 
     A `graph.concat` whose every operand is a result (through reshapes,
     each read by nothing else) of an op whose emitters write that result at

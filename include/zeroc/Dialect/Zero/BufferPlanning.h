@@ -153,9 +153,16 @@ bool isReleased(mlir::Value v);
 /// (accumulatorStorageOf).
 inline constexpr int64_t kInAccumulatorOffset = -1;
 
+/// The values from a zero.grad_accumulate's gradient to the op result that
+/// holds its storage: through graph.reshape and a zero.wait to its
+/// reduce-scatter's token (stages 2-3, whose shard is the storage), and on
+/// one rank, where the reduce-scatter is in place and its shard the whole
+/// buffer, on to that buffer's zero.pack when it renames its one input.
+llvm::SmallVector<mlir::Value> accumulatorChain(mlir::Value grad);
+
 /// The value holding the storage of an in-place zero.grad_accumulate's
-/// gradient (its operand, through graph.reshape): the op result that
-/// zero-plan-buffers places in the accumulator.
+/// gradient (accumulatorChain's last): the op result that zero-plan-buffers
+/// places in the accumulator.
 mlir::Value accumulatorStorageOf(mlir::Value grad);
 
 /// Whether every target's emitter writes result `index` of `op` at any
