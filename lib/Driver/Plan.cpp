@@ -27,6 +27,8 @@
 #include "zeroc/Dialect/Zero/BufferPlanning.h"
 #include "zeroc/Dialect/Zero/ZeroOps.h"
 
+#include "zeroc_rt/contract.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -50,6 +52,9 @@ std::string planJson(ModuleOp module, const TrainConfig &config, llvm::StringRef
   // micro-step, a 16-bit parameter's accumulator that only ever holds its
   // one gradient is in the training dtype (zero-step-boundary).
   int64_t narrowGradElems = 0;
+  // The optimizer step's scratch, where it converts a gradient that is not
+  // in its master's dtype (zeroc_rt_optimizer_scratch_bytes).
+  int64_t optimizerScratchBytes = 0;
   int64_t stateBytesPerElem = 0, params = 0, grads = 0, state = 0;
   // Frozen parameters: stored (and at stage 3 sharded unless persistent)
   // like the others, but no gradient, no optimizer state, no step-boundary
@@ -91,6 +96,10 @@ std::string planJson(ModuleOp module, const TrainConfig &config, llvm::StringRef
     const int64_t configured = p.getMaster() && config.gradAccumFp32 ? 4 : b;
     if (g < configured)
       narrowGradElems += n;
+    Type gradElement = gradType.lookup(p.getSymName());
+    if (p.getMaster() && gradElement && gradElement != p.getMasterElementType() && layout)
+      optimizerScratchBytes =
+          std::max(optimizerScratchBytes, zeroc_rt_optimizer_scratch_bytes(layout.getUpdate(), m));
     gradBytesPerElem = std::max(gradBytesPerElem, configured);
     stateBytesPerElem = copies * m;
     params += kept * b;
@@ -247,7 +256,9 @@ std::string planJson(ModuleOp module, const TrainConfig &config, llvm::StringRef
      << "  \"communication_bytes_per_step\": " << bytes << ",\n"
      << "  \"arena_bytes\": " << arenaBytes << ",\n"
      << "  \"row_exchange_bytes\": " << rowExchangeBytes << ",\n"
-     << "  \"allocated_bytes\": " << modelStateBytes + arenaBytes + rowExchangeBytes << "\n"
+     << "  \"optimizer_scratch_bytes\": " << optimizerScratchBytes << ",\n"
+     << "  \"allocated_bytes\": "
+     << modelStateBytes + arenaBytes + rowExchangeBytes + optimizerScratchBytes << "\n"
      << "}\n";
   return s;
 }

@@ -29,6 +29,20 @@ static inline int zeroc_rt_param_master_ok(zeroc_rt_dtype_t dtype,
   return 0;
 }
 
+/// The optimizer step converts a gradient whose dtype is not its master's
+/// (a 16-bit accumulator of a 16-bit parameter) into a scratch buffer, at
+/// most this many elements at a time; the engine allocates it once, and
+/// plan.json counts it (zeroc_rt_optimizer_scratch_bytes).
+#define ZEROC_RT_OPTIMIZER_CHUNK_ELEMENTS ((int64_t)1 << 18)
+
+/// The scratch buffer's bytes for the largest such update of `elements`
+/// master elements of `master_size` bytes (0 when there is none).
+static inline int64_t zeroc_rt_optimizer_scratch_bytes(int64_t elements, int64_t master_size) {
+  return (elements < ZEROC_RT_OPTIMIZER_CHUNK_ELEMENTS ? elements
+                                                       : ZEROC_RT_OPTIMIZER_CHUNK_ELEMENTS) *
+         master_size;
+}
+
 /// The trainer saves parameter P as `<P with '/' as '_'>.npy` (`_.npy` and
 /// `_..npy` for "." and ".."), so two parameters whose names differ only
 /// there would overwrite each other.

@@ -132,8 +132,9 @@ public:
 
   /// Adam on `count` tensors, each as one zeroc_rt_engine_adam_update:
   /// its gradient times the factor (converted into `scratch`, which holds
-  /// the largest tensor's `dtype` elements, when the dtypes differ, else
-  /// scaled in place), adamStep, the rounding. A GPU overrides it with one
+  /// zeroc_rt_optimizer_scratch_bytes of the largest such tensor, a part
+  /// at a time, when the dtypes differ, else scaled in place), adamStep,
+  /// the rounding. A GPU overrides it with one
   /// pass that reads the gradients and writes no copy. Errors name the
   /// parameter.
   ZEROC_RT_MUST_USE virtual zeroc_rt_status_t

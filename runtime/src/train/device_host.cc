@@ -9,9 +9,11 @@
 #include "train/allocation_meter.h"
 #include "train/device.h"
 #include "train/train_internal.h"
+#include "zeroc_rt/contract.h"
 
 #include "status_internal.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -126,29 +128,58 @@ zeroc_rt_status_t tensorError(zeroc_rt_status_t status, const char *what, const 
   return ZEROC_RT_TRAIN_WRAP(status, format("%s of parameter '%s': ", what, t.name));
 }
 
+/// `p` advanced by `first` elements of `dtype` (NULL stays NULL).
+void *elementAt(void *p, int64_t first, zeroc_rt_dtype_t dtype) {
+  return p ? static_cast<char *>(p) + first * static_cast<int64_t>(zeroc_rt_dtype_size(dtype))
+           : nullptr;
+}
+
+void advanceState(AdamTensor &t, int64_t first) {
+  t.expAvg = elementAt(t.expAvg, first, t.dtype);
+  t.expAvgSq = elementAt(t.expAvgSq, first, t.dtype);
+}
+
+void advanceState(SgdTensor &t, int64_t first) {
+  t.momentumBuf = elementAt(t.momentumBuf, first, t.dtype);
+}
+
+/// Elements [first, first + count) of `t`'s update: every update is
+/// elementwise, so its parts update the whole.
+template <typename Tensor> Tensor part(const Tensor &t, int64_t first, int64_t count) {
+  Tensor p = t;
+  p.grad = elementAt(t.grad, first, t.gradDtype);
+  p.param = elementAt(t.param, first, t.dtype);
+  p.rounded = elementAt(t.rounded, first, t.roundedDtype);
+  advanceState(p, first);
+  p.count = count;
+  return p;
+}
+
 /// A multi-tensor step one tensor at a time: the gradient times the
-/// factor (converted into `scratch` when the dtypes differ, else scaled in
-/// place), `update(tensor, gradient)`, the master rounded.
+/// factor (converted into `scratch` when the dtypes differ, at most
+/// ZEROC_RT_OPTIMIZER_CHUNK_ELEMENTS at a time, else scaled in place),
+/// `update(tensor, gradient)`, the master rounded.
 template <typename Tensor, typename Update>
 zeroc_rt_status_t eachTensor(Device &device, const Tensor *tensors, int64_t count, double factor,
                              void *scratch, Update &&update) {
   for (int64_t i = 0; i < count; ++i) {
     const Tensor &t = tensors[i];
-    void *g = t.grad;
-    zeroc_rt_status_t status;
-    if (t.gradDtype != t.dtype) {
-      g = scratch;
-      status = device.convert(t.gradDtype, t.grad, t.dtype, g, t.count, factor);
-    } else {
-      status = device.scale(t.gradDtype, g, t.count, factor);
+    const bool converted = t.gradDtype != t.dtype;
+    const int64_t chunk = converted ? ZEROC_RT_OPTIMIZER_CHUNK_ELEMENTS : t.count;
+    for (int64_t first = 0; first < t.count; first += chunk) {
+      const Tensor p = part(t, first, std::min(chunk, t.count - first));
+      void *g = converted ? scratch : p.grad;
+      zeroc_rt_status_t status =
+          converted ? device.convert(p.gradDtype, p.grad, p.dtype, g, p.count, factor)
+                    : device.scale(p.gradDtype, g, p.count, factor);
+      if (status)
+        return tensorError(status, "gradient scaling", t);
+      if ((status = update(p, g)))
+        return tensorError(status, "optimizer update", t);
+      if (p.rounded &&
+          (status = device.convert(p.dtype, p.param, p.roundedDtype, p.rounded, p.count, 1.0)))
+        return tensorError(status, "rounding the master copy", t);
     }
-    if (status)
-      return tensorError(status, "gradient scaling", t);
-    if ((status = update(t, g)))
-      return tensorError(status, "optimizer update", t);
-    if (t.rounded &&
-        (status = device.convert(t.dtype, t.param, t.roundedDtype, t.rounded, t.count, 1.0)))
-      return tensorError(status, "rounding the master copy", t);
   }
   return nullptr;
 }

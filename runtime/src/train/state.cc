@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "train/train_internal.h"
+#include "zeroc_rt/contract.h"
 
 #include "status_internal.h"
 
@@ -137,7 +138,9 @@ zeroc_rt_status_t buildZeroState(const zeroc_rt_program_t &program,
     if (p.hasMaster()) {
       off[i].master = optimPlan.add(update);
       if (p.gradDtype != p.masterDtype) // else scaled in place
-        masterGradBytes = std::max(masterGradBytes, update);
+        masterGradBytes =
+            std::max(masterGradBytes, static_cast<size_t>(zeroc_rt_optimizer_scratch_bytes(
+                                          p.updateCount, static_cast<int64_t>(p.masterElemSize))));
     }
     if (adam) {
       off[i].expAvg = optimPlan.add(update);
