@@ -61,6 +61,8 @@ bool mayChangeState(Operation *writer, Operation *reader) {
 } // namespace
 
 bool writesStorageBetween(Operation *from, Operation *to, ValueRange values) {
+  assert(from->getBlock() == to->getBlock() && from->isBeforeInBlock(to) &&
+         "writesStorageBetween: `from` must precede `to` in its block");
   llvm::DenseSet<Value> roots;
   SmallVector<Operation *> stateReaders; // the ops that read state that `values` are
   for (Value v : values) {
