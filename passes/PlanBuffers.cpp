@@ -73,9 +73,10 @@ private:
 /// the gradient can be produced there directly instead of in the arena and
 /// copied. Taken when the gradient has the accumulator's element type and
 /// nothing but the accumulation uses it or the values between
-/// (accumulatorChain: reshapes, and on one rank a reduce-scatter that is the
-/// identity), so nothing else reads or writes that storage; the
-/// accumulation is marked in_place.
+/// (accumulatorChain: reshapes, a wait for a started reduce-scatter, whose
+/// shard is then the gradient, and on one rank that reduce-scatter, the
+/// identity, and the pack it reduces), so nothing else reads or writes that
+/// storage; the accumulation is marked in_place.
 /// Returns the results placed in accumulators.
 llvm::DenseSet<Value> placeGradientsInAccumulators(ModuleOp module,
                                                    func::FuncOp micro) {
