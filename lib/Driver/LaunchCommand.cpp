@@ -22,6 +22,12 @@ bool isEnvName(llvm::StringRef name) {
          llvm::all_of(name, [](unsigned char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+/// An mpirun option word's name and the value it holds after '=' ("" when
+/// none): `-opt`, `--opt` and `--opt=value` alike.
+std::pair<llvm::StringRef, llvm::StringRef> optionOf(llvm::StringRef word) {
+  return word.drop_while([](char c) { return c == '-'; }).split('=');
+}
+
 /// Whether mpirun options among `args` choose the ranks' binding or
 /// mapping (DeepSpeed users pass `-bind-to none -map-by slot`), in either
 /// spelling (`-opt` or `--opt`, a value after a blank or '=').
@@ -32,8 +38,7 @@ bool launcherArgsPlaceRanks(const std::vector<std::string> &args) {
   return llvm::any_of(args, [](llvm::StringRef word) {
     if (!word.starts_with("-"))
       return false;
-    llvm::StringRef name = word.drop_while([](char c) { return c == '-'; }).split('=').first;
-    return llvm::is_contained(kPlacing, name);
+    return llvm::is_contained(kPlacing, optionOf(word).first);
   });
 }
 
@@ -55,7 +60,7 @@ launcherArgsBinding(const std::vector<std::string> &args) {
     llvm::StringRef word = args[i];
     if (!word.starts_with("-"))
       continue;
-    auto [name, inlineValue] = word.drop_while([](char c) { return c == '-'; }).split('=');
+    auto [name, inlineValue] = optionOf(word);
     const bool valued = llvm::is_contained(kValued, name);
     if (!valued && !llvm::is_contained(kFlags, name) && name != "mca")
       continue;
@@ -172,8 +177,8 @@ std::string bindCoreListConflict(const CommandOptions &opts,
   };
   std::vector<std::pair<std::string, std::string>> variables;
   for (llvm::StringRef entry : environment)
-    if (entry.contains('='))
-      variables.emplace_back(entry.split('=').first.str(), entry.split('=').second.str());
+    if (auto [name, value] = entry.split('='); entry.contains('='))
+      variables.emplace_back(name.str(), value.str());
   std::string conflict = check(variables, "");
   if (conflict.empty())
     conflict = check(opts.fileVariables, " in .deepspeed_env");
