@@ -157,18 +157,6 @@ public:
   std::string description;
 };
 
-/// The first of the launchers' local-rank variables that is set.
-int envInt(std::initializer_list<const char *> names, int fallback) {
-  for (const char *name : names)
-    if (const char *v = std::getenv(name); v && *v) {
-      char *end = nullptr;
-      long n = std::strtol(v, &end, 10);
-      if (end && *end == '\0' && n >= 0 && n < (1 << 20))
-        return static_cast<int>(n);
-    }
-  return fallback;
-}
-
 /// What each rank tells the others after opening its GPU: whether it
 /// could, its host and its GPU's UUID.
 struct GpuRecord {
@@ -202,9 +190,8 @@ public:
                          zeroc_rt_comm_t *world) override {
     const int rank = zeroc_rt_comm_rank(world);
     const int size = zeroc_rt_comm_size(world);
-    const int localRank = envInt(
-        {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"},
-        rank);
+    const int localRank = train::envInt(
+        {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"}, rank);
     const int gpus = gpuCount();
     zeroc_rt_status_t opened = nullptr;
     int count = 0;

@@ -54,16 +54,6 @@ public:
   }
 };
 
-/// A non-negative number in environment variable `name`, or -1.
-int envNumber(const char *name) {
-  const char *text = std::getenv(name);
-  if (!text || !*text || std::strlen(text) > 9)
-    return -1;
-  char *end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  return *end || v < 0 ? -1 : static_cast<int>(v);
-}
-
 /// What each rank tells the others to find its place on its host.
 struct HostPlace {
   uint64_t host;      ///< its host name's hash
@@ -81,9 +71,9 @@ struct HostPlace {
 /// the all-gather and decides from the same table.
 zeroc_rt_status_t localRankOf(zeroc_rt_comm_t *comm, int *localRank, int *localRanks) {
   const int rank = zeroc_rt_comm_rank(comm), size = zeroc_rt_comm_size(comm);
-  const HostPlace mine{hostHash(), envNumber("OMPI_COMM_WORLD_RANK"),
-                       envNumber("OMPI_COMM_WORLD_LOCAL_RANK"),
-                       envNumber("OMPI_COMM_WORLD_LOCAL_SIZE"), 0};
+  const HostPlace mine{hostHash(), envInt({"OMPI_COMM_WORLD_RANK"}, -1),
+                       envInt({"OMPI_COMM_WORLD_LOCAL_RANK"}, -1),
+                       envInt({"OMPI_COMM_WORLD_LOCAL_SIZE"}, -1), 0};
   std::vector<HostPlace> all(static_cast<size_t>(size));
   ZEROC_RT_RETURN_IF_ERROR(
       zeroc_rt_comm_all_gather(comm, &mine, all.data(), sizeof mine, ZEROC_RT_DTYPE_U8));

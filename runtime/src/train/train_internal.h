@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,6 +93,12 @@ int64_t elementCount(int32_t rank, const int64_t *dims);
 /// A hash of this machine's host name (0 when it has none), which ranks
 /// compare to tell which of them share a machine.
 uint64_t hostHash();
+
+/// The value of the first of environment variables `names` that is set, a
+/// decimal number from 0 to 2^20 - 1 (a launcher's rank or local rank);
+/// `fallback` when none is set, or the first that is set is not such a
+/// number.
+int envInt(std::initializer_list<const char *> names, int fallback);
 
 /// A JSON string literal (quotes included) for `text`.
 std::string jsonString(const std::string &text);

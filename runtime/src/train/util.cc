@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdarg>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -136,6 +137,17 @@ uint64_t hostHash() {
   if (::gethostname(name, sizeof name - 1) != 0)
     return 0;
   return zeroc_rt_checksum64(name, std::strlen(name));
+}
+
+int envInt(std::initializer_list<const char *> names, int fallback) {
+  for (const char *name : names)
+    if (const char *v = std::getenv(name); v && *v) {
+      char *end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (end && *end == '\0' && n >= 0 && n < (1 << 20))
+        return static_cast<int>(n);
+    }
+  return fallback;
 }
 
 int64_t elementCount(int32_t rank, const int64_t *dims) {
